@@ -1,0 +1,298 @@
+//! The deterministic row generator: row `i` of a probe is a pure function of (shape, seed, i).
+//!
+//! The Worker generates the rows it writes; the tests (and later reconciliation) replay the same
+//! rows on the host. Column `j` is `INTEGER` when `j % 3 == 2`, otherwise `TEXT`, so one- and
+//! two-column tables are all text. A row's size is its payload: the UTF-8 bytes of its texts plus
+//! [`INTEGER_BYTES`] per integer. Texts share the row's byte budget evenly and hit it exactly.
+
+use serde::{Deserialize, Serialize};
+
+/// Bytes an integer value counts for in a row's payload size.
+pub const INTEGER_BYTES: usize = 8;
+
+/// Largest magnitude of a generated integer: 2^53 - 1, exact in a JavaScript number, so bound
+/// integers reach D1 unchanged.
+pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+
+/// One value of a generated row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Integer(i64),
+    Text(String),
+}
+
+/// The SQL type of a column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnType {
+    Integer,
+    Text,
+}
+
+impl ColumnType {
+    pub fn sql(self) -> &'static str {
+        match self {
+            ColumnType::Integer => "INTEGER",
+            ColumnType::Text => "TEXT",
+        }
+    }
+}
+
+/// The type of column `j` (0-based).
+pub fn column_type(j: usize) -> ColumnType {
+    if j % 3 == 2 {
+        ColumnType::Integer
+    } else {
+        ColumnType::Text
+    }
+}
+
+/// What the generated text values contain.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TextMix {
+    /// Share (0 to 1) of text values that contain characters SQL literals must escape or encode:
+    /// single quotes, backslashes, newlines and NUL.
+    #[serde(default)]
+    pub escape_share: f64,
+    /// Share (0 to 1) of text values made of multi-byte UTF-8 characters (2, 3 and 4 bytes).
+    #[serde(default)]
+    pub non_ascii_share: f64,
+}
+
+impl Default for TextMix {
+    fn default() -> Self {
+        TextMix {
+            escape_share: 0.0,
+            non_ascii_share: 0.0,
+        }
+    }
+}
+
+impl TextMix {
+    /// Every value needs escaping and is non-ASCII: the mix the escaping tests use.
+    pub const HOSTILE: TextMix = TextMix {
+        escape_share: 1.0,
+        non_ascii_share: 1.0,
+    };
+}
+
+const PLAIN: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+const NEEDS_ESCAPE: &[char] = &['\'', '\'', '\\', '\n', '\0', '"', '%', '\r'];
+const MULTI_BYTE: &[char] = &['é', 'ß', 'Ж', '日', '本', '€', '🦀', '𝄞'];
+
+/// A small, fast, well-mixed PRNG (SplitMix64): the same seed gives the same rows everywhere.
+#[derive(Debug, Clone)]
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform float in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Generates the rows of one probe.
+#[derive(Debug, Clone)]
+pub struct RowGenerator {
+    columns: usize,
+    seed: u64,
+    text: TextMix,
+    /// UTF-8 bytes of each text column, indexed by column.
+    text_bytes: Vec<usize>,
+}
+
+impl RowGenerator {
+    pub fn new(columns: usize, row_bytes: usize, seed: u64, text: TextMix) -> Self {
+        let text_columns: Vec<usize> = (0..columns)
+            .filter(|&j| column_type(j) == ColumnType::Text)
+            .collect();
+        let integer_columns = columns - text_columns.len();
+        let budget = row_bytes.saturating_sub(integer_columns * INTEGER_BYTES);
+        let mut text_bytes = vec![0; columns];
+        if !text_columns.is_empty() {
+            let each = budget / text_columns.len();
+            let extra = budget % text_columns.len();
+            for (k, &j) in text_columns.iter().enumerate() {
+                text_bytes[j] = each + usize::from(k < extra);
+            }
+        }
+        RowGenerator {
+            columns,
+            seed,
+            text,
+            text_bytes,
+        }
+    }
+
+    pub fn columns(&self) -> usize {
+        self.columns
+    }
+
+    /// The payload bytes of every row: what `row_bytes` asked for, unless the integers alone
+    /// exceed it.
+    pub fn row_payload_bytes(&self) -> usize {
+        (0..self.columns)
+            .map(|j| match column_type(j) {
+                ColumnType::Integer => INTEGER_BYTES,
+                ColumnType::Text => self.text_bytes[j],
+            })
+            .sum()
+    }
+
+    /// Row `index` of the probe.
+    pub fn row(&self, index: u64) -> Vec<Value> {
+        let mut rng = SplitMix64(self.seed ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03));
+        rng.next();
+        (0..self.columns)
+            .map(|j| match column_type(j) {
+                ColumnType::Integer => {
+                    let magnitude = (rng.next() % (MAX_SAFE_INTEGER as u64 + 1)) as i64;
+                    Value::Integer(if rng.next() & 1 == 0 {
+                        magnitude
+                    } else {
+                        -magnitude
+                    })
+                }
+                ColumnType::Text => Value::Text(self.text(&mut rng, self.text_bytes[j])),
+            })
+            .collect()
+    }
+
+    /// A text of exactly `bytes` UTF-8 bytes, hostile or plain as the mix decides.
+    fn text(&self, rng: &mut SplitMix64, bytes: usize) -> String {
+        let escape = rng.unit() < self.text.escape_share;
+        let non_ascii = rng.unit() < self.text.non_ascii_share;
+        let mut out = String::with_capacity(bytes);
+        while out.len() < bytes {
+            let left = bytes - out.len();
+            // The first character of an escaping value is always one that needs escaping, so a
+            // value marked as needing it really does.
+            let want_escape = escape && (out.is_empty() || rng.below(4) == 0);
+            let c = if want_escape {
+                NEEDS_ESCAPE[rng.below(NEEDS_ESCAPE.len())]
+            } else if non_ascii && rng.below(2) == 0 {
+                MULTI_BYTE[rng.below(MULTI_BYTE.len())]
+            } else {
+                PLAIN[rng.below(PLAIN.len())] as char
+            };
+            if c.len_utf8() <= left {
+                out.push(c);
+            } else {
+                out.push(PLAIN[rng.below(PLAIN.len())] as char);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload(row: &[Value]) -> usize {
+        row.iter()
+            .map(|v| match v {
+                Value::Integer(_) => INTEGER_BYTES,
+                Value::Text(s) => s.len(),
+            })
+            .sum()
+    }
+
+    #[test]
+    fn same_seed_same_rows_other_seed_other_rows() {
+        let a = RowGenerator::new(7, 300, 42, TextMix::HOSTILE);
+        let b = RowGenerator::new(7, 300, 42, TextMix::HOSTILE);
+        let c = RowGenerator::new(7, 300, 43, TextMix::HOSTILE);
+        assert_eq!(a.row(5), b.row(5));
+        assert_ne!(a.row(5), c.row(5));
+        assert_ne!(a.row(5), a.row(6));
+    }
+
+    #[test]
+    fn rows_hit_the_requested_size_exactly() {
+        for columns in [1, 2, 3, 4, 10, 64, 100] {
+            for row_bytes in [8 * 34, 100, 1_000, 4_097, 131_072] {
+                for mix in [TextMix::default(), TextMix::HOSTILE] {
+                    let generator = RowGenerator::new(columns, row_bytes, 9, mix);
+                    let integers = (0..columns)
+                        .filter(|&j| column_type(j) == ColumnType::Integer)
+                        .count();
+                    let expected = row_bytes.max(integers * INTEGER_BYTES);
+                    assert_eq!(generator.row_payload_bytes(), expected);
+                    for i in 0..5 {
+                        assert_eq!(
+                            payload(&generator.row(i)),
+                            expected,
+                            "C={columns} bytes={row_bytes}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn column_types_repeat_text_text_integer() {
+        let types: Vec<_> = (0..6).map(column_type).collect();
+        use ColumnType::*;
+        assert_eq!(types, [Text, Text, Integer, Text, Text, Integer]);
+    }
+
+    #[test]
+    fn hostile_mix_produces_every_kind_of_character() {
+        let generator = RowGenerator::new(4, 4_000, 1, TextMix::HOSTILE);
+        let text: String = (0..20)
+            .flat_map(|i| generator.row(i))
+            .filter_map(|v| {
+                if let Value::Text(s) = v {
+                    Some(s)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        for c in ['\'', '\\', '\n', '\0', 'é', '日', '🦀'] {
+            assert!(text.contains(c), "no {c:?} in hostile text");
+        }
+    }
+
+    #[test]
+    fn plain_mix_is_alphanumeric_and_integers_are_js_safe() {
+        let generator = RowGenerator::new(9, 500, 3, TextMix::default());
+        for i in 0..50 {
+            for v in generator.row(i) {
+                match v {
+                    Value::Text(s) => assert!(s.bytes().all(|b| b.is_ascii_alphanumeric())),
+                    Value::Integer(n) => assert!(n.abs() <= MAX_SAFE_INTEGER),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shares_are_respected_roughly() {
+        let mix = TextMix {
+            escape_share: 0.5,
+            non_ascii_share: 0.0,
+        };
+        let generator = RowGenerator::new(2, 200, 11, mix);
+        let escaped = (0..1_000)
+            .flat_map(|i| generator.row(i))
+            .filter(|v| matches!(v, Value::Text(s) if s.contains(NEEDS_ESCAPE)))
+            .count();
+        // 2,000 values at p = 0.5: far outside 800..1200 would mean the share is ignored.
+        assert!((800..1_200).contains(&escaped), "{escaped} of 2000 escaped");
+    }
+}

@@ -1,0 +1,20 @@
+//! One definition of what a d1bench probe is, shared by the Worker, the xtask and the tests.
+//!
+//! - [`limits`]: D1's documented limits, the numbers the planner plans against;
+//! - [`probe`]: the probe request the xtask sends and the result the Worker answers;
+//! - [`generate`]: the deterministic row generator both sides can replay;
+//! - [`sql`]: literal escaping and the SQL plan of each [`probe::Strategy`];
+//! - [`refusal`]: the classification of D1 error texts into refusal kinds.
+//!
+//! Nothing here does I/O, so every piece is tested natively on the host.
+
+pub mod generate;
+pub mod limits;
+pub mod probe;
+pub mod refusal;
+pub mod sql;
+
+pub use generate::{RowGenerator, TextMix, Value};
+pub use probe::{Outcome, ProbeError, ProbeRequest, ProbeResult, Strategy};
+pub use refusal::RefusalKind;
+pub use sql::{Plan, Statement};

@@ -1,0 +1,274 @@
+//! The probe request the xtask sends to the Worker and the result the Worker answers.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::generate::TextMix;
+use crate::refusal::RefusalKind;
+
+/// How a probe writes its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// One prepared statement per row, each its own D1 call.
+    PerRow,
+    /// Multi-row INSERTs with bound parameters, floor(100/C) rows each, all in one `db.batch()`.
+    Bound,
+    /// Multi-row INSERTs with the values written into the SQL, as many rows as fit under the
+    /// statement limit, all in one `db.batch()`.
+    Literal,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 3] = [Strategy::PerRow, Strategy::Bound, Strategy::Literal];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::PerRow => "per-row",
+            Strategy::Bound => "bound",
+            Strategy::Literal => "literal",
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Strategy::ALL
+            .into_iter()
+            .find(|st| st.name() == s)
+            .ok_or_else(|| {
+                format!("unknown strategy `{s}`; expected one of: per-row, bound, literal")
+            })
+    }
+}
+
+/// Largest column count a probe may ask for: SQLite's own default ceiling, so ladders can climb
+/// past D1's documented 100 and see who refuses.
+pub const MAX_PROBE_COLUMNS: usize = 2_000;
+/// Largest row count of one probe.
+pub const MAX_PROBE_ROWS: usize = 1_000_000;
+/// Largest payload (rows × row bytes) one probe may generate: keeps a Worker inside its memory.
+pub const MAX_PROBE_PAYLOAD_BYTES: usize = 64 * 1024 * 1024;
+
+/// One probe: a fresh table of `columns` columns, `rows` rows of `row_bytes` bytes, written with
+/// `strategy` inside one Worker invocation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeRequest {
+    /// Names the probe's table (`t_<probe_id>`); unique within a run.
+    pub probe_id: u64,
+    pub strategy: Strategy,
+    pub columns: usize,
+    pub rows: usize,
+    /// Payload bytes per row (see [`crate::generate`]).
+    pub row_bytes: usize,
+    /// Seed of the row generator.
+    pub seed: u64,
+    /// Overrides the planner's rows per statement (bound and literal only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_per_statement: Option<usize>,
+    #[serde(default)]
+    pub text: TextMix,
+}
+
+/// A probe request that cannot be performed, naming the offending field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl fmt::Display for ProbeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for ProbeError {}
+
+impl ProbeRequest {
+    /// The table this probe writes.
+    pub fn table(&self) -> String {
+        format!("t_{}", self.probe_id)
+    }
+
+    /// Checks every field against what a probe can mean; the first problem wins.
+    pub fn validate(&self) -> Result<(), ProbeError> {
+        let fail = |field, message: String| Err(ProbeError { field, message });
+        if self.columns == 0 || self.columns > MAX_PROBE_COLUMNS {
+            return fail(
+                "columns",
+                format!("must be 1 to {MAX_PROBE_COLUMNS}, got {}", self.columns),
+            );
+        }
+        if self.rows == 0 || self.rows > MAX_PROBE_ROWS {
+            return fail(
+                "rows",
+                format!("must be 1 to {MAX_PROBE_ROWS}, got {}", self.rows),
+            );
+        }
+        if self.rows.saturating_mul(self.row_bytes) > MAX_PROBE_PAYLOAD_BYTES {
+            return fail(
+                "row_bytes",
+                format!(
+                    "rows × row_bytes = {} exceeds the {MAX_PROBE_PAYLOAD_BYTES}-byte payload cap of one probe",
+                    self.rows.saturating_mul(self.row_bytes)
+                ),
+            );
+        }
+        match (self.strategy, self.rows_per_statement) {
+            (Strategy::PerRow, Some(_)) => {
+                return fail(
+                    "rows_per_statement",
+                    "per-row writes one row per statement; leave it unset".into(),
+                );
+            }
+            (_, Some(0)) => return fail("rows_per_statement", "must be at least 1".into()),
+            _ => {}
+        }
+        for (field, share) in [
+            ("text.escape-share", self.text.escape_share),
+            ("text.non-ascii-share", self.text.non_ascii_share),
+        ] {
+            if !(0.0..=1.0).contains(&share) {
+                return fail(field, format!("must be between 0 and 1, got {share}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How a probe ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Every statement succeeded.
+    Ok,
+    /// D1 refused a statement because of a known limit (see `refusal`).
+    Refused,
+    /// Anything else went wrong; `error` has the text.
+    Error,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Refused => "refused",
+            Outcome::Error => "error",
+        }
+    }
+}
+
+/// What the Worker measured for one probe, inside one invocation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeResult {
+    pub probe_id: u64,
+    pub strategy: Strategy,
+    pub columns: usize,
+    /// Payload bytes of every row as generated.
+    pub row_bytes: usize,
+    /// Rows the probe tried to write.
+    pub rows_expected: usize,
+    /// Rows counted in the table afterwards (`SELECT COUNT(*)`).
+    pub rows_present: usize,
+    /// INSERT statements the plan holds.
+    pub statements_planned: usize,
+    /// INSERT statements handed to D1 (fewer than planned when a per-row probe stops early).
+    pub statements_sent: usize,
+    /// D1 API calls made for the INSERTs (a `db.batch()` is one call).
+    pub d1_calls: usize,
+    /// Rows in the largest INSERT statement.
+    pub rows_per_statement: usize,
+    /// UTF-8 bytes of the longest INSERT statement's SQL text.
+    pub max_statement_bytes: usize,
+    /// Milliseconds on the Worker's clock around the INSERTs (only advances on I/O in production).
+    pub inside_ms: f64,
+    /// Milliseconds D1 reported in `meta.duration`, summed over the INSERT statements.
+    pub d1_ms: f64,
+    pub outcome: Outcome,
+    /// The limit D1 refused on, or `other` for an error text no rule knows.
+    pub refusal: Option<RefusalKind>,
+    /// D1's error text, kept verbatim.
+    pub error: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn probe() -> ProbeRequest {
+        ProbeRequest {
+            probe_id: 1,
+            strategy: Strategy::Bound,
+            columns: 8,
+            rows: 100,
+            row_bytes: 100,
+            seed: 1,
+            rows_per_statement: None,
+            text: TextMix::default(),
+        }
+    }
+
+    #[test]
+    fn valid_probe_passes_and_round_trips_json() {
+        let p = probe();
+        p.validate().unwrap();
+        let json = serde_json::to_string(&p).unwrap();
+        assert_eq!(serde_json::from_str::<ProbeRequest>(&json).unwrap(), p);
+    }
+
+    #[test]
+    fn each_bad_field_is_named() {
+        let cases: [(fn(&mut ProbeRequest), &str); 6] = [
+            (|p| p.columns = 0, "columns"),
+            (|p| p.rows = 0, "rows"),
+            (|p| p.row_bytes = 100_000_000, "row_bytes"),
+            (|p| p.rows_per_statement = Some(0), "rows_per_statement"),
+            (
+                |p| {
+                    p.strategy = Strategy::PerRow;
+                    p.rows_per_statement = Some(3)
+                },
+                "rows_per_statement",
+            ),
+            (|p| p.text.escape_share = 1.5, "text.escape-share"),
+        ];
+        for (break_it, field) in cases {
+            let mut p = probe();
+            break_it(&mut p);
+            assert_eq!(p.validate().unwrap_err().field, field);
+        }
+    }
+
+    #[test]
+    fn unknown_json_fields_and_strategies_are_rejected_by_name() {
+        let err = serde_json::from_str::<ProbeRequest>(
+            r#"{"probe_id":1,"strategy":"bound","columns":1,"rows":1,"row_bytes":1,"seed":1,"sql":"DROP TABLE x"}"#,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("unknown field `sql`"), "{err}");
+        let err = serde_json::from_str::<ProbeRequest>(
+            r#"{"probe_id":1,"strategy":"fast","columns":1,"rows":1,"row_bytes":1,"seed":1}"#,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("unknown variant `fast`"), "{err}");
+    }
+
+    #[test]
+    fn strategy_names_parse_back() {
+        for s in Strategy::ALL {
+            assert_eq!(s.name().parse::<Strategy>().unwrap(), s);
+        }
+        assert!("batch".parse::<Strategy>().is_err());
+    }
+}

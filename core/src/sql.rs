@@ -1,0 +1,403 @@
+//! The SQL of a probe: its table, literal escaping, and the INSERT plan of each strategy.
+//!
+//! The planner never refuses: when one literal row is longer than the statement limit it still
+//! plans a one-row statement, so D1 (not d1bench) says where the wall is.
+
+use std::fmt::Write;
+
+use crate::generate::{RowGenerator, Value, column_type};
+use crate::limits::{MAX_STATEMENT_BYTES, bound_rows_per_statement};
+use crate::probe::{ProbeRequest, Strategy};
+
+/// One INSERT statement: its SQL text, the values bound to its `?`s, and the rows it writes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Statement {
+    pub sql: String,
+    pub params: Vec<Value>,
+    pub rows: usize,
+}
+
+/// Everything a probe sends to D1, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Drops a leftover table of the same name, then creates the probe's table.
+    pub setup: [String; 2],
+    pub inserts: Vec<Statement>,
+    /// Counts the rows present afterwards; answers one column named `n`.
+    pub count: String,
+    pub teardown: String,
+}
+
+impl Plan {
+    /// Rows in the largest INSERT.
+    pub fn rows_per_statement(&self) -> usize {
+        self.inserts.iter().map(|s| s.rows).max().unwrap_or(0)
+    }
+
+    /// UTF-8 bytes of the longest INSERT's SQL text.
+    pub fn max_statement_bytes(&self) -> usize {
+        self.inserts.iter().map(|s| s.sql.len()).max().unwrap_or(0)
+    }
+
+    pub fn rows(&self) -> usize {
+        self.inserts.iter().map(|s| s.rows).sum()
+    }
+}
+
+/// `CREATE TABLE t (c0 TEXT, c1 TEXT, c2 INTEGER, ...)`.
+pub fn create_table(table: &str, columns: usize) -> String {
+    let mut sql = format!("CREATE TABLE {table} (");
+    for j in 0..columns {
+        if j > 0 {
+            sql.push_str(", ");
+        }
+        write!(sql, "c{j} {}", column_type(j).sql()).unwrap();
+    }
+    sql.push(')');
+    sql
+}
+
+/// `INSERT INTO t (c0,c1,...) VALUES `: the head every INSERT of the table starts with.
+fn insert_head(table: &str, columns: usize) -> String {
+    let mut sql = format!("INSERT INTO {table} (");
+    for j in 0..columns {
+        if j > 0 {
+            sql.push(',');
+        }
+        write!(sql, "c{j}").unwrap();
+    }
+    sql.push_str(") VALUES ");
+    sql
+}
+
+/// Appends `value` as an SQLite literal. Text is quoted with `'` doubled; backslashes and
+/// non-ASCII characters are ordinary in SQLite strings and pass unchanged. A text holding NUL
+/// cannot travel inside a quoted literal (SQL text ends at NUL), so it is written as its UTF-8
+/// bytes in hex, cast back to TEXT.
+pub fn push_literal(out: &mut String, value: &Value) {
+    match value {
+        Value::Integer(n) => write!(out, "{n}").unwrap(),
+        Value::Text(s) if s.contains('\0') => {
+            out.push_str("CAST(X'");
+            for b in s.bytes() {
+                write!(out, "{b:02X}").unwrap();
+            }
+            out.push_str("' AS TEXT)");
+        }
+        Value::Text(s) => {
+            out.reserve(s.len() + 2);
+            out.push('\'');
+            for c in s.chars() {
+                if c == '\'' {
+                    out.push('\'');
+                }
+                out.push(c);
+            }
+            out.push('\'');
+        }
+    }
+}
+
+/// `(v0,v1,...)` with every value a literal.
+fn literal_tuple(row: &[Value]) -> String {
+    let mut tuple = String::from("(");
+    for (j, value) in row.iter().enumerate() {
+        if j > 0 {
+            tuple.push(',');
+        }
+        push_literal(&mut tuple, value);
+    }
+    tuple.push(')');
+    tuple
+}
+
+/// `(?,?,...)` for one row of `columns` values.
+fn placeholder_tuple(columns: usize) -> String {
+    let mut tuple = String::with_capacity(columns * 2 + 1);
+    tuple.push('(');
+    for j in 0..columns {
+        tuple.push_str(if j == 0 { "?" } else { ",?" });
+    }
+    tuple.push(')');
+    tuple
+}
+
+/// Plans a probe: the statements its strategy sends, in order.
+pub fn plan(probe: &ProbeRequest) -> Plan {
+    let table = probe.table();
+    let generator = RowGenerator::new(probe.columns, probe.row_bytes, probe.seed, probe.text);
+    let rows = (0..probe.rows as u64).map(|i| generator.row(i));
+    let head = insert_head(&table, probe.columns);
+    let inserts = match probe.strategy {
+        Strategy::PerRow => bound_inserts(&head, probe.columns, 1, rows),
+        Strategy::Bound => {
+            let per = probe
+                .rows_per_statement
+                .unwrap_or_else(|| bound_rows_per_statement(probe.columns));
+            bound_inserts(&head, probe.columns, per, rows)
+        }
+        Strategy::Literal => literal_inserts(&head, probe.rows_per_statement, rows),
+    };
+    Plan {
+        setup: [
+            format!("DROP TABLE IF EXISTS {table}"),
+            create_table(&table, probe.columns),
+        ],
+        inserts,
+        count: format!("SELECT COUNT(*) AS n FROM {table}"),
+        teardown: format!("DROP TABLE IF EXISTS {table}"),
+    }
+}
+
+fn bound_inserts(
+    head: &str,
+    columns: usize,
+    rows_per_statement: usize,
+    rows: impl Iterator<Item = Vec<Value>>,
+) -> Vec<Statement> {
+    let tuple = placeholder_tuple(columns);
+    let mut out: Vec<Statement> = Vec::new();
+    let mut current: Option<Statement> = None;
+    for row in rows {
+        let statement = current.get_or_insert_with(|| Statement {
+            sql: head.to_owned(),
+            params: Vec::with_capacity(columns * rows_per_statement),
+            rows: 0,
+        });
+        if statement.rows > 0 {
+            statement.sql.push(',');
+        }
+        statement.sql.push_str(&tuple);
+        statement.params.extend(row);
+        statement.rows += 1;
+        if statement.rows == rows_per_statement {
+            out.extend(current.take());
+        }
+    }
+    out.extend(current);
+    out
+}
+
+/// Literal INSERTs: `fixed` rows each when given, otherwise as many as keep the SQL text within
+/// [`MAX_STATEMENT_BYTES`] (at least one, even when that one is too long).
+fn literal_inserts(
+    head: &str,
+    fixed: Option<usize>,
+    rows: impl Iterator<Item = Vec<Value>>,
+) -> Vec<Statement> {
+    let mut out = Vec::new();
+    let mut current = Statement {
+        sql: head.to_owned(),
+        params: Vec::new(),
+        rows: 0,
+    };
+    for row in rows {
+        let tuple = literal_tuple(&row);
+        let full = match fixed {
+            Some(n) => current.rows == n,
+            None => current.rows > 0 && current.sql.len() + 1 + tuple.len() > MAX_STATEMENT_BYTES,
+        };
+        if full {
+            out.push(std::mem::replace(
+                &mut current,
+                Statement {
+                    sql: head.to_owned(),
+                    params: Vec::new(),
+                    rows: 0,
+                },
+            ));
+        }
+        if current.rows > 0 {
+            current.sql.push(',');
+        }
+        current.sql.push_str(&tuple);
+        current.rows += 1;
+    }
+    if current.rows > 0 {
+        out.push(current);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::TextMix;
+    use crate::limits::MAX_BOUND_PARAMETERS;
+    use rusqlite::{Connection, params_from_iter, types::ValueRef};
+
+    fn probe(strategy: Strategy, columns: usize, rows: usize, row_bytes: usize) -> ProbeRequest {
+        ProbeRequest {
+            probe_id: 7,
+            strategy,
+            columns,
+            rows,
+            row_bytes,
+            seed: 99,
+            rows_per_statement: None,
+            text: TextMix::HOSTILE,
+        }
+    }
+
+    /// Runs a plan against real SQLite with D1's statement and variable limits applied.
+    fn execute(plan: &Plan) -> Connection {
+        let db = Connection::open_in_memory().unwrap();
+        db.set_limit(
+            rusqlite::limits::Limit::SQLITE_LIMIT_VARIABLE_NUMBER,
+            MAX_BOUND_PARAMETERS as i32,
+        )
+        .unwrap();
+        db.set_limit(
+            rusqlite::limits::Limit::SQLITE_LIMIT_SQL_LENGTH,
+            MAX_STATEMENT_BYTES as i32,
+        )
+        .unwrap();
+        for sql in &plan.setup {
+            db.execute(sql, []).unwrap();
+        }
+        for s in &plan.inserts {
+            let params = s.params.iter().map(|v| match v {
+                Value::Integer(n) => rusqlite::types::Value::Integer(*n),
+                Value::Text(t) => rusqlite::types::Value::Text(t.clone()),
+            });
+            db.execute(&s.sql, params_from_iter(params)).unwrap();
+        }
+        db
+    }
+
+    /// Reads the table back in insertion order and compares every value with the generator's.
+    fn assert_round_trip(probe: &ProbeRequest, db: &Connection) {
+        let generator = RowGenerator::new(probe.columns, probe.row_bytes, probe.seed, probe.text);
+        let mut stmt = db
+            .prepare(&format!("SELECT * FROM {} ORDER BY rowid", probe.table()))
+            .unwrap();
+        let mut rows = stmt.query([]).unwrap();
+        let mut i = 0u64;
+        while let Some(row) = rows.next().unwrap() {
+            let expected = generator.row(i);
+            for (j, want) in expected.iter().enumerate() {
+                match (want, row.get_ref(j).unwrap()) {
+                    (Value::Integer(n), ValueRef::Integer(got)) => assert_eq!(*n, got),
+                    (Value::Text(s), ValueRef::Text(got)) => {
+                        assert_eq!(s.as_bytes(), got, "row {i} column {j} differs")
+                    }
+                    (want, got) => panic!("row {i} column {j}: wanted {want:?}, got {got:?}"),
+                }
+            }
+            i += 1;
+        }
+        assert_eq!(i as usize, probe.rows);
+    }
+
+    #[test]
+    fn literal_escaping_round_trips_hostile_text_byte_for_byte() {
+        for columns in [1, 3, 10, 64] {
+            for row_bytes in [24, 200, 3_000] {
+                let p = probe(Strategy::Literal, columns, 60, row_bytes);
+                let plan = plan(&p);
+                assert_round_trip(&p, &execute(&plan));
+            }
+        }
+    }
+
+    #[test]
+    fn literal_escaping_of_each_awkward_character() {
+        for text in [
+            "",
+            "'",
+            "''",
+            "it's",
+            "\\",
+            "\\'",
+            "a\nb",
+            "\0",
+            "x\0'y",
+            "é日🦀",
+            "--",
+            "'; DROP TABLE t; --",
+        ] {
+            let mut sql = String::from("SELECT ");
+            push_literal(&mut sql, &Value::Text(text.into()));
+            let db = Connection::open_in_memory().unwrap();
+            let got: String = db.query_row(&sql, [], |r| r.get(0)).unwrap();
+            assert_eq!(got, text, "{sql}");
+        }
+    }
+
+    #[test]
+    fn bound_and_per_row_round_trip() {
+        for strategy in [Strategy::Bound, Strategy::PerRow] {
+            let p = probe(strategy, 7, 45, 300);
+            assert_round_trip(&p, &execute(&plan(&p)));
+        }
+    }
+
+    #[test]
+    fn bound_carries_floor_100_over_c_rows_and_never_more_than_100_parameters() {
+        for columns in [1, 2, 3, 8, 33, 34, 50, 51, 64, 100] {
+            let p = probe(Strategy::Bound, columns, 250, 100);
+            let plan = plan(&p);
+            assert_eq!(plan.rows_per_statement(), 100 / columns, "C={columns}");
+            assert_eq!(plan.rows(), 250);
+            assert_eq!(plan.inserts.len(), 250usize.div_ceil(100 / columns));
+            for s in &plan.inserts {
+                assert!(s.params.len() <= MAX_BOUND_PARAMETERS);
+                assert_eq!(s.params.len(), s.rows * columns);
+                assert_eq!(s.sql.matches('?').count(), s.params.len());
+            }
+        }
+    }
+
+    #[test]
+    fn literal_fills_statements_up_to_the_limit_and_no_further() {
+        let p = probe(Strategy::Literal, 10, 3_000, 500);
+        let plan = plan(&p);
+        assert_eq!(plan.rows(), 3_000);
+        assert!(plan.inserts.len() > 1);
+        for (k, s) in plan.inserts.iter().enumerate() {
+            assert!(s.sql.len() <= MAX_STATEMENT_BYTES);
+            assert!(s.params.is_empty());
+            if k + 1 < plan.inserts.len() {
+                // Greedy: the next row would not have fitted (rows are all alike in size, give or
+                // take escaping, so a full statement is within one row of the limit).
+                assert!(
+                    s.sql.len() + 2 * 1_200 > MAX_STATEMENT_BYTES,
+                    "statement {k} is only {} bytes",
+                    s.sql.len()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_literal_row_past_the_limit_is_still_planned_alone() {
+        let p = probe(Strategy::Literal, 4, 3, 120_000);
+        let plan = plan(&p);
+        assert_eq!(plan.inserts.len(), 3);
+        assert!(plan.max_statement_bytes() > MAX_STATEMENT_BYTES);
+    }
+
+    #[test]
+    fn override_sets_rows_per_statement() {
+        let mut p = probe(Strategy::Bound, 10, 95, 50);
+        p.rows_per_statement = Some(11);
+        let bound = plan(&p);
+        assert_eq!(bound.rows_per_statement(), 11);
+        assert_eq!(bound.inserts.len(), 9);
+        p.strategy = Strategy::Literal;
+        p.rows_per_statement = Some(20);
+        let literal = plan(&p);
+        assert_eq!(
+            literal.inserts.iter().map(|s| s.rows).collect::<Vec<_>>(),
+            [20, 20, 20, 20, 15]
+        );
+    }
+
+    #[test]
+    fn create_table_types_follow_the_generator() {
+        assert_eq!(
+            create_table("t_1", 4),
+            "CREATE TABLE t_1 (c0 TEXT, c1 TEXT, c2 INTEGER, c3 TEXT)"
+        );
+    }
+}

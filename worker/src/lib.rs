@@ -1,0 +1,248 @@
+//! The d1bench Worker: performs one probe per invocation against the D1 binding `DB`.
+//!
+//! Routes: `GET /health` answers the Worker's version; `POST /probe` takes a
+//! [`d1bench_core::ProbeRequest`] as JSON and answers a [`d1bench_core::ProbeResult`]. Both need
+//! `Authorization: Bearer <BENCH_TOKEN>`. The SQL comes from the shared planner, never from the
+//! request. Calls made per probe: one batch to create the table, the INSERT calls (`d1_calls`),
+//! one batch to count the rows and drop the table.
+
+use d1bench_core::sql::{self, Plan, Statement};
+use d1bench_core::{Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy, Value};
+use serde::Serialize;
+use wasm_bindgen::JsValue;
+use worker::{D1Database, D1Result, Env, Request, Response, Result, RouteContext, Router, event};
+
+const BINDING: &str = "DB";
+const TOKEN_VAR: &str = "BENCH_TOKEN";
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, _ctx: worker::Context) -> Result<Response> {
+    if let Some(denied) = check_token(&req, &env)? {
+        return Ok(denied);
+    }
+    Router::new()
+        .get("/health", handle_health)
+        .post_async("/probe", handle_probe)
+        .run(req, env)
+        .await
+}
+
+/// `None` when the request carries the right bearer token; otherwise the response to send.
+fn check_token(req: &Request, env: &Env) -> Result<Option<Response>> {
+    let Ok(expected) = env.secret(TOKEN_VAR).map(|s| s.to_string()) else {
+        return json_error(
+            500,
+            &format!("the Worker has no {TOKEN_VAR} configured"),
+            None,
+        )
+        .map(Some);
+    };
+    let given = req.headers().get("Authorization")?.unwrap_or_default();
+    let token = given.strip_prefix("Bearer ").unwrap_or("");
+    if expected.is_empty() || !constant_time_eq(token.as_bytes(), expected.as_bytes()) {
+        return json_error(401, "missing or wrong bearer token", None).map(Some);
+    }
+    Ok(None)
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[derive(Serialize)]
+struct Health {
+    name: &'static str,
+    version: &'static str,
+}
+
+fn handle_health(_req: Request, _ctx: RouteContext<()>) -> Result<Response> {
+    Response::from_json(&Health {
+        name: env!("CARGO_PKG_NAME"),
+        version: env!("CARGO_PKG_VERSION"),
+    })
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
+}
+
+fn json_error(status: u16, error: &str, field: Option<&str>) -> Result<Response> {
+    Ok(Response::from_json(&ErrorBody { error, field })?.with_status(status))
+}
+
+async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
+    let body = req.text().await?;
+    let probe: ProbeRequest = match serde_json::from_str(&body) {
+        Ok(probe) => probe,
+        Err(e) => return json_error(400, &format!("invalid probe: {e}"), None),
+    };
+    if let Err(e) = probe.validate() {
+        return json_error(400, &format!("invalid probe: {e}"), Some(e.field));
+    }
+    let db = ctx.env.d1(BINDING)?;
+    let plan = sql::plan(&probe);
+    match perform(&db, &probe, &plan).await {
+        Ok(result) => Response::from_json(&result),
+        Err(e) => json_error(
+            500,
+            &format!(
+                "probe {} failed outside its writes: {}",
+                probe.probe_id,
+                error_text(&e)
+            ),
+            None,
+        ),
+    }
+}
+
+/// Creates the table, writes the rows, counts them, drops the table.
+async fn perform(db: &D1Database, probe: &ProbeRequest, plan: &Plan) -> Result<ProbeResult> {
+    let setup = plan.setup.iter().map(|s| db.prepare(s)).collect();
+    db.batch(setup).await?;
+
+    let started = js_sys::Date::now();
+    let writes = write_rows(db, probe.strategy, &plan.inserts).await;
+    let inside_ms = js_sys::Date::now() - started;
+
+    let results = db
+        .batch(vec![db.prepare(&plan.count), db.prepare(&plan.teardown)])
+        .await?;
+    let rows_present = results
+        .first()
+        .map(|r| r.results::<Count>())
+        .transpose()?
+        .and_then(|rows| rows.first().map(|c| c.n))
+        .unwrap_or(0);
+
+    let (outcome, refusal, error) = match &writes.error {
+        None => (Outcome::Ok, None, None),
+        Some(text) => match RefusalKind::classify(text) {
+            RefusalKind::Other => (Outcome::Error, Some(RefusalKind::Other), Some(text.clone())),
+            kind => (Outcome::Refused, Some(kind), Some(text.clone())),
+        },
+    };
+    Ok(ProbeResult {
+        probe_id: probe.probe_id,
+        strategy: probe.strategy,
+        columns: probe.columns,
+        row_bytes: probe.row_bytes,
+        rows_expected: writes.rows_acknowledged,
+        rows_present,
+        statements_planned: plan.inserts.len(),
+        statements_sent: writes.statements_sent,
+        d1_calls: writes.d1_calls,
+        rows_per_statement: plan.rows_per_statement(),
+        max_statement_bytes: plan.max_statement_bytes(),
+        inside_ms,
+        d1_ms: writes.d1_ms,
+        outcome,
+        refusal,
+        error,
+    })
+}
+
+#[derive(serde::Deserialize)]
+struct Count {
+    n: usize,
+}
+
+/// What the INSERTs did, as D1 acknowledged them.
+#[derive(Default)]
+struct Writes {
+    statements_sent: usize,
+    d1_calls: usize,
+    /// Rows of the statements D1 reported as done: what must be present afterwards.
+    rows_acknowledged: usize,
+    d1_ms: f64,
+    error: Option<String>,
+}
+
+async fn write_rows(db: &D1Database, strategy: Strategy, inserts: &[Statement]) -> Writes {
+    let mut writes = Writes::default();
+    match strategy {
+        Strategy::PerRow => {
+            for statement in inserts {
+                writes.statements_sent += 1;
+                writes.d1_calls += 1;
+                let outcome = match prepare(db, statement) {
+                    Ok(prepared) => prepared.run().await,
+                    Err(e) => Err(e),
+                };
+                match outcome {
+                    Ok(result) => {
+                        writes.d1_ms += duration_ms(&result);
+                        writes.rows_acknowledged += statement.rows;
+                    }
+                    Err(e) => {
+                        writes.error = Some(error_text(&e));
+                        break;
+                    }
+                }
+            }
+        }
+        Strategy::Bound | Strategy::Literal => {
+            let prepared: Result<Vec<_>> = inserts.iter().map(|s| prepare(db, s)).collect();
+            writes.statements_sent = inserts.len();
+            writes.d1_calls = 1;
+            let outcome = match prepared {
+                Ok(statements) => db.batch(statements).await,
+                Err(e) => Err(e),
+            };
+            match outcome {
+                Ok(results) => {
+                    writes.d1_ms = results.iter().map(duration_ms).sum();
+                    writes.rows_acknowledged = inserts.iter().map(|s| s.rows).sum();
+                }
+                // A failed batch is rolled back whole: nothing is acknowledged.
+                Err(e) => writes.error = Some(error_text(&e)),
+            }
+        }
+    }
+    writes
+}
+
+fn prepare(db: &D1Database, statement: &Statement) -> Result<worker::D1PreparedStatement> {
+    let prepared = db.prepare(&statement.sql);
+    if statement.params.is_empty() {
+        return Ok(prepared);
+    }
+    let params: Vec<JsValue> = statement
+        .params
+        .iter()
+        .map(|v| match v {
+            // Generated integers stay within 2^53, so a JS number carries them exactly.
+            Value::Integer(n) => JsValue::from_f64(*n as f64),
+            Value::Text(s) => JsValue::from_str(s),
+        })
+        .collect();
+    prepared.bind(&params)
+}
+
+fn duration_ms(result: &D1Result) -> f64 {
+    result
+        .meta()
+        .ok()
+        .flatten()
+        .and_then(|m| m.duration)
+        .unwrap_or(0.0)
+}
+
+/// D1's error text with its cause, verbatim.
+fn error_text(e: &worker::Error) -> String {
+    match e {
+        worker::Error::D1(d1) => {
+            let js: &js_sys::Error = d1.as_ref();
+            let message = String::from(js.message());
+            let cause = d1.cause();
+            if cause == "unknown error" || message.contains(&cause) {
+                message
+            } else {
+                format!("{message} (cause: {cause})")
+            }
+        }
+        other => other.to_string(),
+    }
+}
