@@ -1,0 +1,344 @@
+//! What a run leaves on disk: `results.csv` (one row per probe, flushed as it completes) and
+//! `run.toml` (provenance and the reconciliation totals). Paths are computed in [`RunDir`].
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use d1bench_core::{ProbeRequest, ProbeResult, Strategy};
+use serde::{Deserialize, Serialize};
+
+/// The files of one run, all under `reports/<experiment>/<run-id>/`.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    pub path: PathBuf,
+}
+
+impl RunDir {
+    pub fn new(path: PathBuf) -> Self {
+        RunDir { path }
+    }
+    pub fn results_csv(&self) -> PathBuf {
+        self.path.join("results.csv")
+    }
+    pub fn run_toml(&self) -> PathBuf {
+        self.path.join("run.toml")
+    }
+    /// A chart file: `<name>.<extension>` in the run directory.
+    pub fn chart(&self, name: &str, extension: &str) -> PathBuf {
+        self.path.join(format!("{name}.{extension}"))
+    }
+}
+
+/// The swept parameter of an experiment: the x axis of its charts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Axis {
+    Columns,
+    RowBytes,
+}
+
+impl Axis {
+    /// The name used in TOML files and chart file names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::Columns => "columns",
+            Axis::RowBytes => "row-bytes",
+        }
+    }
+
+    /// The axis label of a chart, with its unit.
+    pub fn label(self) -> &'static str {
+        match self {
+            Axis::Columns => "columns per row",
+            Axis::RowBytes => "row size (bytes)",
+        }
+    }
+
+    /// This axis's value in a result row.
+    pub fn value(self, row: &ResultRow) -> usize {
+        match self {
+            Axis::Columns => row.columns,
+            Axis::RowBytes => row.row_bytes,
+        }
+    }
+}
+
+/// One probe as measured: a row of `results.csv`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultRow {
+    /// Experiment name (the TOML file's stem).
+    pub experiment: String,
+    /// Where the Worker ran: `local` or `remote`.
+    pub target: String,
+    pub strategy: Strategy,
+    /// Columns of the probe's table.
+    pub columns: usize,
+    /// Payload bytes of each row.
+    pub row_bytes: usize,
+    /// Rows the probe asked to write.
+    pub rows: usize,
+    /// Rows in the largest INSERT statement.
+    pub rows_per_statement: usize,
+    /// INSERT statements the plan holds.
+    pub statements: usize,
+    /// D1 API calls made for the INSERTs (a batch is one).
+    pub d1_calls: usize,
+    /// Repetition of this point, from 0.
+    pub repeat: usize,
+    /// `ok`, `refused` or `error`.
+    pub outcome: String,
+    /// The limit that refused (`too-many-variables`, ...), `other`, or empty.
+    pub refusal: String,
+    /// Rows D1 acknowledged: what must be present afterwards.
+    pub rows_expected: usize,
+    /// Rows counted in the table afterwards.
+    pub rows_present: usize,
+    /// Milliseconds on the Worker's clock around the INSERTs.
+    pub inside_ms: f64,
+    /// Milliseconds on the xtask's clock around the whole HTTP request (authoritative).
+    pub outside_ms: f64,
+    /// Milliseconds D1 reported (`meta.duration`), summed over the INSERTs.
+    pub d1_ms: f64,
+    /// D1's error text or the harness's, verbatim; empty when none.
+    pub error: String,
+    /// Probe number within the run; names the probe's table.
+    pub probe_id: u64,
+    /// Index of the experiment series the probe belongs to.
+    pub series: usize,
+    /// Seed of the row generator.
+    pub seed: u64,
+    /// INSERT statements handed to D1.
+    pub statements_sent: usize,
+    /// UTF-8 bytes of the longest INSERT's SQL text.
+    pub max_statement_bytes: usize,
+    /// Whether every check of [`crate::reconcile`] passed for this probe.
+    pub reconciled: bool,
+    /// Why the probe did not reconcile; empty when it did.
+    pub reconcile_note: String,
+}
+
+impl ResultRow {
+    /// A row from what the Worker answered for `probe`.
+    pub fn measured(
+        experiment: &str,
+        target: &str,
+        series: usize,
+        repeat: usize,
+        probe: &ProbeRequest,
+        result: &ProbeResult,
+        outside_ms: f64,
+    ) -> Self {
+        ResultRow {
+            experiment: experiment.to_owned(),
+            target: target.to_owned(),
+            strategy: probe.strategy,
+            columns: probe.columns,
+            row_bytes: result.row_bytes,
+            rows: probe.rows,
+            rows_per_statement: result.rows_per_statement,
+            statements: result.statements_planned,
+            d1_calls: result.d1_calls,
+            repeat,
+            outcome: result.outcome.name().to_owned(),
+            refusal: result
+                .refusal
+                .map(|r| r.name().to_owned())
+                .unwrap_or_default(),
+            rows_expected: result.rows_expected,
+            rows_present: result.rows_present,
+            inside_ms: result.inside_ms,
+            outside_ms,
+            d1_ms: result.d1_ms,
+            error: result.error.clone().unwrap_or_default(),
+            probe_id: probe.probe_id,
+            series,
+            seed: probe.seed,
+            statements_sent: result.statements_sent,
+            max_statement_bytes: result.max_statement_bytes,
+            reconciled: false,
+            reconcile_note: String::new(),
+        }
+    }
+
+    /// A row for a probe whose request itself failed (HTTP error, Worker crash): nothing was
+    /// measured by the Worker, so nothing reconciles.
+    pub fn harness_failure(
+        experiment: &str,
+        target: &str,
+        series: usize,
+        repeat: usize,
+        probe: &ProbeRequest,
+        outside_ms: f64,
+        error: String,
+    ) -> Self {
+        ResultRow {
+            experiment: experiment.to_owned(),
+            target: target.to_owned(),
+            strategy: probe.strategy,
+            columns: probe.columns,
+            row_bytes: probe.row_bytes,
+            rows: probe.rows,
+            rows_per_statement: 0,
+            statements: 0,
+            d1_calls: 0,
+            repeat,
+            outcome: "error".to_owned(),
+            refusal: String::new(),
+            rows_expected: 0,
+            rows_present: 0,
+            inside_ms: 0.0,
+            outside_ms,
+            d1_ms: 0.0,
+            error,
+            probe_id: probe.probe_id,
+            series,
+            seed: probe.seed,
+            statements_sent: 0,
+            max_statement_bytes: 0,
+            reconciled: false,
+            reconcile_note: "the request failed: no result to reconcile".to_owned(),
+        }
+    }
+}
+
+/// Appends rows to `results.csv`, flushing after each so a crash loses nothing measured.
+pub struct ResultsWriter {
+    writer: csv::Writer<File>,
+    path: PathBuf,
+}
+
+impl ResultsWriter {
+    pub fn create(path: &Path) -> Result<Self> {
+        let file =
+            File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(ResultsWriter {
+            writer: csv::Writer::from_writer(file),
+            path: path.to_owned(),
+        })
+    }
+
+    pub fn append(&mut self, row: &ResultRow) -> Result<()> {
+        self.writer
+            .serialize(row)
+            .with_context(|| format!("cannot write to {}", self.path.display()))?;
+        self.writer
+            .flush()
+            .with_context(|| format!("cannot flush {}", self.path.display()))
+    }
+}
+
+/// Reads a run's `results.csv` back (for `cargo xtask plot`).
+pub fn read_results(path: &Path) -> Result<Vec<ResultRow>> {
+    let mut reader =
+        csv::Reader::from_path(path).with_context(|| format!("cannot open {}", path.display()))?;
+    reader
+        .deserialize()
+        .enumerate()
+        .map(|(i, row)| {
+            row.with_context(|| {
+                format!("{}: row {} is not a d1bench result", path.display(), i + 2)
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use d1bench_core::{Outcome, RefusalKind, TextMix};
+
+    fn probe() -> ProbeRequest {
+        ProbeRequest {
+            probe_id: 3,
+            strategy: Strategy::Literal,
+            columns: 4,
+            rows: 10,
+            row_bytes: 50,
+            seed: 1,
+            rows_per_statement: None,
+            text: TextMix::default(),
+        }
+    }
+
+    fn result() -> ProbeResult {
+        ProbeResult {
+            probe_id: 3,
+            strategy: Strategy::Literal,
+            columns: 4,
+            row_bytes: 50,
+            rows_expected: 0,
+            rows_present: 0,
+            statements_planned: 1,
+            statements_sent: 1,
+            d1_calls: 1,
+            rows_per_statement: 10,
+            max_statement_bytes: 700,
+            inside_ms: 2.0,
+            d1_ms: 0.5,
+            outcome: Outcome::Refused,
+            refusal: Some(RefusalKind::StatementTooLong),
+            error: Some(
+                "D1_ERROR: statement too long: SQLITE_TOOBIG, \"quoted\"\nsecond line".into(),
+            ),
+        }
+    }
+
+    #[test]
+    fn rows_are_on_disk_after_each_append_and_read_back_equal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.csv");
+        let mut writer = ResultsWriter::create(&path).unwrap();
+        let first = ResultRow::measured("column-sweep", "local", 0, 0, &probe(), &result(), 7.5);
+        writer.append(&first).unwrap();
+        // Flushed: readable while the writer is still open.
+        assert_eq!(read_results(&path).unwrap(), vec![first.clone()]);
+        let second = ResultRow::harness_failure(
+            "column-sweep",
+            "local",
+            0,
+            1,
+            &probe(),
+            1.0,
+            "HTTP 500".into(),
+        );
+        writer.append(&second).unwrap();
+        assert_eq!(read_results(&path).unwrap(), vec![first, second]);
+    }
+
+    #[test]
+    fn header_starts_with_the_documented_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.csv");
+        let mut writer = ResultsWriter::create(&path).unwrap();
+        writer
+            .append(&ResultRow::measured(
+                "e",
+                "local",
+                0,
+                0,
+                &probe(),
+                &result(),
+                1.0,
+            ))
+            .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let header = text.lines().next().unwrap();
+        assert!(header.starts_with(
+            "experiment,target,strategy,columns,row_bytes,rows,rows_per_statement,statements,d1_calls,repeat,\
+             outcome,refusal,rows_expected,rows_present,inside_ms,outside_ms,d1_ms,error"
+        ));
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_result_csv_is_named_in_the_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.csv");
+        std::fs::write(&path, "a,b\n1,2\n").unwrap();
+        let err = format!("{:#}", read_results(&path).unwrap_err());
+        assert!(
+            err.contains("results.csv: row 2 is not a d1bench result"),
+            "{err}"
+        );
+    }
+}
