@@ -229,7 +229,8 @@ mod tests {
 
     #[test]
     fn each_bad_field_is_named() {
-        let cases: [(fn(&mut ProbeRequest), &str); 6] = [
+        type Breaks = fn(&mut ProbeRequest);
+        let cases: [(Breaks, &str); 6] = [
             (|p| p.columns = 0, "columns"),
             (|p| p.rows = 0, "rows"),
             (|p| p.row_bytes = 100_000_000, "row_bytes"),

@@ -1,3 +1,82 @@
-//! cargo xtask: d1bench's task runner (work in progress).
+//! cargo xtask: d1bench's task runner. One dispatch; each task lives in its own module.
+
+mod client;
+mod experiment;
+mod flags;
+mod local;
+mod paths;
+mod plot;
+mod procs;
+mod provenance;
+mod reconcile;
 mod report;
-fn main() {}
+mod run;
+mod stats;
+mod summary;
+mod toolchain;
+
+use anyhow::Result;
+use clap::Parser;
+use xshell::Shell;
+
+use crate::flags::{Task, Xtask};
+use crate::paths::{Paths, project_root};
+
+fn main() {
+    let result = run();
+    if procs::interrupted() {
+        if let Err(e) = result {
+            eprintln!("error: {e:#}");
+        }
+        std::process::exit(130);
+    }
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<()> {
+    let flags = Xtask::parse();
+    procs::install_interrupt_handler()?;
+    let sh = Shell::new()?;
+    let paths = Paths::new(project_root());
+    sh.change_dir(&paths.root);
+    match flags.task {
+        Task::Run(run) => run.run(&sh, &paths),
+        Task::List => list(&paths),
+        Task::Plot(plot) => plot.run(),
+        Task::Setup => {
+            let tools = toolchain::ensure(&sh, &paths)?;
+            tools.build_worker(&sh, &paths)?;
+            eprintln!("[setup] ready: toolchain installed and the Worker built");
+            Ok(())
+        }
+    }
+}
+
+/// `cargo xtask list`: each experiment with its description; a broken file shows its error.
+fn list(paths: &Paths) -> Result<()> {
+    let dir = paths.experiments();
+    let names = experiment::names(&dir)?;
+    let width = names.iter().map(String::len).max().unwrap_or(0);
+    for name in names {
+        match experiment::Experiment::load(&dir, &name) {
+            Ok(e) => {
+                let profiles = e
+                    .file
+                    .profile
+                    .keys()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                println!(
+                    "{name:width$}  {} [profiles: {profiles}]",
+                    e.file.description
+                );
+            }
+            Err(e) => println!("{name:width$}  INVALID: {e:#}"),
+        }
+    }
+    Ok(())
+}

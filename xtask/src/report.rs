@@ -342,3 +342,39 @@ mod tests {
         );
     }
 }
+
+/// A plausible result row for other modules' tests to adjust.
+#[cfg(test)]
+pub mod tests_support {
+    use super::*;
+
+    pub fn row() -> ResultRow {
+        ResultRow {
+            experiment: "column-sweep".into(),
+            target: "local".into(),
+            strategy: Strategy::Bound,
+            columns: 8,
+            row_bytes: 1000,
+            rows: 100,
+            rows_per_statement: 12,
+            statements: 9,
+            d1_calls: 1,
+            repeat: 0,
+            outcome: "ok".into(),
+            refusal: String::new(),
+            rows_expected: 100,
+            rows_present: 100,
+            inside_ms: 5.0,
+            outside_ms: 9.0,
+            d1_ms: 2.0,
+            error: String::new(),
+            probe_id: 1,
+            series: 0,
+            seed: 1,
+            statements_sent: 9,
+            max_statement_bytes: 200,
+            reconciled: true,
+            reconcile_note: String::new(),
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! HTTP to the d1bench Worker: `/health` and `/probe`, each probe timed from the outside.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use d1bench_core::{ProbeRequest, ProbeResult};
+use serde::Deserialize;
+
+/// What `GET /health` answers.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Health {
+    pub name: String,
+    pub version: String,
+}
+
+/// A probe as seen from outside the Worker.
+pub struct Timed {
+    /// Milliseconds on the xtask's clock from sending the request to reading the whole answer.
+    pub outside_ms: f64,
+    /// The Worker's result, or why there is none (HTTP status and body, or transport error).
+    pub result: Result<ProbeResult, String>,
+}
+
+pub struct WorkerClient {
+    agent: ureq::Agent,
+    base_url: String,
+    authorization: String,
+}
+
+/// Largest answer accepted from the Worker (a result is a few hundred bytes; an error page more).
+const MAX_ANSWER_BYTES: u64 = 1024 * 1024;
+
+impl WorkerClient {
+    /// `timeout` bounds each request as a whole.
+    pub fn new(base_url: &str, token: &str, timeout: Duration) -> Self {
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(timeout))
+            .build();
+        WorkerClient {
+            agent: ureq::Agent::new_with_config(config),
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            authorization: format!("Bearer {token}"),
+        }
+    }
+
+    /// `GET /health`; an error when the Worker is not (yet) answering.
+    pub fn health(&self) -> Result<Health> {
+        let url = format!("{}/health", self.base_url);
+        let mut response = self
+            .agent
+            .get(&url)
+            .header("Authorization", &self.authorization)
+            .call()
+            .with_context(|| format!("GET {url}"))?;
+        let status = response.status();
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_ANSWER_BYTES)
+            .read_to_string()?;
+        if !status.is_success() {
+            bail!("GET {url} answered {status}: {body}");
+        }
+        serde_json::from_str(&body).with_context(|| {
+            format!("GET {url} answered something else than d1bench health: {body}")
+        })
+    }
+
+    /// `POST /probe`, timed around the whole exchange.
+    pub fn probe(&self, probe: &ProbeRequest) -> Timed {
+        let url = format!("{}/probe", self.base_url);
+        let body = serde_json::to_string(probe).expect("a probe always serializes");
+        let started = Instant::now();
+        let answer = self
+            .agent
+            .post(&url)
+            .header("Authorization", &self.authorization)
+            .header("Content-Type", "application/json")
+            .send(body.as_str())
+            .and_then(|mut response| {
+                let status = response.status();
+                let text = response
+                    .body_mut()
+                    .with_config()
+                    .limit(MAX_ANSWER_BYTES)
+                    .read_to_string()?;
+                Ok((status, text))
+            });
+        let outside_ms = started.elapsed().as_secs_f64() * 1_000.0;
+        let result = match answer {
+            Err(e) => Err(format!("POST {url} failed: {e}")),
+            Ok((status, text)) if !status.is_success() => {
+                Err(format!("POST {url} answered {status}: {text}"))
+            }
+            Ok((_, text)) => serde_json::from_str::<ProbeResult>(&text).map_err(|e| {
+                format!("POST {url} answered something else than a probe result ({e}): {text}")
+            }),
+        };
+        Timed { outside_ms, result }
+    }
+}

@@ -1,0 +1,70 @@
+//! Where things live: the project root, d1bench's scratch space under target/, the tool cache.
+
+use std::path::{Path, PathBuf};
+
+/// The repository's root (the xtask crate's parent directory).
+pub fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the root")
+        .to_owned()
+}
+
+/// Paths relative to the project root; everything d1bench writes outside `reports/` is under
+/// `target/d1bench/`, never in the user's home (except the tool cache below).
+pub struct Paths {
+    pub root: PathBuf,
+}
+
+impl Paths {
+    pub fn new(root: PathBuf) -> Self {
+        Paths { root }
+    }
+    pub fn experiments(&self) -> PathBuf {
+        self.root.join("experiments")
+    }
+    pub fn reports(&self) -> PathBuf {
+        self.root.join("reports")
+    }
+    pub fn worker(&self) -> PathBuf {
+        self.root.join("worker")
+    }
+    pub fn node_modules(&self) -> PathBuf {
+        self.worker().join("node_modules")
+    }
+    /// d1bench's scratch space.
+    pub fn scratch(&self) -> PathBuf {
+        self.root.join("target").join("d1bench")
+    }
+    /// Cargo's target directory for the wasm build, apart from the host build's so the two
+    /// never wait on each other's lock.
+    pub fn worker_target(&self) -> PathBuf {
+        self.root.join("target").join("worker")
+    }
+    /// The built Worker's entry point (worker-build's output).
+    pub fn worker_entry(&self) -> PathBuf {
+        self.worker().join("build").join("worker").join("shim.mjs")
+    }
+}
+
+/// Where installed Rust tools (worker-build, wasm-bindgen-cli) are kept, one directory per
+/// tool and version, shared by every clone so a second checkout does not rebuild them:
+/// `$D1BENCH_TOOLS`, else `$XDG_CACHE_HOME/d1bench/tools`, else `~/.cache/d1bench/tools`,
+/// else `target/d1bench/tools`.
+pub fn tool_cache(root: &Path) -> PathBuf {
+    let from_env = |name| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(dir) = from_env("D1BENCH_TOOLS") {
+        return dir;
+    }
+    if let Some(cache) = from_env("XDG_CACHE_HOME") {
+        return cache.join("d1bench").join("tools");
+    }
+    if let Some(home) = from_env("HOME") {
+        return home.join(".cache").join("d1bench").join("tools");
+    }
+    root.join("target").join("d1bench").join("tools")
+}

