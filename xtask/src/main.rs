@@ -11,6 +11,7 @@ mod provenance;
 mod reconcile;
 mod report;
 mod run;
+mod sqlite;
 mod stats;
 mod summary;
 mod toolchain;

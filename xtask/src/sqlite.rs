@@ -1,0 +1,51 @@
+//! Real SQLite in-process with D1's documented limits applied: the bare baseline every target
+//! is compared with (never presented as D1).
+
+use anyhow::{Context, Result};
+use d1bench_core::limits::{MAX_BOUND_PARAMETERS, MAX_COLUMNS, MAX_ROW_BYTES, MAX_STATEMENT_BYTES};
+use rusqlite::Connection;
+use rusqlite::limits::Limit;
+
+/// An in-memory SQLite database limited as D1 documents: 100 bound parameters, 100,000-byte
+/// statements, 100 columns, 2,000,000-byte strings and BLOBs.
+// Used by the sqlite target and the SQLite ladders, which build on this module.
+#[cfg_attr(not(test), allow(dead_code))]
+pub fn open_d1_like() -> Result<Connection> {
+    let db = Connection::open_in_memory().context("cannot open an in-memory SQLite database")?;
+    for (limit, value) in [
+        (Limit::SQLITE_LIMIT_VARIABLE_NUMBER, MAX_BOUND_PARAMETERS),
+        (Limit::SQLITE_LIMIT_SQL_LENGTH, MAX_STATEMENT_BYTES),
+        (Limit::SQLITE_LIMIT_COLUMN, MAX_COLUMNS),
+        (Limit::SQLITE_LIMIT_LENGTH, MAX_ROW_BYTES),
+    ] {
+        db.set_limit(limit, value as i32)
+            .with_context(|| format!("cannot set SQLite's {limit:?} to {value}"))?;
+    }
+    Ok(db)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limits_refuse_as_d1_documents() {
+        let db = open_d1_like().unwrap();
+        let hundred = vec!["?"; 100].join(",");
+        db.prepare(&format!("SELECT {hundred}")).unwrap();
+        let err = db
+            .prepare(&format!("SELECT {hundred},?"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("too many SQL variables"), "{err}");
+        let long = format!("SELECT '{}'", "x".repeat(MAX_STATEMENT_BYTES));
+        let err = db.prepare(&long).unwrap_err().to_string();
+        assert!(err.contains("too big") || err.contains("too long"), "{err}");
+        let columns: Vec<String> = (0..101).map(|j| format!("c{j}")).collect();
+        let err = db
+            .execute(&format!("CREATE TABLE t ({})", columns.join(",")), [])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("too many columns"), "{err}");
+    }
+}
