@@ -80,6 +80,20 @@ const PLAIN: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234
 const NEEDS_ESCAPE: &[char] = &['\'', '\'', '\\', '\n', '\0', '"', '%', '\r'];
 const MULTI_BYTE: &[char] = &['é', 'ß', 'Ж', '日', '本', '€', '🦀', '𝄞'];
 
+/// Every byte a generated text can contain, sorted and without repeats: the ASCII letters and
+/// digits, the characters that need escaping, and the UTF-8 bytes of the multi-byte characters.
+/// The content checksum ([`crate::checksum`]) counts exactly these bytes.
+pub fn text_alphabet() -> Vec<u8> {
+    let mut bytes: Vec<u8> = PLAIN.to_vec();
+    let mut buffer = [0u8; 4];
+    for &c in NEEDS_ESCAPE.iter().chain(MULTI_BYTE) {
+        bytes.extend_from_slice(c.encode_utf8(&mut buffer).as_bytes());
+    }
+    bytes.sort_unstable();
+    bytes.dedup();
+    bytes
+}
+
 /// A small, fast, well-mixed PRNG (SplitMix64): the same seed gives the same rows everywhere.
 #[derive(Debug, Clone)]
 struct SplitMix64(u64);
@@ -276,6 +290,23 @@ mod tests {
                 match v {
                     Value::Text(s) => assert!(s.bytes().all(|b| b.is_ascii_alphanumeric())),
                     Value::Integer(n) => assert!(n.abs() <= MAX_SAFE_INTEGER),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_generated_byte_is_in_the_alphabet() {
+        let alphabet = text_alphabet();
+        assert!(alphabet.windows(2).all(|w| w[0] < w[1]), "sorted, unique");
+        let generator = RowGenerator::new(5, 3_000, 4, TextMix::HOSTILE);
+        let plain = RowGenerator::new(5, 3_000, 4, TextMix::default());
+        for i in 0..30 {
+            for v in generator.row(i).into_iter().chain(plain.row(i)) {
+                if let Value::Text(s) = v {
+                    for b in s.bytes() {
+                        assert!(alphabet.binary_search(&b).is_ok(), "byte {b:#04x} missing");
+                    }
                 }
             }
         }

@@ -4,17 +4,22 @@
 //! - [`probe`]: the probe request the xtask sends and the result the Worker answers;
 //! - [`generate`]: the deterministic row generator both sides can replay;
 //! - [`sql`]: literal escaping and the SQL plan of each [`probe::Strategy`];
+//! - [`checksum`]: the content checksum of a table, in SQL and on the host;
 //! - [`refusal`]: the classification of D1 error texts into refusal kinds.
 //!
 //! Nothing here does I/O, so every piece is tested natively on the host.
 
+pub mod checksum;
 pub mod generate;
 pub mod limits;
 pub mod probe;
 pub mod refusal;
 pub mod sql;
 
+pub use checksum::Checksum;
 pub use generate::{RowGenerator, TextMix, Value};
-pub use probe::{Outcome, ProbeError, ProbeRequest, ProbeResult, Strategy};
+pub use probe::{
+    Corruption, Outcome, ProbeError, ProbeRequest, ProbeResult, Strategy, VerifyResult,
+};
 pub use refusal::RefusalKind;
 pub use sql::{Plan, Statement};

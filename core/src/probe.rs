@@ -4,7 +4,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::generate::TextMix;
+use crate::checksum::Checksum;
+use crate::generate::{RowGenerator, TextMix};
 use crate::refusal::RefusalKind;
 
 /// How a probe writes its rows.
@@ -57,6 +58,28 @@ pub const MAX_PROBE_COLUMNS: usize = 2_000;
 pub const MAX_PROBE_ROWS: usize = 1_000_000;
 /// Largest payload (rows × row bytes) one probe may generate: keeps a Worker inside its memory.
 pub const MAX_PROBE_PAYLOAD_BYTES: usize = 64 * 1024 * 1024;
+/// Most secondary indexes a probe's table may have (index `k` is on column `k`).
+pub const MAX_PROBE_INDEXES: usize = 64;
+
+/// A deliberate corruption of the probe's table after its rows are written, for proving that
+/// reconciliation catches a wrong row. Debugging the harness only: no experiment asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Corruption {
+    /// Change the last byte of the first row's first text value (column 0).
+    TextByte,
+    /// Add one to the first row's first integer (column 2).
+    Integer,
+}
+
+impl Corruption {
+    pub fn name(self) -> &'static str {
+        match self {
+            Corruption::TextByte => "text-byte",
+            Corruption::Integer => "integer",
+        }
+    }
+}
 
 /// One probe: a fresh table of `columns` columns, `rows` rows of `row_bytes` bytes, written with
 /// `strategy` inside one Worker invocation.
@@ -77,6 +100,14 @@ pub struct ProbeRequest {
     pub rows_per_statement: Option<usize>,
     #[serde(default)]
     pub text: TextMix,
+    /// Secondary indexes created with the table, before the rows are written: index `k` is on
+    /// column `k`.
+    #[serde(default)]
+    pub indexes: usize,
+    /// Debugging the harness only: corrupt one row after the writes so that reconciliation
+    /// must fail. Never set by an experiment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debug_corrupt: Option<Corruption>,
 }
 
 /// A probe request that cannot be performed, naming the offending field.
@@ -115,12 +146,16 @@ impl ProbeRequest {
                 format!("must be 1 to {MAX_PROBE_ROWS}, got {}", self.rows),
             );
         }
-        if self.rows.saturating_mul(self.row_bytes) > MAX_PROBE_PAYLOAD_BYTES {
+        // What the generator really makes: integers take their 8 bytes even when `row_bytes`
+        // asks for less.
+        let row_payload = RowGenerator::new(self.columns, self.row_bytes, 0, TextMix::default())
+            .row_payload_bytes();
+        if self.rows.saturating_mul(row_payload) > MAX_PROBE_PAYLOAD_BYTES {
             return fail(
                 "row_bytes",
                 format!(
-                    "rows × row_bytes = {} exceeds the {MAX_PROBE_PAYLOAD_BYTES}-byte payload cap of one probe",
-                    self.rows.saturating_mul(self.row_bytes)
+                    "rows × row bytes = {} exceeds the {MAX_PROBE_PAYLOAD_BYTES}-byte payload cap of one probe",
+                    self.rows.saturating_mul(row_payload)
                 ),
             );
         }
@@ -141,6 +176,24 @@ impl ProbeRequest {
             if !(0.0..=1.0).contains(&share) {
                 return fail(field, format!("must be between 0 and 1, got {share}"));
             }
+        }
+        if self.indexes > self.columns.min(MAX_PROBE_INDEXES) {
+            return fail(
+                "indexes",
+                format!(
+                    "must be 0 to the column count ({}) and at most {MAX_PROBE_INDEXES}, got {}",
+                    self.columns, self.indexes
+                ),
+            );
+        }
+        if self.debug_corrupt == Some(Corruption::Integer) && self.columns < 3 {
+            return fail(
+                "debug_corrupt",
+                format!(
+                    "`integer` needs an integer column (column 2), but the table has {} columns",
+                    self.columns
+                ),
+            );
         }
         Ok(())
     }
@@ -168,6 +221,15 @@ impl Outcome {
     }
 }
 
+/// What `POST /verify` answers: the checksum of the probe's table, computed in SQL by the target
+/// just before it drops the table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyResult {
+    pub probe_id: u64,
+    pub checksum: Checksum,
+}
+
 /// What the Worker measured for one probe, inside one invocation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -179,7 +241,8 @@ pub struct ProbeResult {
     pub row_bytes: usize,
     /// Rows the probe tried to write.
     pub rows_expected: usize,
-    /// Rows counted in the table afterwards (`SELECT COUNT(*)`).
+    /// Rows counted in the table after the writes (`SELECT COUNT(*)`); the table stays for
+    /// `POST /verify`.
     pub rows_present: usize,
     /// INSERT statements the plan holds.
     pub statements_planned: usize,
@@ -216,6 +279,8 @@ mod tests {
             seed: 1,
             rows_per_statement: None,
             text: TextMix::default(),
+            indexes: 0,
+            debug_corrupt: None,
         }
     }
 
@@ -230,10 +295,35 @@ mod tests {
     #[test]
     fn each_bad_field_is_named() {
         type Breaks = fn(&mut ProbeRequest);
-        let cases: [(Breaks, &str); 6] = [
+        let cases: [(Breaks, &str); 11] = [
             (|p| p.columns = 0, "columns"),
             (|p| p.rows = 0, "rows"),
             (|p| p.row_bytes = 100_000_000, "row_bytes"),
+            // 1 byte asked for, but 666 integer columns take 8 bytes each.
+            (
+                |p| {
+                    p.columns = 2_000;
+                    p.row_bytes = 1;
+                    p.rows = 100_000
+                },
+                "row_bytes",
+            ),
+            (|p| p.indexes = 9, "indexes"),
+            (
+                |p| {
+                    p.columns = 100;
+                    p.indexes = 65
+                },
+                "indexes",
+            ),
+            (
+                |p| {
+                    p.columns = 2;
+                    p.debug_corrupt = Some(Corruption::Integer)
+                },
+                "debug_corrupt",
+            ),
+            (|p| p.text.non_ascii_share = -0.1, "text.non-ascii-share"),
             (|p| p.rows_per_statement = Some(0), "rows_per_statement"),
             (
                 |p| {
@@ -263,6 +353,22 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("unknown variant `fast`"), "{err}");
+    }
+
+    #[test]
+    fn indexes_and_corruption_default_to_none_and_are_named_in_json() {
+        let p: ProbeRequest = serde_json::from_str(
+            r#"{"probe_id":1,"strategy":"bound","columns":8,"rows":1,"row_bytes":1,"seed":1}"#,
+        )
+        .unwrap();
+        assert_eq!((p.indexes, p.debug_corrupt), (0, None));
+        let mut p = probe();
+        p.indexes = 8;
+        p.validate().unwrap();
+        p.debug_corrupt = Some(Corruption::TextByte);
+        let json = serde_json::to_string(&p).unwrap();
+        assert!(json.contains(r#""debug_corrupt":"text-byte""#), "{json}");
+        assert_eq!(serde_json::from_str::<ProbeRequest>(&json).unwrap(), p);
     }
 
     #[test]

@@ -5,9 +5,10 @@
 
 use std::fmt::Write;
 
-use crate::generate::{RowGenerator, Value, column_type};
+use crate::checksum::checksum_sql;
+use crate::generate::{ColumnType, RowGenerator, Value, column_type};
 use crate::limits::{MAX_STATEMENT_BYTES, bound_rows_per_statement};
-use crate::probe::{ProbeRequest, Strategy};
+use crate::probe::{Corruption, ProbeRequest, Strategy};
 
 /// One INSERT statement: its SQL text, the values bound to its `?`s, and the rows it writes.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,11 +21,17 @@ pub struct Statement {
 /// Everything a probe sends to D1, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
-    /// Drops a leftover table of the same name, then creates the probe's table.
-    pub setup: [String; 2],
+    /// Drops a leftover table of the same name, creates the probe's table, then its secondary
+    /// indexes.
+    pub setup: Vec<String>,
     pub inserts: Vec<Statement>,
+    /// Debugging the harness only: changes one row after the writes (see
+    /// [`crate::probe::Corruption`]).
+    pub corrupt: Option<String>,
     /// Counts the rows present afterwards; answers one column named `n`.
     pub count: String,
+    /// Computes the content checksum ([`crate::checksum`]) of the rows present.
+    pub checksum: String,
     pub teardown: String,
 }
 
@@ -55,6 +62,48 @@ pub fn create_table(table: &str, columns: usize) -> String {
     }
     sql.push(')');
     sql
+}
+
+/// `DROP TABLE IF EXISTS t`: clears a leftover table before a probe and the probe's own after.
+pub fn drop_table(table: &str) -> String {
+    format!("DROP TABLE IF EXISTS {table}")
+}
+
+/// What `POST /verify` runs, without planning the whole probe: the checksum of the probe's
+/// table, then the statement that drops it.
+pub fn verification(probe: &ProbeRequest) -> [String; 2] {
+    let table = probe.table();
+    [checksum_sql(&table, probe.columns), drop_table(&table)]
+}
+
+/// `CREATE INDEX t_i<k> ON t (c<k>)` for the first `indexes` columns.
+pub fn create_indexes(table: &str, indexes: usize) -> Vec<String> {
+    (0..indexes)
+        .map(|k| format!("CREATE INDEX {table}_i{k} ON {table} (c{k})"))
+        .collect()
+}
+
+/// The UPDATE that changes one row of `table` as `corruption` says: the row with the smallest
+/// rowid, so a table without rows stays as it is.
+pub fn corrupt(table: &str, corruption: Corruption) -> String {
+    let first = format!("rowid = (SELECT min(rowid) FROM {table})");
+    match corruption {
+        // The last byte becomes `a`, or `b` when it was `a`: exactly one byte differs.
+        Corruption::TextByte => {
+            debug_assert_eq!(column_type(0), ColumnType::Text);
+            let b = "CAST(c0 AS BLOB)";
+            format!(
+                "UPDATE {table} SET c0 = CAST(CASE WHEN length({b}) = 0 THEN X'61' \
+                 ELSE substr({b}, 1, length({b}) - 1) || \
+                 CASE WHEN substr({b}, -1, 1) = X'61' THEN X'62' ELSE X'61' END END AS TEXT) \
+                 WHERE {first}"
+            )
+        }
+        Corruption::Integer => {
+            debug_assert_eq!(column_type(2), ColumnType::Integer);
+            format!("UPDATE {table} SET c2 = c2 + 1 WHERE {first}")
+        }
+    }
 }
 
 /// `INSERT INTO t (c0,c1,...) VALUES `: the head every INSERT of the table starts with.
@@ -138,14 +187,16 @@ pub fn plan(probe: &ProbeRequest) -> Plan {
         }
         Strategy::Literal => literal_inserts(&head, probe.rows_per_statement, rows),
     };
+    let mut setup = vec![drop_table(&table), create_table(&table, probe.columns)];
+    setup.extend(create_indexes(&table, probe.indexes));
+    let [checksum, teardown] = verification(probe);
     Plan {
-        setup: [
-            format!("DROP TABLE IF EXISTS {table}"),
-            create_table(&table, probe.columns),
-        ],
+        setup,
         inserts,
+        corrupt: probe.debug_corrupt.map(|c| corrupt(&table, c)),
         count: format!("SELECT COUNT(*) AS n FROM {table}"),
-        teardown: format!("DROP TABLE IF EXISTS {table}"),
+        checksum,
+        teardown,
     }
 }
 
@@ -236,6 +287,8 @@ mod tests {
             seed: 99,
             rows_per_statement: None,
             text: TextMix::HOSTILE,
+            indexes: 0,
+            debug_corrupt: None,
         }
     }
 
@@ -391,6 +444,32 @@ mod tests {
             literal.inserts.iter().map(|s| s.rows).collect::<Vec<_>>(),
             [20, 20, 20, 20, 15]
         );
+    }
+
+    #[test]
+    fn indexes_are_created_with_the_table_and_rows_still_round_trip() {
+        let mut p = probe(Strategy::Literal, 5, 40, 100);
+        p.indexes = 3;
+        let plan = plan(&p);
+        assert_eq!(
+            &plan.setup[2..],
+            [
+                "CREATE INDEX t_7_i0 ON t_7 (c0)",
+                "CREATE INDEX t_7_i1 ON t_7 (c1)",
+                "CREATE INDEX t_7_i2 ON t_7 (c2)"
+            ]
+        );
+        let db = execute(&plan);
+        let indexes: i64 = db
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 't_7'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(indexes, 3);
+        assert_round_trip(&p, &db);
+        assert_eq!(plan.corrupt, None, "no corruption unless asked for");
     }
 
     #[test]

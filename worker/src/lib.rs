@@ -1,13 +1,19 @@
 //! The d1bench Worker: performs one probe per invocation against the D1 binding `DB`.
 //!
 //! Routes: `GET /health` answers the Worker's version; `POST /probe` takes a
-//! [`d1bench_core::ProbeRequest`] as JSON and answers a [`d1bench_core::ProbeResult`]. Both need
-//! `Authorization: Bearer <BENCH_TOKEN>`. The SQL comes from the shared planner, never from the
-//! request. Calls made per probe: one batch to create the table, the INSERT calls (`d1_calls`),
-//! one batch to count the rows and drop the table.
+//! [`d1bench_core::ProbeRequest`] as JSON, writes its rows and answers a
+//! [`d1bench_core::ProbeResult`]; `POST /verify` takes the same request, computes the content
+//! checksum of the probe's table in SQL, drops the table and answers a
+//! [`d1bench_core::VerifyResult`]. All need `Authorization: Bearer <BENCH_TOKEN>`. The SQL comes
+//! from the shared planner, never from the request. Calls made per probe: one batch to create the
+//! table (and its indexes), the INSERT calls (`d1_calls`), one call to count the rows; then, in
+//! the verify invocation, one batch for the checksum and the drop. The checksum has an
+//! invocation of its own so that its cost never reaches the probe's clocks.
 
 use d1bench_core::sql::{self, Plan, Statement};
-use d1bench_core::{Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy, Value};
+use d1bench_core::{
+    Checksum, Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy, Value, VerifyResult,
+};
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1Result, Env, Request, Response, Result, RouteContext, Router, event};
@@ -23,6 +29,7 @@ async fn fetch(req: Request, env: Env, _ctx: worker::Context) -> Result<Response
     Router::new()
         .get("/health", handle_health)
         .post_async("/probe", handle_probe)
+        .post_async("/verify", handle_verify)
         .run(req, env)
         .await
 }
@@ -73,15 +80,24 @@ fn json_error(status: u16, error: &str, field: Option<&str>) -> Result<Response>
     Ok(Response::from_json(&ErrorBody { error, field })?.with_status(status))
 }
 
-async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
+/// The probe a request carries, or the 400 response naming what is wrong with it.
+async fn read_probe(req: &mut Request) -> Result<std::result::Result<ProbeRequest, Response>> {
     let body = req.text().await?;
     let probe: ProbeRequest = match serde_json::from_str(&body) {
         Ok(probe) => probe,
-        Err(e) => return json_error(400, &format!("invalid probe: {e}"), None),
+        Err(e) => return json_error(400, &format!("invalid probe: {e}"), None).map(Err),
     };
     if let Err(e) = probe.validate() {
-        return json_error(400, &format!("invalid probe: {e}"), Some(e.field));
+        return json_error(400, &format!("invalid probe: {e}"), Some(e.field)).map(Err);
     }
+    Ok(Ok(probe))
+}
+
+async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
+    let probe = match read_probe(&mut req).await? {
+        Ok(probe) => probe,
+        Err(rejected) => return Ok(rejected),
+    };
     let db = ctx.env.d1(BINDING)?;
     let plan = sql::plan(&probe);
     match perform(&db, &probe, &plan).await {
@@ -98,7 +114,52 @@ async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Respons
     }
 }
 
-/// Creates the table, writes the rows, counts them, drops the table.
+/// `POST /verify`: the checksum of the probe's table, then the table dropped, in one batch.
+async fn handle_verify(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
+    let probe = match read_probe(&mut req).await? {
+        Ok(probe) => probe,
+        Err(rejected) => return Ok(rejected),
+    };
+    let db = ctx.env.d1(BINDING)?;
+    let [checksum_sql, teardown] = sql::verification(&probe);
+    let answered = db
+        .batch(vec![db.prepare(&checksum_sql), db.prepare(&teardown)])
+        .await;
+    let checksum = match answered
+        .and_then(|results| results.first().map(|r| r.results::<Checksum>()).transpose())
+    {
+        Ok(Some(rows)) if rows.len() == 1 => rows[0],
+        Ok(other) => {
+            let got = other.map_or(0, |rows| rows.len());
+            return json_error(
+                500,
+                &format!(
+                    "the checksum of probe {} answered {got} rows, not 1",
+                    probe.probe_id
+                ),
+                None,
+            );
+        }
+        Err(e) => {
+            return json_error(
+                500,
+                &format!(
+                    "probe {} could not be verified: {}",
+                    probe.probe_id,
+                    error_text(&e)
+                ),
+                None,
+            );
+        }
+    };
+    Response::from_json(&VerifyResult {
+        probe_id: probe.probe_id,
+        checksum,
+    })
+}
+
+/// Creates the table (and its indexes), writes the rows, counts them. The table stays for
+/// `POST /verify`.
 async fn perform(db: &D1Database, probe: &ProbeRequest, plan: &Plan) -> Result<ProbeResult> {
     let setup = plan.setup.iter().map(|s| db.prepare(s)).collect();
     db.batch(setup).await?;
@@ -107,15 +168,15 @@ async fn perform(db: &D1Database, probe: &ProbeRequest, plan: &Plan) -> Result<P
     let writes = write_rows(db, probe.strategy, &plan.inserts).await;
     let inside_ms = js_sys::Date::now() - started;
 
-    let results = db
-        .batch(vec![db.prepare(&plan.count), db.prepare(&plan.teardown)])
-        .await?;
-    let rows_present = results
-        .first()
-        .map(|r| r.results::<Count>())
-        .transpose()?
-        .and_then(|rows| rows.first().map(|c| c.n))
-        .unwrap_or(0);
+    // Debugging the harness only (see `ProbeRequest::debug_corrupt`): after the clock stopped.
+    if let Some(corrupt) = &plan.corrupt {
+        db.prepare(corrupt).run().await?;
+    }
+    let rows_present = db
+        .prepare(&plan.count)
+        .first::<Count>(None)
+        .await?
+        .map_or(0, |c| c.n);
 
     let (outcome, refusal, error) = match &writes.error {
         None => (Outcome::Ok, None, None),
