@@ -1,9 +1,9 @@
-//! HTTP to the d1bench Worker: `/health` and `/probe`, each probe timed from the outside.
+//! HTTP to the d1bench Worker: `/health`, `/probe` (timed from the outside) and `/verify`.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use d1bench_core::{ProbeRequest, ProbeResult};
+use d1bench_core::{ProbeRequest, ProbeResult, VerifyResult};
 use serde::Deserialize;
 
 /// What `GET /health` answers.
@@ -98,5 +98,38 @@ impl WorkerClient {
             }),
         };
         Timed { outside_ms, result }
+    }
+}
+
+impl WorkerClient {
+    /// `POST /verify`: the checksum of the probe's table, computed in SQL by the Worker, which
+    /// then drops the table. Untimed: it is not part of any measurement.
+    pub fn verify(&self, probe: &ProbeRequest) -> Result<VerifyResult, String> {
+        let url = format!("{}/verify", self.base_url);
+        let body = serde_json::to_string(probe).expect("a probe always serializes");
+        let answer = self
+            .agent
+            .post(&url)
+            .header("Authorization", &self.authorization)
+            .header("Content-Type", "application/json")
+            .send(body.as_str())
+            .and_then(|mut response| {
+                let status = response.status();
+                let text = response
+                    .body_mut()
+                    .with_config()
+                    .limit(MAX_ANSWER_BYTES)
+                    .read_to_string()?;
+                Ok((status, text))
+            });
+        match answer {
+            Err(e) => Err(format!("POST {url} failed: {e}")),
+            Ok((status, text)) if !status.is_success() => {
+                Err(format!("POST {url} answered {status}: {text}"))
+            }
+            Ok((_, text)) => serde_json::from_str::<VerifyResult>(&text).map_err(|e| {
+                format!("POST {url} answered something else than a verification ({e}): {text}")
+            }),
+        }
     }
 }

@@ -32,14 +32,26 @@ pub enum Task {
 pub enum TargetKind {
     /// The Worker in workerd via `wrangler dev`, with a real local D1 (SQLite). No account needed.
     Local,
+    /// Real SQLite in-process with D1's documented limits applied: the bare baseline, not D1.
+    Sqlite,
 }
 
 impl TargetKind {
     pub fn name(self) -> &'static str {
         match self {
             TargetKind::Local => "local",
+            TargetKind::Sqlite => "sqlite",
         }
     }
+}
+
+/// A deliberate corruption of every probe's table, to prove that reconciliation catches it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DebugCorruption {
+    /// Change the last byte of the first row's first text value.
+    TextByte,
+    /// Add one to the first row's first integer (needs 3 columns or more).
+    Integer,
 }
 
 #[derive(Debug, clap::Args)]
@@ -55,6 +67,14 @@ pub struct Run {
     /// Directory the run directory is created in (default: reports/<experiment>/).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Skip the bare-SQLite baseline that a run on the local target also measures (the dashed
+    /// grey reference line of its time chart).
+    #[arg(long)]
+    pub no_baseline: bool,
+    /// Debugging the harness: corrupt one row of every probe's table after its writes, to see
+    /// reconciliation catch it. The run is then invalid and exits non-zero.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub debug_corrupt: Option<DebugCorruption>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -78,6 +98,35 @@ mod tests {
         let err = Xtask::try_parse_from(["xtask", "run", "column-sweep", "--fast"]).unwrap_err();
         assert!(
             err.to_string().contains("unexpected argument '--fast'"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn baseline_and_corruption_flags_parse() {
+        let Task::Run(run) = Xtask::try_parse_from([
+            "xtask",
+            "run",
+            "row-size-sweep",
+            "--target",
+            "sqlite",
+            "--no-baseline",
+            "--debug-corrupt",
+            "text-byte",
+        ])
+        .unwrap()
+        .task
+        else {
+            panic!("not a run")
+        };
+        assert_eq!(run.target, TargetKind::Sqlite);
+        assert!(run.no_baseline);
+        assert_eq!(run.debug_corrupt, Some(DebugCorruption::TextByte));
+        let err = Xtask::try_parse_from(["xtask", "run", "x", "--debug-corrupt", "all"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("text-byte") && err.contains("integer"),
             "{err}"
         );
     }

@@ -6,6 +6,7 @@ mod flags;
 mod local;
 mod paths;
 mod plot;
+mod points;
 mod procs;
 mod provenance;
 mod reconcile;
@@ -14,6 +15,7 @@ mod run;
 mod sqlite;
 mod stats;
 mod summary;
+mod target;
 mod toolchain;
 
 use anyhow::Result;

@@ -1,20 +1,22 @@
-//! Draws a run's charts (time per 1,000 rows, rows per statement) as PNG and SVG paper figures.
+//! Draws a run's charts (time per 1,000 rows, rows per statement, clock overhead) as PNG and
+//! SVG paper figures.
 //!
-//! Each chart plots one value per strategy against the experiment's swept axis, sized for one
-//! column of a paper: 3.5 in × 2.6 in, 300 dpi.
+//! Each chart plots one value per line (a strategy, in a labelled series or not) against the
+//! experiment's swept axis, sized for one column of a paper: 3.5 in × 2.6 in, 300 dpi. Points are
+//! medians over the repeats with their 95% bootstrap confidence interval as error bars; the bare
+//! SQLite baseline, when the run has one, is drawn in dashed grey under the target's lines.
 //!
 //! Drawing happens in three steps, each testable on its own:
 //!
-//! 1. [`summarize`] groups result rows into per-strategy points (median, min and max over the
-//!    repeats) and notes where every repeat was refused. It is pure.
-//! 2. [`time_chart`] and [`rows_per_statement_chart`] decide what a chart shows: its series,
-//!    axis scales and ranges, the refusal band, the reference curve. Also pure.
+//! 1. [`summarize`] turns the run's points ([`crate::points`], summarized by
+//!    [`crate::stats`]) into per-line series and notes where every repeat was refused. It is pure.
+//! 2. [`time_chart`], [`rows_per_statement_chart`] and [`overhead_chart`] decide what a chart
+//!    shows: its series, axis scales and ranges, the refusal band, the reference curve. Also pure.
 //! 3. [`draw_chart`] puts a [`Chart`] on a plotters backend; [`render_run`] writes the files.
 //!
 //! Everything that decides how the charts look lives in the style section below. Text is set
 //! in DejaVu Sans embedded in the binary, so charts look the same on every machine.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
@@ -28,7 +30,9 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::points::{Measure, points};
 use crate::report::{Axis, ResultRow, RunDir};
+use crate::stats::Summary;
 
 // ---------------------------------------------------------------------------------------------
 // Style: the one place that decides how every chart looks.
@@ -110,6 +114,8 @@ const GRID_MINOR: RGBColor = RGBColor(0xef, 0xef, 0xef);
 const BAND: RGBColor = RGBColor(0xf2, 0xf2, 0xf2);
 const MUTED: RGBColor = RGBColor(0x60, 0x60, 0x60);
 const REFERENCE: RGBColor = RGBColor(0x8c, 0x8c, 0x8c);
+/// The bare SQLite baseline's lines: grey, apart from every strategy's colour.
+const BASELINE: RGBColor = RGBColor(0x9a, 0x9a, 0x9a);
 
 /// Each strategy's colour (Okabe–Ito, readable with colour-vision deficiencies), the same in
 /// every chart.
@@ -144,7 +150,25 @@ fn stroke(color: RGBColor, points: f64) -> ShapeStyle {
 // The entry point.
 // ---------------------------------------------------------------------------------------------
 
-/// Draws every chart of a run into its directory as PNG and SVG; returns the files written.
+/// The target whose rows are drawn in dashed grey as the reference line of other targets' runs.
+pub const BASELINE_TARGET: &str = "sqlite";
+
+/// What the baseline is called in every legend: never D1.
+const BASELINE_LABEL: &str = "bare SQLite (baseline)";
+
+/// A chart written to disk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Drawn {
+    /// File stem: `<name>.png` and `<name>.svg` in the run directory.
+    pub name: String,
+    /// One line saying what the chart shows.
+    pub caption: String,
+    pub files: Vec<PathBuf>,
+}
+
+/// Draws every chart of a run into its directory as PNG and SVG; returns what was written.
+/// `target` is the run's target: rows of other targets (the sqlite baseline) are drawn as
+/// reference lines on the time chart.
 ///
 /// A chart with nothing to show (no probe succeeded, so there is no time to plot) is skipped
 /// with a warning on stderr; it is an error when no chart at all can be drawn, or `rows` is
@@ -154,7 +178,8 @@ pub fn render_run(
     rows: &[ResultRow],
     axis: Axis,
     title: &str,
-) -> Result<Vec<PathBuf>> {
+    target: &str,
+) -> Result<Vec<Drawn>> {
     ensure!(
         !rows.is_empty(),
         "no results to plot for {}: the run has no rows",
@@ -164,8 +189,9 @@ pub fn render_run(
     let mut written = Vec::new();
     let mut skipped = Vec::new();
     for chart in [
-        time_chart(rows, axis, title),
-        rows_per_statement_chart(rows, axis, title),
+        time_chart(rows, axis, title, target),
+        rows_per_statement_chart(rows, axis, title, target),
+        overhead_chart(rows, axis, title, target),
     ] {
         let chart = match chart {
             Ok(chart) => chart,
@@ -175,14 +201,23 @@ pub fn render_run(
                 continue;
             }
         };
-        for target in [Target::Png, Target::Svg] {
-            let path = run.chart(&chart.name, target.extension());
-            let pen = Pen { target, fonts };
-            target
+        let mut files = Vec::new();
+        for format in [Target::Png, Target::Svg] {
+            let path = run.chart(&chart.name, format.extension());
+            let pen = Pen {
+                target: format,
+                fonts,
+            };
+            format
                 .write(&path, &chart, &pen)
                 .with_context(|| format!("cannot draw {}", path.display()))?;
-            written.push(path);
+            files.push(path);
         }
+        written.push(Drawn {
+            name: chart.name,
+            caption: chart.caption,
+            files,
+        });
     }
     if written.is_empty() {
         bail!(
@@ -241,108 +276,99 @@ fn drawing_error(error: impl fmt::Display) -> anyhow::Error {
 // Step 1: rows to points.
 // ---------------------------------------------------------------------------------------------
 
-/// The value a chart plots for one probe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Measure {
-    /// Milliseconds per 1,000 rows on the outside clock; only probes that succeeded count.
-    MsPer1000Rows,
-    /// Rows in the largest INSERT; refused probes count too, since their plan is still meaningful.
-    RowsPerStatement,
-}
-
-impl Measure {
-    /// What `row` contributes to its point, or `None` when it does not count (or cannot be
-    /// drawn on a log axis).
-    fn value(self, row: &ResultRow) -> Option<f64> {
-        let value = match (self, row.outcome.as_str()) {
-            (Measure::MsPer1000Rows, "ok") if row.rows > 0 => {
-                row.outside_ms * 1000.0 / row.rows as f64
-            }
-            (Measure::RowsPerStatement, "ok" | "refused") => row.rows_per_statement as f64,
-            _ => return None,
-        };
-        (value.is_finite() && value > 0.0).then_some(value)
-    }
-}
-
-/// One (strategy, x) point: its repeats summarized.
+/// One (line, x) point: its repeats summarized.
 #[derive(Debug, Clone, PartialEq)]
 struct Point {
     x: f64,
     median: f64,
-    min: f64,
-    max: f64,
+    /// The 95% bootstrap confidence interval of the median: the error bar.
+    low: f64,
+    high: f64,
     /// Repeats that contributed.
     repeats: usize,
 }
 
 impl Point {
-    fn of(x: f64, values: &mut [f64]) -> Option<Point> {
-        values.sort_by(f64::total_cmp);
-        let (&min, &max) = (values.first()?, values.last()?);
-        let mid = values.len() / 2;
-        let median = if values.len().is_multiple_of(2) {
-            (values[mid - 1] + values[mid]) / 2.0
-        } else {
-            values[mid]
-        };
-        Some(Point {
+    fn of(x: f64, summary: Summary) -> Point {
+        Point {
             x,
-            median,
-            min,
-            max,
-            repeats: values.len(),
-        })
+            median: summary.median,
+            low: summary.ci_low,
+            high: summary.ci_high,
+            repeats: summary.n,
+        }
     }
 }
 
-/// One strategy's line.
+/// One line of a chart.
 #[derive(Debug, Clone, PartialEq)]
 struct Series {
     strategy: Strategy,
+    /// The experiment series' label; empty for the strategy's plain line.
+    label: String,
+    /// A line of the bare SQLite baseline, drawn in grey under the others.
+    baseline: bool,
     /// Points in increasing x.
     points: Vec<Point>,
     /// x values where no repeat succeeded and at least one was refused: the strategy's wall.
     refused: Vec<f64>,
 }
 
-/// Groups `rows` by (strategy, x) into one series per strategy present, in legend order.
-/// Rows with outcome `error` never count; see [`Measure::value`] for the rest.
-fn summarize(rows: &[ResultRow], axis: Axis, measure: Measure) -> Vec<Series> {
-    #[derive(Default)]
-    struct Cell {
-        values: Vec<f64>,
-        ok: usize,
-        refused: usize,
-    }
-    let mut cells: BTreeMap<(Strategy, usize), Cell> = BTreeMap::new();
-    for row in rows {
-        let cell = cells.entry((row.strategy, axis.value(row))).or_default();
-        match row.outcome.as_str() {
-            "ok" => cell.ok += 1,
-            "refused" => cell.refused += 1,
-            _ => {}
+impl Series {
+    /// The legend's name of the line (baseline lines share one legend entry).
+    fn name(&self) -> String {
+        if self.label.is_empty() {
+            self.strategy.name().to_owned()
+        } else {
+            format!("{}, {}", self.strategy, self.label)
         }
-        cell.values.extend(measure.value(row));
     }
-    STRATEGIES
-        .into_iter()
-        .filter_map(|strategy| {
-            let mut series = Series {
-                strategy,
-                points: Vec::new(),
-                refused: Vec::new(),
-            };
-            for (&(_, x), cell) in cells.range_mut((strategy, 0)..=(strategy, usize::MAX)) {
-                let x = x as f64;
-                series.points.extend(Point::of(x, &mut cell.values));
-                if cell.ok == 0 && cell.refused > 0 {
-                    series.refused.push(x);
-                }
+}
+
+/// The series of `rows` for `measure`: one per line, the target's first (in legend order,
+/// unlabelled before labelled), then the baseline's. A point's value is the summary of its
+/// repeats' positive values (a log axis cannot show the others); rows with outcome `error` never
+/// count, see [`Measure::value`] for the rest.
+fn summarize(rows: &[ResultRow], axis: Axis, measure: Measure, target: &str) -> Vec<Series> {
+    let mut series: Vec<Series> = Vec::new();
+    for point in points(rows, axis) {
+        let baseline = point.line.target != target;
+        let position = series.iter().position(|s| {
+            s.strategy == point.line.strategy
+                && s.label == point.line.label
+                && s.baseline == baseline
+        });
+        let line = match position {
+            Some(i) => &mut series[i],
+            None => {
+                series.push(Series {
+                    strategy: point.line.strategy,
+                    label: point.line.label.clone(),
+                    baseline,
+                    points: Vec::new(),
+                    refused: Vec::new(),
+                });
+                series.last_mut().expect("just pushed")
             }
-            (!series.points.is_empty() || !series.refused.is_empty()).then_some(series)
-        })
-        .collect()
+        };
+        let positive: Vec<f64> = point
+            .values(measure)
+            .into_iter()
+            .filter(|v| *v > 0.0)
+            .collect();
+        line.points
+            .extend(Summary::of(&positive).map(|s| Point::of(point.x, s)));
+        if point.refused_only() {
+            line.refused.push(point.x);
+        }
+    }
+    series.retain(|s| !s.points.is_empty() || !s.refused.is_empty());
+    let order = |s: &Series| {
+        let strategy = STRATEGIES.iter().position(|&st| st == s.strategy);
+        (s.baseline, !s.label.is_empty(), s.label.clone(), strategy)
+    };
+    series.sort_by_key(order);
+    series
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -410,6 +436,8 @@ fn x_range(lo: f64, hi: f64, scale: Scale) -> (f64, f64) {
 struct Chart {
     /// File stem: the chart is written to `<name>.png` and `<name>.svg`.
     name: String,
+    /// One line saying what the chart shows, for summary.md.
+    caption: String,
     title: String,
     x_label: &'static str,
     y_label: &'static str,
@@ -446,51 +474,98 @@ fn chart_title(title: &str, subject: &str) -> String {
     }
 }
 
-/// Milliseconds per 1,000 rows against the axis; refused points in a band above the data.
-fn time_chart(rows: &[ResultRow], axis: Axis, title: &str) -> Result<Chart, Skip> {
-    let name = format!("time-per-1000-rows-vs-{}", axis.name());
-    let series = summarize(rows, axis, Measure::MsPer1000Rows);
-    let points = || series.iter().flat_map(|s| &s.points);
-    let Some((y_lo, y_hi)) = extent(points().flat_map(|p| [p.min, p.max])) else {
-        let count = |outcome: &str| rows.iter().filter(|r| r.outcome == outcome).count();
-        let (ok, refused) = (count("ok"), count("refused"));
-        let reason = if ok == 0 {
-            format!(
-                "no probe succeeded ({refused} refused, {} failed), so there is no time to plot",
-                rows.len() - refused,
-            )
-        } else {
-            format!("none of the {ok} successful probes wrote rows in a measurable time")
-        };
-        return Err(Skip {
-            chart: name,
-            reason,
-        });
-    };
-    let xs = series.iter().flat_map(|s| {
-        s.points
+/// The rows of one target.
+fn of_target(rows: &[ResultRow], target: &str) -> Vec<ResultRow> {
+    rows.iter()
+        .filter(|r| r.target == target)
+        .cloned()
+        .collect()
+}
+
+/// A range of an axis: `(from, to)`.
+type Span = (f64, f64);
+
+/// The y range of a log chart of `series`, from its error bars, with a band above for refusals
+/// when any series has one: `(y_range, refusal_band)`.
+fn y_range_with_band(series: &[Series]) -> Option<(Span, Option<Span>)> {
+    let (y_lo, y_hi) = extent(
+        series
             .iter()
-            .map(|p| p.x)
-            .chain(s.refused.iter().copied())
-    });
-    let x_scale = x_scale(xs.clone());
-    let (x_lo, x_hi) = extent(xs).unwrap_or((0.0, 1.0));
+            .flat_map(|s| &s.points)
+            .flat_map(|p| [p.low, p.high]),
+    )?;
     let (y_lo, y_hi) = padded(y_lo, y_hi, Scale::Log);
-    let (y_range, refusal_band) = if series.iter().any(|s| !s.refused.is_empty()) {
+    Some(if series.iter().any(|s| !s.refused.is_empty()) {
         // Extend the axis upwards so the band takes REFUSAL_BAND of its height.
         let span = (y_hi / y_lo).log10();
         let top = y_hi * 10f64.powf(span * REFUSAL_BAND / (1.0 - REFUSAL_BAND));
         ((y_lo, top), Some((y_hi, top)))
     } else {
         ((y_lo, y_hi), None)
+    })
+}
+
+/// The x scale and range of `series`, refusals included.
+fn x_axis_of(series: &[Series]) -> (Scale, (f64, f64)) {
+    let xs = series.iter().flat_map(|s| {
+        s.points
+            .iter()
+            .map(|p| p.x)
+            .chain(s.refused.iter().copied())
+    });
+    let scale = x_scale(xs.clone());
+    let (lo, hi) = extent(xs).unwrap_or((0.0, 1.0));
+    (scale, x_range(lo, hi, scale))
+}
+
+/// Why a time chart has nothing to show.
+fn nothing_succeeded(rows: &[ResultRow]) -> String {
+    let count = |outcome: &str| rows.iter().filter(|r| r.outcome == outcome).count();
+    let (ok, refused) = (count("ok"), count("refused"));
+    if ok == 0 {
+        format!(
+            "no probe succeeded ({refused} refused, {} failed), so there is no time to plot",
+            rows.len() - refused,
+        )
+    } else {
+        format!("none of the {ok} successful probes wrote rows in a measurable time")
+    }
+}
+
+/// Milliseconds per 1,000 rows against the axis; refused points in a band above the data; the
+/// baseline's lines in grey.
+fn time_chart(rows: &[ResultRow], axis: Axis, title: &str, target: &str) -> Result<Chart, Skip> {
+    let name = format!("time-per-1000-rows-vs-{}", axis.name());
+    let series = summarize(rows, axis, Measure::MsPer1000Rows, target);
+    let Some((y_range, refusal_band)) = y_range_with_band(&series) else {
+        return Err(Skip {
+            chart: name,
+            reason: nothing_succeeded(rows),
+        });
     };
+    let (x_scale, x_range) = x_axis_of(&series);
+    let mut caption = format!(
+        "Median time per 1,000 rows written (outside clock) against {}, with 95% bootstrap \
+         confidence intervals",
+        axis.label()
+    );
+    if refusal_band.is_some() {
+        caption.push_str("; crosses in the top band mark points where every repeat was refused");
+    }
+    if series.iter().any(|s| s.baseline) {
+        caption.push_str(&format!(
+            "; dashed grey lines: the same probes on {BASELINE_LABEL}, timed around its writes"
+        ));
+    }
+    caption.push('.');
     Ok(Chart {
         name,
+        caption,
         title: chart_title(title, "time per 1,000 rows"),
         x_label: axis.label(),
         y_label: "ms per 1,000 rows (outside clock)",
         x_scale,
-        x_range: x_range(x_lo, x_hi, x_scale),
+        x_range,
         y_range,
         refusal_band,
         series,
@@ -498,10 +573,21 @@ fn time_chart(rows: &[ResultRow], axis: Axis, title: &str) -> Result<Chart, Skip
     })
 }
 
-/// Rows per INSERT statement against the axis, with floor(100 / C) for the column sweep.
-fn rows_per_statement_chart(rows: &[ResultRow], axis: Axis, title: &str) -> Result<Chart, Skip> {
+/// Rows per INSERT statement against the axis, with floor(100 / C) for the column sweep. The
+/// baseline plans the same statements, so only the target's rows are drawn.
+fn rows_per_statement_chart(
+    rows: &[ResultRow],
+    axis: Axis,
+    title: &str,
+    target: &str,
+) -> Result<Chart, Skip> {
     let name = format!("rows-per-statement-vs-{}", axis.name());
-    let series = summarize(rows, axis, Measure::RowsPerStatement);
+    let series = summarize(
+        &of_target(rows, target),
+        axis,
+        Measure::RowsPerStatement,
+        target,
+    );
     let xs = || series.iter().flat_map(|s| s.points.iter().map(|p| p.x));
     let Some((x_lo, x_hi)) = extent(xs()) else {
         return Err(Skip {
@@ -523,10 +609,19 @@ fn rows_per_statement_chart(rows: &[ResultRow], axis: Axis, title: &str) -> Resu
     let reference_ys = reference
         .iter()
         .flat_map(|(curve, _)| curve.iter().map(|p| p.1));
-    let values = series.iter().flat_map(|s| &s.points).map(|p| p.max);
+    let values = series.iter().flat_map(|s| &s.points).map(|p| p.high);
     let y_hi = extent(values.chain(reference_ys)).map_or(1.0, |(_, hi)| hi);
+    let mut caption = format!(
+        "Rows per INSERT statement as planned (refused probes included) against {}",
+        axis.label()
+    );
+    if reference.is_some() {
+        caption.push_str("; dashed grey: floor(100 / C), the bound-parameter limit");
+    }
+    caption.push_str("; crosses mark points where every repeat was refused.");
     Ok(Chart {
         name,
+        caption,
         title: chart_title(title, "rows per statement"),
         x_label: axis.label(),
         y_label: "rows per INSERT statement",
@@ -536,6 +631,62 @@ fn rows_per_statement_chart(rows: &[ResultRow], axis: Axis, title: &str) -> Resu
         refusal_band: None,
         series,
         reference,
+    })
+}
+
+/// Outside − inside clock against the axis, per strategy: if it differs between strategies, a
+/// gap between them could be the instrument's. Only the target's rows: the baseline has one
+/// clock.
+fn overhead_chart(
+    rows: &[ResultRow],
+    axis: Axis,
+    title: &str,
+    target: &str,
+) -> Result<Chart, Skip> {
+    let name = format!("overhead-outside-minus-inside-ms-vs-{}", axis.name());
+    let own = of_target(rows, target);
+    let series = summarize(&own, axis, Measure::OverheadMs, target);
+    let Some((y_range, _)) = y_range_with_band(&series) else {
+        let reason = if own.iter().any(|r| r.outcome == "ok") {
+            format!(
+                "the {target} target's two clocks are one (outside = inside), so there is no \
+                 overhead to plot"
+            )
+        } else {
+            nothing_succeeded(&own)
+        };
+        return Err(Skip {
+            chart: name,
+            reason,
+        });
+    };
+    // Refusals are drawn on the time chart; here only the lines.
+    let series: Vec<Series> = series
+        .into_iter()
+        .map(|s| Series {
+            refused: Vec::new(),
+            ..s
+        })
+        .collect();
+    let (x_scale, x_range) = x_axis_of(&series);
+    Ok(Chart {
+        name,
+        caption: format!(
+            "Median outside − inside clock per probe against {}, with 95% bootstrap confidence \
+             intervals: HTTP, JSON, planning and building the statements, creating the table and \
+             counting. Lines that differ mean the outside clock adds different costs to \
+             different strategies.",
+            axis.label()
+        ),
+        title: chart_title(title, "outside − inside clock"),
+        x_label: axis.label(),
+        y_label: "outside − inside (ms per probe)",
+        x_scale,
+        x_range,
+        y_range,
+        refusal_band: None,
+        series,
+        reference: None,
     })
 }
 
@@ -1110,7 +1261,13 @@ fn fitted_title(pen: &Pen, title: &str, width: f64) -> (String, Font) {
 /// One entry of a legend.
 #[derive(Debug, Clone, PartialEq)]
 enum LegendKey {
-    Strategy(Strategy),
+    /// A line of the target: the strategy's colour and marker, dashed for a labelled series.
+    Line {
+        strategy: Strategy,
+        dashed: bool,
+    },
+    /// Every line of the bare SQLite baseline.
+    Baseline,
     Refused,
     Reference,
 }
@@ -1129,13 +1286,18 @@ fn legend_items(chart: &Chart) -> Vec<(LegendKey, String)> {
     let mut items: Vec<_> = chart
         .series
         .iter()
+        .filter(|s| !s.baseline)
         .map(|s| {
-            (
-                LegendKey::Strategy(s.strategy),
-                s.strategy.name().to_owned(),
-            )
+            let key = LegendKey::Line {
+                strategy: s.strategy,
+                dashed: !s.label.is_empty(),
+            };
+            (key, s.name())
         })
         .collect();
+    if chart.series.iter().any(|s| s.baseline) {
+        items.push((LegendKey::Baseline, BASELINE_LABEL.to_owned()));
+    }
     if chart.series.iter().any(|s| !s.refused.is_empty()) {
         items.push((LegendKey::Refused, "refused".to_owned()));
     }
@@ -1198,13 +1360,15 @@ impl Legend {
                 let line = vec![(x, cy), (x + sample, cy)];
                 let mid = (x + sample / 2, cy);
                 match key {
-                    LegendKey::Strategy(strategy) => {
+                    LegendKey::Line { strategy, dashed } => {
                         let color = strategy_color(*strategy);
-                        root.draw(&PathElement::new(line, stroke(color, LINE_PT)))
-                            .map_err(drawing_error)?;
+                        draw_line(root, line, stroke(color, LINE_PT), *dashed)?;
                         let shape = marker(strategy_shape(*strategy), (0, 0));
                         root.draw(&(EmptyElement::at(mid) + Polygon::new(shape, color.filled())))
                             .map_err(drawing_error)?;
+                    }
+                    LegendKey::Baseline => {
+                        draw_line(root, line, stroke(BASELINE, LINE_PT), true)?;
                     }
                     LegendKey::Refused => {
                         let shape = marker(Shape::Cross, (0, 0));
@@ -1228,6 +1392,26 @@ impl Legend {
         }
         Ok(())
     }
+}
+
+/// A polyline in pixels, solid or dashed.
+fn draw_line<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    points: Vec<(i32, i32)>,
+    style: ShapeStyle,
+    dashed: bool,
+) -> Result<()> {
+    if dashed {
+        root.draw(&DashedPathElement::new(
+            points,
+            px(DASH_PT.0),
+            px(DASH_PT.1),
+            style,
+        ))
+    } else {
+        root.draw(&PathElement::new(points, style))
+    }
+    .map_err(drawing_error)
 }
 
 /// An axis for plotters with our own scale, range and ticks.
@@ -1436,30 +1620,60 @@ fn draw_plot<DB: DrawingBackend>(
     }
 
     let cap = px(CAP_PT);
-    for series in &chart.series {
-        let color = strategy_color(series.strategy);
+    // The baseline first, so the target's lines are drawn over it.
+    let drawing_order = chart
+        .series
+        .iter()
+        .filter(|s| s.baseline)
+        .chain(chart.series.iter().filter(|s| !s.baseline));
+    for series in drawing_order {
+        let color = if series.baseline {
+            BASELINE
+        } else {
+            strategy_color(series.strategy)
+        };
         let thin = stroke(color, THIN_PT);
-        // Min–max over the repeats, where they differ.
-        let spread = series.points.iter().filter(|p| p.max > p.min);
+        // The median's 95% confidence interval, where it has a width.
+        let spread = series.points.iter().filter(|p| p.high > p.low);
         plot.draw_series(
             spread
                 .clone()
-                .map(|p| PathElement::new(vec![(p.x, p.min), (p.x, p.max)], thin)),
+                .map(|p| PathElement::new(vec![(p.x, p.low), (p.x, p.high)], thin)),
         )
         .map_err(drawing_error)?;
         plot.draw_series(spread.flat_map(|p| {
-            [p.min, p.max].map(|y| {
+            [p.low, p.high].map(|y| {
                 EmptyElement::at((p.x, y)) + PathElement::new(vec![(-cap, 0), (cap, 0)], thin)
             })
         }))
         .map_err(drawing_error)?;
-        plot.draw_series(LineSeries::new(
-            series.points.iter().map(|p| (p.x, p.median)),
-            stroke(color, LINE_PT),
-        ))
+        let line: Vec<(f64, f64)> = series.points.iter().map(|p| (p.x, p.median)).collect();
+        let width = if series.baseline { THIN_PT } else { LINE_PT };
+        if series.baseline || !series.label.is_empty() {
+            plot.draw_series(std::iter::once(DashedPathElement::new(
+                line,
+                px(DASH_PT.0),
+                px(DASH_PT.1),
+                stroke(color, width),
+            )))
+        } else {
+            plot.draw_series(LineSeries::new(line, stroke(color, width)))
+        }
         .map_err(drawing_error)?;
-        // A refused point gets the refusal mark instead of the strategy's marker.
-        let shape = marker(strategy_shape(series.strategy), (0, 0));
+        // A refused point gets the refusal mark instead of the strategy's marker; baseline
+        // markers are smaller, in grey.
+        let mut shape = marker(strategy_shape(series.strategy), (0, 0));
+        if series.baseline {
+            shape = shape
+                .into_iter()
+                .map(|(x, y)| {
+                    (
+                        (x as f64 * 0.7).round() as i32,
+                        (y as f64 * 0.7).round() as i32,
+                    )
+                })
+                .collect();
+        }
         let kept = series
             .points
             .iter()
@@ -1478,7 +1692,11 @@ fn draw_plot<DB: DrawingBackend>(
     });
     let count = chart.series.len() as f64;
     for (i, series) in chart.series.iter().enumerate() {
-        let color = strategy_color(series.strategy);
+        let color = if series.baseline {
+            BASELINE
+        } else {
+            strategy_color(series.strategy)
+        };
         let marks = series
             .refused
             .iter()
@@ -1581,8 +1799,6 @@ mod tests {
                 Strategy::Literal => 500,
                 Strategy::PerRow => 1,
             },
-            statements: 1,
-            d1_calls: 1,
             repeat,
             outcome: outcome.into(),
             refusal: if outcome == "refused" {
@@ -1594,20 +1810,17 @@ mod tests {
             rows_present: 500,
             inside_ms: outside_ms / 2.0,
             outside_ms,
-            d1_ms: outside_ms / 4.0,
-            error: String::new(),
-            probe_id: 0,
-            series: 0,
-            seed: 1,
-            statements_sent: 1,
-            max_statement_bytes: 100,
+            d1_ms: Some(outside_ms / 4.0),
+            overhead_ms: Some(outside_ms / 2.0),
             reconciled: outcome == "ok",
-            reconcile_note: String::new(),
+            ..crate::report::tests_support::row()
         }
     }
 
+    const LOCAL: &str = "local";
+
     #[test]
-    fn points_are_the_median_min_and_max_over_repeats() {
+    fn points_are_the_median_and_its_bootstrap_interval_over_repeats() {
         let rows = vec![
             row(Strategy::Bound, 4, 0, "ok", 10.0),
             row(Strategy::Bound, 4, 1, "ok", 30.0),
@@ -1616,32 +1829,90 @@ mod tests {
             row(Strategy::Bound, 8, 1, "ok", 40.0),
             row(Strategy::PerRow, 4, 0, "ok", 500.0),
         ];
-        let series = summarize(&rows, Axis::Columns, Measure::MsPer1000Rows);
+        let series = summarize(&rows, Axis::Columns, Measure::MsPer1000Rows, LOCAL);
         assert_eq!(series.len(), 2);
         assert_eq!(series[0].strategy, Strategy::Bound);
-        // 500 rows per probe: ms per 1,000 rows is twice the probe's time.
+        // 500 rows per probe: ms per 1,000 rows is twice the probe's time; the error bar is the
+        // median's bootstrap interval from stats.rs.
+        let at_4 = Summary::of(&[20.0, 60.0, 40.0]).unwrap();
+        let at_8 = Summary::of(&[100.0, 80.0]).unwrap();
         assert_eq!(
             series[0].points,
-            vec![
-                Point {
-                    x: 4.0,
-                    median: 40.0,
-                    min: 20.0,
-                    max: 60.0,
-                    repeats: 3
-                },
-                Point {
-                    x: 8.0,
-                    median: 90.0,
-                    min: 80.0,
-                    max: 100.0,
-                    repeats: 2
-                },
-            ]
+            vec![Point::of(4.0, at_4), Point::of(8.0, at_8)]
         );
+        assert_eq!(series[0].points[0].median, 40.0);
+        assert_eq!(series[0].points[0].repeats, 3);
+        let p = &series[0].points[0];
+        assert!(p.low <= p.median && p.median <= p.high && p.low >= 20.0 && p.high <= 60.0);
         assert_eq!(series[1].strategy, Strategy::PerRow);
         assert_eq!(series[1].points[0].median, 1000.0);
-        assert!(series.iter().all(|s| s.refused.is_empty()));
+        assert_eq!(
+            (series[1].points[0].low, series[1].points[0].high),
+            (1000.0, 1000.0),
+            "one repeat: no interval"
+        );
+        assert!(series.iter().all(|s| s.refused.is_empty() && !s.baseline));
+    }
+
+    #[test]
+    fn the_baseline_and_labelled_series_are_lines_of_their_own() {
+        let mut rows = vec![
+            row(Strategy::Literal, 4, 0, "ok", 10.0),
+            row(Strategy::Bound, 4, 0, "ok", 20.0),
+        ];
+        let mut labelled = row(Strategy::Bound, 4, 0, "ok", 30.0);
+        labelled.label = "all non-ASCII".into();
+        rows.push(labelled);
+        for strategy in [Strategy::Bound, Strategy::Literal] {
+            let mut baseline = row(strategy, 4, 0, "ok", 1.0);
+            baseline.target = BASELINE_TARGET.into();
+            rows.push(baseline);
+        }
+        let series = summarize(&rows, Axis::Columns, Measure::MsPer1000Rows, LOCAL);
+        let lines: Vec<_> = series.iter().map(|s| (s.name(), s.baseline)).collect();
+        assert_eq!(
+            lines,
+            [
+                ("bound".to_owned(), false),
+                ("literal".to_owned(), false),
+                ("bound, all non-ASCII".to_owned(), false),
+                ("bound".to_owned(), true),
+                ("literal".to_owned(), true),
+            ]
+        );
+        let chart = time_chart(&rows, Axis::Columns, "t", LOCAL).unwrap();
+        let legend: Vec<_> = legend_items(&chart).into_iter().map(|(_, l)| l).collect();
+        assert_eq!(
+            legend,
+            [
+                "bound",
+                "literal",
+                "bound, all non-ASCII",
+                "bare SQLite (baseline)"
+            ]
+        );
+        assert!(
+            chart.caption.contains("bare SQLite (baseline)"),
+            "{}",
+            chart.caption
+        );
+        // The baseline plans the same statements and has one clock: only the time chart has it.
+        let rows_chart = rows_per_statement_chart(&rows, Axis::Columns, "t", LOCAL).unwrap();
+        assert!(rows_chart.series.iter().all(|s| !s.baseline));
+        let overhead = overhead_chart(&rows, Axis::Columns, "t", LOCAL).unwrap();
+        assert!(overhead.series.iter().all(|s| !s.baseline));
+        // A run on the sqlite target itself draws its rows as the main lines.
+        let sqlite_run = summarize(
+            &rows,
+            Axis::Columns,
+            Measure::MsPer1000Rows,
+            BASELINE_TARGET,
+        );
+        assert!(
+            sqlite_run
+                .iter()
+                .any(|s| !s.baseline && s.strategy == Strategy::Literal)
+        );
     }
 
     #[test]
@@ -1658,7 +1929,7 @@ mod tests {
             row(Strategy::Literal, 32, 0, "error", 9999.0),
             row(Strategy::Bound, 32, 0, "error", 9999.0),
         ];
-        let series = summarize(&rows, Axis::Columns, Measure::MsPer1000Rows);
+        let series = summarize(&rows, Axis::Columns, Measure::MsPer1000Rows, LOCAL);
         assert_eq!(series.len(), 1, "bound had only errors: {series:?}");
         let literal = &series[0];
         let xs: Vec<_> = literal.points.iter().map(|p| p.x).collect();
@@ -1675,7 +1946,7 @@ mod tests {
             row(Strategy::Bound, 200, 0, "refused", 1.0),
             row(Strategy::Bound, 400, 0, "error", 1.0),
         ];
-        let series = summarize(&rows, Axis::Columns, Measure::RowsPerStatement);
+        let series = summarize(&rows, Axis::Columns, Measure::RowsPerStatement, LOCAL);
         let points: Vec<_> = series[0].points.iter().map(|p| (p.x, p.median)).collect();
         assert_eq!(points, [(50.0, 2.0), (200.0, 1.0)]);
         assert_eq!(series[0].refused, [200.0]);
@@ -1697,7 +1968,7 @@ mod tests {
             row(Strategy::Bound, 50, 0, "ok", 10.0),
             row(Strategy::Bound, 200, 0, "refused", 1.0),
         ];
-        let chart = time_chart(&rows, Axis::Columns, "t").unwrap();
+        let chart = time_chart(&rows, Axis::Columns, "t", LOCAL).unwrap();
         let (lo, hi) = chart.refusal_band.unwrap();
         assert!(lo > 20.0 && hi == chart.y_range.1, "{chart:?}");
         assert_eq!(chart.x_scale, Scale::Linear);
@@ -1706,27 +1977,41 @@ mod tests {
     #[test]
     fn charts_without_anything_to_plot_are_skipped_with_a_reason() {
         let refused = vec![row(Strategy::Bound, 200, 0, "refused", 1.0)];
-        let skip = time_chart(&refused, Axis::Columns, "t").unwrap_err();
+        let skip = time_chart(&refused, Axis::Columns, "t", LOCAL).unwrap_err();
         assert!(
             skip.to_string()
                 .contains("no probe succeeded (1 refused, 0 failed)")
         );
-        assert!(rows_per_statement_chart(&refused, Axis::Columns, "t").is_ok());
+        assert!(rows_per_statement_chart(&refused, Axis::Columns, "t", LOCAL).is_ok());
 
         let failed = vec![row(Strategy::Bound, 200, 0, "error", 1.0)];
-        assert!(rows_per_statement_chart(&failed, Axis::Columns, "t").is_err());
+        assert!(rows_per_statement_chart(&failed, Axis::Columns, "t", LOCAL).is_err());
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::new(dir.path().to_path_buf());
-        let err = render_run(&run, &failed, Axis::Columns, "t").unwrap_err();
+        let err = render_run(&run, &failed, Axis::Columns, "t", LOCAL).unwrap_err();
         assert!(
             format!("{err:#}").contains("no chart could be drawn"),
             "{err:#}"
         );
-        let err = render_run(&run, &[], Axis::Columns, "t").unwrap_err();
+        let err = render_run(&run, &[], Axis::Columns, "t", LOCAL).unwrap_err();
         assert!(
             format!("{err:#}").contains("the run has no rows"),
             "{err:#}"
         );
+    }
+
+    #[test]
+    fn the_overhead_chart_is_skipped_with_a_reason_when_the_target_has_one_clock() {
+        let mut rows = vec![row(Strategy::Bound, 8, 0, "ok", 10.0)];
+        rows[0].target = BASELINE_TARGET.into();
+        rows[0].inside_ms = 10.0;
+        rows[0].overhead_ms = Some(0.0);
+        let skip = overhead_chart(&rows, Axis::Columns, "t", BASELINE_TARGET).unwrap_err();
+        assert!(skip.reason.contains("two clocks are one"), "{skip}");
+        let local = vec![row(Strategy::Bound, 8, 0, "ok", 10.0)];
+        let chart = overhead_chart(&local, Axis::Columns, "t", LOCAL).unwrap();
+        assert_eq!(chart.series[0].points[0].median, 5.0);
+        assert_eq!(chart.name, "overhead-outside-minus-inside-ms-vs-columns");
     }
 
     #[test]
@@ -1735,13 +2020,13 @@ mod tests {
             row(Strategy::Bound, 1, 0, "ok", 10.0),
             row(Strategy::Bound, 200, 0, "refused", 1.0),
         ];
-        let chart = rows_per_statement_chart(&rows, Axis::Columns, "t").unwrap();
+        let chart = rows_per_statement_chart(&rows, Axis::Columns, "t", LOCAL).unwrap();
         let (curve, label) = chart.reference.unwrap();
         assert_eq!(label, "floor(100 / C)");
         assert_eq!(curve.first(), Some(&(1.0, 100.0)));
         assert_eq!(curve.last(), Some(&(100.0, 1.0)));
         assert_eq!(curve[2], (3.0, 33.0));
-        let chart = rows_per_statement_chart(&rows, Axis::RowBytes, "t").unwrap();
+        let chart = rows_per_statement_chart(&rows, Axis::RowBytes, "t", LOCAL).unwrap();
         assert!(chart.reference.is_none());
     }
 
@@ -1832,11 +2117,12 @@ mod tests {
         assert_eq!(crc32(b"IEND"), 0xae42_6082);
     }
 
-    /// A small run over both axes: each strategy, repeats, a wall of refusals.
+    /// A small run over both axes: each strategy, repeats, a wall of refusals, and the bare
+    /// SQLite baseline of bound and literal.
     fn synthetic_run(axis: Axis) -> Vec<ResultRow> {
         let xs: &[usize] = match axis {
             Axis::Columns => &[1, 2, 4, 8, 16, 32, 64, 128, 256],
-            Axis::RowBytes => &[4, 6, 8, 10, 12],
+            _ => &[4, 6, 8, 10, 12],
         };
         let mut rows = Vec::new();
         for &x in xs {
@@ -1854,6 +2140,15 @@ mod tests {
                     if axis == Axis::RowBytes {
                         r.columns = 4;
                         r.row_bytes = x * 100;
+                    }
+                    if strategy != Strategy::PerRow {
+                        let mut baseline = r.clone();
+                        baseline.target = BASELINE_TARGET.into();
+                        baseline.outside_ms /= 20.0;
+                        baseline.inside_ms = baseline.outside_ms;
+                        baseline.overhead_ms = Some(0.0);
+                        baseline.d1_ms = None;
+                        rows.push(baseline);
                     }
                     rows.push(r);
                 }
@@ -1879,15 +2174,25 @@ mod tests {
         for axis in [Axis::Columns, Axis::RowBytes] {
             let run = RunDir::new(dir.path().join(axis.name()));
             std::fs::create_dir_all(&run.path).unwrap();
-            let written = render_run(&run, &synthetic_run(axis), axis, "synthetic").unwrap();
-            let mut expected = Vec::new();
-            for chart in ["time-per-1000-rows-vs", "rows-per-statement-vs"] {
-                for ext in ["png", "svg"] {
-                    expected.push(run.chart(&format!("{chart}-{}", axis.name()), ext));
-                }
+            let drawn = render_run(&run, &synthetic_run(axis), axis, "synthetic", LOCAL).unwrap();
+            let names: Vec<_> = drawn.iter().map(|d| d.name.clone()).collect();
+            assert_eq!(
+                names,
+                [
+                    "time-per-1000-rows-vs",
+                    "rows-per-statement-vs",
+                    "overhead-outside-minus-inside-ms-vs"
+                ]
+                .map(|chart| format!("{chart}-{}", axis.name()))
+            );
+            for chart in &drawn {
+                assert!(chart.caption.ends_with('.'), "{}", chart.caption);
+                assert_eq!(
+                    chart.files,
+                    [run.chart(&chart.name, "png"), run.chart(&chart.name, "svg")]
+                );
             }
-            assert_eq!(written, expected);
-            for path in &written {
+            for path in drawn.iter().flat_map(|d| &d.files) {
                 let bytes = std::fs::read(path).unwrap();
                 if path.extension().unwrap() == "png" {
                     assert!(bytes.starts_with(&PNG_SIGNATURE), "{}", path.display());
@@ -1908,9 +2213,23 @@ mod tests {
                             path.display()
                         );
                     }
-                    // Only the column sweep has refusals (bound above 100 columns).
+                    let is_time = path.to_string_lossy().contains("time-per-1000-rows");
+                    assert_eq!(
+                        texts.contains(&"bare SQLite (baseline)"),
+                        is_time,
+                        "the baseline belongs on the time chart only: {}",
+                        path.display()
+                    );
+                    // Only the column sweep has refusals (bound above 100 columns); the overhead
+                    // chart leaves them to the time chart.
                     let refused = texts.contains(&"refused");
-                    assert_eq!(refused, axis == Axis::Columns, "{}", path.display());
+                    let overhead = path.to_string_lossy().contains("overhead");
+                    assert_eq!(
+                        refused,
+                        axis == Axis::Columns && !overhead,
+                        "{}",
+                        path.display()
+                    );
                     assert!(!texts.contains(&""), "empty text in {}", path.display());
                 }
             }

@@ -28,6 +28,13 @@ pub struct RunInfo {
     pub experiment: String,
     pub profile: String,
     pub target: String,
+    /// The target the same probes also ran on as the reference line (`sqlite`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    /// Set when the run corrupted every probe's table on purpose (`--debug-corrupt`): its
+    /// results are a test of the harness, not measurements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debug_corrupt: Option<String>,
     /// `running`, `complete`, `invalid` (a probe did not reconcile), `failed` or `interrupted`.
     pub status: String,
     /// UTC, RFC 3339.
@@ -65,6 +72,9 @@ pub struct Versions {
     pub worker_crate: String,
     pub wrangler: String,
     pub workerd: String,
+    /// The SQLite bundled into the xtask: the sqlite target's and the baseline's.
+    #[serde(default)]
+    pub sqlite: String,
     pub rustc: String,
 }
 
@@ -216,6 +226,8 @@ mod tests {
                 experiment: "column-sweep".into(),
                 profile: "smoke".into(),
                 target: "local".into(),
+                baseline: Some("sqlite".into()),
+                debug_corrupt: None,
                 status: "complete".into(),
                 started: "2026-11-29T23:55:02Z".into(),
                 ended: None,

@@ -1,5 +1,6 @@
-//! What a run leaves on disk: `results.csv` (one row per probe, flushed as it completes) and
-//! `run.toml` (provenance and the reconciliation totals). Paths are computed in [`RunDir`].
+//! What a run leaves on disk: `results.csv` (one row per probe, flushed as it completes),
+//! `run.toml` (provenance and the reconciliation totals), `summary.csv`, `summary.md` and the
+//! charts. Paths are computed in [`RunDir`].
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,12 @@ impl RunDir {
     pub fn run_toml(&self) -> PathBuf {
         self.path.join("run.toml")
     }
+    pub fn summary_csv(&self) -> PathBuf {
+        self.path.join("summary.csv")
+    }
+    pub fn summary_md(&self) -> PathBuf {
+        self.path.join("summary.md")
+    }
     /// A chart file: `<name>.<extension>` in the run directory.
     pub fn chart(&self, name: &str, extension: &str) -> PathBuf {
         self.path.join(format!("{name}.{extension}"))
@@ -36,6 +43,9 @@ impl RunDir {
 pub enum Axis {
     Columns,
     RowBytes,
+    EscapeShare,
+    NonAsciiShare,
+    Indexes,
 }
 
 impl Axis {
@@ -44,6 +54,9 @@ impl Axis {
         match self {
             Axis::Columns => "columns",
             Axis::RowBytes => "row-bytes",
+            Axis::EscapeShare => "escape-share",
+            Axis::NonAsciiShare => "non-ascii-share",
+            Axis::Indexes => "indexes",
         }
     }
 
@@ -52,14 +65,39 @@ impl Axis {
         match self {
             Axis::Columns => "columns per row",
             Axis::RowBytes => "row size (bytes)",
+            Axis::EscapeShare => "share of text values needing escapes (0-1)",
+            Axis::NonAsciiShare => "share of non-ASCII text values (0-1)",
+            Axis::Indexes => "secondary indexes on the table",
         }
     }
 
     /// This axis's value in a result row.
-    pub fn value(self, row: &ResultRow) -> usize {
+    pub fn value(self, row: &ResultRow) -> f64 {
         match self {
-            Axis::Columns => row.columns,
-            Axis::RowBytes => row.row_bytes,
+            Axis::Columns => row.columns as f64,
+            Axis::RowBytes => row.row_bytes as f64,
+            Axis::EscapeShare => row.escape_share,
+            Axis::NonAsciiShare => row.non_ascii_share,
+            Axis::Indexes => row.indexes as f64,
+        }
+    }
+
+    /// This axis's value in a probe.
+    pub fn of_probe(self, probe: &ProbeRequest) -> f64 {
+        match self {
+            Axis::Columns => probe.columns as f64,
+            Axis::RowBytes => probe.row_bytes as f64,
+            Axis::EscapeShare => probe.text.escape_share,
+            Axis::NonAsciiShare => probe.text.non_ascii_share,
+            Axis::Indexes => probe.indexes as f64,
+        }
+    }
+
+    /// This axis's value as a table shows it.
+    pub fn format(self, value: f64) -> String {
+        match self {
+            Axis::EscapeShare | Axis::NonAsciiShare => format!("{value}"),
+            _ => format!("{}", value as u64),
         }
     }
 }
@@ -98,8 +136,9 @@ pub struct ResultRow {
     pub inside_ms: f64,
     /// Milliseconds on the xtask's clock around the whole HTTP request (authoritative).
     pub outside_ms: f64,
-    /// Milliseconds D1 reported (`meta.duration`), summed over the INSERTs.
-    pub d1_ms: f64,
+    /// Milliseconds D1 reported (`meta.duration`), summed over the INSERTs; empty for the sqlite
+    /// target, which has no D1.
+    pub d1_ms: Option<f64>,
     /// D1's error text or the harness's, verbatim; empty when none.
     pub error: String,
     /// Probe number within the run; names the probe's table.
@@ -116,6 +155,25 @@ pub struct ResultRow {
     pub reconciled: bool,
     /// Why the probe did not reconcile; empty when it did.
     pub reconcile_note: String,
+    /// The experiment series' label (empty when it has none): tells apart lines of one strategy.
+    pub label: String,
+    /// Share (0 to 1) of text values generated with characters that need escaping.
+    pub escape_share: f64,
+    /// Share (0 to 1) of text values generated with multi-byte characters.
+    pub non_ascii_share: f64,
+    /// Secondary indexes on the probe's table.
+    pub indexes: usize,
+    /// `outside_ms − inside_ms`: what the outside clock sees beyond the writes (HTTP, JSON,
+    /// planning and building the statements, creating the table, counting); empty when the
+    /// request failed.
+    pub overhead_ms: Option<f64>,
+    /// The content checksum the host computed from the generator for the rows that must be
+    /// present (see `d1bench_core::checksum`).
+    pub checksum_expected: String,
+    /// The content checksum the target computed in SQL; empty when it could not.
+    pub checksum_present: String,
+    /// Whether the two checksums are equal.
+    pub checksum_equal: bool,
 }
 
 impl ResultRow {
@@ -149,7 +207,7 @@ impl ResultRow {
             rows_present: result.rows_present,
             inside_ms: result.inside_ms,
             outside_ms,
-            d1_ms: result.d1_ms,
+            d1_ms: Some(result.d1_ms),
             error: result.error.clone().unwrap_or_default(),
             probe_id: probe.probe_id,
             series,
@@ -158,6 +216,14 @@ impl ResultRow {
             max_statement_bytes: result.max_statement_bytes,
             reconciled: false,
             reconcile_note: String::new(),
+            label: String::new(),
+            escape_share: probe.text.escape_share,
+            non_ascii_share: probe.text.non_ascii_share,
+            indexes: probe.indexes,
+            overhead_ms: Some(outside_ms - result.inside_ms),
+            checksum_expected: String::new(),
+            checksum_present: String::new(),
+            checksum_equal: false,
         }
     }
 
@@ -189,7 +255,7 @@ impl ResultRow {
             rows_present: 0,
             inside_ms: 0.0,
             outside_ms,
-            d1_ms: 0.0,
+            d1_ms: None,
             error,
             probe_id: probe.probe_id,
             series,
@@ -198,11 +264,19 @@ impl ResultRow {
             max_statement_bytes: 0,
             reconciled: false,
             reconcile_note: "the request failed: no result to reconcile".to_owned(),
+            label: String::new(),
+            escape_share: probe.text.escape_share,
+            non_ascii_share: probe.text.non_ascii_share,
+            indexes: probe.indexes,
+            overhead_ms: None,
+            checksum_expected: String::new(),
+            checksum_present: String::new(),
+            checksum_equal: false,
         }
     }
 }
 
-/// Appends rows to `results.csv`, flushing after each so a crash loses nothing measured.
+/// Writes rows to `results.csv`, flushing after each so a crash loses nothing measured.
 pub struct ResultsWriter {
     writer: csv::Writer<File>,
     path: PathBuf,
@@ -258,6 +332,8 @@ mod tests {
             seed: 1,
             rows_per_statement: None,
             text: TextMix::default(),
+            indexes: 0,
+            debug_corrupt: None,
         }
     }
 
@@ -324,10 +400,24 @@ mod tests {
             .unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         let header = text.lines().next().unwrap();
-        assert!(header.starts_with(
+        assert_eq!(
+            header,
             "experiment,target,strategy,columns,row_bytes,rows,rows_per_statement,statements,d1_calls,repeat,\
-             outcome,refusal,rows_expected,rows_present,inside_ms,outside_ms,d1_ms,error"
-        ));
+             outcome,refusal,rows_expected,rows_present,inside_ms,outside_ms,d1_ms,error,\
+             probe_id,series,seed,statements_sent,max_statement_bytes,reconciled,reconcile_note,\
+             label,escape_share,non_ascii_share,indexes,overhead_ms,\
+             checksum_expected,checksum_present,checksum_equal"
+        );
+    }
+
+    #[test]
+    fn overhead_is_outside_minus_inside_and_absent_without_a_result() {
+        let row = ResultRow::measured("e", "local", 0, 0, &probe(), &result(), 7.5);
+        assert_eq!(row.overhead_ms, Some(5.5));
+        let failed =
+            ResultRow::harness_failure("e", "local", 0, 0, &probe(), 7.5, "HTTP 500".into());
+        assert_eq!(failed.overhead_ms, None);
+        assert_eq!(failed.d1_ms, None);
     }
 
     #[test]
@@ -366,7 +456,7 @@ pub mod tests_support {
             rows_present: 100,
             inside_ms: 5.0,
             outside_ms: 9.0,
-            d1_ms: 2.0,
+            d1_ms: Some(2.0),
             error: String::new(),
             probe_id: 1,
             series: 0,
@@ -375,6 +465,14 @@ pub mod tests_support {
             max_statement_bytes: 200,
             reconciled: true,
             reconcile_note: String::new(),
+            label: String::new(),
+            escape_share: 0.0,
+            non_ascii_share: 0.0,
+            indexes: 0,
+            overhead_ms: Some(4.0),
+            checksum_expected: "100:1:2:3:4:5:6:0".into(),
+            checksum_present: "100:1:2:3:4:5:6:0".into(),
+            checksum_equal: true,
         }
     }
 }

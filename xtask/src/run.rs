@@ -1,28 +1,31 @@
 //! `cargo xtask run`: the pipeline from an experiment file to a run directory.
 //!
 //! load and validate the experiment → install tools, build the Worker → start the target →
-//! send every probe (results.csv flushed after each) → stop the target → run.toml, charts,
-//! summary. Bad input fails before anything starts; once probes run, whatever happens, what
-//! was measured stays on disk and run.toml says how the run ended.
+//! send every probe, verify and reconcile it (results.csv flushed after each) → stop the target
+//! → the same probes on the bare-SQLite baseline → run.toml, summary.csv, charts, summary.md.
+//! Bad input fails before anything starts; once probes run, whatever happens, what was
+//! measured stays on disk and run.toml says how the run ended.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
-use d1bench_core::sql;
+use anyhow::{Context, Result, anyhow, bail};
+use clap::ValueEnum;
+use d1bench_core::{Corruption, sql};
 use indicatif::{ProgressBar, ProgressStyle};
 use xshell::Shell;
 
-use crate::client::WorkerClient;
 use crate::experiment::{Experiment, PlannedProbe};
-use crate::flags::{self, TargetKind};
+use crate::flags::{self, DebugCorruption, TargetKind};
 use crate::local::LocalWorker;
 use crate::paths::Paths;
 use crate::provenance::{self, ExperimentInfo, RunInfo, RunRecord, Versions};
-use crate::reconcile::{self, Totals};
+use crate::reconcile::{self, ContentCheck, Totals};
 use crate::report::{ResultRow, ResultsWriter, RunDir};
-use crate::{plot, procs, summary, toolchain};
+use crate::sqlite::SqliteTarget;
+use crate::target::ProbeTarget;
+use crate::{plot, points, procs, sqlite, summary, toolchain};
 
 /// Longest a single probe request may take before it is recorded as failed.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(300);
@@ -31,10 +34,21 @@ impl flags::Run {
     pub fn run(self, sh: &Shell, paths: &Paths) -> Result<()> {
         let experiment = Experiment::load(&paths.experiments(), &self.experiment)?;
         let (profile_name, profile) = experiment.profile(self.profile.as_deref())?;
-        let probes = experiment.probes(profile);
+        let mut probes = experiment.probes(profile);
+        if let Some(kind) = self.debug_corrupt {
+            corrupt_every_probe(&mut probes, kind)?;
+        }
+        let baseline =
+            (self.target != TargetKind::Sqlite && !self.no_baseline).then_some(TargetKind::Sqlite);
 
-        let tools = toolchain::ensure(sh, paths)?;
-        tools.build_worker(sh, paths)?;
+        let tools = match self.target {
+            TargetKind::Local => {
+                let tools = toolchain::ensure(sh, paths)?;
+                tools.build_worker(sh, paths)?;
+                Some(tools)
+            }
+            TargetKind::Sqlite => None,
+        };
 
         let out = self
             .out
@@ -52,6 +66,11 @@ impl flags::Run {
                 experiment: experiment.name.clone(),
                 profile: profile_name.to_owned(),
                 target: self.target.name().to_owned(),
+                baseline: baseline.map(|b| b.name().to_owned()),
+                debug_corrupt: self
+                    .debug_corrupt
+                    .and_then(|k| k.to_possible_value())
+                    .map(|v| v.get_name().to_owned()),
                 status: "running".into(),
                 started,
                 ended: None,
@@ -69,22 +88,43 @@ impl flags::Run {
                 x_axis: experiment.file.x_axis,
             },
             git: provenance::git(sh),
-            versions: versions(sh, paths),
+            versions: versions(sh, paths, self.target),
             machine: provenance::machine(),
             reconciliation: None,
         };
         record.write(&run_dir.run_toml())?;
         eprintln!("run directory: {}", run_dir.path.display());
 
-        let measured = measure_on_target(
-            self.target,
-            paths,
-            &tools,
-            &experiment,
-            &probes,
-            &run_dir,
-            &mut record,
-        );
+        let measured = (|| {
+            let mut writer = ResultsWriter::create(&run_dir.results_csv())?;
+            let mut totals = measure_on_target(
+                self.target,
+                paths,
+                tools.as_ref(),
+                &experiment,
+                &probes,
+                &mut writer,
+                &run_dir,
+                &mut record,
+            )?;
+            if let Some(baseline) = baseline {
+                eprintln!(
+                    "the same probes on the baseline: bare SQLite in-process (not D1), D1's limits applied"
+                );
+                let on_baseline = measure_on_target(
+                    baseline,
+                    paths,
+                    tools.as_ref(),
+                    &experiment,
+                    &probes,
+                    &mut writer,
+                    &run_dir,
+                    &mut record,
+                )?;
+                totals = totals.merged(&on_baseline);
+            }
+            Ok::<_, anyhow::Error>(totals)
+        })();
         record.run.ended = Some(provenance::utc_now().0);
         match &measured {
             Ok(totals) => {
@@ -110,10 +150,11 @@ impl flags::Run {
         let totals = measured?;
 
         finish(&run_dir, &record)?;
-        println!("{}", totals.line());
+        println!("reconciliation: {}", totals.line());
         if !totals.all_reconciled() {
             bail!(
-                "the run is invalid: rows present differ from rows acknowledged (see `reconcile_note` in {})",
+                "the run is INVALID: the rows present or their content differ from what was sent \
+                 (see `reconcile_note` in {}); everything measured is kept",
                 run_dir.results_csv().display()
             );
         }
@@ -121,18 +162,44 @@ impl flags::Run {
     }
 }
 
+/// Sets `--debug-corrupt` on every probe, checking that each can take it.
+fn corrupt_every_probe(probes: &mut [PlannedProbe], kind: DebugCorruption) -> Result<()> {
+    let corruption = match kind {
+        DebugCorruption::TextByte => Corruption::TextByte,
+        DebugCorruption::Integer => Corruption::Integer,
+    };
+    eprintln!(
+        "--debug-corrupt {}: one row of every probe's table is changed after its writes; this run will be invalid",
+        corruption.name()
+    );
+    for planned in probes {
+        planned.request.debug_corrupt = Some(corruption);
+        planned.request.validate().map_err(|e| {
+            anyhow!(
+                "--debug-corrupt {} cannot apply to probe {}: {e}",
+                corruption.name(),
+                planned.request.probe_id
+            )
+        })?;
+    }
+    Ok(())
+}
+
 /// Starts the target, measures every probe, stops the target (on every path: drop).
+#[allow(clippy::too_many_arguments)]
 fn measure_on_target(
     target: TargetKind,
     paths: &Paths,
-    tools: &toolchain::Toolchain,
+    tools: Option<&toolchain::Toolchain>,
     experiment: &Experiment,
     probes: &[PlannedProbe],
+    writer: &mut ResultsWriter,
     run_dir: &RunDir,
     record: &mut RunRecord,
 ) -> Result<Totals> {
     match target {
         TargetKind::Local => {
+            let tools = tools.context("the local target needs the Worker's toolchain")?;
             eprintln!("starting wrangler dev (workerd with a local D1)");
             let worker = LocalWorker::start(paths, tools, PROBE_TIMEOUT)?;
             record.versions.worker = format!("{} {}", worker.health.name, worker.health.version);
@@ -142,85 +209,145 @@ fn measure_on_target(
                 &experiment.name,
                 target.name(),
                 probes,
-                run_dir,
+                writer,
             );
             worker.stop();
             totals
         }
+        TargetKind::Sqlite => {
+            let db = SqliteTarget::open()?;
+            measure(&db, &experiment.name, target.name(), probes, writer)
+        }
     }
 }
 
-/// Sends every probe in order, reconciles it, and appends it to results.csv.
+/// Sends every probe in order, verifies and reconciles it, and appends the measured ones to
+/// results.csv (warm-ups are reconciled, not recorded).
 pub fn measure(
-    client: &WorkerClient,
+    target: &dyn ProbeTarget,
     experiment: &str,
-    target: &str,
+    target_name: &str,
     probes: &[PlannedProbe],
-    run_dir: &RunDir,
+    writer: &mut ResultsWriter,
 ) -> Result<Totals> {
-    let mut writer = ResultsWriter::create(&run_dir.results_csv())?;
-    let progress = Progress::new(probes.len());
+    let progress = Progress::new(probes.len(), target_name);
     let mut totals = Totals::default();
     for (done, planned) in probes.iter().enumerate() {
         if procs::interrupted() {
             progress.finish();
             bail!("interrupted after {done} of {} probes", probes.len());
         }
-        let probe = &planned.request;
-        let timed = client.probe(probe);
+        let mut row = measure_one(target, experiment, target_name, planned);
         if procs::interrupted() {
             // The target was stopped under this probe: its failure is the interrupt's, not D1's.
             continue;
         }
-        let mut row = match &timed.result {
-            Ok(result) => {
-                let mut row = ResultRow::measured(
-                    experiment,
-                    target,
-                    planned.series,
-                    planned.repeat,
-                    probe,
-                    result,
-                    timed.outside_ms,
-                );
-                match reconcile::check(probe, &sql::plan(probe), result) {
-                    Ok(()) => row.reconciled = true,
-                    Err(note) => row.reconcile_note = note,
-                }
-                row
-            }
-            Err(error) => ResultRow::harness_failure(
-                experiment,
-                target,
-                planned.series,
-                planned.repeat,
-                probe,
-                timed.outside_ms,
-                error.clone(),
-            ),
-        };
         row.error = row.error.replace('\n', " ");
-        writer.append(&row)?;
-        totals.add(&row);
-        progress.probe_done(&row);
+        if planned.warmup {
+            totals.add_warmup(row.reconciled);
+            if !row.reconciled {
+                progress.warn(&format!(
+                    "warm-up probe {} did NOT reconcile: {}",
+                    row.probe_id, row.reconcile_note
+                ));
+            }
+        } else {
+            writer.append(&row)?;
+            totals.add(&row);
+        }
+        progress.probe_done(&row, planned.warmup);
     }
     progress.finish();
     Ok(totals)
 }
 
-/// Charts and the printed summary, from what is on disk.
+/// One probe: performed, verified, reconciled against the host's plan and checksum.
+fn measure_one(
+    target: &dyn ProbeTarget,
+    experiment: &str,
+    target_name: &str,
+    planned: &PlannedProbe,
+) -> ResultRow {
+    let probe = &planned.request;
+    let timed = target.probe(probe);
+    let mut row = match &timed.result {
+        Ok(result) => {
+            let mut row = ResultRow::measured(
+                experiment,
+                target_name,
+                planned.series,
+                planned.repeat,
+                probe,
+                result,
+                timed.outside_ms,
+            );
+            if !target.has_d1_clock() {
+                row.d1_ms = None;
+            }
+            let content = ContentCheck::of(probe, result, target.verify(probe));
+            row.checksum_expected = content.expected.to_string();
+            row.checksum_present = content
+                .present
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            row.checksum_equal = content.equal();
+            let problems: Vec<String> = reconcile::check(probe, &sql::plan(probe), result)
+                .err()
+                .into_iter()
+                .chain(content.problem())
+                .collect();
+            row.reconciled = problems.is_empty();
+            row.reconcile_note = problems.join("; ");
+            row
+        }
+        Err(error) => ResultRow::harness_failure(
+            experiment,
+            target_name,
+            planned.series,
+            planned.repeat,
+            probe,
+            timed.outside_ms,
+            error.clone(),
+        ),
+    };
+    row.label = planned.label.clone();
+    row
+}
+
+/// Everything written from results.csv and run.toml: summary.csv, the charts, summary.md; and
+/// the summary printed.
 fn finish(run_dir: &RunDir, record: &RunRecord) -> Result<()> {
     let rows = crate::report::read_results(&run_dir.results_csv())?;
+    let axis = record.experiment.x_axis;
+    let target = record.run.target.as_str();
+    let csv = points::summary_csv(&rows, axis)?;
+    std::fs::write(run_dir.summary_csv(), csv)
+        .with_context(|| format!("cannot write {}", run_dir.summary_csv().display()))?;
     let title = format!(
         "{} ({}, {})",
         record.run.experiment, record.run.target, record.run.profile
     );
-    let charts = plot::render_run(run_dir, &rows, record.experiment.x_axis, &title)?;
-    print!("{}", summary::table(&rows, record.experiment.x_axis));
-    for chart in charts {
-        println!("chart: {}", chart.display());
+    let charts = plot::render_run(run_dir, &rows, axis, &title, target)?;
+    std::fs::write(
+        run_dir.summary_md(),
+        summary::markdown(record, &rows, &charts),
+    )
+    .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
+
+    println!("median time per 1,000 rows on {target} (outside clock, 95% interval):");
+    print!("{}", summary::ratio_table(&rows, axis, target));
+    if let Some(table) = summary::baseline_table(&rows, axis, target) {
+        println!("{target} ÷ bare SQLite:");
+        print!("{table}");
+    }
+    for chart in &charts {
+        for file in &chart.files {
+            println!("chart: {}", file.display());
+        }
     }
     println!("results: {}", run_dir.results_csv().display());
+    println!("summary: {}", run_dir.summary_md().display());
     Ok(())
 }
 
@@ -253,11 +380,16 @@ fn create_run_dir(out: &std::path::Path, target: TargetKind) -> Result<RunDir> {
     unreachable!("some attempt number is free")
 }
 
-fn versions(sh: &Shell, paths: &Paths) -> Versions {
+fn versions(sh: &Shell, paths: &Paths, target: TargetKind) -> Versions {
     let modules = paths.node_modules();
     Versions {
         d1bench: env!("CARGO_PKG_VERSION").into(),
-        worker: "not started".into(),
+        worker: match target {
+            TargetKind::Local => "not started",
+            TargetKind::Sqlite => "not used (sqlite target)",
+        }
+        .into(),
+        sqlite: sqlite::version(),
         worker_crate: toolchain::locked_version(&paths.root.join("Cargo.lock"), "worker")
             .unwrap_or_else(|_| "unknown".into()),
         wrangler: provenance::npm_package_version(&modules.join("wrangler/package.json")),
@@ -273,11 +405,12 @@ fn versions(sh: &Shell, paths: &Paths) -> Versions {
 struct Progress {
     bar: Option<ProgressBar>,
     total: usize,
+    target: String,
     done: std::cell::Cell<usize>,
 }
 
 impl Progress {
-    fn new(total: usize) -> Self {
+    fn new(total: usize, target: &str) -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::new(total as u64);
             bar.set_style(
@@ -291,17 +424,34 @@ impl Progress {
         Progress {
             bar,
             total,
+            target: target.to_owned(),
             done: std::cell::Cell::new(0),
         }
     }
 
-    fn probe_done(&self, row: &ResultRow) {
+    fn warn(&self, message: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(format!("warning: {message}")),
+            None => eprintln!("warning: {message}"),
+        }
+    }
+
+    fn probe_done(&self, row: &ResultRow, warmup: bool) {
         self.done.set(self.done.get() + 1);
         let line = format!(
-            "{} C={} bytes={} rep {}: {} {:.1} ms{}",
+            "{} {}{} C={} bytes={} esc={} idx={} {} {}: {} {:.1} ms{}",
+            self.target,
             row.strategy,
+            if row.label.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", row.label)
+            },
             row.columns,
             row.row_bytes,
+            row.escape_share,
+            row.indexes,
+            if warmup { "warm-up" } else { "rep" },
             row.repeat,
             if row.refusal.is_empty() {
                 row.outcome.clone()
