@@ -1,9 +1,12 @@
 //! End to end, for real: builds the Worker, starts wrangler dev (workerd + local D1), runs the
-//! column sweep's smoke profile through the xtask binary and checks what it left on disk; then
-//! interrupts a run mid-way and checks that wrangler stopped and the measured rows stayed.
+//! column sweep's smoke profile (with its bare-SQLite baseline) through the xtask binary and
+//! checks what it left on disk; runs the row-size sweep's smoke profile and checks that literal
+//! SQL hits its wall; runs with one row of every probe corrupted on purpose and checks that the
+//! run is caught and marked invalid; then interrupts a run mid-way and checks that wrangler
+//! stopped and the measured rows stayed.
 //!
-//! One test function on purpose: the two runs must not overlap (both start wrangler, and the
-//! second checks that no wrangler of its own survived).
+//! One test function on purpose: the runs must not overlap (each starts wrangler, and the last
+//! checks that no wrangler of its own survived).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -92,25 +95,84 @@ fn live_members(pgid: i32) -> Vec<String> {
     members
 }
 
+fn ms(row: &std::collections::HashMap<String, String>, key: &str) -> f64 {
+    row[key]
+        .parse()
+        .unwrap_or_else(|_| panic!("{key} = {:?} is not a time", row[key]))
+}
+
+/// Runs `cargo xtask run <args> --out <out>`; its exit status.
+fn xtask_run(args: &[&str], out: &Path) -> std::process::ExitStatus {
+    Command::new(XTASK)
+        .arg("run")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .current_dir(project_root())
+        .status()
+        .unwrap()
+}
+
+fn run_record(dir: &Path) -> toml::Table {
+    std::fs::read_to_string(dir.join("run.toml"))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Every PNG in `dir` is a real PNG with its SVG next to it; the PNGs' file names.
+fn charts_are_drawn(dir: &Path) -> Vec<String> {
+    let pngs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    assert!(!pngs.is_empty(), "no PNG chart in {}", dir.display());
+    for png in &pngs {
+        let bytes = std::fs::read(png).unwrap();
+        assert!(
+            bytes.len() > 1_000 && bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+            "{} is not a real PNG",
+            png.display()
+        );
+        let svg = std::fs::read_to_string(png.with_extension("svg")).unwrap();
+        assert!(svg.contains("<svg"), "{} has no SVG", png.display());
+    }
+    pngs.iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect()
+}
+
 #[test]
-fn column_sweep_smoke_runs_for_real_and_an_interrupt_stops_everything() {
+fn smoke_runs_for_real_reach_the_wall_catch_a_corrupted_row_and_an_interrupt_stops_everything() {
     smoke_run_reconciles_and_draws();
+    row_size_smoke_reaches_literals_wall();
+    a_corrupted_row_is_caught_and_the_run_is_invalid();
     interrupt_stops_wrangler_and_keeps_results();
 }
 
 fn smoke_run_reconciles_and_draws() {
     let out = tempfile::tempdir().unwrap();
-    let status = Command::new(XTASK)
-        .args(["run", "column-sweep", "--profile", "smoke", "--out"])
-        .arg(out.path())
-        .current_dir(project_root())
-        .status()
-        .unwrap();
+    let status = xtask_run(&["column-sweep", "--profile", "smoke"], out.path());
     assert!(status.success(), "the smoke run failed: {status}");
     let dir = run_dir(out.path());
 
-    let rows = read_csv(&dir.join("results.csv"));
+    let all = read_csv(&dir.join("results.csv"));
+    let (rows, baseline): (Vec<_>, Vec<_>) = all.iter().partition(|r| r["target"] == "local");
     assert!(rows.len() >= 10, "only {} probes", rows.len());
+    assert_eq!(
+        baseline.len(),
+        rows.len(),
+        "the baseline runs the same probes"
+    );
+    for row in &baseline {
+        assert_eq!(row["target"], "sqlite", "{row:?}");
+        assert_eq!(row["outcome"], "ok", "{row:?}");
+        assert_eq!(row["reconciled"], "true", "{row:?}");
+        assert_eq!(row["checksum_equal"], "true", "{row:?}");
+        assert_eq!(row["d1_ms"], "", "bare SQLite has no D1 clock: {row:?}");
+        assert_eq!(ms(row, "outside_ms"), ms(row, "inside_ms"), "one clock");
+    }
     for row in &rows {
         assert_eq!(row["outcome"], "ok", "{row:?}");
         assert_eq!(row["reconciled"], "true", "{row:?}");
@@ -120,11 +182,23 @@ fn smoke_run_reconciles_and_draws() {
             "{row:?}"
         );
         assert_eq!(num(row, "rows_expected"), num(row, "rows"), "{row:?}");
-        let outside: f64 = row["outside_ms"].parse().unwrap();
-        let inside: f64 = row["inside_ms"].parse().unwrap();
+        // Content: the checksum D1 computed equals the host's, and counts the rows sent.
+        assert_eq!(row["checksum_equal"], "true", "{row:?}");
+        assert_eq!(row["checksum_present"], row["checksum_expected"], "{row:?}");
+        assert!(
+            row["checksum_present"].starts_with(&format!("{}:", row["rows"])),
+            "{row:?}"
+        );
+        let outside = ms(row, "outside_ms");
+        let inside = ms(row, "inside_ms");
         assert!(
             outside > 0.0 && outside >= inside,
             "outside {outside} ms < inside {inside} ms"
+        );
+        assert!(ms(row, "d1_ms") >= 0.0, "{row:?}");
+        assert!(
+            (ms(row, "overhead_ms") - (outside - inside)).abs() < 1e-6,
+            "{row:?}"
         );
         let columns = num(row, "columns");
         match row["strategy"].as_str() {
@@ -151,14 +225,20 @@ fn smoke_run_reconciles_and_draws() {
         );
     }
 
-    let record: toml::Table = std::fs::read_to_string(dir.join("run.toml"))
-        .unwrap()
-        .parse()
-        .unwrap();
+    let record = run_record(&dir);
     assert_eq!(record["run"]["status"].as_str(), Some("complete"));
+    assert_eq!(record["run"]["baseline"].as_str(), Some("sqlite"));
+    let totals = &record["reconciliation"];
+    assert_eq!(totals["probes"].as_integer(), Some(all.len() as i64));
     assert_eq!(
-        record["reconciliation"]["probes"].as_integer(),
-        Some(rows.len() as i64)
+        totals["checksums_equal"].as_integer(),
+        Some(all.len() as i64)
+    );
+    // One warm-up per point, reconciled but not recorded.
+    assert_eq!(totals["warmups"].as_integer(), Some(all.len() as i64));
+    assert_eq!(
+        totals["warmups_reconciled"].as_integer(),
+        Some(all.len() as i64)
     );
     assert_eq!(
         record["versions"]["wrangler"]
@@ -167,27 +247,193 @@ fn smoke_run_reconciles_and_draws() {
         Some(true)
     );
 
-    let pngs: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "png"))
-        .collect();
-    assert!(!pngs.is_empty(), "no PNG chart in {}", dir.display());
-    for png in pngs {
-        let bytes = std::fs::read(&png).unwrap();
+    // summary.csv: every point of both targets, every summarized measure, with its statistics.
+    let summary = read_csv(&dir.join("summary.csv"));
+    for target in ["local", "sqlite"] {
+        let outside: Vec<_> = summary
+            .iter()
+            .filter(|r| r["target"] == target && r["measure"] == "outside_ms")
+            .collect();
+        assert_eq!(
+            outside.len(),
+            rows.len(),
+            "{target}: one point per probe at 1 repeat"
+        );
+        for point in outside {
+            assert_eq!(point["n"], "1", "{point:?}");
+            let (median, low, high) = (
+                ms(point, "median"),
+                ms(point, "ci_low"),
+                ms(point, "ci_high"),
+            );
+            assert!(low <= median && median <= high, "{point:?}");
+            assert_eq!(ms(point, "p95"), median, "one repeat: {point:?}");
+        }
+    }
+    assert!(summary.iter().any(|r| r["measure"] == "overhead_ms"));
+
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    for expected in [
+        "# column-sweep:",
+        "status complete",
+        "checksums equal; every probe reconciled",
+        "literal ÷ bound",
+        "local ÷ sqlite",
+        "## Environment",
+    ] {
         assert!(
-            bytes.len() > 1_000 && bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
-            "{} is not a real PNG",
-            png.display()
+            md.contains(expected),
+            "summary.md lacks {expected:?}:\n{md}"
         );
     }
+    let charts = charts_are_drawn(&dir);
+    for chart in [
+        "time-per-1000-rows-vs-columns.png",
+        "rows-per-statement-vs-columns.png",
+        "overhead-outside-minus-inside-ms-vs-columns.png",
+    ] {
+        assert!(
+            charts.contains(&chart.to_owned()),
+            "no {chart} in {charts:?}"
+        );
+        assert!(
+            md.contains(&format!("]({chart})")),
+            "summary.md lacks {chart}"
+        );
+    }
+    let svg = std::fs::read_to_string(dir.join("time-per-1000-rows-vs-columns.svg")).unwrap();
+    assert!(
+        svg.contains("bare SQLite (baseline)"),
+        "no baseline line in the time chart"
+    );
+}
+
+/// The row-size sweep's smoke profile: literal is refused once one row no longer fits in a
+/// statement, and leaves nothing behind; bound writes every size.
+fn row_size_smoke_reaches_literals_wall() {
+    let out = tempfile::tempdir().unwrap();
+    let status = xtask_run(&["row-size-sweep", "--profile", "smoke"], out.path());
+    assert!(status.success(), "the row-size smoke run failed: {status}");
+    let dir = run_dir(out.path());
+    let rows = read_csv(&dir.join("results.csv"));
+    for target in ["local", "sqlite"] {
+        let of = |strategy: &str| -> Vec<_> {
+            let mut rows: Vec<_> = rows
+                .iter()
+                .filter(|r| r["target"] == target && r["strategy"] == strategy)
+                .collect();
+            rows.sort_by_key(|r| num(r, "row_bytes"));
+            rows
+        };
+        for row in of("bound") {
+            assert_eq!(row["outcome"], "ok", "bound is never refused: {row:?}");
+        }
+        let literal = of("literal");
+        let refused: Vec<_> = literal
+            .iter()
+            .filter(|r| r["outcome"] == "refused")
+            .collect();
+        assert!(!refused.is_empty(), "{target}: literal never hit the wall");
+        let wall = num(refused[0], "row_bytes");
+        for row in &literal {
+            let fits = num(row, "max_statement_bytes") <= 100_000;
+            if num(row, "row_bytes") < wall {
+                assert_eq!(row["outcome"], "ok", "{target}: below the wall: {row:?}");
+                assert!(fits, "{row:?}");
+            } else {
+                assert_eq!(
+                    row["outcome"], "refused",
+                    "{target}: past the wall: {row:?}"
+                );
+                assert_eq!(row["refusal"], "statement-too-long", "{row:?}");
+                assert!(!fits, "refused although the statement fits: {row:?}");
+                assert_eq!(num(row, "rows_per_statement"), 1, "{row:?}");
+                // Atomic: a refused batch leaves no row, and the checksum agrees.
+                assert_eq!(num(row, "rows_present"), 0, "{row:?}");
+                assert!(row["checksum_present"].starts_with("0:"), "{row:?}");
+            }
+            assert_eq!(row["checksum_equal"], "true", "{row:?}");
+            assert_eq!(row["reconciled"], "true", "{row:?}");
+        }
+        assert!(
+            (50_000..=120_000).contains(&wall),
+            "{target}: the wall at {wall} bytes is not near the 100,000-byte statement limit"
+        );
+        // Literal carries fewer rows per statement as rows fatten.
+        let per_statement: Vec<usize> = literal
+            .iter()
+            .map(|r| num(r, "rows_per_statement"))
+            .collect();
+        assert!(
+            per_statement.windows(2).all(|w| w[0] >= w[1]) && per_statement[0] > 10,
+            "{target}: {per_statement:?}"
+        );
+    }
+    assert_eq!(run_record(&dir)["run"]["status"].as_str(), Some("complete"));
+    charts_are_drawn(&dir);
+}
+
+/// `--debug-corrupt text-byte` changes one byte of one row of every probe's table in D1 after
+/// the writes: the counts still agree, the checksums must not, and the run must say so.
+fn a_corrupted_row_is_caught_and_the_run_is_invalid() {
+    let out = tempfile::tempdir().unwrap();
+    let status = xtask_run(
+        &[
+            "index-sweep",
+            "--profile",
+            "smoke",
+            "--no-baseline",
+            "--debug-corrupt",
+            "text-byte",
+        ],
+        out.path(),
+    );
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "a corrupted run must fail: {status}"
+    );
+    let dir = run_dir(out.path());
+    let rows = read_csv(&dir.join("results.csv"));
+    assert!(
+        rows.len() >= 8,
+        "the measured rows were lost: {}",
+        rows.len()
+    );
+    for row in &rows {
+        assert_eq!(row["target"], "local", "--no-baseline: {row:?}");
+        assert_eq!(row["outcome"], "ok", "{row:?}");
+        assert_eq!(
+            num(row, "rows_present"),
+            num(row, "rows"),
+            "the count cannot see it: {row:?}"
+        );
+        assert_eq!(row["checksum_equal"], "false", "{row:?}");
+        assert_ne!(row["checksum_present"], "", "{row:?}");
+        assert_eq!(row["reconciled"], "false", "{row:?}");
+        assert!(
+            row["reconcile_note"].starts_with("content checksum: expected"),
+            "{row:?}"
+        );
+    }
+    let record = run_record(&dir);
+    assert_eq!(record["run"]["status"].as_str(), Some("invalid"));
+    assert_eq!(record["run"]["debug_corrupt"].as_str(), Some("text-byte"));
+    assert_eq!(
+        record["reconciliation"]["checksums_equal"].as_integer(),
+        Some(0)
+    );
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains("status **INVALID**"), "{md}");
+    assert!(md.contains("checksums DIFFER"), "{md}");
+    charts_are_drawn(&dir);
 }
 
 fn interrupt_stops_wrangler_and_keeps_results() {
     let out = tempfile::tempdir().unwrap();
     // The full profile runs for minutes: it is certainly still running when interrupted.
     let mut xtask = Command::new(XTASK)
-        .args(["run", "column-sweep", "--out"])
+        .args(["run", "column-sweep", "--no-baseline", "--out"])
         .arg(out.path())
         .current_dir(project_root())
         .stdout(Stdio::null())
