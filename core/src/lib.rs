@@ -4,11 +4,13 @@
 //! - [`probe`]: the probe request the xtask sends and the result the Worker answers;
 //! - [`generate`]: the deterministic row generator both sides can replay;
 //! - [`sql`]: literal escaping and the SQL plan of each [`probe::Strategy`];
-//! - [`refusal`]: the classification of D1 error texts into refusal kinds.
+//! - [`refusal`]: the classification of D1 error texts into refusal kinds;
+//! - [`ladder`]: the rungs of the limit ladders, the SQL each rung runs, and what it answers.
 //!
 //! Nothing here does I/O, so every piece is tested natively on the host.
 
 pub mod generate;
+pub mod ladder;
 pub mod limits;
 pub mod probe;
 pub mod refusal;
