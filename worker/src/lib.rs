@@ -12,6 +12,8 @@ use serde::Serialize;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1Result, Env, Request, Response, Result, RouteContext, Router, event};
 
+mod rung;
+
 const BINDING: &str = "DB";
 const TOKEN_VAR: &str = "BENCH_TOKEN";
 
@@ -23,6 +25,7 @@ async fn fetch(req: Request, env: Env, _ctx: worker::Context) -> Result<Response
     Router::new()
         .get("/health", handle_health)
         .post_async("/probe", handle_probe)
+        .post_async("/rung", rung::handle_rung)
         .run(req, env)
         .await
 }
