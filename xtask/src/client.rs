@@ -1,10 +1,12 @@
-//! HTTP to the d1bench Worker: `/health` and `/probe`, each probe timed from the outside.
+//! HTTP to the d1bench Worker: `/health`, `/probe` and `/rung`, each request timed from the outside.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use d1bench_core::{ProbeRequest, ProbeResult};
 use serde::Deserialize;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 /// What `GET /health` answers.
 #[derive(Debug, Clone, Deserialize)]
@@ -98,5 +100,44 @@ impl WorkerClient {
             }),
         };
         Timed { outside_ms, result }
+    }
+}
+
+impl WorkerClient {
+    /// `POST <path>` with a JSON body, timed around the whole exchange; the answer decoded as
+    /// `T`, or why there is none (HTTP status and body, or transport error).
+    pub fn post_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &impl Serialize,
+    ) -> (f64, Result<T, String>) {
+        let url = format!("{}{path}", self.base_url);
+        let body = serde_json::to_string(body).expect("a request always serializes");
+        let started = Instant::now();
+        let answer = self
+            .agent
+            .post(&url)
+            .header("Authorization", &self.authorization)
+            .header("Content-Type", "application/json")
+            .send(body.as_str())
+            .and_then(|mut response| {
+                let status = response.status();
+                let text = response
+                    .body_mut()
+                    .with_config()
+                    .limit(MAX_ANSWER_BYTES)
+                    .read_to_string()?;
+                Ok((status, text))
+            });
+        let outside_ms = started.elapsed().as_secs_f64() * 1_000.0;
+        let result = match answer {
+            Err(e) => Err(format!("POST {url} failed: {e}")),
+            Ok((status, text)) if !status.is_success() => {
+                Err(format!("POST {url} answered {status}: {text}"))
+            }
+            Ok((_, text)) => serde_json::from_str::<T>(&text)
+                .map_err(|e| format!("POST {url} answered something unexpected ({e}): {text}")),
+        };
+        (outside_ms, result)
     }
 }

@@ -26,25 +26,31 @@ pub enum Task {
     Plot(Plot),
     /// Install the toolchain and build the Worker, without running anything.
     Setup,
+    /// Rewrite the README's parity table from the parity.csv of `run limits` runs.
+    ParityReadme(ParityReadme),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TargetKind {
     /// The Worker in workerd via `wrangler dev`, with a real local D1 (SQLite). No account needed.
     Local,
+    /// Real SQLite in-process with D1's documented limits applied (ladders of SQLite's limits).
+    Sqlite,
 }
 
 impl TargetKind {
     pub fn name(self) -> &'static str {
         match self {
             TargetKind::Local => "local",
+            TargetKind::Sqlite => "sqlite",
         }
     }
 }
 
 #[derive(Debug, clap::Args)]
 pub struct Run {
-    /// The experiment: the name of a file in experiments/ without `.toml`.
+    /// The experiment or ladder: the name of a file in experiments/ without `.toml`; `limits`
+    /// runs every ladder and writes the parity table.
     pub experiment: String,
     /// Where the Worker runs.
     #[arg(long, value_enum, default_value = "local")]
@@ -55,6 +61,16 @@ pub struct Run {
     /// Directory the run directory is created in (default: reports/<experiment>/).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ParityReadme {
+    /// A `run limits --target local` run directory whose parity.csv becomes reports/parity-local.csv.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub local: Option<PathBuf>,
+    /// A `run limits --target sqlite` run directory whose parity.csv becomes reports/parity-sqlite.csv.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub sqlite: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

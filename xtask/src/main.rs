@@ -3,7 +3,11 @@
 mod client;
 mod experiment;
 mod flags;
+mod ladder;
+mod ladder_chart;
+mod ladder_run;
 mod local;
+mod parity;
 mod paths;
 mod plot;
 mod procs;
@@ -11,6 +15,7 @@ mod provenance;
 mod reconcile;
 mod report;
 mod run;
+mod rung_target;
 mod sqlite;
 mod stats;
 mod summary;
@@ -47,6 +52,7 @@ fn run() -> Result<()> {
         Task::Run(run) => run.run(&sh, &paths),
         Task::List => list(&paths),
         Task::Plot(plot) => plot.run(),
+        Task::ParityReadme(parity) => parity.run(&paths),
         Task::Setup => {
             let tools = toolchain::ensure(&sh, &paths)?;
             tools.build_worker(&sh, &paths)?;
@@ -62,6 +68,25 @@ fn list(paths: &Paths) -> Result<()> {
     let names = experiment::names(&dir)?;
     let width = names.iter().map(String::len).max().unwrap_or(0);
     for name in names {
+        if ladder::is_ladder_file(&dir.join(format!("{name}.toml"))) {
+            match ladder::Ladder::load(&dir, &name) {
+                Ok(l) => {
+                    let profiles = l
+                        .file
+                        .profile
+                        .keys()
+                        .map(String::as_str)
+                        .collect::<Vec<_>>();
+                    println!(
+                        "{name:width$}  ladder: {} [profiles: {}]",
+                        l.file.description,
+                        profiles.join(", ")
+                    );
+                }
+                Err(e) => println!("{name:width$}  INVALID: {e:#}"),
+            }
+            continue;
+        }
         match experiment::Experiment::load(&dir, &name) {
             Ok(e) => {
                 let profiles = e
@@ -79,5 +104,9 @@ fn list(paths: &Paths) -> Result<()> {
             Err(e) => println!("{name:width$}  INVALID: {e:#}"),
         }
     }
+    println!(
+        "{:width$}  every ladder, then the limits parity table (parity.csv, summary.md)",
+        ladder_run::LIMITS
+    );
     Ok(())
 }

@@ -29,6 +29,9 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl flags::Run {
     pub fn run(self, sh: &Shell, paths: &Paths) -> Result<()> {
+        if crate::ladder_run::handles(paths, &self.experiment) {
+            return self.run_ladders(sh, paths);
+        }
         let experiment = Experiment::load(&paths.experiments(), &self.experiment)?;
         let (profile_name, profile) = experiment.profile(self.profile.as_deref())?;
         let probes = experiment.probes(profile);
@@ -147,6 +150,9 @@ fn measure_on_target(
             worker.stop();
             totals
         }
+        TargetKind::Sqlite => bail!(
+            "experiments run on the local target only for now; the sqlite target runs ladders"
+        ),
     }
 }
 
@@ -234,7 +240,7 @@ impl flags::Plot {
 }
 
 /// `<out>/<UTC time>-<target>`, made unique if two runs start in the same second.
-fn create_run_dir(out: &std::path::Path, target: TargetKind) -> Result<RunDir> {
+pub(crate) fn create_run_dir(out: &std::path::Path, target: TargetKind) -> Result<RunDir> {
     let (_, compact) = provenance::utc_now();
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     for attempt in 1.. {
@@ -253,7 +259,7 @@ fn create_run_dir(out: &std::path::Path, target: TargetKind) -> Result<RunDir> {
     unreachable!("some attempt number is free")
 }
 
-fn versions(sh: &Shell, paths: &Paths) -> Versions {
+pub(crate) fn versions(sh: &Shell, paths: &Paths) -> Versions {
     let modules = paths.node_modules();
     Versions {
         d1bench: env!("CARGO_PKG_VERSION").into(),
