@@ -116,6 +116,10 @@ mod tests {
             "D1_ERROR: LIKE or GLOB pattern too complex: SQLITE_ERROR",
             LikePatternTooComplex,
         ),
+        (
+            "D1_ERROR: string or blob too big: SQLITE_TOOBIG",
+            StringOrBlobTooBig,
+        ),
         ("D1_ERROR: no such table: t_9: SQLITE_ERROR", Other),
     ];
 
@@ -155,10 +159,6 @@ mod tests {
         (
             "D1_ERROR: D1 DB exceeded its CPU time limit and was reset.",
             TimeLimit,
-        ),
-        (
-            "D1_ERROR: string or blob too big: SQLITE_TOOBIG",
-            StringOrBlobTooBig,
         ),
         // Not limits a ladder climbs: transient or capacity errors stay `other`, text kept.
         ("D1_ERROR: D1 DB reset because its code was updated.", Other),
