@@ -4,11 +4,13 @@ mod client;
 mod experiment;
 mod flags;
 mod local;
+mod matrix;
 mod paths;
 mod plot;
 mod procs;
 mod provenance;
 mod reconcile;
+mod remote;
 mod report;
 mod run;
 mod sqlite;
@@ -53,6 +55,8 @@ fn run() -> Result<()> {
             eprintln!("[setup] ready: toolchain installed and the Worker built");
             Ok(())
         }
+        Task::CleanRemote(clean) => clean.run(&sh, &paths),
+        Task::Matrix(matrix) => matrix.run(&paths),
     }
 }
 
