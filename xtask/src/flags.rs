@@ -30,6 +30,8 @@ pub enum Task {
     CleanRemote(CleanRemote),
     /// Print the job matrix of the experiments workflow (JSON) with each job's cost.
     Matrix(Matrix),
+    /// Redraw the charts of run directories and write one index.md over all of them.
+    Report(Report),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -165,6 +167,16 @@ pub struct Matrix {
     pub plan: Plan,
     #[arg(long, value_enum, default_value = "json")]
     pub format: MatrixFormat,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Report {
+    /// Run directories, or directories holding them at any depth (each has a run.toml).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Where index.md is written (default: the first directory given).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

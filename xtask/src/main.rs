@@ -12,6 +12,7 @@ mod provenance;
 mod reconcile;
 mod remote;
 mod report;
+mod report_index;
 mod run;
 mod sqlite;
 mod stats;
@@ -57,6 +58,7 @@ fn run() -> Result<()> {
         }
         Task::CleanRemote(clean) => clean.run(&sh, &paths),
         Task::Matrix(matrix) => matrix.run(&paths),
+        Task::Report(report) => report.run(),
     }
 }
 
