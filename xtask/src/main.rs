@@ -18,6 +18,7 @@ mod sqlite;
 mod stats;
 mod summary;
 mod toolchain;
+mod workflows;
 
 use anyhow::Result;
 use clap::Parser;
@@ -59,6 +60,7 @@ fn run() -> Result<()> {
         Task::CleanRemote(clean) => clean.run(&sh, &paths),
         Task::Matrix(matrix) => matrix.run(&paths),
         Task::Report(report) => report.run(),
+        Task::LintWorkflows => workflows::lint(&sh, &paths),
     }
 }
 
