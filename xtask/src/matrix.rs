@@ -470,6 +470,33 @@ rows = 5
         assert_eq!(thousands(25_000_000_000), "25,000,000,000");
     }
 
+    /// The README's cost table is what this module computes for the column sweep.
+    #[test]
+    fn the_readme_cost_table_matches_the_experiment_file() {
+        let root = crate::paths::project_root();
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        for profile in ["smoke", "full"] {
+            let jobs = jobs(
+                &root.join("experiments"),
+                &matrix(&["--experiments", "column-sweep", "--profile", profile]),
+            )
+            .unwrap();
+            let c = jobs[0].cost;
+            let row = format!(
+                "| `{profile}` | {} | {} | {} | {} | {} |",
+                thousands(c.probes),
+                thousands(c.worker_requests),
+                thousands(c.rows_written),
+                thousands(c.rows_read),
+                thousands(c.max_queries_per_invocation)
+            );
+            assert!(
+                readme.contains(&row),
+                "README.md's cost table lacks `{row}`: update it from `cargo xtask matrix --format table`"
+            );
+        }
+    }
+
     #[test]
     fn the_shipped_experiments_make_a_matrix() {
         let dir = crate::paths::project_root().join("experiments");
