@@ -17,6 +17,6 @@ pub mod refusal;
 pub mod sql;
 
 pub use generate::{RowGenerator, TextMix, Value};
-pub use probe::{Outcome, ProbeError, ProbeRequest, ProbeResult, Strategy};
+pub use probe::{Outcome, ProbeError, ProbeRequest, ProbeResult, ServedBy, Strategy};
 pub use refusal::RefusalKind;
 pub use sql::{Plan, Statement};

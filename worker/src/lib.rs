@@ -7,9 +7,10 @@
 //! one batch to count the rows and drop the table.
 
 use d1bench_core::sql::{self, Plan, Statement};
-use d1bench_core::{Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy, Value};
+use d1bench_core::{Outcome, ProbeRequest, ProbeResult, RefusalKind, ServedBy, Strategy, Value};
 use serde::Serialize;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
+use worker::wasm_bindgen_futures::JsFuture;
 use worker::{D1Database, D1Result, Env, Request, Response, Result, RouteContext, Router, event};
 
 mod rung;
@@ -110,15 +111,7 @@ async fn perform(db: &D1Database, probe: &ProbeRequest, plan: &Plan) -> Result<P
     let writes = write_rows(db, probe.strategy, &plan.inserts).await;
     let inside_ms = js_sys::Date::now() - started;
 
-    let results = db
-        .batch(vec![db.prepare(&plan.count), db.prepare(&plan.teardown)])
-        .await?;
-    let rows_present = results
-        .first()
-        .map(|r| r.results::<Count>())
-        .transpose()?
-        .and_then(|rows| rows.first().map(|c| c.n))
-        .unwrap_or(0);
+    let (rows_present, served_by) = count_and_drop(db, plan).await?;
 
     let (outcome, refusal, error) = match &writes.error {
         None => (Outcome::Ok, None, None),
@@ -144,12 +137,40 @@ async fn perform(db: &D1Database, probe: &ProbeRequest, plan: &Plan) -> Result<P
         outcome,
         refusal,
         error,
+        served_by,
     })
 }
 
-#[derive(serde::Deserialize)]
-struct Count {
-    n: usize,
+/// Counts the rows present and drops the table, in one batch. It goes through the JS binding
+/// directly because the worker crate's `D1ResultMeta` drops `served_by_region` and
+/// `served_by_colo`, which say where D1 ran the queries.
+async fn count_and_drop(db: &D1Database, plan: &Plan) -> Result<(usize, Option<ServedBy>)> {
+    let binding: &worker::worker_sys::D1Database = db.as_ref().unchecked_ref();
+    let statements: js_sys::Array = [&plan.count, &plan.teardown]
+        .into_iter()
+        .map(|sql| JsValue::from(db.prepare(sql).inner().clone()))
+        .collect();
+    let answered = JsFuture::from(binding.batch(statements)?).await?;
+    let results: js_sys::Array = answered.dyn_into()?;
+    let count: worker::worker_sys::D1Result = results.get(0).unchecked_into();
+    let rows_present = count
+        .results()?
+        .map(|rows| rows.get(0))
+        .filter(|row| row.is_object())
+        .map(|row| js_sys::Reflect::get(&row, &JsValue::from_str("n")))
+        .transpose()?
+        .and_then(|n| n.as_f64())
+        .map_or(0, |n| n as usize);
+    let meta = count.meta()?;
+    let text = |key: &str| -> Result<Option<String>> {
+        Ok(js_sys::Reflect::get(&meta, &JsValue::from_str(key))?.as_string())
+    };
+    let served_by = ServedBy {
+        region: text("served_by_region")?,
+        colo: text("served_by_colo")?,
+    };
+    let reported = served_by.region.is_some() || served_by.colo.is_some();
+    Ok((rows_present, reported.then_some(served_by)))
 }
 
 /// What the INSERTs did, as D1 acknowledged them.

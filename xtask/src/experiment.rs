@@ -131,8 +131,8 @@ pub struct PlannedProbe {
     pub request: ProbeRequest,
 }
 
-/// The experiment names in `dir` (file stems of `*.toml`), sorted.
-pub fn names(dir: &Path) -> Result<Vec<String>> {
+/// The stems of every `*.toml` in `dir` (experiments and ladders alike), sorted.
+pub fn toml_stems(dir: &Path) -> Result<Vec<String>> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot list {}", dir.display()))?
         .filter_map(|entry| {
@@ -142,6 +142,15 @@ pub fn names(dir: &Path) -> Result<Vec<String>> {
         .collect();
     names.sort();
     Ok(names)
+}
+
+/// The experiment names in `dir`: file stems of `*.toml`, without the ladder files
+/// ([`crate::ladder`]), sorted.
+pub fn names(dir: &Path) -> Result<Vec<String>> {
+    Ok(toml_stems(dir)?
+        .into_iter()
+        .filter(|name| !crate::ladder::is_ladder_file(&dir.join(format!("{name}.toml"))))
+        .collect())
 }
 
 impl Experiment {
@@ -357,10 +366,6 @@ mod tests {
         let names = names(&dir).unwrap();
         assert!(names.contains(&"column-sweep".to_owned()));
         for name in names {
-            // Ladder files live here too; crate::ladder checks them.
-            if crate::ladder::is_ladder_file(&dir.join(format!("{name}.toml"))) {
-                continue;
-            }
             let experiment = Experiment::load(&dir, &name).unwrap();
             let (_, smoke) = experiment.profile(Some("smoke")).unwrap();
             assert!(!experiment.probes(smoke).is_empty());

@@ -538,7 +538,7 @@ impl Climber {
 
 /// The ladder names in `dir`, sorted.
 pub fn names(dir: &Path) -> Result<Vec<String>> {
-    Ok(crate::experiment::names(dir)?
+    Ok(crate::experiment::toml_stems(dir)?
         .into_iter()
         .filter(|name| is_ladder_file(&dir.join(format!("{name}.toml"))))
         .collect())
@@ -643,7 +643,7 @@ mod tests {
     fn bad_ladder_files_fail_with_their_golden_error() {
         let dir = golden_dir();
         let mut checked = 0;
-        for name in crate::experiment::names(&dir).unwrap() {
+        for name in crate::experiment::toml_stems(&dir).unwrap() {
             let path = Path::new("experiments").join(format!("{name}.toml"));
             let source = std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap();
             let err = Ladder::parse(&name, &path, source)

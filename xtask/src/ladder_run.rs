@@ -30,6 +30,10 @@ use crate::{ladder_chart, parity, procs, toolchain};
 /// The name that runs every ladder and writes the parity table.
 pub const LIMITS: &str = "limits";
 
+/// Why `--target remote` refuses ladders for now.
+const REMOTE_NOT_YET: &str = "ladders run on the local and sqlite targets for now: a remote ladder \
+     needs the remote target's deploy and teardown around its rungs, which is not wired yet";
+
 /// Longest one rung step may take (query-duration's longest rungs run for tens of seconds).
 const STEP_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -247,6 +251,9 @@ struct Planned {
 impl flags::Run {
     /// Runs a ladder, or every ladder when the name is `limits`.
     pub fn run_ladders(&self, sh: &Shell, paths: &Paths) -> Result<()> {
+        if self.target == TargetKind::Remote {
+            bail!("{REMOTE_NOT_YET}");
+        }
         let dir = paths.experiments();
         let names = if self.experiment == LIMITS {
             crate::ladder::names(&dir)?
@@ -282,6 +289,7 @@ impl flags::Run {
                 Some(tools)
             }
             TargetKind::Sqlite => None,
+            TargetKind::Remote => bail!("{REMOTE_NOT_YET}"),
         };
         let out = self
             .out
@@ -353,6 +361,7 @@ impl flags::Run {
                 let mut target = SqliteRungs::new(crate::sqlite::open_d1_like()?);
                 climb_all(&mut target, self.target, &planned, &dir_path)
             }
+            TargetKind::Remote => Err(anyhow::anyhow!(REMOTE_NOT_YET)),
         };
         record.run.ended = Some(provenance::utc_now().0);
         match &measured {

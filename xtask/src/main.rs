@@ -7,19 +7,23 @@ mod ladder;
 mod ladder_chart;
 mod ladder_run;
 mod local;
+mod matrix;
 mod parity;
 mod paths;
 mod plot;
 mod procs;
 mod provenance;
 mod reconcile;
+mod remote;
 mod report;
+mod report_index;
 mod run;
 mod rung_target;
 mod sqlite;
 mod stats;
 mod summary;
 mod toolchain;
+mod workflows;
 
 use anyhow::Result;
 use clap::Parser;
@@ -59,13 +63,17 @@ fn run() -> Result<()> {
             eprintln!("[setup] ready: toolchain installed and the Worker built");
             Ok(())
         }
+        Task::CleanRemote(clean) => clean.run(&sh, &paths),
+        Task::Matrix(matrix) => matrix.run(&paths),
+        Task::Report(report) => report.run(),
+        Task::LintWorkflows => workflows::lint(&sh, &paths),
     }
 }
 
 /// `cargo xtask list`: each experiment with its description; a broken file shows its error.
 fn list(paths: &Paths) -> Result<()> {
     let dir = paths.experiments();
-    let names = experiment::names(&dir)?;
+    let names = experiment::toml_stems(&dir)?;
     let width = names.iter().map(String::len).max().unwrap_or(0);
     for name in names {
         if ladder::is_ladder_file(&dir.join(format!("{name}.toml"))) {

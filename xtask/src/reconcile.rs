@@ -166,6 +166,7 @@ mod tests {
             outcome: Outcome::Ok,
             refusal: None,
             error: None,
+            served_by: None,
         }
     }
 

@@ -281,6 +281,7 @@ mod tests {
             error: Some(
                 "D1_ERROR: statement too long: SQLITE_TOOBIG, \"quoted\"\nsecond line".into(),
             ),
+            served_by: None,
         }
     }
 

@@ -22,10 +22,10 @@ use crate::paths::Paths;
 use crate::provenance::{self, ExperimentInfo, RunInfo, RunRecord, Versions};
 use crate::reconcile::{self, Totals};
 use crate::report::{ResultRow, ResultsWriter, RunDir};
-use crate::{plot, procs, summary, toolchain};
+use crate::{plot, procs, remote, summary, toolchain};
 
 /// Longest a single probe request may take before it is recorded as failed.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(300);
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl flags::Run {
     pub fn run(self, sh: &Shell, paths: &Paths) -> Result<()> {
@@ -35,6 +35,8 @@ impl flags::Run {
         let experiment = Experiment::load(&paths.experiments(), &self.experiment)?;
         let (profile_name, profile) = experiment.profile(self.profile.as_deref())?;
         let probes = experiment.probes(profile);
+        // Remote flags and credentials are checked before anything is installed or built.
+        let remote = remote::Options::from_run_flags(&self)?;
 
         let tools = toolchain::ensure(sh, paths)?;
         tools.build_worker(sh, paths)?;
@@ -75,12 +77,14 @@ impl flags::Run {
             versions: versions(sh, paths),
             machine: provenance::machine(),
             reconciliation: None,
+            remote: None,
         };
         record.write(&run_dir.run_toml())?;
         eprintln!("run directory: {}", run_dir.path.display());
 
         let measured = measure_on_target(
             self.target,
+            remote.as_ref(),
             paths,
             &tools,
             &experiment,
@@ -125,8 +129,10 @@ impl flags::Run {
 }
 
 /// Starts the target, measures every probe, stops the target (on every path: drop).
+#[allow(clippy::too_many_arguments)]
 fn measure_on_target(
     target: TargetKind,
+    remote: Option<&remote::Options>,
     paths: &Paths,
     tools: &toolchain::Toolchain,
     experiment: &Experiment,
@@ -153,6 +159,10 @@ fn measure_on_target(
         TargetKind::Sqlite => bail!(
             "experiments run on the local target only for now; the sqlite target runs ladders"
         ),
+        TargetKind::Remote => {
+            let options = remote.context("a remote run's options are read before it starts")?;
+            remote::measure(options, paths, tools, experiment, probes, run_dir, record)
+        }
     }
 }
 
@@ -163,6 +173,18 @@ pub fn measure(
     target: &str,
     probes: &[PlannedProbe],
     run_dir: &RunDir,
+) -> Result<Totals> {
+    measure_observing(client, experiment, target, probes, run_dir, &mut |_| {})
+}
+
+/// [`measure`], showing `observe` every result the Worker answers.
+pub fn measure_observing(
+    client: &WorkerClient,
+    experiment: &str,
+    target: &str,
+    probes: &[PlannedProbe],
+    run_dir: &RunDir,
+    observe: &mut dyn FnMut(&d1bench_core::ProbeResult),
 ) -> Result<Totals> {
     let mut writer = ResultsWriter::create(&run_dir.results_csv())?;
     let progress = Progress::new(probes.len());
@@ -180,6 +202,7 @@ pub fn measure(
         }
         let mut row = match &timed.result {
             Ok(result) => {
+                observe(result);
                 let mut row = ResultRow::measured(
                     experiment,
                     target,
