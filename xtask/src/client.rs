@@ -71,39 +71,10 @@ impl WorkerClient {
 
     /// `POST /probe`, timed around the whole exchange.
     pub fn probe(&self, probe: &ProbeRequest) -> Timed {
-        let url = format!("{}/probe", self.base_url);
-        let body = serde_json::to_string(probe).expect("a probe always serializes");
-        let started = Instant::now();
-        let answer = self
-            .agent
-            .post(&url)
-            .header("Authorization", &self.authorization)
-            .header("Content-Type", "application/json")
-            .send(body.as_str())
-            .and_then(|mut response| {
-                let status = response.status();
-                let text = response
-                    .body_mut()
-                    .with_config()
-                    .limit(MAX_ANSWER_BYTES)
-                    .read_to_string()?;
-                Ok((status, text))
-            });
-        let outside_ms = started.elapsed().as_secs_f64() * 1_000.0;
-        let result = match answer {
-            Err(e) => Err(format!("POST {url} failed: {e}")),
-            Ok((status, text)) if !status.is_success() => {
-                Err(format!("POST {url} answered {status}: {text}"))
-            }
-            Ok((_, text)) => serde_json::from_str::<ProbeResult>(&text).map_err(|e| {
-                format!("POST {url} answered something else than a probe result ({e}): {text}")
-            }),
-        };
+        let (outside_ms, result) = self.post_json::<ProbeResult>("/probe", probe);
         Timed { outside_ms, result }
     }
-}
 
-impl WorkerClient {
     /// `POST <path>` with a JSON body, timed around the whole exchange; the answer decoded as
     /// `T`, or why there is none (HTTP status and body, or transport error).
     pub fn post_json<T: DeserializeOwned>(
