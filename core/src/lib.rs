@@ -5,12 +5,14 @@
 //! - [`generate`]: the deterministic row generator both sides can replay;
 //! - [`sql`]: literal escaping and the SQL plan of each [`probe::Strategy`];
 //! - [`checksum`]: the content checksum of a table, in SQL and on the host;
-//! - [`refusal`]: the classification of D1 error texts into refusal kinds.
+//! - [`refusal`]: the classification of D1 error texts into refusal kinds;
+//! - [`ladder`]: the rungs of the limit ladders, the SQL each rung runs, and what it answers.
 //!
 //! Nothing here does I/O, so every piece is tested natively on the host.
 
 pub mod checksum;
 pub mod generate;
+pub mod ladder;
 pub mod limits;
 pub mod probe;
 pub mod refusal;
@@ -19,7 +21,7 @@ pub mod sql;
 pub use checksum::Checksum;
 pub use generate::{RowGenerator, TextMix, Value};
 pub use probe::{
-    Corruption, Outcome, ProbeError, ProbeRequest, ProbeResult, Strategy, VerifyResult,
+    Corruption, Outcome, ProbeError, ProbeRequest, ProbeResult, ServedBy, Strategy, VerifyResult,
 };
 pub use refusal::RefusalKind;
 pub use sql::{Plan, Statement};

@@ -15,6 +15,15 @@ pub const MAX_COLUMNS: usize = 100;
 /// Bytes allowed in one string, BLOB or row.
 pub const MAX_ROW_BYTES: usize = 2_000_000;
 
+/// Arguments allowed in one call of an SQL function.
+pub const MAX_FUNCTION_ARGS: usize = 32;
+
+/// Bytes (UTF-8) allowed in one LIKE or GLOB pattern.
+pub const MAX_LIKE_PATTERN_BYTES: usize = 50;
+
+/// Milliseconds one SQL query may run.
+pub const MAX_QUERY_DURATION_MS: usize = 30_000;
+
 /// Queries (D1 API calls) allowed in one Worker invocation on the Paid plan.
 pub const QUERIES_PER_INVOCATION_PAID: usize = 1_000;
 

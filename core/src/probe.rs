@@ -263,6 +263,21 @@ pub struct ProbeResult {
     pub refusal: Option<RefusalKind>,
     /// D1's error text, kept verbatim.
     pub error: Option<String>,
+    /// Where D1 ran the probe's queries, when it says (production does; local D1 does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_by: Option<ServedBy>,
+}
+
+/// Where D1 says it ran a query: `meta.served_by_region` and `meta.served_by_colo`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServedBy {
+    /// The region of the database instance (`WEUR`, `ENAM`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// The data centre (an airport code such as `AMS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub colo: Option<String>,
 }
 
 #[cfg(test)]
@@ -369,6 +384,28 @@ mod tests {
         let json = serde_json::to_string(&p).unwrap();
         assert!(json.contains(r#""debug_corrupt":"text-byte""#), "{json}");
         assert_eq!(serde_json::from_str::<ProbeRequest>(&json).unwrap(), p);
+    }
+
+    #[test]
+    fn a_result_without_served_by_still_parses_and_one_with_it_round_trips() {
+        let local = r#"{"probe_id":1,"strategy":"bound","columns":1,"row_bytes":1,"rows_expected":1,
+            "rows_present":1,"statements_planned":1,"statements_sent":1,"d1_calls":1,
+            "rows_per_statement":1,"max_statement_bytes":40,"inside_ms":1.0,"d1_ms":0.5,
+            "outcome":"ok","refusal":null,"error":null}"#;
+        let mut result: ProbeResult = serde_json::from_str(local).unwrap();
+        assert_eq!(result.served_by, None);
+        assert!(
+            !serde_json::to_string(&result)
+                .unwrap()
+                .contains("served_by")
+        );
+        result.served_by = Some(ServedBy {
+            region: Some("WEUR".into()),
+            colo: None,
+        });
+        let json = serde_json::to_string(&result).unwrap();
+        assert!(json.contains(r#""served_by":{"region":"WEUR"}"#), "{json}");
+        assert_eq!(serde_json::from_str::<ProbeResult>(&json).unwrap(), result);
     }
 
     #[test]

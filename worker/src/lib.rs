@@ -8,15 +8,20 @@
 //! from the shared planner, never from the request. Calls made per probe: one batch to create the
 //! table (and its indexes), the INSERT calls (`d1_calls`), one call to count the rows; then, in
 //! the verify invocation, one batch for the checksum and the drop. The checksum has an
-//! invocation of its own so that its cost never reaches the probe's clocks.
+//! invocation of its own so that its cost never reaches the probe's clocks. `POST /rung` runs one
+//! step of a ladder rung (see `rung.rs`).
 
 use d1bench_core::sql::{self, Plan, Statement};
 use d1bench_core::{
-    Checksum, Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy, Value, VerifyResult,
+    Checksum, Outcome, ProbeRequest, ProbeResult, RefusalKind, ServedBy, Strategy, Value,
+    VerifyResult,
 };
 use serde::Serialize;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
+use worker::wasm_bindgen_futures::JsFuture;
 use worker::{D1Database, D1Result, Env, Request, Response, Result, RouteContext, Router, event};
+
+mod rung;
 
 const BINDING: &str = "DB";
 const TOKEN_VAR: &str = "BENCH_TOKEN";
@@ -30,6 +35,7 @@ async fn fetch(req: Request, env: Env, _ctx: worker::Context) -> Result<Response
         .get("/health", handle_health)
         .post_async("/probe", handle_probe)
         .post_async("/verify", handle_verify)
+        .post_async("/rung", rung::handle_rung)
         .run(req, env)
         .await
 }
@@ -172,11 +178,7 @@ async fn perform(db: &D1Database, probe: &ProbeRequest, plan: &Plan) -> Result<P
     if let Some(corrupt) = &plan.corrupt {
         db.prepare(corrupt).run().await?;
     }
-    let rows_present = db
-        .prepare(&plan.count)
-        .first::<Count>(None)
-        .await?
-        .map_or(0, |c| c.n);
+    let (rows_present, served_by) = count_rows(db, plan).await?;
 
     let (outcome, refusal, error) = match &writes.error {
         None => (Outcome::Ok, None, None),
@@ -202,12 +204,40 @@ async fn perform(db: &D1Database, probe: &ProbeRequest, plan: &Plan) -> Result<P
         outcome,
         refusal,
         error,
+        served_by,
     })
 }
 
-#[derive(serde::Deserialize)]
-struct Count {
-    n: usize,
+/// Counts the rows present (the table stays for `POST /verify`). It goes through the JS binding
+/// directly because the worker crate's `D1ResultMeta` drops `served_by_region` and
+/// `served_by_colo`, which say where D1 ran the queries.
+async fn count_rows(db: &D1Database, plan: &Plan) -> Result<(usize, Option<ServedBy>)> {
+    let binding: &worker::worker_sys::D1Database = db.as_ref().unchecked_ref();
+    let statements: js_sys::Array = [&plan.count]
+        .into_iter()
+        .map(|sql| JsValue::from(db.prepare(sql).inner().clone()))
+        .collect();
+    let answered = JsFuture::from(binding.batch(statements)?).await?;
+    let results: js_sys::Array = answered.dyn_into()?;
+    let count: worker::worker_sys::D1Result = results.get(0).unchecked_into();
+    let rows_present = count
+        .results()?
+        .map(|rows| rows.get(0))
+        .filter(|row| row.is_object())
+        .map(|row| js_sys::Reflect::get(&row, &JsValue::from_str("n")))
+        .transpose()?
+        .and_then(|n| n.as_f64())
+        .map_or(0, |n| n as usize);
+    let meta = count.meta()?;
+    let text = |key: &str| -> Result<Option<String>> {
+        Ok(js_sys::Reflect::get(&meta, &JsValue::from_str(key))?.as_string())
+    };
+    let served_by = ServedBy {
+        region: text("served_by_region")?,
+        colo: text("served_by_colo")?,
+    };
+    let reported = served_by.region.is_some() || served_by.colo.is_some();
+    Ok((rows_present, reported.then_some(served_by)))
 }
 
 /// What the INSERTs did, as D1 acknowledged them.

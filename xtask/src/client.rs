@@ -1,10 +1,13 @@
-//! HTTP to the d1bench Worker: `/health`, `/probe` (timed from the outside) and `/verify`.
+//! HTTP to the d1bench Worker: `/health`, `/probe` and `/rung`, each request timed from the
+//! outside, and `/verify`, which no measurement includes.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use d1bench_core::{ProbeRequest, ProbeResult, VerifyResult};
 use serde::Deserialize;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 /// What `GET /health` answers.
 #[derive(Debug, Clone, Deserialize)]
@@ -69,8 +72,19 @@ impl WorkerClient {
 
     /// `POST /probe`, timed around the whole exchange.
     pub fn probe(&self, probe: &ProbeRequest) -> Timed {
-        let url = format!("{}/probe", self.base_url);
-        let body = serde_json::to_string(probe).expect("a probe always serializes");
+        let (outside_ms, result) = self.post_json::<ProbeResult>("/probe", probe);
+        Timed { outside_ms, result }
+    }
+
+    /// `POST <path>` with a JSON body, timed around the whole exchange; the answer decoded as
+    /// `T`, or why there is none (HTTP status and body, or transport error).
+    pub fn post_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &impl Serialize,
+    ) -> (f64, Result<T, String>) {
+        let url = format!("{}{path}", self.base_url);
+        let body = serde_json::to_string(body).expect("a request always serializes");
         let started = Instant::now();
         let answer = self
             .agent
@@ -93,43 +107,17 @@ impl WorkerClient {
             Ok((status, text)) if !status.is_success() => {
                 Err(format!("POST {url} answered {status}: {text}"))
             }
-            Ok((_, text)) => serde_json::from_str::<ProbeResult>(&text).map_err(|e| {
-                format!("POST {url} answered something else than a probe result ({e}): {text}")
-            }),
+            Ok((_, text)) => serde_json::from_str::<T>(&text)
+                .map_err(|e| format!("POST {url} answered something unexpected ({e}): {text}")),
         };
-        Timed { outside_ms, result }
+        (outside_ms, result)
     }
 }
 
 impl WorkerClient {
     /// `POST /verify`: the checksum of the probe's table, computed in SQL by the Worker, which
-    /// then drops the table. Untimed: it is not part of any measurement.
+    /// then drops the table. Not part of any measurement: its time is not kept.
     pub fn verify(&self, probe: &ProbeRequest) -> Result<VerifyResult, String> {
-        let url = format!("{}/verify", self.base_url);
-        let body = serde_json::to_string(probe).expect("a probe always serializes");
-        let answer = self
-            .agent
-            .post(&url)
-            .header("Authorization", &self.authorization)
-            .header("Content-Type", "application/json")
-            .send(body.as_str())
-            .and_then(|mut response| {
-                let status = response.status();
-                let text = response
-                    .body_mut()
-                    .with_config()
-                    .limit(MAX_ANSWER_BYTES)
-                    .read_to_string()?;
-                Ok((status, text))
-            });
-        match answer {
-            Err(e) => Err(format!("POST {url} failed: {e}")),
-            Ok((status, text)) if !status.is_success() => {
-                Err(format!("POST {url} answered {status}: {text}"))
-            }
-            Ok((_, text)) => serde_json::from_str::<VerifyResult>(&text).map_err(|e| {
-                format!("POST {url} answered something else than a verification ({e}): {text}")
-            }),
-        }
+        self.post_json::<VerifyResult>("/verify", probe).1
     }
 }

@@ -216,8 +216,8 @@ pub struct PlannedProbe {
     pub request: ProbeRequest,
 }
 
-/// The experiment names in `dir` (file stems of `*.toml`), sorted.
-pub fn names(dir: &Path) -> Result<Vec<String>> {
+/// The stems of every `*.toml` in `dir` (experiments and ladders alike), sorted.
+pub fn toml_stems(dir: &Path) -> Result<Vec<String>> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot list {}", dir.display()))?
         .filter_map(|entry| {
@@ -227,6 +227,15 @@ pub fn names(dir: &Path) -> Result<Vec<String>> {
         .collect();
     names.sort();
     Ok(names)
+}
+
+/// The experiment names in `dir`: file stems of `*.toml`, without the ladder files
+/// ([`crate::ladder`]), sorted.
+pub fn names(dir: &Path) -> Result<Vec<String>> {
+    Ok(toml_stems(dir)?
+        .into_iter()
+        .filter(|name| !crate::ladder::is_ladder_file(&dir.join(format!("{name}.toml"))))
+        .collect())
 }
 
 impl Experiment {
@@ -465,7 +474,12 @@ fn expand_series(
 }
 
 /// `path:line:column: message`, then the offending line with a caret under the column.
-fn located(path: &Path, source: &str, span: Option<Range<usize>>, message: &str) -> String {
+pub(crate) fn located(
+    path: &Path,
+    source: &str,
+    span: Option<Range<usize>>,
+    message: &str,
+) -> String {
     let message = message.trim_end();
     let Some(span) = span else {
         return format!("{}: {message}", path.display());

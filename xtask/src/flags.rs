@@ -26,14 +26,28 @@ pub enum Task {
     Plot(Plot),
     /// Install the toolchain and build the Worker, without running anything.
     Setup,
+    /// Rewrite the README's parity table from the parity.csv of `run limits` runs.
+    ParityReadme(ParityReadme),
+    /// Delete the Workers and D1 databases remote runs left on the Cloudflare account.
+    CleanRemote(CleanRemote),
+    /// Print the job matrix of the experiments workflow (JSON) with each job's cost.
+    Matrix(Matrix),
+    /// Redraw the charts of run directories and write one index.md over all of them.
+    Report(Report),
+    /// Check .github/workflows with actionlint and zizmor (pinned, installed from PyPI).
+    LintWorkflows,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TargetKind {
     /// The Worker in workerd via `wrangler dev`, with a real local D1 (SQLite). No account needed.
     Local,
-    /// Real SQLite in-process with D1's documented limits applied: the bare baseline, not D1.
+    /// Real SQLite in-process with D1's documented limits applied: the bare baseline of the
+    /// experiments (not D1), and ladders of SQLite's limits.
     Sqlite,
+    /// The Worker deployed to Cloudflare with a D1 database of its own, both deleted afterwards.
+    /// Needs CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID.
+    Remote,
 }
 
 impl TargetKind {
@@ -41,6 +55,55 @@ impl TargetKind {
         match self {
             TargetKind::Local => "local",
             TargetKind::Sqlite => "sqlite",
+            TargetKind::Remote => "remote",
+        }
+    }
+}
+
+/// A D1 primary location hint (`wrangler d1 create --location`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+pub enum Location {
+    /// Western Europe.
+    Weur,
+    /// Eastern Europe.
+    Eeur,
+    /// Asia Pacific.
+    Apac,
+    /// Oceania.
+    Oc,
+    /// Western North America.
+    Wnam,
+    /// Eastern North America.
+    Enam,
+}
+
+impl Location {
+    pub fn name(self) -> &'static str {
+        match self {
+            Location::Weur => "weur",
+            Location::Eeur => "eeur",
+            Location::Apac => "apac",
+            Location::Oc => "oc",
+            Location::Wnam => "wnam",
+            Location::Enam => "enam",
+        }
+    }
+}
+
+/// The Workers plan of the Cloudflare account: it sets D1's query budget per invocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Plan {
+    /// Workers Free: 50 D1 queries per invocation, 100,000 rows written a day.
+    Free,
+    /// Workers Paid: 1,000 D1 queries per invocation.
+    Paid,
+}
+
+impl Plan {
+    pub fn name(self) -> &'static str {
+        match self {
+            Plan::Free => "free",
+            Plan::Paid => "paid",
         }
     }
 }
@@ -56,7 +119,8 @@ pub enum DebugCorruption {
 
 #[derive(Debug, clap::Args)]
 pub struct Run {
-    /// The experiment: the name of a file in experiments/ without `.toml`.
+    /// The experiment or ladder: the name of a file in experiments/ without `.toml`; `limits`
+    /// runs every ladder and writes the parity table.
     pub experiment: String,
     /// Where the Worker runs.
     #[arg(long, value_enum, default_value = "local")]
@@ -75,6 +139,80 @@ pub struct Run {
     /// reconciliation catch it. The run is then invalid and exits non-zero.
     #[arg(long, value_enum, value_name = "KIND")]
     pub debug_corrupt: Option<DebugCorruption>,
+    /// Remote only: where D1 places the run's database (default: near the machine running this).
+    #[arg(long, value_enum)]
+    pub location: Option<Location>,
+    /// Remote only: the account's Workers plan, recorded with the query budget it implies.
+    #[arg(long, value_enum)]
+    pub plan: Option<Plan>,
+    /// Remote only: leave the Worker and the database on the account after the run.
+    #[arg(long)]
+    pub keep: bool,
+    /// Remote only: a tag put in the names of the run's Worker and database
+    /// (`d1bench-run-<tag>-...`), so `clean-remote --tag` removes exactly these runs' leftovers.
+    #[arg(long, value_name = "TAG")]
+    pub tag: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CleanRemote {
+    /// Names of Workers and databases to delete (default: every one named `d1bench-run-*`).
+    pub names: Vec<String>,
+    /// Only those of runs started with `--tag TAG` (`d1bench-run-<TAG>-*`).
+    #[arg(long, value_name = "TAG", conflicts_with = "names")]
+    pub tag: Option<String>,
+    /// List what would be deleted, delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MatrixFormat {
+    /// `{"include": [...]}` on one line, for a workflow's `strategy.matrix`.
+    Json,
+    /// A table for people, with the plan's quotas.
+    Table,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Matrix {
+    /// Experiments to include, comma-separated, or `all`.
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    pub experiments: Vec<String>,
+    /// Targets, comma-separated: `local`, `remote`, or `both`.
+    #[arg(long, value_delimiter = ',', default_value = "local")]
+    pub targets: Vec<String>,
+    /// Location hints of the remote jobs, comma-separated: one job per location.
+    #[arg(long, value_delimiter = ',', value_enum, default_value = "weur")]
+    pub locations: Vec<Location>,
+    /// Profile every job runs (default: each experiment's default profile).
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// The account's plan, for the remote jobs and the cost check.
+    #[arg(long, value_enum, default_value = "free")]
+    pub plan: Plan,
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: MatrixFormat,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Report {
+    /// Run directories, or directories holding them at any depth (each has a run.toml).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Where index.md is written (default: the first directory given).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ParityReadme {
+    /// A `run limits --target local` run directory whose parity.csv becomes reports/parity-local.csv.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub local: Option<PathBuf>,
+    /// A `run limits --target sqlite` run directory whose parity.csv becomes reports/parity-sqlite.csv.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub sqlite: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -137,5 +275,68 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("invalid value 'mars'"), "{err}");
         assert!(err.to_string().contains("local"), "{err}");
+    }
+
+    #[test]
+    fn a_remote_run_parses_its_location_plan_and_keep() {
+        let flags = Xtask::try_parse_from([
+            "xtask",
+            "run",
+            "column-sweep",
+            "--target",
+            "remote",
+            "--location",
+            "apac",
+            "--plan",
+            "paid",
+            "--keep",
+        ])
+        .unwrap();
+        let Task::Run(run) = flags.task else {
+            panic!("not a run")
+        };
+        assert_eq!(run.target, TargetKind::Remote);
+        assert_eq!(run.location, Some(Location::Apac));
+        assert_eq!(run.plan, Some(Plan::Paid));
+        assert!(run.keep);
+    }
+
+    #[test]
+    fn an_unknown_location_lists_the_hints() {
+        let err = Xtask::try_parse_from([
+            "xtask",
+            "run",
+            "x",
+            "--target",
+            "remote",
+            "--location",
+            "mars",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("invalid value 'mars'"), "{err}");
+        for hint in ["weur", "eeur", "apac", "oc", "wnam", "enam"] {
+            assert!(err.contains(hint), "{hint} missing from: {err}");
+        }
+    }
+
+    #[test]
+    fn matrix_lists_split_on_commas() {
+        let flags = Xtask::try_parse_from([
+            "xtask",
+            "matrix",
+            "--experiments",
+            "a,b",
+            "--targets",
+            "both",
+            "--locations",
+            "weur,enam",
+        ])
+        .unwrap();
+        let Task::Matrix(matrix) = flags.task else {
+            panic!("not a matrix")
+        };
+        assert_eq!(matrix.experiments, ["a", "b"]);
+        assert_eq!(matrix.locations, [Location::Weur, Location::Enam]);
     }
 }

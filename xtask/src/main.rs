@@ -3,20 +3,29 @@
 mod client;
 mod experiment;
 mod flags;
+mod ladder;
+mod ladder_chart;
+mod ladder_run;
 mod local;
+mod matrix;
+mod parity;
 mod paths;
 mod plot;
 mod points;
 mod procs;
 mod provenance;
 mod reconcile;
+mod remote;
 mod report;
+mod report_index;
 mod run;
+mod rung_target;
 mod sqlite;
 mod stats;
 mod summary;
 mod target;
 mod toolchain;
+mod workflows;
 
 use anyhow::Result;
 use clap::Parser;
@@ -49,21 +58,45 @@ fn run() -> Result<()> {
         Task::Run(run) => run.run(&sh, &paths),
         Task::List => list(&paths),
         Task::Plot(plot) => plot.run(),
+        Task::ParityReadme(parity) => parity.run(&paths),
         Task::Setup => {
             let tools = toolchain::ensure(&sh, &paths)?;
             tools.build_worker(&sh, &paths)?;
             eprintln!("[setup] ready: toolchain installed and the Worker built");
             Ok(())
         }
+        Task::CleanRemote(clean) => clean.run(&sh, &paths),
+        Task::Matrix(matrix) => matrix.run(&paths),
+        Task::Report(report) => report.run(),
+        Task::LintWorkflows => workflows::lint(&sh, &paths),
     }
 }
 
 /// `cargo xtask list`: each experiment with its description; a broken file shows its error.
 fn list(paths: &Paths) -> Result<()> {
     let dir = paths.experiments();
-    let names = experiment::names(&dir)?;
+    let names = experiment::toml_stems(&dir)?;
     let width = names.iter().map(String::len).max().unwrap_or(0);
     for name in names {
+        if ladder::is_ladder_file(&dir.join(format!("{name}.toml"))) {
+            match ladder::Ladder::load(&dir, &name) {
+                Ok(l) => {
+                    let profiles = l
+                        .file
+                        .profile
+                        .keys()
+                        .map(String::as_str)
+                        .collect::<Vec<_>>();
+                    println!(
+                        "{name:width$}  ladder: {} [profiles: {}]",
+                        l.file.description,
+                        profiles.join(", ")
+                    );
+                }
+                Err(e) => println!("{name:width$}  INVALID: {e:#}"),
+            }
+            continue;
+        }
         match experiment::Experiment::load(&dir, &name) {
             Ok(e) => {
                 let profiles = e
@@ -81,5 +114,9 @@ fn list(paths: &Paths) -> Result<()> {
             Err(e) => println!("{name:width$}  INVALID: {e:#}"),
         }
     }
+    println!(
+        "{:width$}  every ladder, then the limits parity table (parity.csv, summary.md)",
+        ladder_run::LIMITS
+    );
     Ok(())
 }

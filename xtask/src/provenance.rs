@@ -20,6 +20,9 @@ pub struct RunRecord {
     /// Absent until the run has measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reconciliation: Option<Totals>,
+    /// Where on Cloudflare a remote run ran; absent for other targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<crate::remote::RemoteRecord>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -246,6 +249,7 @@ mod tests {
             versions: Versions::default(),
             machine: machine(),
             reconciliation: Some(Totals::default()),
+            remote: None,
         };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.toml");

@@ -288,6 +288,7 @@ mod tests {
             outcome: Outcome::Ok,
             refusal: None,
             error: None,
+            served_by: None,
         }
     }
 

@@ -155,24 +155,34 @@ pub struct ResultRow {
     pub reconciled: bool,
     /// Why the probe did not reconcile; empty when it did.
     pub reconcile_note: String,
+    // The columns below came with the sweeps; a results.csv written before them reads back with
+    // their defaults.
     /// The experiment series' label (empty when it has none): tells apart lines of one strategy.
+    #[serde(default)]
     pub label: String,
     /// Share (0 to 1) of text values generated with characters that need escaping.
+    #[serde(default)]
     pub escape_share: f64,
     /// Share (0 to 1) of text values generated with multi-byte characters.
+    #[serde(default)]
     pub non_ascii_share: f64,
     /// Secondary indexes on the probe's table.
+    #[serde(default)]
     pub indexes: usize,
     /// `outside_ms − inside_ms`: what the outside clock sees beyond the writes (HTTP, JSON,
     /// planning and building the statements, creating the table, counting); empty when the
     /// request failed.
+    #[serde(default)]
     pub overhead_ms: Option<f64>,
     /// The content checksum the host computed from the generator for the rows that must be
     /// present (see `d1bench_core::checksum`).
+    #[serde(default)]
     pub checksum_expected: String,
     /// The content checksum the target computed in SQL; empty when it could not.
+    #[serde(default)]
     pub checksum_present: String,
     /// Whether the two checksums are equal.
+    #[serde(default)]
     pub checksum_equal: bool,
 }
 
@@ -283,11 +293,23 @@ pub struct ResultsWriter {
 }
 
 impl ResultsWriter {
-    pub fn create(path: &Path) -> Result<Self> {
-        let file =
-            File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    /// Opens `results.csv` to append rows, creating it if missing: a run's baseline adds its
+    /// rows after the target's. The header is written only into an empty file.
+    pub fn open(path: &Path) -> Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open {} to append", path.display()))?;
+        let empty = file
+            .metadata()
+            .with_context(|| format!("cannot read the size of {}", path.display()))?
+            .len()
+            == 0;
         Ok(ResultsWriter {
-            writer: csv::Writer::from_writer(file),
+            writer: csv::WriterBuilder::new()
+                .has_headers(empty)
+                .from_writer(file),
             path: path.to_owned(),
         })
     }
@@ -357,6 +379,7 @@ mod tests {
             error: Some(
                 "D1_ERROR: statement too long: SQLITE_TOOBIG, \"quoted\"\nsecond line".into(),
             ),
+            served_by: None,
         }
     }
 
@@ -364,7 +387,7 @@ mod tests {
     fn rows_are_on_disk_after_each_append_and_read_back_equal() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("results.csv");
-        let mut writer = ResultsWriter::create(&path).unwrap();
+        let mut writer = ResultsWriter::open(&path).unwrap();
         let first = ResultRow::measured("column-sweep", "local", 0, 0, &probe(), &result(), 7.5);
         writer.append(&first).unwrap();
         // Flushed: readable while the writer is still open.
@@ -383,10 +406,25 @@ mod tests {
     }
 
     #[test]
+    fn appending_adds_rows_under_the_one_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.csv");
+        let first = ResultRow::measured("e", "local", 0, 0, &probe(), &result(), 7.5);
+        ResultsWriter::open(&path).unwrap().append(&first).unwrap();
+        let mut second = first.clone();
+        second.target = "sqlite".into();
+        second.d1_ms = None;
+        ResultsWriter::open(&path).unwrap().append(&second).unwrap();
+        assert_eq!(read_results(&path).unwrap(), vec![first, second]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches("experiment,target").count(), 1, "{text}");
+    }
+
+    #[test]
     fn header_starts_with_the_documented_columns() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("results.csv");
-        let mut writer = ResultsWriter::create(&path).unwrap();
+        let mut writer = ResultsWriter::open(&path).unwrap();
         writer
             .append(&ResultRow::measured(
                 "e",

@@ -25,13 +25,16 @@ use crate::reconcile::{self, ContentCheck, Totals};
 use crate::report::{ResultRow, ResultsWriter, RunDir};
 use crate::sqlite::SqliteTarget;
 use crate::target::ProbeTarget;
-use crate::{plot, points, procs, sqlite, summary, toolchain};
+use crate::{plot, points, procs, remote, sqlite, summary, toolchain};
 
 /// Longest a single probe request may take before it is recorded as failed.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(300);
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl flags::Run {
     pub fn run(self, sh: &Shell, paths: &Paths) -> Result<()> {
+        if crate::ladder_run::handles(paths, &self.experiment) {
+            return self.run_ladders(sh, paths);
+        }
         let experiment = Experiment::load(&paths.experiments(), &self.experiment)?;
         let (profile_name, profile) = experiment.profile(self.profile.as_deref())?;
         let mut probes = experiment.probes(profile);
@@ -40,9 +43,11 @@ impl flags::Run {
         }
         let baseline =
             (self.target != TargetKind::Sqlite && !self.no_baseline).then_some(TargetKind::Sqlite);
+        // Remote flags and credentials are checked before anything is installed or built.
+        let remote = remote::Options::from_run_flags(&self)?;
 
         let tools = match self.target {
-            TargetKind::Local => {
+            TargetKind::Local | TargetKind::Remote => {
                 let tools = toolchain::ensure(sh, paths)?;
                 tools.build_worker(sh, paths)?;
                 Some(tools)
@@ -91,19 +96,21 @@ impl flags::Run {
             versions: versions(sh, paths, self.target),
             machine: provenance::machine(),
             reconciliation: None,
+            remote: None,
         };
         record.write(&run_dir.run_toml())?;
         eprintln!("run directory: {}", run_dir.path.display());
 
+        // The run directory is new: results.csv starts with the target's first row, and the
+        // baseline appends its rows after the target's.
         let measured = (|| {
-            let mut writer = ResultsWriter::create(&run_dir.results_csv())?;
             let mut totals = measure_on_target(
                 self.target,
+                remote.as_ref(),
                 paths,
                 tools.as_ref(),
                 &experiment,
                 &probes,
-                &mut writer,
                 &run_dir,
                 &mut record,
             )?;
@@ -113,11 +120,11 @@ impl flags::Run {
                 );
                 let on_baseline = measure_on_target(
                     baseline,
+                    None,
                     paths,
                     tools.as_ref(),
                     &experiment,
                     &probes,
-                    &mut writer,
                     &run_dir,
                     &mut record,
                 )?;
@@ -189,11 +196,11 @@ fn corrupt_every_probe(probes: &mut [PlannedProbe], kind: DebugCorruption) -> Re
 #[allow(clippy::too_many_arguments)]
 fn measure_on_target(
     target: TargetKind,
+    remote: Option<&remote::Options>,
     paths: &Paths,
     tools: Option<&toolchain::Toolchain>,
     experiment: &Experiment,
     probes: &[PlannedProbe],
-    writer: &mut ResultsWriter,
     run_dir: &RunDir,
     record: &mut RunRecord,
 ) -> Result<Totals> {
@@ -209,27 +216,52 @@ fn measure_on_target(
                 &experiment.name,
                 target.name(),
                 probes,
-                writer,
+                run_dir,
             );
             worker.stop();
             totals
         }
         TargetKind::Sqlite => {
             let db = SqliteTarget::open()?;
-            measure(&db, &experiment.name, target.name(), probes, writer)
+            measure(&db, &experiment.name, target.name(), probes, run_dir)
+        }
+        TargetKind::Remote => {
+            let options = remote.context("a remote run's options are read before it starts")?;
+            let tools = tools.context("the remote target needs the Worker's toolchain")?;
+            remote::measure(options, paths, tools, experiment, probes, run_dir, record)
         }
     }
 }
 
 /// Sends every probe in order, verifies and reconciles it, and appends the measured ones to
-/// results.csv (warm-ups are reconciled, not recorded).
+/// the run's results.csv (warm-ups are reconciled, not recorded).
 pub fn measure(
     target: &dyn ProbeTarget,
     experiment: &str,
     target_name: &str,
     probes: &[PlannedProbe],
-    writer: &mut ResultsWriter,
+    run_dir: &RunDir,
 ) -> Result<Totals> {
+    measure_observing(
+        target,
+        experiment,
+        target_name,
+        probes,
+        run_dir,
+        &mut |_| {},
+    )
+}
+
+/// [`measure`], showing `observe` every result the target answers.
+pub fn measure_observing(
+    target: &dyn ProbeTarget,
+    experiment: &str,
+    target_name: &str,
+    probes: &[PlannedProbe],
+    run_dir: &RunDir,
+    observe: &mut dyn FnMut(&d1bench_core::ProbeResult),
+) -> Result<Totals> {
+    let mut writer = ResultsWriter::open(&run_dir.results_csv())?;
     let progress = Progress::new(probes.len(), target_name);
     let mut totals = Totals::default();
     for (done, planned) in probes.iter().enumerate() {
@@ -237,7 +269,7 @@ pub fn measure(
             progress.finish();
             bail!("interrupted after {done} of {} probes", probes.len());
         }
-        let mut row = measure_one(target, experiment, target_name, planned);
+        let mut row = measure_one(target, experiment, target_name, planned, observe);
         if procs::interrupted() {
             // The target was stopped under this probe: its failure is the interrupt's, not D1's.
             continue;
@@ -267,11 +299,13 @@ fn measure_one(
     experiment: &str,
     target_name: &str,
     planned: &PlannedProbe,
+    observe: &mut dyn FnMut(&d1bench_core::ProbeResult),
 ) -> ResultRow {
     let probe = &planned.request;
     let timed = target.probe(probe);
     let mut row = match &timed.result {
         Ok(result) => {
+            observe(result);
             let mut row = ResultRow::measured(
                 experiment,
                 target_name,
@@ -361,7 +395,7 @@ impl flags::Plot {
 }
 
 /// `<out>/<UTC time>-<target>`, made unique if two runs start in the same second.
-fn create_run_dir(out: &std::path::Path, target: TargetKind) -> Result<RunDir> {
+pub(crate) fn create_run_dir(out: &std::path::Path, target: TargetKind) -> Result<RunDir> {
     let (_, compact) = provenance::utc_now();
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     for attempt in 1.. {
@@ -380,12 +414,12 @@ fn create_run_dir(out: &std::path::Path, target: TargetKind) -> Result<RunDir> {
     unreachable!("some attempt number is free")
 }
 
-fn versions(sh: &Shell, paths: &Paths, target: TargetKind) -> Versions {
+pub(crate) fn versions(sh: &Shell, paths: &Paths, target: TargetKind) -> Versions {
     let modules = paths.node_modules();
     Versions {
         d1bench: env!("CARGO_PKG_VERSION").into(),
         worker: match target {
-            TargetKind::Local => "not started",
+            TargetKind::Local | TargetKind::Remote => "not started",
             TargetKind::Sqlite => "not used (sqlite target)",
         }
         .into(),

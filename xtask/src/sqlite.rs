@@ -4,7 +4,10 @@
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use d1bench_core::limits::{MAX_BOUND_PARAMETERS, MAX_COLUMNS, MAX_ROW_BYTES, MAX_STATEMENT_BYTES};
+use d1bench_core::limits::{
+    MAX_BOUND_PARAMETERS, MAX_COLUMNS, MAX_FUNCTION_ARGS, MAX_LIKE_PATTERN_BYTES, MAX_ROW_BYTES,
+    MAX_STATEMENT_BYTES,
+};
 use d1bench_core::sql::{self, Plan};
 use d1bench_core::{
     Checksum, Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy, Value, VerifyResult,
@@ -16,7 +19,8 @@ use crate::client::Timed;
 use crate::target::ProbeTarget;
 
 /// An in-memory SQLite database limited as D1 documents: 100 bound parameters, 100,000-byte
-/// statements, 100 columns, 2,000,000-byte strings and BLOBs.
+/// statements, 100 columns, 2,000,000-byte strings and BLOBs, 32 arguments per function,
+/// 50-byte LIKE and GLOB patterns.
 pub fn open_d1_like() -> Result<Connection> {
     let db = Connection::open_in_memory().context("cannot open an in-memory SQLite database")?;
     for (limit, value) in [
@@ -24,6 +28,11 @@ pub fn open_d1_like() -> Result<Connection> {
         (Limit::SQLITE_LIMIT_SQL_LENGTH, MAX_STATEMENT_BYTES),
         (Limit::SQLITE_LIMIT_COLUMN, MAX_COLUMNS),
         (Limit::SQLITE_LIMIT_LENGTH, MAX_ROW_BYTES),
+        (Limit::SQLITE_LIMIT_FUNCTION_ARG, MAX_FUNCTION_ARGS),
+        (
+            Limit::SQLITE_LIMIT_LIKE_PATTERN_LENGTH,
+            MAX_LIKE_PATTERN_BYTES,
+        ),
     ] {
         db.set_limit(limit, value as i32)
             .with_context(|| format!("cannot set SQLite's {limit:?} to {value}"))?;
@@ -111,6 +120,7 @@ impl SqliteTarget {
             outcome,
             refusal,
             error: writes.error,
+            served_by: None,
         };
         Ok((result, elapsed_ms))
     }

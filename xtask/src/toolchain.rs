@@ -206,7 +206,7 @@ fn ensure_cargo_tool(
 }
 
 /// Runs `npm ci` when node_modules is missing or was installed from another lockfile.
-fn ensure_node_modules(sh: &Shell, paths: &Paths) -> Result<()> {
+pub fn ensure_node_modules(sh: &Shell, paths: &Paths) -> Result<()> {
     let lockfile = paths.worker().join("package-lock.json");
     let lock_hash = hash_files(std::slice::from_ref(&lockfile))?;
     let stamp = paths.node_modules().join(".d1bench-lock-sha256");

@@ -3,10 +3,11 @@
 //! checks what it left on disk; runs the row-size sweep's smoke profile and checks that literal
 //! SQL hits its wall; runs with one row of every probe corrupted on purpose and checks that the
 //! run is caught and marked invalid; then interrupts a run mid-way and checks that wrangler
-//! stopped and the measured rows stayed.
+//! stopped and the measured rows stayed; then climbs every ladder's smoke profile (`run
+//! limits`) and checks the limits it found.
 //!
-//! One test function on purpose: the runs must not overlap (each starts wrangler, and the last
-//! checks that no wrangler of its own survived).
+//! One test function on purpose: the wrangler runs must not overlap (each starts wrangler, and
+//! the interrupt check looks for survivors). The SQLite ladders start no wrangler and run apart.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -149,6 +150,113 @@ fn smoke_runs_for_real_reach_the_wall_catch_a_corrupted_row_and_an_interrupt_sto
     row_size_smoke_reaches_literals_wall();
     a_corrupted_row_is_caught_and_the_run_is_invalid();
     interrupt_stops_wrangler_and_keeps_results();
+    ladders_find_the_local_limits_and_write_the_parity_table();
+}
+
+/// `run limits --profile smoke` on `target`; the run directory and its findings.
+fn run_limits(target: &str) -> (tempfile::TempDir, PathBuf, Vec<Row>) {
+    let out = tempfile::tempdir().unwrap();
+    let status = Command::new(XTASK)
+        .args([
+            "run",
+            "limits",
+            "--profile",
+            "smoke",
+            "--target",
+            target,
+            "--out",
+        ])
+        .arg(out.path())
+        .current_dir(project_root())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "the {target} limits run failed: {status}");
+    let dir = run_dir(out.path());
+    for row in read_csv(&dir.join("results.csv")) {
+        assert_eq!(row["reconciled"], "true", "{row:?}");
+        assert_eq!(row["rows_present"], row["rows_acknowledged"], "{row:?}");
+    }
+    let record: toml::Table = std::fs::read_to_string(dir.join("run.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(record["run"]["status"].as_str(), Some("complete"));
+    let findings = read_csv(&dir.join("findings.csv"));
+    (out, dir, findings)
+}
+
+type Row = std::collections::HashMap<String, String>;
+
+/// The findings of `ladder` (one per climb).
+fn of<'a>(findings: &'a [Row], ladder: &str) -> Vec<&'a Row> {
+    let mine: Vec<&Row> = findings.iter().filter(|f| f["ladder"] == ladder).collect();
+    assert!(!mine.is_empty(), "no {ladder} finding");
+    mine
+}
+
+/// The limits SQLite itself enforces, found exactly where D1 documents them, on both targets.
+fn assert_sqlite_limits(findings: &[Row], target: &str) {
+    for f in of(findings, "param-ceiling") {
+        let columns = num(f, "columns");
+        assert_eq!(num(f, "last_ok"), 100 / columns, "{target} {f:?}");
+        assert_eq!(num(f, "first_failed"), 100 / columns + 1, "{target} {f:?}");
+        assert_eq!(f["refusal"], "too-many-variables", "{f:?}");
+        assert!(f["error"].contains("too many SQL variables"), "{f:?}");
+        assert_eq!(f["confirmed"], "yes", "{f:?}");
+    }
+    for (ladder, last_ok, refusal) in [
+        ("statement-length", 100_000, "statement-too-long"),
+        ("columns", 100, "too-many-columns"),
+        ("like-pattern", 50, "like-pattern-too-complex"),
+    ] {
+        for f in of(findings, ladder) {
+            assert_eq!(num(f, "last_ok"), last_ok, "{target} {f:?}");
+            assert_eq!(num(f, "first_failed"), last_ok + 1, "{target} {f:?}");
+            assert_eq!(f["refusal"], refusal, "{target} {f:?}");
+        }
+    }
+}
+
+fn ladders_find_the_local_limits_and_write_the_parity_table() {
+    let (_out, dir, findings) = run_limits("local");
+    assert_sqlite_limits(&findings, "local");
+    // The limits of the Workers runtime are not enforced by wrangler dev: every rung ran, and
+    // every row D1 acknowledged was there afterwards (checked above).
+    for ladder in [
+        "query-budget",
+        "batch-accounting",
+        "batch-ceiling",
+        "query-duration",
+    ] {
+        for f in of(&findings, ladder) {
+            assert_eq!(f["first_failed"], "", "{f:?}");
+            assert_eq!(f["last_ok"], f["max_tried"], "{f:?}");
+        }
+    }
+    let parity = read_csv(&dir.join("parity.csv"));
+    assert_eq!(parity.len(), 10, "one parity row per ladder");
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("| bound parameters per statement | 100 |"),
+        "{summary}"
+    );
+    let png = std::fs::read(dir.join("param-ceiling.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+}
+
+#[test]
+fn sqlite_ladders_find_d1s_documented_limits() {
+    let (_out, dir, findings) = run_limits("sqlite");
+    assert_sqlite_limits(&findings, "sqlite");
+    let ladders: Vec<String> = read_csv(&dir.join("parity.csv"))
+        .into_iter()
+        .map(|r| r["ladder"].clone())
+        .collect();
+    assert!(!ladders.contains(&"query-budget".to_owned()), "{ladders:?}");
+    for f in of(&findings, "function-args") {
+        assert_eq!(num(f, "last_ok"), 32, "{f:?}");
+    }
 }
 
 fn smoke_run_reconciles_and_draws() {
@@ -452,10 +560,14 @@ fn interrupt_stops_wrangler_and_keeps_results() {
             xtask.try_wait().unwrap().is_none(),
             "the run ended before it was interrupted"
         );
+        // Children in the xtask's own group (git, rustc --version) are not wrangler: that group
+        // is this test's, which outlives the interrupt.
+        // SAFETY: getpgrp(2) only reads this process's group id.
+        let own_group = unsafe { libc::getpgrp() };
         groups.extend(
             child_groups(xtask.id())
                 .into_iter()
-                .filter(|g| *g != xtask.id() as i32),
+                .filter(|g| *g != xtask.id() as i32 && *g != own_group),
         );
         let csv = std::fs::read_dir(out.path())
             .ok()

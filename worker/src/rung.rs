@@ -1,0 +1,116 @@
+//! `POST /rung`: one step of one ladder rung per invocation, with the SQL the core plans.
+//!
+//! The body is a [`d1bench_core::ladder::RungCall`]. Every D1 error is data: it comes back in
+//! the step's JSON answer (with status 200), never as a failed request; only a malformed rung
+//! is refused, with 400 naming the field.
+
+use d1bench_core::ladder::{
+    self, Call, FinishResult, PrepareResult, RungCall, RungPlan, RungRequest, RungResult, Step,
+    Tally,
+};
+use worker::{D1Database, Request, Response, Result, RouteContext};
+
+use crate::{BINDING, duration_ms, error_text, json_error, prepare};
+
+pub async fn handle_rung(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
+    let body = req.text().await?;
+    let call: RungCall = match serde_json::from_str(&body) {
+        Ok(call) => call,
+        Err(e) => return json_error(400, &format!("invalid rung: {e}"), None),
+    };
+    if let Err(e) = call.rung.validate() {
+        return json_error(400, &format!("invalid rung: {e}"), Some(e.field));
+    }
+    let db = ctx.env.d1(BINDING)?;
+    let plan = ladder::plan(&call.rung);
+    match call.step {
+        Step::Prepare => Response::from_json(&prepare_table(&db, &call.rung, &plan).await),
+        Step::Climb => Response::from_json(&climb(&db, &call.rung, &plan).await),
+        Step::Finish => Response::from_json(&finish(&db, &call.rung, &plan).await),
+    }
+}
+
+async fn prepare_table(db: &D1Database, rung: &RungRequest, plan: &RungPlan) -> PrepareResult {
+    let error = if plan.prepare.is_empty() {
+        None
+    } else {
+        let statements = plan.prepare.iter().map(|s| db.prepare(s)).collect();
+        db.batch(statements).await.err().map(|e| error_text(&e))
+    };
+    PrepareResult {
+        rung_id: rung.rung_id,
+        error,
+    }
+}
+
+/// Sends the measured calls in order; the first failure ends the climb.
+async fn climb(db: &D1Database, rung: &RungRequest, plan: &RungPlan) -> RungResult {
+    let mut tally = Tally::default();
+    let started = js_sys::Date::now();
+    for call in &plan.calls {
+        let outcome = match call {
+            Call::One(statement) => match prepare(db, statement) {
+                Ok(prepared) => prepared.run().await.map(|r| duration_ms(&r)),
+                Err(e) => Err(e),
+            },
+            Call::Batch(statements) => {
+                let prepared: Result<Vec<_>> = statements.iter().map(|s| prepare(db, s)).collect();
+                match prepared {
+                    Ok(prepared) => db
+                        .batch(prepared)
+                        .await
+                        .map(|results| results.iter().map(duration_ms).sum()),
+                    Err(e) => Err(e),
+                }
+            }
+        };
+        match outcome {
+            Ok(d1_ms) => tally.succeeded(d1_ms),
+            Err(e) => {
+                tally.failed(error_text(&e));
+                break;
+            }
+        }
+    }
+    let inside_ms = js_sys::Date::now() - started;
+    tally.into_result(rung.rung_id, plan, inside_ms)
+}
+
+#[derive(serde::Deserialize)]
+struct Count {
+    n: usize,
+}
+
+/// Reads the single `n` of a one-statement batch.
+async fn count(db: &D1Database, sql: &str) -> Result<usize> {
+    let results = db.batch(vec![db.prepare(sql)]).await?;
+    Ok(results
+        .first()
+        .map(|r| r.results::<Count>())
+        .transpose()?
+        .and_then(|rows| rows.first().map(|c| c.n))
+        .unwrap_or(0))
+}
+
+/// Counts the rows present (when the table exists) and drops the table.
+async fn finish(db: &D1Database, rung: &RungRequest, plan: &RungPlan) -> FinishResult {
+    let mut result = FinishResult {
+        rung_id: rung.rung_id,
+        table_exists: false,
+        rows_present: 0,
+        error: None,
+    };
+    let counted = async {
+        result.table_exists = count(db, &plan.exists).await? == 1;
+        if result.table_exists {
+            result.rows_present = count(db, &plan.count).await?;
+        }
+        db.batch(vec![db.prepare(&plan.teardown)]).await?;
+        Ok::<_, worker::Error>(())
+    }
+    .await;
+    if let Err(e) = counted {
+        result.error = Some(error_text(&e));
+    }
+    result
+}

