@@ -232,14 +232,14 @@ impl Totals {
         if !self.all_reconciled() {
             verdict.push_str(": the run is INVALID");
         }
+        let warmups = if self.warmups > 0 {
+            format!("; {} warm-ups not recorded", self.warmups)
+        } else {
+            String::new()
+        };
         format!(
-            "{} probes ({} refused, {} errors; {} warm-ups not recorded); {} rows expected, {} present, {checksums}; {verdict}",
-            self.probes,
-            self.refused,
-            self.errors,
-            self.warmups,
-            self.rows_expected,
-            self.rows_present
+            "{} probes ({} refused, {} errors{warmups}); {} rows expected, {} present, {checksums}; {verdict}",
+            self.probes, self.refused, self.errors, self.rows_expected, self.rows_present
         )
     }
 }

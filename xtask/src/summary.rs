@@ -185,10 +185,8 @@ fn reconciliation_lines(rows: &[ResultRow], record: &RunRecord) -> Vec<String> {
             } else {
                 format!("`{target}`")
             };
-            // Warm-ups are counted in run.toml only, for the run as a whole.
-            let line = totals.line();
-            let line = line.replacen("; 0 warm-ups not recorded", "", 1);
-            format!("- {name}: {line}")
+            // Warm-ups are not in results.csv: run.toml counts them, for the run as a whole.
+            format!("- {name}: {}", totals.line())
         })
         .collect();
     if let Some(all) = &record.reconciliation {
