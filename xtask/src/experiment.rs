@@ -265,18 +265,7 @@ impl Experiment {
             source,
             file,
         };
-        if let Some(default) = &experiment.file.default_profile
-            && !experiment.file.profile.contains_key(default.get_ref())
-        {
-            return Err(anyhow!(experiment.error_at(
-                Some(default.span()),
-                &format!(
-                    "no profile named `{}`; the profiles are: {}",
-                    default.get_ref(),
-                    experiment.profile_names()
-                )
-            )));
-        }
+        experiment.profiles().check_default()?;
         let axis = experiment.file.x_axis;
         for profile in experiment.file.profile.values() {
             // Each line of a chart (strategy and label) at each x: the probe that draws it.
@@ -331,39 +320,22 @@ impl Experiment {
         Ok(experiment)
     }
 
-    fn profile_names(&self) -> String {
-        self.file
-            .profile
-            .keys()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
     fn error_at(&self, span: Option<Range<usize>>, message: &str) -> String {
         located(&self.path, &self.source, span, message)
     }
 
+    fn profiles(&self) -> Profiles<'_, Profile> {
+        Profiles {
+            path: &self.path,
+            source: &self.source,
+            profiles: &self.file.profile,
+            default: self.file.default_profile.as_ref(),
+        }
+    }
+
     /// The profile named `name`, or the file's default.
     pub fn profile(&self, name: Option<&str>) -> Result<(&str, &Profile)> {
-        let name = name
-            .or(self
-                .file
-                .default_profile
-                .as_ref()
-                .map(|d| d.get_ref().as_str()))
-            .unwrap_or(DEFAULT_PROFILE);
-        self.file
-            .profile
-            .get_key_value(name)
-            .map(|(k, v)| (k.as_str(), v))
-            .ok_or_else(|| {
-                anyhow!(
-                    "{} has no profile `{name}`; its profiles are: {}",
-                    self.path.display(),
-                    self.profile_names()
-                )
-            })
+        self.profiles().select(name)
     }
 
     /// Every probe of `profile`, numbered from 1. Within a point the repeats and the strategies
@@ -471,6 +443,62 @@ fn expand_series(
         }
     }
     probes
+}
+
+/// The profiles of an experiment or ladder file and the one it names as default: the choice
+/// of a profile works the same for both kinds of file.
+pub struct Profiles<'a, P> {
+    pub path: &'a Path,
+    pub source: &'a str,
+    pub profiles: &'a BTreeMap<String, P>,
+    pub default: Option<&'a Spanned<String>>,
+}
+
+impl<'a, P> Profiles<'a, P> {
+    /// The profile names, comma-separated, for error messages.
+    pub fn names(&self) -> String {
+        self.profiles
+            .keys()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// An error at the file's `default-profile` when it names no profile of the file.
+    pub fn check_default(&self) -> Result<()> {
+        match self.default {
+            Some(default) if !self.profiles.contains_key(default.get_ref()) => {
+                Err(anyhow!(located(
+                    self.path,
+                    self.source,
+                    Some(default.span()),
+                    &format!(
+                        "no profile named `{}`; the profiles are: {}",
+                        default.get_ref(),
+                        self.names()
+                    )
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The profile named `name`, else the file's default, else `full`.
+    pub fn select(&self, name: Option<&str>) -> Result<(&'a str, &'a P)> {
+        let name = name
+            .or(self.default.map(|d| d.get_ref().as_str()))
+            .unwrap_or(DEFAULT_PROFILE);
+        self.profiles
+            .get_key_value(name)
+            .map(|(k, v)| (k.as_str(), v))
+            .ok_or_else(|| {
+                anyhow!(
+                    "{} has no profile `{name}`; its profiles are: {}",
+                    self.path.display(),
+                    self.names()
+                )
+            })
+    }
 }
 
 /// `path:line:column: message`, then the offending line with a caret under the column.

@@ -16,10 +16,9 @@ use d1bench_core::limits::MAX_COLUMNS;
 use serde::{Deserialize, Deserializer};
 use toml::Spanned;
 
-use crate::experiment::{NonEmpty, located};
+use crate::experiment::{NonEmpty, Profiles, located};
 
 /// The profile run when neither `--profile` nor `default-profile` names one.
-const DEFAULT_PROFILE: &str = "full";
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -269,18 +268,7 @@ impl Ladder {
             source,
             file,
         };
-        if let Some(default) = &ladder.file.default_profile
-            && !ladder.file.profile.contains_key(default.get_ref())
-        {
-            return Err(anyhow!(ladder.error_at(
-                Some(default.span()),
-                &format!(
-                    "no profile named `{}`; the profiles are: {}",
-                    default.get_ref(),
-                    ladder.profile_names()
-                )
-            )));
-        }
+        ladder.profiles().check_default()?;
         for profile in ladder.file.profile.values() {
             for spec in &profile.climb.0 {
                 if let Err(message) = ladder.check(spec.get_ref()) {
@@ -320,39 +308,22 @@ impl Ladder {
         Ok(())
     }
 
-    fn profile_names(&self) -> String {
-        self.file
-            .profile
-            .keys()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-
     fn error_at(&self, span: Option<Range<usize>>, message: &str) -> String {
         located(&self.path, &self.source, span, message)
     }
 
+    fn profiles(&self) -> Profiles<'_, Profile> {
+        Profiles {
+            path: &self.path,
+            source: &self.source,
+            profiles: &self.file.profile,
+            default: self.file.default_profile.as_ref(),
+        }
+    }
+
     /// The profile named `name`, or the file's default.
     pub fn profile(&self, name: Option<&str>) -> Result<(&str, &Profile)> {
-        let name = name
-            .or(self
-                .file
-                .default_profile
-                .as_ref()
-                .map(|d| d.get_ref().as_str()))
-            .unwrap_or(DEFAULT_PROFILE);
-        self.file
-            .profile
-            .get_key_value(name)
-            .map(|(k, v)| (k.as_str(), v))
-            .ok_or_else(|| {
-                anyhow!(
-                    "{} has no profile `{name}`; its profiles are: {}",
-                    self.path.display(),
-                    self.profile_names()
-                )
-            })
+        self.profiles().select(name)
     }
 
     /// Every climb of `profile`, in file order; a list of column counts gives one climb each.
