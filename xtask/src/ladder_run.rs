@@ -365,26 +365,11 @@ impl flags::Run {
             }
             TargetKind::Remote => Err(anyhow::anyhow!(REMOTE_NOT_YET)),
         };
-        record.run.ended = Some(provenance::utc_now().0);
-        match &measured {
-            Ok((totals, _)) => {
-                record.run.status = if totals.all_reconciled() {
-                    "complete"
-                } else {
-                    "invalid"
-                }
-                .into();
-                record.totals = Some(totals.clone());
-            }
-            Err(e) => {
-                record.run.status = if procs::interrupted() {
-                    "interrupted"
-                } else {
-                    "failed"
-                }
-                .into();
-                record.run.error = Some(format!("{e:#}"));
-            }
+        record
+            .run
+            .end(measured.as_ref().map(|(totals, _)| totals.all_reconciled()));
+        if let Ok((totals, _)) = &measured {
+            record.totals = Some(totals.clone());
         }
         record.write(&record_path)?;
         let (totals, findings) = measured?;

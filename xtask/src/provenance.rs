@@ -49,6 +49,27 @@ pub struct RunInfo {
     pub error: Option<String>,
 }
 
+impl RunInfo {
+    /// Records how the run ended: `complete` or `invalid` by its reconciliation when it
+    /// measured (`Ok(all_reconciled)`), else `interrupted` or `failed` with the error.
+    pub fn end(&mut self, outcome: Result<bool, &anyhow::Error>) {
+        self.ended = Some(utc_now().0);
+        self.status = match outcome {
+            Ok(true) => "complete",
+            Ok(false) => "invalid",
+            Err(e) => {
+                self.error = Some(format!("{e:#}"));
+                if crate::procs::interrupted() {
+                    "interrupted"
+                } else {
+                    "failed"
+                }
+            }
+        }
+        .into();
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ExperimentInfo {
     /// The experiment file, relative to the project root.

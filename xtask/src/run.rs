@@ -132,26 +132,11 @@ impl flags::Run {
             }
             Ok::<_, anyhow::Error>(totals)
         })();
-        record.run.ended = Some(provenance::utc_now().0);
-        match &measured {
-            Ok(totals) => {
-                record.run.status = if totals.all_reconciled() {
-                    "complete"
-                } else {
-                    "invalid"
-                }
-                .into();
-                record.reconciliation = Some(totals.clone());
-            }
-            Err(e) => {
-                record.run.status = if procs::interrupted() {
-                    "interrupted"
-                } else {
-                    "failed"
-                }
-                .into();
-                record.run.error = Some(format!("{e:#}"));
-            }
+        record
+            .run
+            .end(measured.as_ref().map(Totals::all_reconciled));
+        if let Ok(totals) = &measured {
+            record.reconciliation = Some(totals.clone());
         }
         record.write(&run_dir.run_toml())?;
         let totals = measured?;
