@@ -275,7 +275,7 @@ mod tests {
     use crate::limits::{MAX_COLUMNS, MAX_STATEMENT_BYTES};
     use crate::probe::{Corruption, ProbeRequest, Strategy};
     use crate::sql::plan;
-    use rusqlite::{Connection, params_from_iter};
+    use rusqlite::Connection;
 
     fn probe(columns: usize, rows: usize, row_bytes: usize, text: TextMix) -> ProbeRequest {
         ProbeRequest {
@@ -294,19 +294,7 @@ mod tests {
 
     /// Writes a probe's rows into SQLite with its plan.
     fn written(p: &ProbeRequest) -> Connection {
-        let db = Connection::open_in_memory().unwrap();
-        let plan = plan(p);
-        for sql in &plan.setup {
-            db.execute(sql, []).unwrap();
-        }
-        for s in &plan.inserts {
-            let params = s.params.iter().map(|v| match v {
-                Value::Integer(n) => rusqlite::types::Value::Integer(*n),
-                Value::Text(t) => rusqlite::types::Value::Text(t.clone()),
-            });
-            db.execute(&s.sql, params_from_iter(params)).unwrap();
-        }
-        db
+        crate::sql::tests::execute(&plan(p))
     }
 
     fn in_sql(db: &Connection, p: &ProbeRequest) -> Checksum {

@@ -271,7 +271,7 @@ fn literal_inserts(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::generate::TextMix;
     use crate::limits::MAX_BOUND_PARAMETERS;
@@ -293,7 +293,7 @@ mod tests {
     }
 
     /// Runs a plan against real SQLite with D1's statement and variable limits applied.
-    fn execute(plan: &Plan) -> Connection {
+    pub(crate) fn execute(plan: &Plan) -> Connection {
         let db = Connection::open_in_memory().unwrap();
         db.set_limit(
             rusqlite::limits::Limit::SQLITE_LIMIT_VARIABLE_NUMBER,
