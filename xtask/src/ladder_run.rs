@@ -783,7 +783,7 @@ fn summary(
         out.push_str("| --- | --- | --- | --- | --- | --- | --- | --- |");
         out.push_str(if ceiling { " --- | --- |\n" } else { "\n" });
         for f in &mine {
-            let num = |v: Option<usize>| v.map_or("-".to_owned(), parity::thousands);
+            let num = |v: Option<usize>| v.map_or("-".to_owned(), crate::summary::thousands);
             let ms = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.1}"));
             write!(
                 out,

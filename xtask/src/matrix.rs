@@ -16,6 +16,7 @@ use crate::experiment::{self, Experiment, PlannedProbe};
 use crate::flags::{self, Location, MatrixFormat, Plan};
 use crate::paths::Paths;
 use crate::remote::queries_per_invocation;
+use crate::summary::thousands;
 
 /// Workers Free: requests a day (Workers pricing).
 pub const FREE_REQUESTS_PER_DAY: usize = 100_000;
@@ -268,19 +269,6 @@ pub fn to_table(jobs: &[Job], plan: Plan) -> String {
     out
 }
 
-/// 1234567 → `1,234,567`.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 impl flags::Matrix {
     pub fn run(self, paths: &Paths) -> Result<()> {
         let jobs = jobs(&paths.experiments(), &self)?;
@@ -474,10 +462,6 @@ rows = 5
         assert!(table.contains("wide-remote-weur"), "{table}");
         assert!(table.contains("100,000 D1 rows written a day"), "{table}");
         assert!(table.contains("warning: 2 probe(s)"), "{table}");
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(25_000_000_000), "25,000,000,000");
     }
 
     /// The README's cost table is what this module computes for the column sweep.

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::flags;
 use crate::ladder_run::{Finding, read_csv};
 use crate::paths::Paths;
+use crate::summary::thousands;
 
 pub const BEGIN: &str = "<!-- parity:begin -->";
 pub const END: &str = "<!-- parity:end -->";
@@ -38,19 +39,6 @@ pub struct ParityRow {
     pub refusal: String,
     /// The first refusal's error text, verbatim, or empty.
     pub error: String,
-}
-
-/// `1234567` as `1,234,567`.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A value in a ladder's unit, as a reader says it.
@@ -438,14 +426,6 @@ mod tests {
         let r = rows(&fs);
         assert_eq!(r[0].enforced, "yes, at 34");
         assert!(r[0].found.contains("C=3: 34 rows"), "{}", r[0].found);
-    }
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(2_000_000), "2,000,000");
     }
 
     #[test]

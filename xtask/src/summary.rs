@@ -334,6 +334,19 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
     out
 }
 
+/// 1234567 → `1,234,567`: counts as a reader says them, in tables and captions.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -359,6 +372,15 @@ mod tests {
 
     fn cells_of(line: &str) -> Vec<&str> {
         line.trim_matches('|').split(" | ").map(str::trim).collect()
+    }
+
+    #[test]
+    fn thousands_groups_digits_by_three() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(25_000_000_000), "25,000,000,000");
     }
 
     #[test]
