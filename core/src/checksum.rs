@@ -60,6 +60,51 @@ pub struct Checksum {
 }
 
 impl Checksum {
+    /// The names of the checksum SQL's result columns, in the order of [`Checksum::fields`].
+    pub const COLUMNS: [&'static str; 8] = [
+        "rows",
+        "text_bytes",
+        "text_digest",
+        "text_heads",
+        "int_low",
+        "int_mid",
+        "int_high",
+        "wrong_types",
+    ];
+
+    /// A checksum from its parts in [`Checksum::COLUMNS`] order.
+    pub fn from_fields(f: [i64; 8]) -> Self {
+        let [
+            rows,
+            text_bytes,
+            text_digest,
+            text_heads,
+            int_low,
+            int_mid,
+            int_high,
+            wrong_types,
+        ] = f;
+        Checksum {
+            rows,
+            text_bytes,
+            text_digest,
+            text_heads,
+            int_low,
+            int_mid,
+            int_high,
+            wrong_types,
+        }
+    }
+
+    /// A checksum read from a result row of the checksum SQL, column by column by name.
+    pub fn read<E>(mut get: impl FnMut(&str) -> Result<i64, E>) -> Result<Self, E> {
+        let mut fields = [0; 8];
+        for (field, column) in fields.iter_mut().zip(Self::COLUMNS) {
+            *field = get(column)?;
+        }
+        Ok(Self::from_fields(fields))
+    }
+
     fn fields(&self) -> [i64; 8] {
         [
             self.rows,
@@ -90,30 +135,10 @@ impl std::str::FromStr for Checksum {
             .map(str::parse)
             .collect::<Result<_, _>>()
             .map_err(|e| format!("`{s}` is not a checksum: {e}"))?;
-        match parts[..] {
-            [
-                rows,
-                text_bytes,
-                text_digest,
-                text_heads,
-                int_low,
-                int_mid,
-                int_high,
-                wrong_types,
-            ] => Ok(Checksum {
-                rows,
-                text_bytes,
-                text_digest,
-                text_heads,
-                int_low,
-                int_mid,
-                int_high,
-                wrong_types,
-            }),
-            _ => Err(format!(
-                "`{s}` is not a checksum: expected 8 numbers separated by `:`"
-            )),
-        }
+        let fields: [i64; 8] = parts
+            .try_into()
+            .map_err(|_| format!("`{s}` is not a checksum: expected 8 numbers separated by `:`"))?;
+        Ok(Checksum::from_fields(fields))
     }
 }
 
@@ -299,16 +324,7 @@ mod tests {
 
     fn in_sql(db: &Connection, p: &ProbeRequest) -> Checksum {
         db.query_row(&checksum_sql(&p.table(), p.columns), [], |r| {
-            Ok(Checksum {
-                rows: r.get("rows")?,
-                text_bytes: r.get("text_bytes")?,
-                text_digest: r.get("text_digest")?,
-                text_heads: r.get("text_heads")?,
-                int_low: r.get("int_low")?,
-                int_mid: r.get("int_mid")?,
-                int_high: r.get("int_high")?,
-                wrong_types: r.get("wrong_types")?,
-            })
+            Checksum::read(|c| r.get(c))
         })
         .unwrap()
     }

@@ -205,18 +205,7 @@ impl ProbeTarget for SqliteTarget {
         let [checksum_sql, teardown] = sql::verification(probe);
         let checksum = self
             .db
-            .query_row(&checksum_sql, [], |r| {
-                Ok(Checksum {
-                    rows: r.get("rows")?,
-                    text_bytes: r.get("text_bytes")?,
-                    text_digest: r.get("text_digest")?,
-                    text_heads: r.get("text_heads")?,
-                    int_low: r.get("int_low")?,
-                    int_mid: r.get("int_mid")?,
-                    int_high: r.get("int_high")?,
-                    wrong_types: r.get("wrong_types")?,
-                })
-            })
+            .query_row(&checksum_sql, [], |r| Checksum::read(|c| r.get(c)))
             .map_err(|e| format!("probe {} could not be verified: {e}", probe.probe_id))?;
         self.db
             .execute(&teardown, [])
