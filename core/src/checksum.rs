@@ -27,15 +27,22 @@
 //!
 //! Cost: about 90 passes in C over the text, roughly a second per 10 MB, paid in its own request
 //! after the timed one. For tables within D1's 100 columns (larger ones are refused at CREATE
-//! TABLE) every sum stays below 2^53 at the largest probe payload
-//! ([`crate::probe::MAX_PROBE_PAYLOAD_BYTES`]), so D1 returns it exactly as a JavaScript number,
-//! and the SELECT fits D1's statement limit.
+//! TABLE) every sum stays below 2^53 up to [`MAX_EXACT_PAYLOAD_BYTES`] of payload, so D1 returns
+//! it exactly as a JavaScript number, and the SELECT fits D1's statement limit.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use crate::generate::{ColumnType, RowGenerator, Value, column_type, text_alphabet};
+
+/// Largest table payload (text bytes plus [`crate::generate::INTEGER_BYTES`] per integer, over
+/// all rows) whose checksum stays below 2^53, so exact in a JavaScript number, for tables within
+/// D1's 100 columns. One byte of payload adds less than 2^25 to any sum: the most is a text's
+/// first character, column weight 100 times a code point up to 0x10FFFF over its 4 bytes
+/// (an integer adds at most 100 × 2^18 to a limb sum over its 8 bytes; a text byte at most 383
+/// to the digest); and 2^28 × 2^25 = 2^53. `rows` and `wrong_types` count rows and values.
+pub const MAX_EXACT_PAYLOAD_BYTES: usize = 1 << 28;
 
 /// Bits per integer limb.
 const LIMB_BITS: u32 = 18;
@@ -513,6 +520,33 @@ mod tests {
         assert!(
             err.to_string().contains("Expression tree is too large"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn no_payload_byte_adds_enough_to_break_exactness() {
+        // The most one byte of payload adds to any sum, at D1's widest table.
+        let weight = column_weight(MAX_COLUMNS - 1);
+        let digest = *byte_weights().iter().max().unwrap();
+        // A text's head over the bytes of its first character, per UTF-8 length.
+        let head = [
+            (1, 0x7F),
+            (2, 0x7FF),
+            (3, 0xFFFF),
+            (4, i64::from(u32::from(char::MAX))),
+        ]
+        .into_iter()
+        .map(|(bytes, code_point)| weight * code_point / bytes)
+        .max()
+        .unwrap();
+        let limb = weight * LIMB_MASK / crate::generate::INTEGER_BYTES as i64;
+        let per_byte = digest.max(head).max(limb);
+        assert!(per_byte < 1 << 25, "{per_byte}");
+        assert!(
+            (MAX_EXACT_PAYLOAD_BYTES as i64)
+                .checked_mul(per_byte)
+                .unwrap()
+                < 1 << 53
         );
     }
 

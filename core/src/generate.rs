@@ -82,7 +82,7 @@ const MULTI_BYTE: &[char] = &['é', 'ß', 'Ж', '日', '本', '€', '🦀', '�
 
 /// Every byte a generated text can contain, sorted and without repeats: the ASCII letters and
 /// digits, the characters that need escaping, and the UTF-8 bytes of the multi-byte characters.
-/// The content checksum ([`crate::checksum`]) counts exactly these bytes.
+/// The list is complete, so the content checksum can count exactly these bytes.
 pub fn text_alphabet() -> Vec<u8> {
     let mut bytes: Vec<u8> = PLAIN.to_vec();
     let mut buffer = [0u8; 4];

@@ -132,11 +132,13 @@ impl LadderKind {
         }
     }
 
-    /// The refusal a climb past the documented limit should meet.
+    /// The refusal a climb past the documented limit should meet. A batch and a long query meet
+    /// D1's clock, not the Worker's: a climb stopped by the Worker's CPU time or by D1's queue
+    /// was stopped by something else.
     pub fn expected_refusal(self) -> RefusalKind {
         match self {
             LadderKind::QueryBudget | LadderKind::BatchAccounting => RefusalKind::QueryBudget,
-            LadderKind::BatchCeiling | LadderKind::QueryDuration => RefusalKind::TimeLimit,
+            LadderKind::BatchCeiling | LadderKind::QueryDuration => RefusalKind::QueryTimeout,
             LadderKind::ParamCeiling => RefusalKind::TooManyVariables,
             LadderKind::StatementLength => RefusalKind::StatementTooLong,
             LadderKind::Columns => RefusalKind::TooManyColumns,
@@ -828,7 +830,8 @@ impl Tally {
     }
 }
 
-/// The outcome of an error text (or of none): a known limit is a refusal, anything else an error.
+/// The outcome of an error text (or of none): a text [`RefusalKind::classify`] knows is a
+/// refusal (a limit, or a transient refusal such as D1's overload), anything else an error.
 pub fn classify(error: Option<&str>) -> (Outcome, Option<RefusalKind>) {
     match error {
         None => (Outcome::Ok, None),
@@ -1038,6 +1041,28 @@ mod tests {
         assert_eq!(result.refusal, Some(RefusalKind::QueryBudget));
         let (outcome, kind) = classify(Some("Network connection lost."));
         assert_eq!((outcome, kind), (Outcome::Error, Some(RefusalKind::Other)));
+    }
+
+    #[test]
+    fn time_ladders_expect_d1s_clock_and_other_stops_are_told_apart() {
+        for ladder in [LadderKind::BatchCeiling, LadderKind::QueryDuration] {
+            assert_eq!(ladder.expected_refusal(), RefusalKind::QueryTimeout);
+        }
+        let refused = |text: &str| classify(Some(text));
+        assert_eq!(
+            refused(
+                "D1_ERROR: D1 DB storage operation exceeded timeout which caused object to be reset."
+            ),
+            (Outcome::Refused, Some(RefusalKind::QueryTimeout))
+        );
+        assert_eq!(
+            refused("Worker exceeded CPU time limit."),
+            (Outcome::Refused, Some(RefusalKind::CpuTimeLimit))
+        );
+        assert_eq!(
+            refused("D1_ERROR: D1 DB is overloaded. Too many requests queued."),
+            (Outcome::Refused, Some(RefusalKind::Overloaded))
+        );
     }
 
     /// The planned SQL runs on real SQLite and refuses where SQLite's limits say.

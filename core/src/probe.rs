@@ -58,6 +58,9 @@ pub const MAX_PROBE_COLUMNS: usize = 2_000;
 pub const MAX_PROBE_ROWS: usize = 1_000_000;
 /// Largest payload (rows × row bytes) one probe may generate: keeps a Worker inside its memory.
 pub const MAX_PROBE_PAYLOAD_BYTES: usize = 64 * 1024 * 1024;
+
+// The cap keeps every probe's content checksum exact in a JavaScript number.
+const _: () = assert!(MAX_PROBE_PAYLOAD_BYTES <= crate::checksum::MAX_EXACT_PAYLOAD_BYTES);
 /// Most secondary indexes a probe's table may have (index `k` is on column `k`).
 pub const MAX_PROBE_INDEXES: usize = 64;
 
@@ -205,13 +208,16 @@ impl ProbeRequest {
 pub enum Outcome {
     /// Every statement succeeded.
     Ok,
-    /// D1 refused a statement because of a known limit (see `refusal`).
+    /// D1 or the Workers runtime refused a statement for a known reason (see `refusal`): a
+    /// limit, or a transient refusal such as D1's overload ([`RefusalKind::is_transient`]).
     Refused,
     /// Anything else went wrong; `error` has the text.
     Error,
 }
 
 impl Outcome {
+    pub const ALL: [Outcome; 3] = [Outcome::Ok, Outcome::Refused, Outcome::Error];
+
     pub fn name(self) -> &'static str {
         match self {
             Outcome::Ok => "ok",
@@ -221,13 +227,49 @@ impl Outcome {
     }
 }
 
-/// What `POST /verify` answers: the checksum of the probe's table, computed in SQL by the target
-/// just before it drops the table.
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Outcome {
+    type Err = String;
+    /// The outcome [`Outcome::name`] names, as results.csv and rungs.csv hold it.
+    fn from_str(s: &str) -> Result<Self, String> {
+        Outcome::ALL
+            .into_iter()
+            .find(|o| o.name() == s)
+            .ok_or_else(|| format!("unknown outcome `{s}`; expected one of: ok, refused, error"))
+    }
+}
+
+/// What `POST /setup` answers: whether the probe's table (and its indexes) could be created.
+/// A refusal here (a table of more columns than D1 allows) is data, like any other refusal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetupResult {
+    pub probe_id: u64,
+    /// D1's error text when the setup batch failed, verbatim.
+    pub error: Option<String>,
+}
+
+/// What `POST /verify` answers, from an invocation of its own after the probe's: whether the
+/// table exists, the rows present and their checksum, computed in SQL by the target just before
+/// it drops the table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct VerifyResult {
     pub probe_id: u64,
-    pub checksum: Checksum,
+    pub table_exists: bool,
+    /// Rows counted in the table (`SELECT COUNT(*)`); 0 when there is no table.
+    pub rows_present: usize,
+    /// The content checksum of the rows present; `None` when there is no table.
+    pub checksum: Option<Checksum>,
+    /// Where D1 ran the verification's queries, when it says (production does; local D1 does
+    /// not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_by: Option<ServedBy>,
 }
 
 /// What the Worker measured for one probe, inside one invocation.
@@ -239,11 +281,9 @@ pub struct ProbeResult {
     pub columns: usize,
     /// Payload bytes of every row as generated.
     pub row_bytes: usize,
-    /// Rows the probe tried to write.
+    /// Rows of the statements D1 acknowledged: what must be present afterwards (counted by
+    /// `POST /verify`, in an invocation of its own).
     pub rows_expected: usize,
-    /// Rows counted in the table after the writes (`SELECT COUNT(*)`); the table stays for
-    /// `POST /verify`.
-    pub rows_present: usize,
     /// INSERT statements the plan holds.
     pub statements_planned: usize,
     /// INSERT statements handed to D1 (fewer than planned when a per-row probe stops early).
@@ -263,9 +303,6 @@ pub struct ProbeResult {
     pub refusal: Option<RefusalKind>,
     /// D1's error text, kept verbatim.
     pub error: Option<String>,
-    /// Where D1 ran the probe's queries, when it says (production does; local D1 does not).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub served_by: Option<ServedBy>,
 }
 
 /// Where D1 says it ran a query: `meta.served_by_region` and `meta.served_by_colo`.
@@ -387,12 +424,10 @@ mod tests {
     }
 
     #[test]
-    fn a_result_without_served_by_still_parses_and_one_with_it_round_trips() {
-        let local = r#"{"probe_id":1,"strategy":"bound","columns":1,"row_bytes":1,"rows_expected":1,
-            "rows_present":1,"statements_planned":1,"statements_sent":1,"d1_calls":1,
-            "rows_per_statement":1,"max_statement_bytes":40,"inside_ms":1.0,"d1_ms":0.5,
-            "outcome":"ok","refusal":null,"error":null}"#;
-        let mut result: ProbeResult = serde_json::from_str(local).unwrap();
+    fn a_verification_without_served_by_still_parses_and_one_with_it_round_trips() {
+        let local = r#"{"probe_id":1,"table_exists":true,"rows_present":1,
+            "checksum":null}"#;
+        let mut result: VerifyResult = serde_json::from_str(local).unwrap();
         assert_eq!(result.served_by, None);
         assert!(
             !serde_json::to_string(&result)
@@ -405,7 +440,25 @@ mod tests {
         });
         let json = serde_json::to_string(&result).unwrap();
         assert!(json.contains(r#""served_by":{"region":"WEUR"}"#), "{json}");
-        assert_eq!(serde_json::from_str::<ProbeResult>(&json).unwrap(), result);
+        assert_eq!(serde_json::from_str::<VerifyResult>(&json).unwrap(), result);
+    }
+
+    #[test]
+    fn outcome_names_parse_back_and_serialize_the_same() {
+        for outcome in Outcome::ALL {
+            assert_eq!(outcome.name().parse::<Outcome>(), Ok(outcome));
+            assert_eq!(outcome.to_string(), outcome.name());
+            assert_eq!(
+                serde_json::to_string(&outcome).unwrap(),
+                format!("\"{}\"", outcome.name())
+            );
+        }
+        assert!(
+            "refusal"
+                .parse::<Outcome>()
+                .unwrap_err()
+                .contains("ok, refused, error")
+        );
     }
 
     #[test]

@@ -28,11 +28,6 @@ pub struct Plan {
     /// Debugging the harness only: changes one row after the writes (see
     /// [`crate::probe::Corruption`]).
     pub corrupt: Option<String>,
-    /// Counts the rows present afterwards; answers one column named `n`.
-    pub count: String,
-    /// Computes the content checksum ([`crate::checksum`]) of the rows present.
-    pub checksum: String,
-    pub teardown: String,
 }
 
 impl Plan {
@@ -69,11 +64,39 @@ pub fn drop_table(table: &str) -> String {
     format!("DROP TABLE IF EXISTS {table}")
 }
 
-/// What `POST /verify` runs, without planning the whole probe: the checksum of the probe's
-/// table, then the statement that drops it.
-pub fn verification(probe: &ProbeRequest) -> [String; 2] {
+/// What `POST /setup` runs before a probe, in one batch and an invocation of its own: drops a
+/// leftover table of the same name, creates the probe's table, then its secondary indexes.
+pub fn setup(probe: &ProbeRequest) -> Vec<String> {
     let table = probe.table();
-    [checksum_sql(&table, probe.columns), drop_table(&table)]
+    let mut setup = vec![drop_table(&table), create_table(&table, probe.columns)];
+    setup.extend(create_indexes(&table, probe.indexes));
+    setup
+}
+
+/// What `POST /verify` runs after a probe, in an invocation of its own that no clock sees.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verification {
+    /// Whether the probe's table exists (a refused CREATE leaves none); answers `n` = 0 or 1.
+    pub exists: String,
+    /// Counts the rows present; answers one column named `n`.
+    pub count: String,
+    /// Computes the content checksum ([`crate::checksum`]) of the rows present.
+    pub checksum: String,
+    /// Drops the table.
+    pub teardown: String,
+}
+
+/// Plans the verification of a probe's table, without planning the whole probe.
+pub fn verification(probe: &ProbeRequest) -> Verification {
+    let table = probe.table();
+    Verification {
+        exists: format!(
+            "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '{table}'"
+        ),
+        count: format!("SELECT COUNT(*) AS n FROM {table}"),
+        checksum: checksum_sql(&table, probe.columns),
+        teardown: drop_table(&table),
+    }
 }
 
 /// `CREATE INDEX t_i<k> ON t (c<k>)` for the first `indexes` columns.
@@ -187,16 +210,10 @@ pub fn plan(probe: &ProbeRequest) -> Plan {
         }
         Strategy::Literal => literal_inserts(&head, probe.rows_per_statement, rows),
     };
-    let mut setup = vec![drop_table(&table), create_table(&table, probe.columns)];
-    setup.extend(create_indexes(&table, probe.indexes));
-    let [checksum, teardown] = verification(probe);
     Plan {
-        setup,
+        setup: setup(probe),
         inserts,
         corrupt: probe.debug_corrupt.map(|c| corrupt(&table, c)),
-        count: format!("SELECT COUNT(*) AS n FROM {table}"),
-        checksum,
-        teardown,
     }
 }
 

@@ -1,20 +1,20 @@
 //! The d1bench Worker: performs one probe per invocation against the D1 binding `DB`.
 //!
-//! Routes: `GET /health` answers the Worker's version; `POST /probe` takes a
-//! [`d1bench_core::ProbeRequest`] as JSON, writes its rows and answers a
-//! [`d1bench_core::ProbeResult`]; `POST /verify` takes the same request, computes the content
-//! checksum of the probe's table in SQL, drops the table and answers a
-//! [`d1bench_core::VerifyResult`]. All need `Authorization: Bearer <BENCH_TOKEN>`. The SQL comes
-//! from the shared planner, never from the request. Calls made per probe: one batch to create the
-//! table (and its indexes), the INSERT calls (`d1_calls`), one call to count the rows; then, in
-//! the verify invocation, one batch for the checksum and the drop. The checksum has an
-//! invocation of its own so that its cost never reaches the probe's clocks. `POST /rung` runs one
-//! step of a ladder rung (see `rung.rs`).
+//! Routes: `GET /health` answers the Worker's version. A probe is three invocations, each
+//! taking a [`d1bench_core::ProbeRequest`] as JSON: `POST /setup` creates the probe's table and
+//! indexes (one batch) and answers a [`d1bench_core::SetupResult`]; `POST /probe` writes the rows
+//! and nothing else, so its D1 calls are exactly the INSERT calls (`d1_calls`) and only they meet
+//! the per-invocation query budget, and answers a [`d1bench_core::ProbeResult`]; `POST /verify`
+//! checks the table exists, counts its rows, computes the content checksum in SQL and drops the
+//! table, answering a [`d1bench_core::VerifyResult`]. Setup and verification have invocations of
+//! their own so that their cost never reaches the probe's clocks or its query budget. All need
+//! `Authorization: Bearer <BENCH_TOKEN>`. The SQL comes from the shared planner, never from the
+//! request. `POST /rung` runs one step of a ladder rung (see `rung.rs`).
 
 use d1bench_core::sql::{self, Plan, Statement};
 use d1bench_core::{
-    Checksum, Outcome, ProbeRequest, ProbeResult, RefusalKind, ServedBy, Strategy, Value,
-    VerifyResult,
+    Checksum, Outcome, ProbeRequest, ProbeResult, RefusalKind, ServedBy, SetupResult, Strategy,
+    Value, VerifyResult,
 };
 use serde::Serialize;
 use wasm_bindgen::{JsCast, JsValue};
@@ -33,6 +33,7 @@ async fn fetch(req: Request, env: Env, _ctx: worker::Context) -> Result<Response
     }
     Router::new()
         .get("/health", handle_health)
+        .post_async("/setup", handle_setup)
         .post_async("/probe", handle_probe)
         .post_async("/verify", handle_verify)
         .post_async("/rung", rung::handle_rung)
@@ -120,56 +121,81 @@ async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Respons
     }
 }
 
-/// `POST /verify`: the checksum of the probe's table, then the table dropped, in one batch.
+/// `POST /setup`: the probe's table and indexes, in one batch. A refusal is answered as data.
+async fn handle_setup(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
+    let probe = match read_probe(&mut req).await? {
+        Ok(probe) => probe,
+        Err(rejected) => return Ok(rejected),
+    };
+    let db = ctx.env.d1(BINDING)?;
+    let setup = sql::setup(&probe).iter().map(|s| db.prepare(s)).collect();
+    let error = db.batch(setup).await.err().map(|e| error_text(&e));
+    Response::from_json(&SetupResult {
+        probe_id: probe.probe_id,
+        error,
+    })
+}
+
+/// `POST /verify`: whether the table exists; if it does, its row count and checksum and then
+/// the table dropped, in one batch.
 async fn handle_verify(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
     let probe = match read_probe(&mut req).await? {
         Ok(probe) => probe,
         Err(rejected) => return Ok(rejected),
     };
     let db = ctx.env.d1(BINDING)?;
-    let [checksum_sql, teardown] = sql::verification(&probe);
+    match verify(&db, &probe).await {
+        Ok(result) => Response::from_json(&result),
+        Err(e) => json_error(
+            500,
+            &format!(
+                "probe {} could not be verified: {}",
+                probe.probe_id,
+                error_text(&e)
+            ),
+            None,
+        ),
+    }
+}
+
+async fn verify(db: &D1Database, probe: &ProbeRequest) -> Result<VerifyResult> {
+    let sql = sql::verification(probe);
+    let (exists, served_by) = query_count(db, &sql.exists).await?;
+    if exists == 0 {
+        return Ok(VerifyResult {
+            probe_id: probe.probe_id,
+            table_exists: false,
+            rows_present: 0,
+            checksum: None,
+            served_by,
+        });
+    }
+    let (rows_present, _) = query_count(db, &sql.count).await?;
     let answered = db
-        .batch(vec![db.prepare(&checksum_sql), db.prepare(&teardown)])
-        .await;
-    let checksum = match answered
-        .and_then(|results| results.first().map(|r| r.results::<Checksum>()).transpose())
-    {
-        Ok(Some(rows)) if rows.len() == 1 => rows[0],
-        Ok(other) => {
-            let got = other.map_or(0, |rows| rows.len());
-            return json_error(
-                500,
-                &format!(
-                    "the checksum of probe {} answered {got} rows, not 1",
-                    probe.probe_id
-                ),
-                None,
-            );
-        }
-        Err(e) => {
-            return json_error(
-                500,
-                &format!(
-                    "probe {} could not be verified: {}",
-                    probe.probe_id,
-                    error_text(&e)
-                ),
-                None,
-            );
-        }
+        .batch(vec![db.prepare(&sql.checksum), db.prepare(&sql.teardown)])
+        .await?;
+    let rows = match answered.first() {
+        Some(result) => result.results::<Checksum>()?,
+        None => Vec::new(),
     };
-    Response::from_json(&VerifyResult {
+    if rows.len() != 1 {
+        return Err(worker::Error::RustError(format!(
+            "the checksum answered {} rows, not 1",
+            rows.len()
+        )));
+    }
+    Ok(VerifyResult {
         probe_id: probe.probe_id,
-        checksum,
+        table_exists: true,
+        rows_present,
+        checksum: Some(rows[0]),
+        served_by,
     })
 }
 
-/// Creates the table (and its indexes), writes the rows, counts them. The table stays for
-/// `POST /verify`.
+/// Writes the rows, and nothing else: the table was created by `POST /setup`, and the rows are
+/// counted by `POST /verify`.
 async fn perform(db: &D1Database, probe: &ProbeRequest, plan: &Plan) -> Result<ProbeResult> {
-    let setup = plan.setup.iter().map(|s| db.prepare(s)).collect();
-    db.batch(setup).await?;
-
     let started = js_sys::Date::now();
     let writes = write_rows(db, probe.strategy, &plan.inserts).await;
     let inside_ms = js_sys::Date::now() - started;
@@ -178,7 +204,6 @@ async fn perform(db: &D1Database, probe: &ProbeRequest, plan: &Plan) -> Result<P
     if let Some(corrupt) = &plan.corrupt {
         db.prepare(corrupt).run().await?;
     }
-    let (rows_present, served_by) = count_rows(db, plan).await?;
 
     let (outcome, refusal, error) = match &writes.error {
         None => (Outcome::Ok, None, None),
@@ -193,7 +218,6 @@ async fn perform(db: &D1Database, probe: &ProbeRequest, plan: &Plan) -> Result<P
         columns: probe.columns,
         row_bytes: probe.row_bytes,
         rows_expected: writes.rows_acknowledged,
-        rows_present,
         statements_planned: plan.inserts.len(),
         statements_sent: writes.statements_sent,
         d1_calls: writes.d1_calls,
@@ -204,23 +228,22 @@ async fn perform(db: &D1Database, probe: &ProbeRequest, plan: &Plan) -> Result<P
         outcome,
         refusal,
         error,
-        served_by,
     })
 }
 
-/// Counts the rows present (the table stays for `POST /verify`). It goes through the JS binding
-/// directly because the worker crate's `D1ResultMeta` drops `served_by_region` and
-/// `served_by_colo`, which say where D1 ran the queries.
-async fn count_rows(db: &D1Database, plan: &Plan) -> Result<(usize, Option<ServedBy>)> {
+/// Runs one counting query (answering a column `n`) through the JS binding directly, because
+/// the worker crate's `D1ResultMeta` drops `served_by_region` and `served_by_colo`, which say
+/// where D1 ran the queries. Answers the count and where it ran.
+async fn query_count(db: &D1Database, sql: &str) -> Result<(usize, Option<ServedBy>)> {
     let binding: &worker::worker_sys::D1Database = db.as_ref().unchecked_ref();
-    let statements: js_sys::Array = [&plan.count]
+    let statements: js_sys::Array = [sql]
         .into_iter()
         .map(|sql| JsValue::from(db.prepare(sql).inner().clone()))
         .collect();
     let answered = JsFuture::from(binding.batch(statements)?).await?;
     let results: js_sys::Array = answered.dyn_into()?;
     let count: worker::worker_sys::D1Result = results.get(0).unchecked_into();
-    let rows_present = count
+    let n = count
         .results()?
         .map(|rows| rows.get(0))
         .filter(|row| row.is_object())
@@ -237,7 +260,7 @@ async fn count_rows(db: &D1Database, plan: &Plan) -> Result<(usize, Option<Serve
         colo: text("served_by_colo")?,
     };
     let reported = served_by.region.is_some() || served_by.colo.is_some();
-    Ok((rows_present, reported.then_some(served_by)))
+    Ok((n, reported.then_some(served_by)))
 }
 
 /// What the INSERTs did, as D1 acknowledged them.

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -38,7 +39,8 @@ pub enum Task {
     LintWorkflows,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum TargetKind {
     /// The Worker in workerd via `wrangler dev`, with a real local D1 (SQLite). No account needed.
     Local,
@@ -57,6 +59,17 @@ impl TargetKind {
             TargetKind::Sqlite => "sqlite",
             TargetKind::Remote => "remote",
         }
+    }
+
+    /// Whether the target runs the Worker (and so needs its toolchain and build).
+    pub fn runs_the_worker(self) -> bool {
+        matches!(self, TargetKind::Local | TargetKind::Remote)
+    }
+}
+
+impl std::fmt::Display for TargetKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -109,7 +122,8 @@ impl Plan {
 }
 
 /// A deliberate corruption of every probe's table, to prove that reconciliation catches it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum DebugCorruption {
     /// Change the last byte of the first row's first text value.
     TextByte,

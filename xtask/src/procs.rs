@@ -5,13 +5,20 @@
 //! Work that must still happen after an interrupt (deleting what a remote run created on
 //! Cloudflare) registers with [`on_interrupt`]: the handler runs it after stopping the groups,
 //! and its own processes are started with [`ProcessGroup::spawn_shielded`] so no stop reaches them.
+//!
+//! A run killed outright (`kill -9`) runs none of that. So a run registers itself in
+//! `target/d1bench/live/<pid>.toml` ([`register_run`]) with every group it starts, and the next
+//! run ([`reap_abandoned`]) stops the groups of runs whose process is gone and marks their
+//! run.toml `abandoned`.
 
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
 
 /// Process groups still running, for the interrupt handler.
 static LIVE_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
@@ -157,6 +164,7 @@ impl ProcessGroup {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(group.pgid);
+        LiveRun::note_group(group.pgid, true);
         Ok(group)
     }
 
@@ -219,6 +227,7 @@ impl ProcessGroup {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|&g| g != self.pgid);
+        LiveRun::note_group(self.pgid, false);
     }
 }
 
@@ -226,6 +235,139 @@ impl Drop for ProcessGroup {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// When a process started, in clock ticks since boot (field 22 of `/proc/<pid>/stat`): with
+/// the pid, it names one process even after the pid is reused.
+fn start_ticks(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count from its closing one.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// A process group a run started, as the live file records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct LiveGroup {
+    pgid: i32,
+    /// The leader's start time ([`start_ticks`]).
+    start: u64,
+}
+
+/// `target/d1bench/live/<pid>.toml`: a run in progress and the groups it has started.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct LiveRun {
+    pid: u32,
+    start: u64,
+    run_dir: PathBuf,
+    groups: Vec<LiveGroup>,
+}
+
+/// The live file of this process's run, once registered.
+static LIVE_RUN: Mutex<Option<(PathBuf, LiveRun)>> = Mutex::new(None);
+
+impl LiveRun {
+    fn write(path: &Path, run: &LiveRun) {
+        // Best effort: without the file only the next run's clean-up is lost.
+        if let Ok(text) = toml::to_string(run) {
+            let _ = std::fs::write(path, text);
+        }
+    }
+
+    /// Adds (or removes) a group of this process's run in its live file.
+    fn note_group(pgid: i32, started: bool) {
+        let mut live = LIVE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((path, run)) = live.as_mut() else {
+            return;
+        };
+        run.groups.retain(|g| g.pgid != pgid);
+        if started && let Some(start) = start_ticks(pgid) {
+            run.groups.push(LiveGroup { pgid, start });
+        }
+        LiveRun::write(path, run);
+    }
+}
+
+/// Keeps this process's run registered; dropping it removes the live file.
+#[must_use = "the run is unregistered when this is dropped"]
+pub struct RunRegistration {
+    path: PathBuf,
+}
+
+impl Drop for RunRegistration {
+    fn drop(&mut self) {
+        *LIVE_RUN.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Registers this process as measuring into `run_dir`, under `scratch/live/`.
+pub fn register_run(scratch: &Path, run_dir: &Path) -> Result<RunRegistration> {
+    let dir = scratch.join("live");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let pid = std::process::id();
+    let path = dir.join(format!("{pid}.toml"));
+    let run = LiveRun {
+        pid,
+        start: start_ticks(pid as i32).unwrap_or(0),
+        run_dir: run_dir.to_owned(),
+        groups: Vec::new(),
+    };
+    LiveRun::write(&path, &run);
+    *LIVE_RUN.lock().unwrap_or_else(|e| e.into_inner()) = Some((path.clone(), run));
+    Ok(RunRegistration { path })
+}
+
+/// Stops what runs that died without a word left running, and marks their run.toml
+/// `abandoned`; says what it found, one line each.
+pub fn reap_abandoned(scratch: &Path) -> Result<Vec<String>> {
+    let dir = scratch.join("live");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(Vec::new());
+    };
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let Some(run) = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|text| toml::from_str::<LiveRun>(&text).ok())
+        else {
+            let _ = std::fs::remove_file(&path);
+            continue;
+        };
+        let alive = run.pid == std::process::id()
+            || start_ticks(run.pid as i32).is_some_and(|start| start == run.start);
+        if alive {
+            continue;
+        }
+        let mut stopped = 0;
+        for group in &run.groups {
+            // The leader may be gone with its children left; a leader of another start is a
+            // reused pid: not ours.
+            let ours = start_ticks(group.pgid).is_none_or(|start| start == group.start);
+            if ours && group_alive(group.pgid) {
+                signal_group(group.pgid, libc::SIGTERM);
+                let deadline = Instant::now() + GRACE;
+                while group_alive(group.pgid) && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                signal_group(group.pgid, libc::SIGKILL);
+                stopped += 1;
+            }
+        }
+        let marked = crate::records::run_record::mark_abandoned(&run.run_dir.join("run.toml"), run.pid);
+        found.push(format!(
+            "found run {} of process {} dead: stopped {stopped} process group(s) it had started{}",
+            run.run_dir.display(),
+            run.pid,
+            if marked { "; its run.toml now says `abandoned`" } else { "" }
+        ));
+        let _ = std::fs::remove_file(&path);
+    }
+    Ok(found)
 }
 
 #[cfg(test)]
@@ -275,5 +417,49 @@ mod tests {
         let pgid = group.pgid();
         drop(group);
         assert!(!group_alive(pgid));
+    }
+
+    #[test]
+    fn a_dead_runs_groups_are_stopped_and_its_record_marked_abandoned() {
+        let scratch = tempfile::tempdir().unwrap();
+        let run_dir = scratch.path().join("run");
+        std::fs::create_dir_all(&run_dir).unwrap();
+        std::fs::write(
+            run_dir.join("run.toml"),
+            "[run]\nstatus = \"running\"\npid = 999999999\n",
+        )
+        .unwrap();
+        // A group left behind by a "dead" run: a process that is not this one.
+        let mut command = Command::new("sh");
+        command.args(["-c", "sleep 300 & sleep 300"]);
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+        let mut child = command.spawn().unwrap();
+        let pgid = child.id() as i32;
+        std::thread::sleep(Duration::from_millis(100));
+        let live = scratch.path().join("live");
+        std::fs::create_dir_all(&live).unwrap();
+        // A pid that is not running: the kernel's pid_max is far below this.
+        let dead = LiveRun {
+            pid: 999_999_999,
+            start: 1,
+            run_dir: run_dir.clone(),
+            groups: vec![LiveGroup {
+                pgid,
+                start: start_ticks(pgid).unwrap(),
+            }],
+        };
+        LiveRun::write(&live.join("999999999.toml"), &dead);
+        let found = reap_abandoned(scratch.path()).unwrap();
+        let _ = child.wait();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("stopped 1 process group"), "{found:?}");
+        assert!(!group_alive(pgid), "the dead run's group survived");
+        let record = std::fs::read_to_string(run_dir.join("run.toml")).unwrap();
+        assert!(record.contains("status = \"abandoned\""), "{record}");
+        assert!(!live.join("999999999.toml").exists());
+        // A live run (this process) is left alone.
+        let _registration = register_run(scratch.path(), &run_dir).unwrap();
+        assert!(reap_abandoned(scratch.path()).unwrap().is_empty());
     }
 }

@@ -1,0 +1,333 @@
+//! The one pipeline every study goes through, whatever the target:
+//!
+//! study file → plan (probes or climbs) → install and build what the targets need → a run
+//! directory and its `run.toml` → for each target (and the baseline), a session: started, every
+//! record measured, reconciled and appended to disk as it lands, closed on every way out →
+//! `run.toml` says how it ended → every report derived from what is on disk ([`crate::reports`]).
+//!
+//! Bad input fails before anything starts; once records are measured, whatever happens, they stay
+//! on disk and run.toml says how the run ended. A run killed outright is found by the next one
+//! ([`crate::procs::reap_abandoned`]), which stops what it started and marks it abandoned.
+
+pub mod climb;
+pub mod progress;
+pub mod sweep;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+use d1bench_core::Corruption;
+use xshell::Shell;
+
+use crate::flags::{self, DebugCorruption, TargetKind};
+use crate::paths::Paths;
+use crate::records::run_record::{self, RunInfo, StudyFile, Versions};
+use crate::records::{RunDir, RunRecord, RunStatus, StudyKind, Totals};
+use crate::studies::cost::Cost;
+use crate::studies::ladder::Climb;
+use crate::studies::sweep::PlannedProbe;
+use crate::studies::Study;
+use crate::targets::{self, Start, remote};
+use crate::{procs, reports, toolchain};
+
+/// What a run measures, planned before anything starts.
+enum Work {
+    Sweep(Vec<PlannedProbe>),
+    Climbs(Vec<Climb>),
+}
+
+impl Work {
+    fn kind(&self) -> StudyKind {
+        match self {
+            Work::Sweep(_) => StudyKind::Sweep,
+            Work::Climbs(_) => StudyKind::Ladder,
+        }
+    }
+
+    fn cost(&self) -> Cost {
+        match self {
+            Work::Sweep(probes) => Cost::of(probes),
+            Work::Climbs(climbs) => Cost::of_climbs(climbs),
+        }
+    }
+
+    fn unit(&self) -> &'static str {
+        match self {
+            Work::Sweep(_) => "probes",
+            Work::Climbs(_) => "rungs",
+        }
+    }
+}
+
+/// `cargo xtask run`.
+pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
+    for found in procs::reap_abandoned(&paths.scratch())? {
+        eprintln!("{found}");
+    }
+    let dir = paths.experiments();
+    let study = Study::load(&dir, &flags.experiment)?;
+    let (work, profile, files, x_axis) = plan(&study, flags, paths)?;
+    let baseline = match (&work, flags.target) {
+        (Work::Sweep(_), TargetKind::Local | TargetKind::Remote) if !flags.no_baseline => {
+            Some(TargetKind::Sqlite)
+        }
+        _ => None,
+    };
+    // Remote flags and credentials are checked before anything is installed or built.
+    let remote = remote::Options::from_run_flags(flags)?;
+    let warnings = match &remote {
+        Some(options) => work.cost().warnings(options.plan),
+        None => Vec::new(),
+    };
+
+    let tools = if flags.target.runs_the_worker() {
+        let tools = toolchain::ensure(sh, paths)?;
+        tools.build_worker(sh, paths)?;
+        Some(tools)
+    } else {
+        None
+    };
+
+    let out = flags
+        .out
+        .clone()
+        .unwrap_or_else(|| paths.reports().join(&flags.experiment));
+    let run_dir = create_run_dir(&out, flags.target)?;
+    let mut record = RunRecord {
+        run: RunInfo {
+            id: run_dir.id(),
+            experiment: flags.experiment.clone(),
+            kind: work.kind(),
+            profile,
+            target: flags.target,
+            x_axis,
+            baseline,
+            debug_corrupt: flags.debug_corrupt,
+            status: RunStatus::Running,
+            started: run_record::utc_now().0,
+            ended: None,
+            error: None,
+            pid: Some(std::process::id()),
+        },
+        studies: files,
+        git: run_record::git(sh),
+        versions: versions(sh, paths, flags.target),
+        machine: run_record::machine(),
+        reconciliation: None,
+        remote: None,
+    };
+    record.write(&run_dir.run_toml())?;
+    let _registration = procs::register_run(&paths.scratch(), &run_dir.path)?;
+    eprintln!("run directory: {}", run_dir.path.display());
+
+    let start = Start {
+        paths,
+        tools: tools.as_ref(),
+        remote: remote.as_ref(),
+        warnings: &warnings,
+    };
+    let measured = (|| {
+        let mut totals = measure_on(flags.target, &start, &flags.experiment, &work, &run_dir, &mut record)?;
+        if let Some(baseline) = baseline {
+            eprintln!(
+                "the same probes on the baseline: bare SQLite in-process (not D1), D1's limits applied"
+            );
+            let on_baseline =
+                measure_on(baseline, &start, &flags.experiment, &work, &run_dir, &mut record)?;
+            totals = totals.merged(&on_baseline);
+        }
+        Ok::<_, anyhow::Error>(totals)
+    })();
+    record
+        .run
+        .end(measured.as_ref().map(Totals::all_reconciled));
+    if let Ok(totals) = &measured {
+        record.reconciliation = Some(totals.clone());
+    }
+    record.write(&run_dir.run_toml())?;
+    let totals = measured?;
+
+    reports::render(&run_dir, true)?;
+    println!("reconciliation: {}", totals.line(work.unit()));
+    if !totals.all_reconciled() {
+        bail!(
+            "the run is INVALID: what the target holds differs from what was sent (see \
+             `reconcile_note` in {}); everything measured is kept",
+            run_dir.results_csv().display()
+        );
+    }
+    Ok(())
+}
+
+/// The study's work for the profile and target asked for, with the profile's name, the files
+/// read and the sweep's axis; every refusal of the input comes here, before anything starts.
+fn plan(
+    study: &Study,
+    flags: &flags::Run,
+    paths: &Paths,
+) -> Result<(Work, String, Vec<StudyFile>, Option<crate::studies::sweep::Axis>)> {
+    let file_of = |name: &str, path: &Path, source: &str, description: &str| StudyFile {
+        name: name.to_owned(),
+        file: path
+            .strip_prefix(&paths.root)
+            .unwrap_or(path)
+            .display()
+            .to_string(),
+        sha256: toolchain::hash_bytes(source.as_bytes()),
+        description: description.to_owned(),
+    };
+    match study {
+        Study::Sweep(experiment) => {
+            let (profile, spec) = experiment.profile(flags.profile.as_deref())?;
+            let mut probes = experiment.probes(spec);
+            if let Some(kind) = flags.debug_corrupt {
+                corrupt_every_probe(&mut probes, kind)?;
+            }
+            let file = file_of(
+                &experiment.name,
+                &experiment.path,
+                &experiment.source,
+                &experiment.file.description,
+            );
+            Ok((
+                Work::Sweep(probes),
+                profile.to_owned(),
+                vec![file],
+                Some(experiment.file.x_axis),
+            ))
+        }
+        Study::Ladders(ladders) => {
+            if flags.debug_corrupt.is_some() || flags.no_baseline {
+                bail!(
+                    "--debug-corrupt and --no-baseline apply to experiments, not to ladders (`{}` climbs ladders)",
+                    flags.experiment
+                );
+            }
+            let mut climbs = Vec::new();
+            let mut profiles: Vec<String> = Vec::new();
+            let mut files = Vec::new();
+            for l in ladders {
+                let kind = l.file.ladder;
+                if flags.target == TargetKind::Sqlite && !kind.runs_on_sqlite() {
+                    if flags.experiment == crate::studies::LIMITS {
+                        continue;
+                    }
+                    bail!(
+                        "{kind} climbs a limit of the Workers runtime and D1's service, which in-process SQLite does not have; run it with --target local or remote"
+                    );
+                }
+                let (profile, spec) = l.profile(flags.profile.as_deref())?;
+                climbs.extend(l.climbs(spec));
+                if !profiles.iter().any(|p| p == profile) {
+                    profiles.push(profile.to_owned());
+                }
+                files.push(file_of(&l.name, &l.path, &l.source, &l.file.description));
+            }
+            Ok((Work::Climbs(climbs), profiles.join("/"), files, None))
+        }
+    }
+}
+
+/// Starts the target, measures the work on it, closes it (on every path: the session's drop),
+/// and notes in run.toml what the session said of itself.
+fn measure_on(
+    target: TargetKind,
+    start: &Start,
+    experiment: &str,
+    work: &Work,
+    run_dir: &RunDir,
+    record: &mut RunRecord,
+) -> Result<Totals> {
+    let mut session = targets::open(target, start)?;
+    let described = session.describe();
+    if target == record.run.target {
+        record.versions.worker = described.worker;
+        record.remote = described.remote;
+    }
+    record.write(&run_dir.run_toml())?;
+    let measured = match work {
+        Work::Sweep(probes) => sweep::measure(session.as_mut(), experiment, probes, run_dir),
+        Work::Climbs(climbs) => climb::climb_all(session.as_mut(), climbs, run_dir),
+    };
+    let (described, closed) = session.close();
+    if target == record.run.target {
+        record.remote = described.remote;
+    }
+    record.write(&run_dir.run_toml())?;
+    match (measured, closed) {
+        (Ok(totals), Ok(())) => Ok(totals),
+        (Err(e), Ok(())) => Err(e),
+        (Ok(_), Err(t)) => Err(t.context(
+            "everything was measured, but stopping the target and removing what it created failed",
+        )),
+        (Err(e), Err(t)) => Err(e.context(format!(
+            "and stopping the target and removing what it created failed too: {t:#}"
+        ))),
+    }
+}
+
+/// Sets `--debug-corrupt` on every probe, checking that each can take it.
+fn corrupt_every_probe(probes: &mut [PlannedProbe], kind: DebugCorruption) -> Result<()> {
+    let corruption = match kind {
+        DebugCorruption::TextByte => Corruption::TextByte,
+        DebugCorruption::Integer => Corruption::Integer,
+    };
+    eprintln!(
+        "--debug-corrupt {}: one row of every probe's table is changed after its writes; this run will be invalid",
+        corruption.name()
+    );
+    for planned in probes {
+        planned.request.debug_corrupt = Some(corruption);
+        planned.request.validate().map_err(|e| {
+            anyhow!(
+                "--debug-corrupt {} cannot apply to probe {}: {e}",
+                corruption.name(),
+                planned.request.probe_id
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// `<out>/<UTC time>-<target>`, made unique if two runs start in the same second.
+pub fn create_run_dir(out: &Path, target: TargetKind) -> Result<RunDir> {
+    let (_, compact) = run_record::utc_now();
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    for attempt in 1.. {
+        let name = if attempt == 1 {
+            format!("{compact}-{}", target.name())
+        } else {
+            format!("{compact}-{}-{attempt}", target.name())
+        };
+        let path: PathBuf = out.join(name);
+        match std::fs::create_dir(&path) {
+            Ok(()) => return Ok(RunDir::new(path)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
+        }
+    }
+    unreachable!("some attempt number is free")
+}
+
+fn versions(sh: &Shell, paths: &Paths, target: TargetKind) -> Versions {
+    let modules = paths.node_modules();
+    Versions {
+        d1bench: env!("CARGO_PKG_VERSION").into(),
+        worker: if target.runs_the_worker() {
+            "not started"
+        } else {
+            "not used (sqlite target)"
+        }
+        .into(),
+        sqlite: targets::sqlite::version(),
+        worker_crate: toolchain::locked_version(&paths.root.join("Cargo.lock"), "worker")
+            .unwrap_or_else(|_| "unknown".into()),
+        wrangler: run_record::npm_package_version(&modules.join("wrangler/package.json")),
+        workerd: run_record::npm_package_version(&modules.join("workerd/package.json")),
+        rustc: xshell::cmd!(sh, "rustc --version")
+            .quiet()
+            .read()
+            .unwrap_or_else(|_| "unknown".into()),
+    }
+}
+

@@ -1,0 +1,78 @@
+//! What a run leaves on disk, and the only code that reads and writes it: the run directory's
+//! paths ([`RunDir`]), the records of `results.csv` ([`probe_row`] for sweeps, [`rung_row`] for
+//! ladders), one CSV appender and reader ([`csv`]), `run.toml` ([`run_record`]), and the checks
+//! that decide whether a record reconciles, with their totals ([`reconcile`]).
+
+pub mod csv;
+pub mod probe_row;
+pub mod reconcile;
+pub mod rung_row;
+pub mod run_record;
+
+use std::path::PathBuf;
+
+pub use probe_row::ResultRow;
+pub use reconcile::Totals;
+pub use rung_row::{Finding, RungRow};
+pub use run_record::{RunRecord, RunStatus, StudyKind};
+
+/// The files of one run, all under `reports/<experiment>/<run-id>/`.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    pub path: PathBuf,
+}
+
+impl RunDir {
+    pub fn new(path: PathBuf) -> Self {
+        RunDir { path }
+    }
+    /// One row per probe or rung, appended and flushed as each completes.
+    pub fn results_csv(&self) -> PathBuf {
+        self.path.join("results.csv")
+    }
+    /// One row per ladder climb, appended as each ends (ladder runs only).
+    pub fn findings_csv(&self) -> PathBuf {
+        self.path.join("findings.csv")
+    }
+    pub fn run_toml(&self) -> PathBuf {
+        self.path.join("run.toml")
+    }
+    pub fn summary_csv(&self) -> PathBuf {
+        self.path.join("summary.csv")
+    }
+    pub fn summary_md(&self) -> PathBuf {
+        self.path.join("summary.md")
+    }
+    pub fn parity_csv(&self) -> PathBuf {
+        self.path.join("parity.csv")
+    }
+    /// A chart file: `<name>.<extension>` in the run directory.
+    pub fn chart(&self, name: &str, extension: &str) -> PathBuf {
+        self.path.join(format!("{name}.{extension}"))
+    }
+    /// The directory's name: the run's id.
+    pub fn id(&self) -> String {
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
+/// Whether a record holds a time measured on the target, an answer that is data (a refusal),
+/// or nothing the target said (it failed or stopped answering). One view over the records of
+/// every kind of study, for the totals and the progress lines.
+pub trait Record {
+    fn outcome(&self) -> d1bench_core::Outcome;
+    /// The target gave no usable answer: a failure of the target, not of the data.
+    fn target_failed(&self) -> bool;
+    fn reconciled(&self) -> bool;
+    /// Why it did not reconcile; empty when it did.
+    fn reconcile_note(&self) -> &str;
+    /// Rows that had to be present afterwards, and the rows that were.
+    fn rows(&self) -> (usize, usize);
+    /// Whether the content checksums were equal, when the record has them.
+    fn checksum_equal(&self) -> Option<bool>;
+    /// One line for people: what ran and how it ended.
+    fn describe(&self) -> String;
+}

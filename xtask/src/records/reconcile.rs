@@ -1,0 +1,574 @@
+//! Reconciliation: every record checked against the host's own plan of the same probe or rung,
+//! the rows present against the rows the target acknowledged, and for probes their content (the
+//! checksum the target computed in SQL) against the checksum the host computes from the
+//! generator; and the [`Totals`] of a run over records of every kind. A time for writes that
+//! never happened, or wrote something else, is worthless, so a record that fails any check makes
+//! its run invalid. A record the target gave no answer for is counted apart: it says nothing
+//! about the data.
+
+use d1bench_core::ladder::{RungPlan, RungResult};
+use d1bench_core::{
+    Checksum, Outcome, Plan, ProbeRequest, ProbeResult, RowGenerator, Strategy, VerifyResult,
+};
+use serde::{Deserialize, Serialize};
+
+use super::Record;
+
+/// The rows (the first ones of the generator, in order) that must be in the table after
+/// `result`: all of them after success, none after a failed batch (D1 rolls it back whole), and
+/// for per-row the ones before the statement that failed.
+pub fn rows_that_must_remain(probe: &ProbeRequest, result: &ProbeResult) -> usize {
+    match (result.outcome, probe.strategy) {
+        (Outcome::Ok, _) => probe.rows,
+        (_, Strategy::Bound | Strategy::Literal) => 0,
+        (_, Strategy::PerRow) => result.statements_sent.saturating_sub(1),
+    }
+}
+
+/// The content of a probe's table compared with what the host expects.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContentCheck {
+    /// The host's checksum of the rows that must remain.
+    pub expected: Checksum,
+    /// The target's checksum, or why there is none.
+    pub present: Result<Checksum, String>,
+}
+
+impl ContentCheck {
+    /// Compares the target's verification of `probe` with the host's expectation of `rows`.
+    pub fn of(
+        probe: &ProbeRequest,
+        rows: usize,
+        verified: &Result<VerifyResult, String>,
+    ) -> ContentCheck {
+        let generator = RowGenerator::new(probe.columns, probe.row_bytes, probe.seed, probe.text);
+        let expected = Checksum::expected(&generator, rows);
+        let present = match verified {
+            Err(e) => Err(e.clone()),
+            Ok(v) if v.probe_id != probe.probe_id => Err(format!(
+                "the verification answered for probe {}, not {}",
+                v.probe_id, probe.probe_id
+            )),
+            Ok(v) => match v.checksum {
+                Some(checksum) => Ok(checksum),
+                // No table: nothing is present, which is right only when nothing must be.
+                None => Ok(Checksum::expected(&generator, 0)),
+            },
+        };
+        ContentCheck { expected, present }
+    }
+
+    pub fn equal(&self) -> bool {
+        self.present.as_ref() == Ok(&self.expected)
+    }
+
+    /// Why the content does not reconcile, or `None` when it does.
+    pub fn problem(&self) -> Option<String> {
+        match &self.present {
+            Ok(present) if *present == self.expected => None,
+            Ok(present) => Some(format!(
+                "content checksum: expected {}, the target computed {present}",
+                self.expected
+            )),
+            Err(e) => Some(format!("content checksum not computed: {e}")),
+        }
+    }
+}
+
+/// Checks `result` against `plan` (the host's plan of `probe`) and the rows the verification
+/// counted; `Err` lists what disagrees.
+pub fn check(
+    probe: &ProbeRequest,
+    plan: &Plan,
+    result: &ProbeResult,
+    rows_present: usize,
+) -> Result<(), String> {
+    let mut problems = Vec::new();
+    let mut expect = |what: &str, wanted: usize, got: usize| {
+        if wanted != got {
+            problems.push(format!("{what}: expected {wanted}, the target reported {got}"));
+        }
+    };
+    expect(
+        "probe_id",
+        probe.probe_id as usize,
+        result.probe_id as usize,
+    );
+    expect("columns", probe.columns, result.columns);
+    expect(
+        "statements planned",
+        plan.inserts.len(),
+        result.statements_planned,
+    );
+    expect(
+        "rows per statement",
+        plan.rows_per_statement(),
+        result.rows_per_statement,
+    );
+    expect(
+        "longest statement (bytes)",
+        plan.max_statement_bytes(),
+        result.max_statement_bytes,
+    );
+    match (probe.strategy, result.outcome) {
+        (_, Outcome::Ok) => {
+            expect(
+                "statements sent",
+                plan.inserts.len(),
+                result.statements_sent,
+            );
+            expect("rows acknowledged", probe.rows, result.rows_expected);
+        }
+        (Strategy::Bound | Strategy::Literal, _) => expect(
+            "rows acknowledged after a failed batch",
+            0,
+            result.rows_expected,
+        ),
+        (Strategy::PerRow, _) => expect(
+            "rows acknowledged before the failure",
+            result.statements_sent.saturating_sub(1),
+            result.rows_expected,
+        ),
+    }
+    let calls = match probe.strategy {
+        Strategy::PerRow => result.statements_sent,
+        Strategy::Bound | Strategy::Literal => 1,
+    };
+    expect("D1 calls", calls, result.d1_calls);
+    expect("rows present", result.rows_expected, rows_present);
+    if result.strategy != probe.strategy {
+        problems.push(format!(
+            "strategy: expected {}, the target reported {}",
+            probe.strategy, result.strategy
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+/// A rung's answer checked against the host's plan of the same rung.
+pub fn check_rung(plan: &RungPlan, result: &RungResult) -> Result<(), String> {
+    let mut problems = Vec::new();
+    let mut expect = |what: &str, wanted: usize, got: usize| {
+        if wanted != got {
+            problems.push(format!(
+                "{what}: expected {wanted}, the target reported {got}"
+            ));
+        }
+    };
+    expect("calls planned", plan.calls.len(), result.calls_planned);
+    expect(
+        "statements planned",
+        plan.statements(),
+        result.statements_planned,
+    );
+    expect(
+        "longest statement (bytes)",
+        plan.max_statement_bytes(),
+        result.max_statement_bytes,
+    );
+    let completed = result.calls_completed.min(plan.calls.len());
+    if result.outcome == Outcome::Ok {
+        expect("calls completed", plan.calls.len(), result.calls_completed);
+    }
+    // A failed call acknowledges nothing: a refused batch is rolled back whole.
+    let (statements, rows) = plan.completed(completed);
+    expect(
+        "statements completed",
+        statements,
+        result.statements_completed,
+    );
+    expect("rows acknowledged", rows, result.rows_acknowledged);
+    if result.calls_completed > plan.calls.len() {
+        problems.push(format!(
+            "calls completed: {} of only {} planned",
+            result.calls_completed,
+            plan.calls.len()
+        ));
+    }
+    if result.outcome != Outcome::Ok && completed == plan.calls.len() {
+        problems.push(format!(
+            "every call completed yet the outcome is {}",
+            result.outcome.name()
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+/// Totals over a run's records, of every kind of study.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Probes or rungs recorded (warm-ups are not).
+    #[serde(alias = "probes")]
+    pub records: usize,
+    /// Of them, the ones that reconciled.
+    pub reconciled: usize,
+    /// Rows that had to be present, over the records the target answered.
+    #[serde(default)]
+    pub rows_expected: usize,
+    #[serde(default)]
+    pub rows_present: usize,
+    /// Records that carry a content checksum, and of them the ones whose checksums were equal.
+    #[serde(default)]
+    pub checksums_compared: Option<usize>,
+    #[serde(default)]
+    pub checksums_equal: usize,
+    pub refused: usize,
+    pub errors: usize,
+    /// Records the target gave no answer for: failures of the target, not of the data.
+    #[serde(default)]
+    pub target_failures: usize,
+    #[serde(default)]
+    pub warmups: usize,
+    #[serde(default)]
+    pub warmups_reconciled: usize,
+}
+
+impl Totals {
+    pub fn add(&mut self, record: &dyn Record) {
+        self.records += 1;
+        if record.target_failed() {
+            self.target_failures += 1;
+            return;
+        }
+        self.reconciled += usize::from(record.reconciled());
+        let (expected, present) = record.rows();
+        self.rows_expected += expected;
+        self.rows_present += present;
+        if let Some(equal) = record.checksum_equal() {
+            *self.checksums_compared.get_or_insert(0) += 1;
+            self.checksums_equal += usize::from(equal);
+        }
+        self.refused += usize::from(record.outcome() == Outcome::Refused);
+        self.errors += usize::from(record.outcome() == Outcome::Error);
+    }
+
+    pub fn add_warmup(&mut self, record: &dyn Record) {
+        self.warmups += 1;
+        self.warmups_reconciled += usize::from(record.reconciled() || record.target_failed());
+    }
+
+    pub fn merged(&self, other: &Totals) -> Totals {
+        let compared = match (self.checksums_compared, other.checksums_compared) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        Totals {
+            records: self.records + other.records,
+            reconciled: self.reconciled + other.reconciled,
+            rows_expected: self.rows_expected + other.rows_expected,
+            rows_present: self.rows_present + other.rows_present,
+            checksums_compared: compared,
+            checksums_equal: self.checksums_equal + other.checksums_equal,
+            refused: self.refused + other.refused,
+            errors: self.errors + other.errors,
+            target_failures: self.target_failures + other.target_failures,
+            warmups: self.warmups + other.warmups,
+            warmups_reconciled: self.warmups_reconciled + other.warmups_reconciled,
+        }
+    }
+
+    /// Records whose data was checked (the target answered).
+    fn answered(&self) -> usize {
+        self.records - self.target_failures
+    }
+
+    /// Whether every record the target answered reconciled, warm-ups included. Records the
+    /// target gave no answer for do not count against it: they are reported apart.
+    pub fn all_reconciled(&self) -> bool {
+        self.reconciled == self.answered()
+            && self.rows_expected == self.rows_present
+            && self
+                .checksums_compared
+                .is_none_or(|compared| self.checksums_equal == compared)
+            && self.warmups_reconciled == self.warmups
+    }
+
+    /// The reconciliation line of a run, e.g. `22 probes (0 refused, 0 errors; 22 warm-ups not
+    /// recorded); 10040 rows expected, 10040 present, checksums equal; every probe reconciled`.
+    pub fn line(&self, unit: &str) -> String {
+        let checksums = match self.checksums_compared {
+            None => String::new(),
+            Some(compared) if compared == self.checksums_equal => ", checksums equal".to_owned(),
+            Some(compared) => format!(
+                ", checksums DIFFER for {} of {compared} {unit}",
+                compared - self.checksums_equal,
+            ),
+        };
+        let answered = self.answered();
+        let mut verdict = if self.reconciled == answered {
+            format!("every {} reconciled", unit.trim_end_matches('s'))
+        } else {
+            format!(
+                "{} of {answered} {unit} did NOT reconcile",
+                answered - self.reconciled,
+            )
+        };
+        if self.warmups_reconciled < self.warmups {
+            verdict.push_str(&format!(
+                ", {} of {} warm-ups did NOT reconcile",
+                self.warmups - self.warmups_reconciled,
+                self.warmups
+            ));
+        }
+        if !self.all_reconciled() {
+            verdict.push_str(": the run is INVALID");
+        }
+        let warmups = if self.warmups > 0 {
+            format!("; {} warm-ups not recorded", self.warmups)
+        } else {
+            String::new()
+        };
+        let failures = if self.target_failures > 0 {
+            format!(
+                ", {} lost to target failures (not data: no answer to reconcile)",
+                self.target_failures
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "{} {unit} ({} refused, {} errors{failures}{warmups}); {} rows expected, {} present{checksums}; {verdict}",
+            self.records, self.refused, self.errors, self.rows_expected, self.rows_present
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use d1bench_core::sql::plan;
+    use d1bench_core::{RefusalKind, TextMix};
+
+    fn probe(strategy: Strategy) -> ProbeRequest {
+        ProbeRequest {
+            probe_id: 4,
+            strategy,
+            columns: 10,
+            rows: 95,
+            row_bytes: 100,
+            seed: 1,
+            rows_per_statement: None,
+            text: TextMix::default(),
+            indexes: 0,
+            debug_corrupt: None,
+        }
+    }
+
+    /// What an honest Worker answers for a probe that succeeded.
+    fn honest(probe: &ProbeRequest, plan: &Plan) -> ProbeResult {
+        ProbeResult {
+            probe_id: probe.probe_id,
+            strategy: probe.strategy,
+            columns: probe.columns,
+            row_bytes: probe.row_bytes,
+            rows_expected: probe.rows,
+            statements_planned: plan.inserts.len(),
+            statements_sent: plan.inserts.len(),
+            d1_calls: if probe.strategy == Strategy::PerRow {
+                plan.inserts.len()
+            } else {
+                1
+            },
+            rows_per_statement: plan.rows_per_statement(),
+            max_statement_bytes: plan.max_statement_bytes(),
+            inside_ms: 1.0,
+            d1_ms: 1.0,
+            outcome: Outcome::Ok,
+            refusal: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn an_honest_result_reconciles_for_every_strategy() {
+        for strategy in Strategy::ALL {
+            let p = probe(strategy);
+            let plan = plan(&p);
+            assert_eq!(check(&p, &plan, &honest(&p, &plan), p.rows), Ok(()));
+        }
+    }
+
+    #[test]
+    fn a_missing_row_is_caught() {
+        let p = probe(Strategy::Bound);
+        let plan = plan(&p);
+        let result = honest(&p, &plan);
+        let err = check(&p, &plan, &result, 94).unwrap_err();
+        assert!(
+            err.contains("rows present: expected 95, the target reported 94"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_plan_that_differs_from_the_hosts_is_caught() {
+        let p = probe(Strategy::Bound);
+        let plan = plan(&p);
+        let mut result = honest(&p, &plan);
+        result.rows_per_statement = 11;
+        assert!(
+            check(&p, &plan, &result, 95)
+                .unwrap_err()
+                .contains("rows per statement: expected 10")
+        );
+    }
+
+    #[test]
+    fn a_refused_batch_must_leave_nothing() {
+        let p = probe(Strategy::Literal);
+        let plan = plan(&p);
+        let mut result = honest(&p, &plan);
+        result.outcome = Outcome::Refused;
+        result.refusal = Some(RefusalKind::StatementTooLong);
+        result.rows_expected = 0;
+        assert_eq!(check(&p, &plan, &result, 0), Ok(()));
+        assert!(
+            check(&p, &plan, &result, 3)
+                .unwrap_err()
+                .contains("rows present: expected 0")
+        );
+        result.rows_expected = 3;
+        assert!(
+            check(&p, &plan, &result, 3)
+                .unwrap_err()
+                .contains("after a failed batch")
+        );
+    }
+
+    /// What an honest target's verification answers: the checksum of the rows it holds.
+    fn verified(probe: &ProbeRequest, rows: usize) -> Result<VerifyResult, String> {
+        let generator = RowGenerator::new(probe.columns, probe.row_bytes, probe.seed, probe.text);
+        Ok(VerifyResult {
+            probe_id: probe.probe_id,
+            table_exists: true,
+            rows_present: rows,
+            checksum: Some(Checksum::expected(&generator, rows)),
+            served_by: None,
+        })
+    }
+
+    #[test]
+    fn content_reconciles_when_the_checksums_agree_and_names_the_difference_otherwise() {
+        let p = probe(Strategy::Literal);
+        let plan = plan(&p);
+        let result = honest(&p, &plan);
+        let check = ContentCheck::of(&p, rows_that_must_remain(&p, &result), &verified(&p, 95));
+        assert!(check.equal(), "{:?}", check.problem());
+        assert_eq!(check.expected.rows, 95);
+
+        // One row short, or one value changed: both show in the checksum.
+        let short = ContentCheck::of(&p, rows_that_must_remain(&p, &result), &verified(&p, 94));
+        assert!(!short.equal());
+        let mut changed = verified(&p, 95).unwrap();
+        changed.checksum.as_mut().unwrap().text_digest += 1;
+        let changed = ContentCheck::of(&p, rows_that_must_remain(&p, &result), &Ok(changed));
+        let problem = changed.problem().unwrap();
+        assert!(
+            problem.starts_with("content checksum: expected 95:"),
+            "{problem}"
+        );
+
+        let failed = ContentCheck::of(&p, 95, &Err("HTTP 500".into()));
+        assert_eq!(
+            failed.problem().unwrap(),
+            "content checksum not computed: HTTP 500"
+        );
+        let mut other = verified(&p, 95).unwrap();
+        other.probe_id = 99;
+        assert!(!ContentCheck::of(&p, 95, &Ok(other)).equal());
+    }
+
+    #[test]
+    fn a_refused_batch_must_leave_an_empty_table() {
+        let p = probe(Strategy::Bound);
+        let plan = plan(&p);
+        let mut result = honest(&p, &plan);
+        result.outcome = Outcome::Refused;
+        assert_eq!(rows_that_must_remain(&p, &result), 0);
+        let rows = rows_that_must_remain(&p, &result);
+        assert!(ContentCheck::of(&p, rows, &verified(&p, 0)).equal());
+        // A batch that left a single row behind was not atomic.
+        assert!(!ContentCheck::of(&p, rows, &verified(&p, 1)).equal());
+        // A table that was never created holds nothing, which is right here.
+        let mut no_table = verified(&p, 0).unwrap();
+        no_table.table_exists = false;
+        no_table.checksum = None;
+        assert!(ContentCheck::of(&p, rows, &Ok(no_table)).equal());
+    }
+
+    #[test]
+    fn per_row_stopped_early_keeps_the_rows_before_the_failure() {
+        let p = probe(Strategy::PerRow);
+        let plan = plan(&p);
+        let mut result = honest(&p, &plan);
+        result.outcome = Outcome::Error;
+        result.statements_sent = 41;
+        result.d1_calls = 41;
+        result.rows_expected = 40;
+        assert_eq!(check(&p, &plan, &result, 40), Ok(()));
+        assert_eq!(rows_that_must_remain(&p, &result), 40);
+        assert!(ContentCheck::of(&p, 40, &verified(&p, 40)).equal());
+        result.rows_expected = 41;
+        assert!(check(&p, &plan, &result, 41).is_err());
+    }
+
+    #[test]
+    fn totals_state_rows_and_checksums_and_any_mismatch_makes_the_run_invalid() {
+        let mut totals = Totals::default();
+        let row = crate::records::probe_row::tests_support::row();
+        totals.add(&row);
+        totals.add_warmup(&row);
+        assert!(totals.all_reconciled());
+        assert_eq!(
+            totals.line("probes"),
+            "1 probes (0 refused, 0 errors; 1 warm-ups not recorded); 100 rows expected, 100 present, \
+             checksums equal; every probe reconciled"
+        );
+        let mut corrupted = row.clone();
+        corrupted.checksum_equal = false;
+        corrupted.reconciled = false;
+        totals.add(&corrupted);
+        assert!(!totals.all_reconciled());
+        assert!(
+            totals.line("probes").ends_with(
+                "checksums DIFFER for 1 of 2 probes; 1 of 2 probes did NOT reconcile: the run is INVALID"
+            ),
+            "{}",
+            totals.line("probes")
+        );
+        let mut warm = Totals::default();
+        warm.add_warmup(&corrupted);
+        assert!(!warm.all_reconciled());
+        assert!(warm.line("probes").contains("1 of 1 warm-ups did NOT reconcile"));
+        assert_eq!(totals.merged(&warm).warmups, 2);
+    }
+
+    #[test]
+    fn a_target_failure_is_counted_apart_and_does_not_make_the_run_invalid() {
+        let mut totals = Totals::default();
+        let ok = crate::records::probe_row::tests_support::row();
+        totals.add(&ok);
+        let mut lost = ok.clone();
+        lost.target_failed = true;
+        lost.reconciled = false;
+        lost.outcome = Outcome::Error;
+        lost.rows_expected = 0;
+        lost.rows_present = 0;
+        totals.add(&lost);
+        assert!(totals.all_reconciled(), "{}", totals.line("probes"));
+        assert_eq!(totals.target_failures, 1);
+        assert!(
+            totals.line("probes").contains("1 lost to target failures"),
+            "{}",
+            totals.line("probes")
+        );
+    }
+}

@@ -1,0 +1,496 @@
+//! `run.toml`: what a run ran, where, when and with what, and how it ended. One record for every
+//! kind of study, written only through [`RunRecord::write`].
+
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use xshell::{Shell, cmd};
+
+use crate::flags::{DebugCorruption, TargetKind};
+use crate::records::reconcile::Totals;
+use crate::studies::sweep::Axis;
+use crate::targets::remote::RemoteRecord;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub run: RunInfo,
+    /// Every experiment or ladder file the run read.
+    pub studies: Vec<StudyFile>,
+    pub git: GitInfo,
+    pub versions: Versions,
+    pub machine: Machine,
+    /// Absent until the run has measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciliation: Option<Totals>,
+    /// Where on Cloudflare a remote run ran; absent for other targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteRecord>,
+}
+
+/// What kind of study a run ran: it decides how its records are read and reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StudyKind {
+    /// Probes over a swept axis, timed and compared (`experiments/<name>.toml` with `x-axis`).
+    #[default]
+    Sweep,
+    /// Ladders climbed to their first refusal (one ladder, or every one for `limits`).
+    Ladder,
+}
+
+/// How a run ended, or that it has not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// Measuring (or the process died: see [`RunStatus::Abandoned`]).
+    Running,
+    /// Everything ran and reconciled.
+    Complete,
+    /// Everything ran, and some record did not reconcile: its data is not to be trusted.
+    Invalid,
+    /// The run stopped on an error; what it measured is kept.
+    Failed,
+    /// Ctrl-C or a termination signal stopped it; what it measured is kept.
+    Interrupted,
+    /// Its process died without a word (`kill -9`, a lost machine); the next run found it and
+    /// stopped what it had started.
+    Abandoned,
+}
+
+impl RunStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Invalid => "invalid",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Abandoned => "abandoned",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub id: String,
+    /// The name given to `cargo xtask run`: an experiment, a ladder, or `limits`.
+    pub experiment: String,
+    #[serde(default)]
+    pub kind: StudyKind,
+    pub profile: String,
+    pub target: TargetKind,
+    /// The swept axis of a sweep: the x axis of its charts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x_axis: Option<Axis>,
+    /// The target the same probes also ran on as the reference line (`sqlite`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<TargetKind>,
+    /// Set when the run corrupted every probe's table on purpose (`--debug-corrupt`): its
+    /// results are a test of the harness, not measurements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debug_corrupt: Option<DebugCorruption>,
+    pub status: RunStatus,
+    /// UTC, RFC 3339.
+    pub started: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<String>,
+    /// Why the run failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The xtask process measuring, while it runs: a later run that finds this process gone
+    /// and the status still `running` marks the run abandoned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}
+
+impl RunInfo {
+    /// Records how the run ended: `complete` or `invalid` by its reconciliation when it
+    /// measured (`Ok(all_reconciled)`), else `interrupted` or `failed` with the error.
+    pub fn end(&mut self, outcome: Result<bool, &anyhow::Error>) {
+        self.ended = Some(utc_now().0);
+        self.pid = None;
+        self.status = match outcome {
+            Ok(true) => RunStatus::Complete,
+            Ok(false) => RunStatus::Invalid,
+            Err(e) => {
+                self.error = Some(format!("{e:#}"));
+                if crate::procs::interrupted() {
+                    RunStatus::Interrupted
+                } else {
+                    RunStatus::Failed
+                }
+            }
+        };
+    }
+}
+
+/// One experiment or ladder file as the run read it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StudyFile {
+    pub name: String,
+    /// The file, relative to the project root.
+    pub file: String,
+    /// SHA-256 of the file's bytes as run.
+    pub sha256: String,
+    pub description: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GitInfo {
+    /// The commit checked out, or `unknown` outside a git checkout.
+    pub commit: String,
+    /// Whether tracked files differed from that commit.
+    pub dirty: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Versions {
+    pub d1bench: String,
+    /// What the Worker's `/health` reported.
+    pub worker: String,
+    pub worker_crate: String,
+    pub wrangler: String,
+    pub workerd: String,
+    /// The SQLite bundled into the xtask: the sqlite target's and the baseline's.
+    #[serde(default)]
+    pub sqlite: String,
+    pub rustc: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Machine {
+    pub os: String,
+    pub arch: String,
+    pub cpu: String,
+    pub cpus: usize,
+    pub memory_gib: f64,
+}
+
+impl RunRecord {
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let text = toml::to_string_pretty(self).context("cannot serialize run.toml")?;
+        let tmp = path.with_extension("toml.tmp");
+        std::fs::write(
+            &tmp,
+            format!(
+                "# d1bench run record: what was run, where, with what, and how it ended.\n{text}"
+            ),
+        )
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+        // A rename, so that a run killed mid-write never leaves half a record.
+        std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+    }
+
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let mut table: toml::Table = text
+            .parse()
+            .with_context(|| format!("{} is not TOML", path.display()))?;
+        upgrade(&mut table);
+        RunRecord::deserialize(table)
+            .with_context(|| format!("{} is not a d1bench run record", path.display()))
+    }
+}
+
+/// Reads the records of earlier versions: a sweep's `[experiment]` table (file, sha256,
+/// description, x_axis) and a ladder run's `ladders` list and `totals`, `sqlite` at the top.
+fn upgrade(table: &mut toml::Table) {
+    use toml::Value;
+    if table.contains_key("studies") {
+        return;
+    }
+    let mut studies = Vec::new();
+    if let Some(Value::Table(mut experiment)) = table.remove("experiment") {
+        let name = table
+            .get("run")
+            .and_then(|r| r.get("experiment"))
+            .cloned()
+            .unwrap_or(Value::String(String::new()));
+        if let (Some(axis), Some(Value::Table(run))) =
+            (experiment.remove("x_axis"), table.get_mut("run"))
+        {
+            run.insert("x_axis".into(), axis);
+        }
+        experiment.insert("name".into(), name);
+        studies.push(Value::Table(experiment));
+    }
+    if let Some(Value::Array(ladders)) = table.remove("ladders") {
+        if let Some(Value::Table(run)) = table.get_mut("run") {
+            run.insert("kind".into(), Value::String("ladder".into()));
+        }
+        studies.extend(ladders);
+    }
+    if let Some(Value::Table(mut totals)) = table.remove("totals") {
+        if let Some(rungs) = totals.remove("rungs") {
+            totals.insert("records".into(), rungs);
+        }
+        table.insert("reconciliation".into(), Value::Table(totals));
+    }
+    if let Some(sqlite) = table.remove("sqlite")
+        && let Some(Value::Table(versions)) = table.get_mut("versions")
+    {
+        versions.entry("sqlite").or_insert(sqlite);
+    }
+    table.insert("studies".into(), Value::Array(studies));
+}
+
+/// Marks the run.toml at `path` `abandoned` if it still says `running` for process `pid`: its
+/// process died without recording how the run ended. Edits the TOML in place, so a record of
+/// any version keeps everything else it says. Whether it marked it.
+pub fn mark_abandoned(path: &Path, pid: u32) -> bool {
+    let Some(mut table) = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| t.parse::<toml::Table>().ok())
+    else {
+        return false;
+    };
+    let Some(toml::Value::Table(run)) = table.get_mut("run") else {
+        return false;
+    };
+    let running = run.get("status").and_then(|s| s.as_str()) == Some(RunStatus::Running.name());
+    let same = run
+        .get("pid")
+        .and_then(|p| p.as_integer())
+        .is_none_or(|p| p == i64::from(pid));
+    if !running || !same {
+        return false;
+    }
+    run.insert("status".into(), RunStatus::Abandoned.name().into());
+    run.insert("ended".into(), utc_now().0.into());
+    run.insert(
+        "error".into(),
+        format!(
+            "process {pid} died without recording how the run ended; a later run stopped what it              had started. Everything it measured before is in results.csv"
+        )
+        .into(),
+    );
+    run.remove("pid");
+    toml::to_string_pretty(&table)
+        .ok()
+        .and_then(|text| std::fs::write(path, text).ok())
+        .is_some()
+}
+
+pub fn git(sh: &Shell) -> GitInfo {
+    let commit = cmd!(sh, "git rev-parse HEAD")
+        .quiet()
+        .ignore_stderr()
+        .read()
+        .unwrap_or_else(|_| "unknown".into());
+    let dirty = cmd!(sh, "git status --porcelain --untracked-files=no")
+        .quiet()
+        .ignore_stderr()
+        .read()
+        .map(|s| !s.trim().is_empty())
+        .unwrap_or(false);
+    GitInfo { commit, dirty }
+}
+
+/// The `version` field of a package.json.
+pub fn npm_package_version(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|json| json["version"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+pub fn machine() -> Machine {
+    let os = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                l.strip_prefix("PRETTY_NAME=")
+                    .map(|v| v.trim_matches('"').to_owned())
+            })
+        })
+        .unwrap_or_else(|| std::env::consts::OS.to_owned());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                l.strip_prefix("model name")
+                    .map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned())
+            })
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let memory_kib: f64 = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                l.strip_prefix("MemTotal:")?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+        })
+        .unwrap_or(0.0);
+    Machine {
+        os,
+        arch: std::env::consts::ARCH.to_owned(),
+        cpu,
+        cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        memory_gib: (memory_kib / 1024.0 / 1024.0 * 10.0).round() / 10.0,
+    }
+}
+
+/// `(2026-11-29T23:15:02Z, 20261129T231502Z)`: RFC 3339 and a compact form for directory names.
+pub fn utc_now() -> (String, String) {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    utc(secs)
+}
+
+fn utc(unix_secs: u64) -> (String, String) {
+    let days = (unix_secs / 86_400) as i64;
+    let secs_of_day = unix_secs % 86_400;
+    let (year, month, day) = civil_from_days(days);
+    let (h, m, s) = (secs_of_day / 3600, secs_of_day / 60 % 60, secs_of_day % 60);
+    (
+        format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}Z"),
+        format!("{year:04}{month:02}{day:02}T{h:02}{m:02}{s:02}Z"),
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_formats_known_instants() {
+        assert_eq!(utc(0).0, "1970-01-01T00:00:00Z");
+        assert_eq!(utc(951_782_400).0, "2000-02-29T00:00:00Z");
+        assert_eq!(
+            utc(1_795_996_502),
+            ("2026-11-29T23:55:02Z".into(), "20261129T235502Z".into())
+        );
+    }
+
+    #[test]
+    fn a_record_round_trips_through_toml() {
+        let record = RunRecord {
+            run: RunInfo {
+                id: "x".into(),
+                experiment: "column-sweep".into(),
+                kind: StudyKind::Sweep,
+                profile: "smoke".into(),
+                target: TargetKind::Local,
+                x_axis: Some(Axis::Columns),
+                baseline: Some(TargetKind::Sqlite),
+                debug_corrupt: None,
+                status: RunStatus::Complete,
+                started: "2026-11-29T23:55:02Z".into(),
+                ended: None,
+                error: None,
+                pid: Some(7),
+            },
+            studies: vec![StudyFile {
+                name: "column-sweep".into(),
+                file: "experiments/column-sweep.toml".into(),
+                sha256: "ab".into(),
+                description: "d".into(),
+            }],
+            git: GitInfo {
+                commit: "c".into(),
+                dirty: true,
+            },
+            versions: Versions::default(),
+            machine: machine(),
+            reconciliation: Some(Totals::default()),
+            remote: None,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.toml");
+        record.write(&path).unwrap();
+        let back = RunRecord::read(&path).unwrap();
+        assert_eq!(back.run.status, RunStatus::Complete);
+        assert_eq!(back.run.x_axis, Some(Axis::Columns));
+        assert_eq!(back.reconciliation, Some(Totals::default()));
+        assert!(!dir.path().join("run.toml.tmp").exists());
+    }
+
+    #[test]
+    fn the_committed_example_run_record_still_reads() {
+        let path = crate::paths::project_root().join("docs/example-run/run.toml");
+        let record = RunRecord::read(&path).unwrap();
+        assert_eq!(record.run.kind, StudyKind::Sweep);
+        assert_eq!(record.run.x_axis, Some(Axis::Columns));
+        assert_eq!(record.studies[0].name, "column-sweep");
+        assert_eq!(record.run.status, RunStatus::Complete);
+    }
+
+    #[test]
+    fn a_ladder_record_of_the_earlier_shape_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.toml");
+        std::fs::write(
+            &path,
+            r#"sqlite = "3.50.2"
+[run]
+id = "x"
+experiment = "limits"
+profile = "smoke"
+target = "local"
+status = "complete"
+started = "2026-11-29T23:55:02Z"
+[[ladders]]
+name = "columns"
+file = "experiments/columns.toml"
+sha256 = "ab"
+description = "d"
+[git]
+commit = "c"
+dirty = false
+[versions]
+d1bench = "0.1.0"
+worker = "w"
+worker_crate = "0.8.7"
+wrangler = "4"
+workerd = "1"
+rustc = "r"
+[machine]
+os = "linux"
+arch = "x86_64"
+cpu = "c"
+cpus = 2
+memory_gib = 1.0
+[totals]
+rungs = 3
+reconciled = 3
+refused = 1
+errors = 0
+"#,
+        )
+        .unwrap();
+        let record = RunRecord::read(&path).unwrap();
+        assert_eq!(record.run.kind, StudyKind::Ladder);
+        assert_eq!(record.studies[0].name, "columns");
+        assert_eq!(record.reconciliation.unwrap().records, 3);
+        assert_eq!(record.versions.sqlite, "3.50.2");
+    }
+}

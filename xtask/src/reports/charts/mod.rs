@@ -1,0 +1,5 @@
+//! The charts of a run: one module per kind of chart ([`sweep`] for sweeps' time, rows per
+//! statement and overhead charts, [`ladder`] for the param-ceiling chart of ladder runs).
+
+pub mod ladder;
+pub mod sweep;

@@ -1,0 +1,477 @@
+//! The limits parity table: for each documented D1 limit, the value a ladder found on a target,
+//! whether the target enforces it, and the error text it answered with; and the README's
+//! "Local and production" table, generated from committed parity tables of real runs.
+//!
+//! `cargo xtask parity-readme --local <run-dir> [--sqlite <run-dir>]` copies the runs'
+//! `parity.csv` into `reports/parity-<target>.csv` and rewrites the README section between
+//! [`BEGIN`] and [`END`]; a test fails when the section and the committed tables disagree.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+use d1bench_core::ladder::LadderKind;
+use d1bench_core::{Outcome, RefusalKind};
+use d1bench_core::limits::bound_rows_per_statement;
+use serde::{Deserialize, Serialize};
+
+use crate::flags;
+use crate::records::Finding;
+use crate::records::csv::read as read_csv;
+use crate::paths::Paths;
+use crate::studies::cost::thousands;
+
+pub const BEGIN: &str = "<!-- parity:begin -->";
+pub const END: &str = "<!-- parity:end -->";
+
+/// One limit on one target: a row of `parity.csv`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParityRow {
+    /// The limit, as Cloudflare's documentation names it.
+    pub limit: String,
+    /// The ladder that climbed it.
+    pub ladder: LadderKind,
+    pub documented: String,
+    /// What the climbs found on this target.
+    pub found: String,
+    /// `yes` (at the documented value), `yes, at N`, `no`, or what refused instead.
+    pub enforced: String,
+    /// The refusal kind of the first refusal, or empty.
+    pub refusal: String,
+    /// The first refusal's error text, verbatim, or empty.
+    pub error: String,
+}
+
+/// A value in a ladder's unit, as a reader says it.
+fn amount(kind: LadderKind, value: usize) -> String {
+    let unit = match kind {
+        LadderKind::StatementLength | LadderKind::RowSize | LadderKind::LikePattern => "bytes",
+        LadderKind::QueryDuration => return format!("{:.1} s", value as f64 / 1_000.0),
+        _ => kind.unit(),
+    };
+    format!("{} {unit}", thousands(value))
+}
+
+/// What one climb found, in words.
+fn found(kind: LadderKind, f: &Finding) -> String {
+    match (f.last_ok, f.first_failed) {
+        (last_ok, Some(failed)) => {
+            let verb = if f.outcome == Some(Outcome::Refused) {
+                "refused"
+            } else {
+                "failed"
+            };
+            match last_ok {
+                Some(ok) => format!("{} ok, {} {verb}", amount(kind, ok), thousands(failed)),
+                None => format!("{verb} already at {}", amount(kind, failed)),
+            }
+        }
+        (Some(ok), None) => {
+            let took = match (kind, f.ok_ms()) {
+                (LadderKind::QueryDuration, Some(ms)) => {
+                    return format!("no refusal up to a query that ran {:.1} s", ms / 1_000.0);
+                }
+                (LadderKind::BatchCeiling, Some(_)) => f
+                    .ok_outside_ms
+                    .map(|ms| format!(" (it took {} ms)", thousands(ms.round() as usize)))
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            let why = if f.stopped.starts_with("time budget") {
+                ", where the time budget ended the climb"
+            } else {
+                ""
+            };
+            format!("no refusal up to {}{took}{why}", amount(kind, ok))
+        }
+        (None, None) => format!("not measured: {}", f.stopped),
+    }
+}
+
+/// The parity rows of a run's findings, one per ladder, in [`LadderKind::ALL`] order.
+pub fn rows(findings: &[Finding]) -> Vec<ParityRow> {
+    let mut by_ladder: BTreeMap<LadderKind, Vec<&Finding>> = BTreeMap::new();
+    for f in findings {
+        by_ladder.entry(f.ladder).or_default().push(f);
+    }
+    LadderKind::ALL
+        .into_iter()
+        .filter_map(|kind| by_ladder.get(&kind).map(|fs| row(kind, fs)))
+        .collect()
+}
+
+fn row(kind: LadderKind, fs: &[&Finding]) -> ParityRow {
+    let documented = kind.documented();
+    let failures: Vec<&&Finding> = fs.iter().filter(|f| f.first_failed.is_some()).collect();
+    let first = failures.first();
+    let expected = Some(kind.expected_refusal());
+    let enforced = if failures.is_empty() {
+        "no".to_owned()
+    } else if let Some(other) = failures.iter().find(|f| f.refusal != expected) {
+        let what = match other.refusal {
+            None | Some(RefusalKind::Other) => "an error".to_owned(),
+            Some(kind) => kind.to_string(),
+        };
+        format!("stopped by {what}, not by this limit")
+    } else {
+        let wanted = |f: &Finding| match kind {
+            LadderKind::ParamCeiling => Some(bound_rows_per_statement(f.columns.unwrap_or(1))),
+            _ => documented.value,
+        };
+        let off = failures
+            .iter()
+            .find(|f| wanted(f).is_some_and(|w| f.last_ok != Some(w)));
+        match off {
+            None => "yes".to_owned(),
+            Some(f) => match f.last_ok {
+                Some(v) => format!("yes, at {}", thousands(v)),
+                None => format!(
+                    "yes, already at the first rung ({})",
+                    thousands(f.first_failed.unwrap_or(0))
+                ),
+            },
+        }
+    };
+    let found = if kind == LadderKind::ParamCeiling {
+        param_ceiling_found(fs)
+    } else if fs.len() == 1 {
+        found(kind, fs[0])
+    } else {
+        fs.iter()
+            .map(|f| format!("{}: {}", f.held, found(kind, f)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    ParityRow {
+        limit: kind.limit().to_owned(),
+        ladder: kind,
+        documented: documented.text.to_owned(),
+        found,
+        enforced,
+        refusal: first
+            .and_then(|f| f.refusal)
+            .map(|r| r.to_string())
+            .unwrap_or_default(),
+        error: first.map(|f| f.error.clone()).unwrap_or_default(),
+    }
+}
+
+/// param-ceiling: the most parameters that ran, and whether every column count's ceiling was
+/// floor(100 / C) rows.
+fn param_ceiling_found(fs: &[&Finding]) -> String {
+    let most = fs
+        .iter()
+        .filter_map(|f| Some(f.last_ok? * f.columns?))
+        .max()
+        .unwrap_or(0);
+    let off: Vec<String> = fs
+        .iter()
+        .filter(|f| {
+            f.last_ok != Some(bound_rows_per_statement(f.columns.unwrap_or(1)))
+                || f.first_failed.is_none()
+        })
+        .map(|f| {
+            format!(
+                "C={}: {} rows",
+                f.columns.unwrap_or(0),
+                f.last_ok.map_or("none".to_owned(), thousands)
+            )
+        })
+        .collect();
+    if off.is_empty() {
+        format!(
+            "{most} parameters: the ceiling was floor(100/C) rows at each of the {} column counts tried",
+            fs.len()
+        )
+    } else {
+        format!(
+            "{most} parameters at most; not floor(100/C) at {}",
+            off.join(", ")
+        )
+    }
+}
+
+pub fn write_csv(path: &Path, rows: &[ParityRow]) -> Result<()> {
+    let mut writer = csv::Writer::from_path(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    for row in rows {
+        writer
+            .serialize(row)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    writer
+        .flush()
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+fn code(text: &str) -> String {
+    if text.is_empty() {
+        "-".to_owned()
+    } else {
+        format!("`{}`", cell(text))
+    }
+}
+
+/// A run's parity table in Markdown.
+pub fn markdown(rows: &[ParityRow]) -> String {
+    let mut out = String::from(
+        "| limit | documented | found here | enforced here? | error text |\n| --- | --- | --- | --- | --- |\n",
+    );
+    for r in rows {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            cell(&r.limit),
+            cell(&r.documented),
+            cell(&r.found),
+            cell(&r.enforced),
+            code(&r.error)
+        )
+        .unwrap();
+    }
+    out
+}
+
+/// The committed parity tables the README is generated from.
+pub fn committed(paths: &Paths, target: &str) -> PathBuf {
+    paths.reports().join(format!("parity-{target}.csv"))
+}
+
+/// The README section: the local table, with the SQLite baseline beside it.
+pub fn readme_section(local: &[ParityRow], sqlite: &[ParityRow]) -> String {
+    let mut out = String::from(
+        "| limit | documented | local (wrangler dev) | enforced locally? | in-process SQLite, D1's limits applied | error text seen locally |\n\
+         | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for r in local {
+        let baseline = sqlite.iter().find(|s| s.ladder == r.ladder).map_or_else(
+            || "n/a (not an SQLite limit)".to_owned(),
+            |s| cell(&s.found),
+        );
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            cell(&r.limit),
+            cell(&r.documented),
+            cell(&r.found),
+            cell(&r.enforced),
+            baseline,
+            code(&r.error)
+        )
+        .unwrap();
+    }
+    out
+}
+
+/// `readme` with the text between the markers replaced by `section`.
+pub fn replace_section(readme: &str, section: &str) -> Result<String> {
+    let start = readme
+        .find(BEGIN)
+        .ok_or_else(|| anyhow!("README.md has no `{BEGIN}` marker"))?;
+    let end = readme
+        .find(END)
+        .ok_or_else(|| anyhow!("README.md has no `{END}` marker"))?;
+    if end < start {
+        bail!("README.md's `{END}` comes before `{BEGIN}`");
+    }
+    Ok(format!(
+        "{}{BEGIN}\n{section}{}",
+        &readme[..start],
+        &readme[end..]
+    ))
+}
+
+/// The README section as the committed tables say it should read.
+pub fn expected_section(paths: &Paths) -> Result<String> {
+    let local: Vec<ParityRow> = read_csv(&committed(paths, "local"))?;
+    let sqlite_path = committed(paths, "sqlite");
+    let sqlite: Vec<ParityRow> = if sqlite_path.exists() {
+        read_csv(&sqlite_path)?
+    } else {
+        Vec::new()
+    };
+    Ok(readme_section(&local, &sqlite))
+}
+
+impl flags::ParityReadme {
+    pub fn run(self, paths: &Paths) -> Result<()> {
+        for (target, dir) in [("local", &self.local), ("sqlite", &self.sqlite)] {
+            let Some(dir) = dir else { continue };
+            let source = dir.join("parity.csv");
+            let rows: Vec<ParityRow> = read_csv(&source).with_context(|| {
+                format!("{} is not a parity table of a ladder run", source.display())
+            })?;
+            let record = std::fs::read_to_string(dir.join("run.toml"))
+                .with_context(|| format!("cannot read {}", dir.join("run.toml").display()))?;
+            if !record.contains(&format!("target = \"{target}\"")) {
+                bail!("{} is not a run on the {target} target", dir.display());
+            }
+            if !record.contains("status = \"complete\"") {
+                bail!(
+                    "{} did not complete with every rung reconciled; refusing to publish it",
+                    dir.display()
+                );
+            }
+            let dest = committed(paths, target);
+            write_csv(&dest, &rows)?;
+            eprintln!(
+                "{} ({} limits) → {}",
+                source.display(),
+                rows.len(),
+                dest.display()
+            );
+        }
+        let readme_path = paths.root.join("README.md");
+        let readme = std::fs::read_to_string(&readme_path)
+            .with_context(|| format!("cannot read {}", readme_path.display()))?;
+        let updated = replace_section(&readme, &expected_section(paths)?)?;
+        std::fs::write(&readme_path, updated)
+            .with_context(|| format!("cannot write {}", readme_path.display()))?;
+        eprintln!("rewrote the parity table in {}", readme_path.display());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::project_root;
+
+    fn finding(
+        kind: LadderKind,
+        last_ok: Option<usize>,
+        first_failed: Option<usize>,
+        refusal: &str,
+    ) -> Finding {
+        Finding {
+            ladder: kind,
+            target: crate::flags::TargetKind::Local,
+            climb: 0,
+            held: String::new(),
+            columns: None,
+            unit: kind.unit().into(),
+            last_ok,
+            first_failed,
+            max_tried: first_failed.or(last_ok),
+            outcome: first_failed.map(|_| Outcome::Refused),
+            refusal: (!refusal.is_empty()).then(|| refusal.parse().unwrap()),
+            error: if refusal.is_empty() {
+                String::new()
+            } else {
+                format!("D1_ERROR: {refusal}")
+            },
+            statements_completed: first_failed.map(|_| 0),
+            confirmed: None,
+            stopped: String::new(),
+            ok_outside_ms: Some(1.0),
+            ok_inside_ms: Some(1.0),
+            ok_d1_ms: Some(0.5),
+            rungs: 3,
+            reconciled: true,
+        }
+    }
+
+    #[test]
+    fn enforced_at_the_documented_value_elsewhere_or_not_at_all() {
+        let at = rows(&[finding(
+            LadderKind::StatementLength,
+            Some(100_000),
+            Some(100_001),
+            "statement-too-long",
+        )]);
+        assert_eq!(at[0].found, "100,000 bytes ok, 100,001 refused");
+        assert_eq!(at[0].enforced, "yes");
+        let off = rows(&[finding(
+            LadderKind::FunctionArgs,
+            Some(127),
+            Some(128),
+            "too-many-function-args",
+        )]);
+        assert_eq!(off[0].enforced, "yes, at 127");
+        let none = rows(&[finding(LadderKind::QueryBudget, Some(2000), None, "")]);
+        assert_eq!(none[0].found, "no refusal up to 2,000 queries");
+        assert_eq!(none[0].enforced, "no");
+        let wrong = rows(&[finding(LadderKind::RowSize, Some(100), Some(200), "other")]);
+        assert_eq!(wrong[0].enforced, "stopped by an error, not by this limit");
+    }
+
+    #[test]
+    fn param_ceiling_is_checked_against_floor_100_over_c() {
+        let mut fs = Vec::new();
+        for c in [1, 3, 51] {
+            let mut f = finding(
+                LadderKind::ParamCeiling,
+                Some(100 / c),
+                Some(100 / c + 1),
+                "too-many-variables",
+            );
+            f.columns = Some(c);
+            fs.push(f);
+        }
+        let r = rows(&fs);
+        assert_eq!(r[0].enforced, "yes");
+        assert!(
+            r[0].found
+                .starts_with("100 parameters: the ceiling was floor(100/C)"),
+            "{}",
+            r[0].found
+        );
+        fs[1].last_ok = Some(34);
+        let r = rows(&fs);
+        assert_eq!(r[0].enforced, "yes, at 34");
+        assert!(r[0].found.contains("C=3: 34 rows"), "{}", r[0].found);
+    }
+
+    #[test]
+    fn the_section_between_the_markers_is_replaced_and_nothing_else() {
+        let readme = format!("a\n{BEGIN}\nold\n{END}\nb\n");
+        assert_eq!(
+            replace_section(&readme, "new\n").unwrap(),
+            format!("a\n{BEGIN}\nnew\n{END}\nb\n")
+        );
+        assert!(replace_section("no markers", "x").is_err());
+    }
+
+    /// The README's table is exactly what the committed tables of real runs say.
+    #[test]
+    fn the_readme_parity_section_matches_the_committed_tables() {
+        let paths = Paths::new(project_root());
+        let readme = std::fs::read_to_string(paths.root.join("README.md")).unwrap();
+        let expected = replace_section(&readme, &expected_section(&paths).unwrap()).unwrap();
+        assert!(
+            readme == expected,
+            "README.md's parity table differs from reports/parity-*.csv: run `cargo xtask parity-readme`"
+        );
+    }
+
+    /// Every error text a real run recorded classifies as the refusal it was recorded with, and
+    /// every limit is in the local table.
+    #[test]
+    fn the_committed_tables_agree_with_the_classifier() {
+        let paths = Paths::new(project_root());
+        for target in ["local", "sqlite"] {
+            let rows: Vec<ParityRow> = read_csv(&committed(&paths, target)).unwrap();
+            for r in &rows {
+                if !r.error.is_empty() {
+                    assert_eq!(
+                        RefusalKind::classify(&r.error).name(),
+                        r.refusal,
+                        "{}",
+                        r.error
+                    );
+                }
+            }
+            if target == "local" {
+                let ladders: Vec<LadderKind> = rows.iter().map(|r| r.ladder).collect();
+                assert_eq!(ladders, LadderKind::ALL, "the local table misses a limit");
+            } else {
+                assert!(rows.iter().all(|r| r.ladder.runs_on_sqlite()));
+            }
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! What a study costs on a Cloudflare account, computed from its plan: Worker requests, D1 rows
+//! written and read, the most D1 queries one invocation makes, against the plan's quotas
+//! (Cloudflare's published ones). `cargo xtask matrix` prices jobs with it, and a remote run
+//! warns with it before it spends anything.
+
+use d1bench_core::Strategy;
+use d1bench_core::limits::{QUERIES_PER_INVOCATION_FREE, QUERIES_PER_INVOCATION_PAID};
+use serde::Serialize;
+
+use super::ladder::Climb;
+use super::sweep::PlannedProbe;
+use crate::flags::Plan;
+
+/// D1 queries one Worker invocation may make on `plan`.
+pub fn queries_per_invocation(plan: Plan) -> usize {
+    match plan {
+        Plan::Free => QUERIES_PER_INVOCATION_FREE,
+        Plan::Paid => QUERIES_PER_INVOCATION_PAID,
+    }
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Workers Free: requests a day (Workers pricing).
+pub const FREE_REQUESTS_PER_DAY: usize = 100_000;
+/// D1 on Workers Free: rows read a day (D1 pricing).
+pub const FREE_ROWS_READ_PER_DAY: usize = 5_000_000;
+/// D1 on Workers Free: rows written a day (D1 pricing).
+pub const FREE_ROWS_WRITTEN_PER_DAY: usize = 100_000;
+/// Workers Paid: requests included a month, then $0.30 per million.
+pub const PAID_REQUESTS_PER_MONTH: usize = 10_000_000;
+/// D1 on Workers Paid: rows read included a month, then $0.001 per million.
+pub const PAID_ROWS_READ_PER_MONTH: usize = 25_000_000_000;
+/// D1 on Workers Paid: rows written included a month, then $1.00 per million.
+pub const PAID_ROWS_WRITTEN_PER_MONTH: usize = 50_000_000;
+
+/// What running a study costs on Cloudflare, at most.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Cost {
+    /// Probes (sweeps) or rungs (ladders: at most, as a climb may stop early).
+    pub probes: usize,
+    /// HTTP requests to the Worker: three per probe or rung (each step is an invocation of its
+    /// own) and one health check.
+    pub worker_requests: usize,
+    /// Rows the INSERTs write when every probe succeeds (DDL adds a few per probe).
+    pub rows_written: usize,
+    /// Rows read checking each probe: its `COUNT(*)` and (sweeps) its content checksum each
+    /// scan the rows it wrote.
+    pub rows_read: usize,
+    /// Most D1 queries one measured invocation makes.
+    pub max_queries_per_invocation: usize,
+    /// Probes or rungs making more queries in one invocation than the Free plan allows (50).
+    pub probes_over_free_budget: usize,
+    /// Probes or rungs making more queries in one invocation than the Paid plan allows (1,000).
+    pub probes_over_paid_budget: usize,
+}
+
+/// D1 queries the Worker makes in a probe's measured invocation: the INSERT calls (one per row
+/// for per-row, one batch otherwise). Creating the table, counting and checksumming come in
+/// invocations of their own.
+fn queries(probe: &PlannedProbe) -> usize {
+    match probe.request.strategy {
+        Strategy::PerRow => probe.request.rows,
+        Strategy::Bound | Strategy::Literal => 1,
+    }
+}
+
+/// One measured invocation: its D1 queries and the rows it writes.
+struct Invocation {
+    queries: usize,
+    rows: usize,
+}
+
+impl Cost {
+    /// The cost of a sweep's probes, warm-ups included.
+    pub fn of(probes: &[PlannedProbe]) -> Cost {
+        Cost::of_invocations(
+            probes
+                .iter()
+                .map(|p| Invocation {
+                    queries: queries(p),
+                    rows: p.request.rows,
+                })
+                .collect(),
+            2,
+        )
+    }
+
+    /// The most ladder climbs may cost: every rung of their climbing sequences up to the cap,
+    /// the confirmation rungs, and a bisection's rungs priced at the cap.
+    pub fn of_climbs(climbs: &[Climb]) -> Cost {
+        let mut invocations = Vec::new();
+        let mut id = 1;
+        for climb in climbs {
+            let values = climb.rungs.sequence();
+            let bisections = values.len().max(1).ilog2() as usize + climb.confirm;
+            let cap = values.last().copied();
+            for value in values.into_iter().chain(cap.into_iter().cycle().take(bisections)) {
+                let plan = d1bench_core::ladder::plan(&climb.rung(id, value));
+                id += 1;
+                invocations.push(Invocation {
+                    queries: plan.calls.len(),
+                    rows: plan.rows(),
+                });
+            }
+        }
+        Cost::of_invocations(invocations, 1)
+    }
+
+    fn of_invocations(invocations: Vec<Invocation>, reads_per_row: usize) -> Cost {
+        let over = |budget: usize| invocations.iter().filter(|i| i.queries > budget).count();
+        let rows: usize = invocations.iter().map(|i| i.rows).sum();
+        Cost {
+            probes: invocations.len(),
+            worker_requests: 3 * invocations.len() + 1,
+            rows_written: rows,
+            rows_read: reads_per_row * rows,
+            max_queries_per_invocation: invocations.iter().map(|i| i.queries).max().unwrap_or(0),
+            probes_over_free_budget: over(queries_per_invocation(Plan::Free)),
+            probes_over_paid_budget: over(queries_per_invocation(Plan::Paid)),
+        }
+    }
+
+    /// What a person should know before running this on an account with `plan`.
+    pub fn warnings(&self, plan: Plan) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let over = match plan {
+            Plan::Free => self.probes_over_free_budget,
+            Plan::Paid => self.probes_over_paid_budget,
+        };
+        if over > 0 {
+            warnings.push(format!(
+                "{over} probe(s) make more than the {} plan's {} D1 queries per invocation: \
+                 production refuses them (that refusal is what they measure)",
+                plan.name(),
+                queries_per_invocation(plan)
+            ));
+        }
+        if plan == Plan::Free {
+            for (what, used, quota) in [
+                ("rows written", self.rows_written, FREE_ROWS_WRITTEN_PER_DAY),
+                ("rows read", self.rows_read, FREE_ROWS_READ_PER_DAY),
+                (
+                    "Worker requests",
+                    self.worker_requests,
+                    FREE_REQUESTS_PER_DAY,
+                ),
+            ] {
+                if used > quota {
+                    warnings.push(format!(
+                        "up to {} {what}: more than the Free plan's {} a day, so D1 or Workers \
+                         start refusing part-way (try --profile smoke, or --plan paid on a Paid account)",
+                        thousands(used),
+                        thousands(quota)
+                    ));
+                }
+            }
+        }
+        warnings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits_by_three() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(25_000_000_000), "25,000,000,000");
+    }
+}

@@ -1,0 +1,676 @@
+//! Ladder files (`experiments/<ladder>.toml`): their schema, their validation with
+//! `file:line:column` errors, and the climb each of their entries makes: which rung comes next,
+//! given the rungs so far (geometric growth or an explicit list, confirmation past the first
+//! refusal, then bisection down to a resolution).
+//!
+//! A ladder file is told from an experiment file by its top-level `ladder` key, which names the
+//! core ladder ([`LadderKind`]) it climbs.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow};
+use d1bench_core::ladder::{CallMode, Held, LadderKind, MAX_STEPS_PER_MS, RungRequest, TextKind};
+use d1bench_core::limits::MAX_COLUMNS;
+use serde::{Deserialize, Deserializer};
+use toml::Spanned;
+
+use super::files::{NonEmpty, Profiles, located, toml_stems};
+
+/// The profile run when neither `--profile` nor `default-profile` names one.
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LadderFile {
+    /// The core ladder this file climbs.
+    pub ladder: LadderKind,
+    /// One line saying what the ladder finds (shown by `cargo xtask list`).
+    pub description: String,
+    #[serde(default)]
+    pub default_profile: Option<Spanned<String>>,
+    pub profile: BTreeMap<String, Profile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Profile {
+    pub climb: NonEmpty<Spanned<ClimbSpec>>,
+}
+
+/// One entry of a profile: how to climb, and what to hold fixed (one climb per held value).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ClimbSpec {
+    pub rungs: Rungs,
+    /// Rungs past the first refusal that must refuse too (the next values of the climb).
+    #[serde(default = "default_confirm")]
+    pub confirm: usize,
+    #[serde(default)]
+    pub held: HeldSpec,
+    /// Stop climbing (and say so) once the climb's rungs took this long in all.
+    #[serde(default)]
+    pub max_seconds: Option<u64>,
+    /// Recursive-CTE steps of the calibration rung that sizes query-duration's queries.
+    #[serde(default)]
+    pub calibrate_steps: Option<u64>,
+}
+
+fn default_confirm() -> usize {
+    1
+}
+
+/// What a climb holds fixed; `columns` may list several values, one climb each.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct HeldSpec {
+    #[serde(default)]
+    pub columns: Option<ColumnsSpec>,
+    #[serde(default)]
+    pub mode: Option<CallMode>,
+    #[serde(default)]
+    pub batches: Option<usize>,
+    #[serde(default)]
+    pub text: Option<TextKind>,
+}
+
+/// Column counts: one, a list, or every count in `{ from = 1, to = 100 }`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnsSpec(pub Vec<usize>);
+
+impl<'de> Deserialize<'de> for ColumnsSpec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = toml::Value::deserialize(deserializer)?;
+        let expected = "a column count, a list of them, or { from = 1, to = 100 }";
+        let count = |v: &toml::Value| -> Result<usize, String> {
+            match v.as_integer().map(usize::try_from) {
+                Some(Ok(c)) if (1..=MAX_COLUMNS).contains(&c) => Ok(c),
+                _ => Err(format!(
+                    "a column count must be 1 to {MAX_COLUMNS}, got {v}"
+                )),
+            }
+        };
+        let columns = match &value {
+            toml::Value::Integer(_) => vec![count(&value)],
+            toml::Value::Array(items) if !items.is_empty() => items.iter().map(count).collect(),
+            toml::Value::Table(t)
+                if t.len() == 2 && t.contains_key("from") && t.contains_key("to") =>
+            {
+                let (from, to) = (count(&t["from"]), count(&t["to"]));
+                match (from, to) {
+                    (Ok(from), Ok(to)) if from <= to => (from..=to).map(Ok).collect(),
+                    (Ok(from), Ok(to)) => vec![Err(format!("`from` {from} is above `to` {to}"))],
+                    (Err(e), _) | (_, Err(e)) => vec![Err(e)],
+                }
+            }
+            other => vec![Err(format!("expected {expected}, got {other}"))],
+        };
+        columns
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+            .map(ColumnsSpec)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// The values a climb tries.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rungs {
+    /// Exactly these values, in this order, until the first refusal (and its confirmations).
+    List(Vec<usize>),
+    /// `start`, then × `factor` (never past `max`) until the first refusal; then bisection
+    /// between the last success and the first refusal until they are `resolution` apart.
+    Grow {
+        start: usize,
+        factor: f64,
+        max: usize,
+        resolution: usize,
+    },
+}
+
+impl<'de> Deserialize<'de> for Rungs {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Grow {
+            start: usize,
+            factor: f64,
+            max: usize,
+            resolution: usize,
+        }
+        let value = toml::Value::deserialize(deserializer)?;
+        let fail = |m: String| Err(serde::de::Error::custom(m));
+        match value {
+            toml::Value::Array(items) => {
+                let mut values = Vec::new();
+                for item in &items {
+                    match item.as_integer().map(usize::try_from) {
+                        Some(Ok(v)) => values.push(v),
+                        _ => return fail(format!("a rung is a non-negative integer, got {item}")),
+                    }
+                }
+                if values.is_empty() {
+                    return fail("must list at least one rung".into());
+                }
+                if values.windows(2).any(|w| w[0] >= w[1]) {
+                    return fail("rungs must climb: each larger than the one before".into());
+                }
+                Ok(Rungs::List(values))
+            }
+            toml::Value::Table(table) => {
+                let g: Grow = table.try_into().map_err(|e: toml::de::Error| {
+                    serde::de::Error::custom(format!(
+                        "{}; growing rungs are {{ start, factor, max, resolution }}",
+                        e.message().trim_end()
+                    ))
+                })?;
+                if !(g.factor > 1.0 && g.factor <= 1_000.0) {
+                    return fail(format!("`factor` must be above 1, got {}", g.factor));
+                }
+                if g.start == 0 || g.start > g.max {
+                    return fail(format!(
+                        "`start` must be at least 1 and at most `max` ({}), got {}",
+                        g.max, g.start
+                    ));
+                }
+                if g.resolution == 0 {
+                    return fail("`resolution` must be at least 1".into());
+                }
+                Ok(Rungs::Grow {
+                    start: g.start,
+                    factor: g.factor,
+                    max: g.max,
+                    resolution: g.resolution,
+                })
+            }
+            other => fail(format!(
+                "rungs are a list of values or {{ start, factor, max, resolution }}, got {other}"
+            )),
+        }
+    }
+}
+
+impl Rungs {
+    /// The climbing sequence, in order (before any bisection).
+    pub fn sequence(&self) -> Vec<usize> {
+        match *self {
+            Rungs::List(ref values) => values.clone(),
+            Rungs::Grow {
+                start, factor, max, ..
+            } => {
+                let mut values = vec![start];
+                let mut v = start;
+                while v < max {
+                    v = ((v as f64 * factor).ceil() as usize).clamp(v + 1, max);
+                    values.push(v);
+                }
+                values
+            }
+        }
+    }
+
+    fn resolution(&self) -> Option<usize> {
+        match self {
+            Rungs::List(_) => None,
+            Rungs::Grow { resolution, .. } => Some(*resolution),
+        }
+    }
+
+    /// The largest value the climb may try.
+    pub fn max(&self) -> usize {
+        self.sequence().last().copied().unwrap_or(0)
+    }
+}
+
+/// A loaded, validated ladder file.
+#[derive(Debug)]
+pub struct Ladder {
+    pub name: String,
+    pub path: PathBuf,
+    pub source: String,
+    pub file: LadderFile,
+}
+
+/// One climb of a run: a ladder entry with one value of everything it holds fixed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Climb {
+    pub ladder: LadderKind,
+    pub rungs: Rungs,
+    pub confirm: usize,
+    pub held: Held,
+    pub max_seconds: Option<u64>,
+    pub calibrate_steps: Option<u64>,
+}
+
+/// Whether the TOML file at `path` is a ladder file (it has a top-level `ladder` key).
+pub fn is_ladder_file(path: &Path) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| text.parse::<toml::Table>().ok())
+        .is_some_and(|table| table.contains_key("ladder"))
+}
+
+impl Ladder {
+    pub fn load(dir: &Path, name: &str) -> Result<Self> {
+        let path = dir.join(format!("{name}.toml"));
+        let source = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        Self::parse(name, &path, source)
+    }
+
+    /// Parses and validates a ladder file's text; errors name `path:line:column`.
+    pub fn parse(name: &str, path: &Path, source: String) -> Result<Self> {
+        let file: LadderFile = toml::from_str(&source)
+            .map_err(|e| anyhow!(located(path, &source, e.span(), e.message())))?;
+        let ladder = Ladder {
+            name: name.to_owned(),
+            path: path.to_owned(),
+            source,
+            file,
+        };
+        ladder.profiles().check_default()?;
+        for profile in ladder.file.profile.values() {
+            for spec in &profile.climb.0 {
+                if let Err(message) = ladder.check(spec.get_ref()) {
+                    return Err(anyhow!(ladder.error_at(Some(spec.span()), &message)));
+                }
+            }
+        }
+        Ok(ladder)
+    }
+
+    /// Every rung a climb could send must be one the core accepts.
+    fn check(&self, spec: &ClimbSpec) -> Result<(), String> {
+        let kind = self.file.ladder;
+        match (kind, spec.calibrate_steps) {
+            (LadderKind::QueryDuration, None) => {
+                return Err("query-duration needs `calibrate-steps` (recursive-CTE steps of the calibration rung)".into());
+            }
+            (LadderKind::QueryDuration, Some(s)) if s == 0 || s > MAX_STEPS_PER_MS => {
+                return Err(format!(
+                    "`calibrate-steps` must be 1 to {MAX_STEPS_PER_MS}, got {s}"
+                ));
+            }
+            (LadderKind::QueryDuration, Some(_)) => {}
+            (_, Some(_)) => {
+                return Err(format!("{kind} takes no `calibrate-steps`; leave it unset"));
+            }
+            (_, None) => {}
+        }
+        for climb in self.expand(spec) {
+            for value in climb.rungs.sequence() {
+                let rung = climb.rung(1, value);
+                if let Err(e) = rung.validate() {
+                    return Err(format!("a rung of this climb is invalid: {e}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn error_at(&self, span: Option<Range<usize>>, message: &str) -> String {
+        located(&self.path, &self.source, span, message)
+    }
+
+    fn profiles(&self) -> Profiles<'_, Profile> {
+        Profiles {
+            path: &self.path,
+            source: &self.source,
+            profiles: &self.file.profile,
+            default: self.file.default_profile.as_ref(),
+        }
+    }
+
+    /// The profile named `name`, or the file's default.
+    pub fn profile(&self, name: Option<&str>) -> Result<(&str, &Profile)> {
+        self.profiles().select(name)
+    }
+
+    /// Every climb of `profile`, in file order; a list of column counts gives one climb each.
+    pub fn climbs(&self, profile: &Profile) -> Vec<Climb> {
+        profile
+            .climb
+            .0
+            .iter()
+            .flat_map(|spec| self.expand(spec.get_ref()))
+            .collect()
+    }
+
+    fn expand(&self, spec: &ClimbSpec) -> Vec<Climb> {
+        let columns: Vec<Option<usize>> = match &spec.held.columns {
+            Some(ColumnsSpec(list)) => list.iter().copied().map(Some).collect(),
+            None => vec![None],
+        };
+        columns
+            .into_iter()
+            .map(|columns| Climb {
+                ladder: self.file.ladder,
+                rungs: spec.rungs.clone(),
+                confirm: spec.confirm,
+                held: Held {
+                    columns,
+                    mode: spec.held.mode,
+                    batches: spec.held.batches,
+                    text: spec.held.text,
+                    steps_per_ms: spec.calibrate_steps.map(|_| 1),
+                },
+                max_seconds: spec.max_seconds,
+                calibrate_steps: spec.calibrate_steps,
+            })
+            .collect()
+    }
+}
+
+impl Climb {
+    pub fn rung(&self, rung_id: u64, value: usize) -> RungRequest {
+        RungRequest {
+            rung_id,
+            ladder: self.ladder,
+            value,
+            held: self.held,
+        }
+    }
+}
+
+/// Why a rung was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// Sizes query-duration's queries; not part of the climb.
+    Calibrate,
+    /// A value of the climbing sequence, before the first refusal.
+    Climb,
+    /// A value of the climbing sequence past the first refusal.
+    Confirm,
+    /// Between the last success and the first refusal.
+    Bisect,
+}
+
+impl Role {
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Calibrate => "calibrate",
+            Role::Climb => "climb",
+            Role::Confirm => "confirm",
+            Role::Bisect => "bisect",
+        }
+    }
+}
+
+/// Where a climb stands: which values were tried and whether each failed.
+#[derive(Debug, Clone)]
+pub struct Climber {
+    sequence: Vec<usize>,
+    resolution: Option<usize>,
+    confirm: usize,
+    /// value → failed (refused or errored).
+    tried: BTreeMap<usize, bool>,
+}
+
+/// What a climb found, from its rungs alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// The largest value that succeeded below the first failure (or overall, without one).
+    pub last_ok: Option<usize>,
+    /// The smallest value that failed.
+    pub first_failed: Option<usize>,
+    /// Whether every confirmation rung failed too; `None` when none was run.
+    pub confirmed: Option<bool>,
+    /// The largest value tried.
+    pub max_tried: Option<usize>,
+}
+
+impl Climber {
+    pub fn new(rungs: &Rungs, confirm: usize) -> Self {
+        Climber {
+            sequence: rungs.sequence(),
+            resolution: rungs.resolution(),
+            confirm,
+            tried: BTreeMap::new(),
+        }
+    }
+
+    pub fn record(&mut self, value: usize, failed: bool) {
+        self.tried.insert(value, failed);
+    }
+
+    /// The first value of the climbing sequence that failed.
+    fn first_climb_failure(&self) -> Option<usize> {
+        self.sequence
+            .iter()
+            .copied()
+            .take_while(|v| self.tried.contains_key(v))
+            .find(|v| self.tried[v])
+    }
+
+    /// The next rung to send, or `None` when the climb is over.
+    pub fn next(&self) -> Option<(usize, Role)> {
+        let Some(failure) = self.first_climb_failure() else {
+            return self
+                .sequence
+                .iter()
+                .copied()
+                .find(|v| !self.tried.contains_key(v))
+                .map(|v| (v, Role::Climb));
+        };
+        let after = self
+            .sequence
+            .iter()
+            .position(|&v| v == failure)
+            .unwrap_or(0)
+            + 1;
+        if let Some(&v) = self.sequence[after..]
+            .iter()
+            .take(self.confirm)
+            .find(|v| !self.tried.contains_key(v))
+        {
+            return Some((v, Role::Confirm));
+        }
+        let resolution = self.resolution?;
+        let hi = self.first_failed()?;
+        let lo = self.last_ok_below(hi)?;
+        (hi - lo > resolution).then(|| (lo + (hi - lo) / 2, Role::Bisect))
+    }
+
+    fn first_failed(&self) -> Option<usize> {
+        self.tried.iter().find(|(_, f)| **f).map(|(v, _)| *v)
+    }
+
+    fn last_ok_below(&self, bound: usize) -> Option<usize> {
+        self.tried
+            .range(..bound)
+            .rev()
+            .find(|(_, f)| !**f)
+            .map(|(v, _)| *v)
+    }
+
+    pub fn verdict(&self) -> Verdict {
+        let first_failed = self.first_failed();
+        let last_ok = match first_failed {
+            Some(hi) => self.last_ok_below(hi),
+            None => self.tried.keys().next_back().copied(),
+        };
+        let confirmed = self.first_climb_failure().and_then(|failure| {
+            let after = self.sequence.iter().position(|&v| v == failure)? + 1;
+            let confirms: Vec<bool> = self.sequence[after..]
+                .iter()
+                .take(self.confirm)
+                .filter_map(|v| self.tried.get(v).copied())
+                .collect();
+            (!confirms.is_empty()).then(|| confirms.iter().all(|f| *f))
+        });
+        Verdict {
+            last_ok,
+            first_failed,
+            confirmed,
+            max_tried: self.tried.keys().next_back().copied(),
+        }
+    }
+}
+
+/// The ladder names in `dir`, sorted.
+pub fn names(dir: &Path) -> Result<Vec<String>> {
+    Ok(toml_stems(dir)?
+        .into_iter()
+        .filter(|name| is_ladder_file(&dir.join(format!("{name}.toml"))))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::project_root;
+
+    /// Runs a climb against a limit: values above `limit` fail.
+    fn climb(rungs: Rungs, confirm: usize, limit: usize) -> (Vec<(usize, Role)>, Verdict) {
+        let mut climber = Climber::new(&rungs, confirm);
+        let mut sent = Vec::new();
+        while let Some((value, role)) = climber.next() {
+            assert!(sent.len() < 1_000, "the climb does not end: {sent:?}");
+            sent.push((value, role));
+            climber.record(value, value > limit);
+        }
+        (sent, climber.verdict())
+    }
+
+    #[test]
+    fn a_list_stops_after_the_first_refusal_and_its_confirmation() {
+        let (sent, verdict) = climb(Rungs::List(vec![999, 1000, 1001, 2000, 3000]), 1, 1000);
+        assert_eq!(
+            sent,
+            [
+                (999, Role::Climb),
+                (1000, Role::Climb),
+                (1001, Role::Climb),
+                (2000, Role::Confirm)
+            ]
+        );
+        assert_eq!(verdict.last_ok, Some(1000));
+        assert_eq!(verdict.first_failed, Some(1001));
+        assert_eq!(verdict.confirmed, Some(true));
+    }
+
+    #[test]
+    fn growth_then_bisection_finds_the_exact_ceiling() {
+        for limit in [1, 7, 33, 100, 4095] {
+            let rungs = Rungs::Grow {
+                start: 1,
+                factor: 2.0,
+                max: 4096,
+                resolution: 1,
+            };
+            let (sent, verdict) = climb(rungs, 1, limit);
+            assert_eq!(verdict.last_ok, Some(limit), "{sent:?}");
+            assert_eq!(verdict.first_failed, Some(limit + 1), "{sent:?}");
+            // A first refusal at the cap has no rung past it to confirm with.
+            let confirmable = limit < 2048;
+            assert_eq!(verdict.confirmed, confirmable.then_some(true), "{sent:?}");
+            assert!(sent.len() <= 26, "{} rungs for {limit}", sent.len());
+        }
+    }
+
+    #[test]
+    fn a_climb_without_refusal_reports_how_far_it_went() {
+        let rungs = Rungs::Grow {
+            start: 1000,
+            factor: 2.0,
+            max: 200_000,
+            resolution: 1000,
+        };
+        assert_eq!(
+            rungs.sequence(),
+            [1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000, 200000]
+        );
+        let (sent, verdict) = climb(rungs, 1, usize::MAX);
+        assert_eq!(sent.len(), 9);
+        assert_eq!(verdict.last_ok, Some(200_000));
+        assert_eq!((verdict.first_failed, verdict.confirmed), (None, None));
+    }
+
+    #[test]
+    fn a_coarse_resolution_stops_bisecting_early_and_a_flaky_confirmation_shows() {
+        let rungs = Rungs::Grow {
+            start: 1000,
+            factor: 10.0,
+            max: 1_000_000,
+            resolution: 1000,
+        };
+        let (_, verdict) = climb(rungs.clone(), 1, 54_321);
+        let (lo, hi) = (verdict.last_ok.unwrap(), verdict.first_failed.unwrap());
+        assert!(lo <= 54_321 && hi > 54_321 && hi - lo <= 1000, "{lo}..{hi}");
+
+        let mut climber = Climber::new(&Rungs::List(vec![1, 2, 3]), 1);
+        climber.record(1, false);
+        climber.record(2, true);
+        climber.record(3, false);
+        assert_eq!(climber.verdict().confirmed, Some(false));
+    }
+
+    fn golden_dir() -> PathBuf {
+        project_root().join("xtask/tests/bad-ladders")
+    }
+
+    /// Every `bad-ladders/*.toml` fails with exactly the text in its `.err` file.
+    #[test]
+    fn bad_ladder_files_fail_with_their_golden_error() {
+        let dir = golden_dir();
+        let mut checked = 0;
+        for name in crate::studies::files::toml_stems(&dir).unwrap() {
+            let path = Path::new("experiments").join(format!("{name}.toml"));
+            let source = std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap();
+            let err = Ladder::parse(&name, &path, source)
+                .expect_err(&name)
+                .to_string();
+            let golden = dir.join(format!("{name}.err"));
+            if std::env::var_os("UPDATE_GOLDEN").is_some() {
+                std::fs::write(&golden, format!("{err}\n")).unwrap();
+            }
+            let expected = std::fs::read_to_string(&golden)
+                .unwrap_or_else(|_| panic!("{} is missing", golden.display()));
+            assert_eq!(err.trim_end(), expected.trim_end(), "{name}");
+            checked += 1;
+        }
+        assert!(checked >= 8, "only {checked} golden files");
+    }
+
+    #[test]
+    fn every_shipped_ladder_parses_with_a_smoke_and_a_default_profile() {
+        let dir = project_root().join("experiments");
+        let names = names(&dir).unwrap();
+        let kinds: Vec<LadderKind> = names
+            .iter()
+            .map(|n| Ladder::load(&dir, n).unwrap().file.ladder)
+            .collect();
+        for kind in LadderKind::ALL {
+            assert!(kinds.contains(&kind), "no ladder file climbs {kind}");
+        }
+        for name in names {
+            let ladder = Ladder::load(&dir, &name).unwrap();
+            assert_eq!(
+                ladder.file.ladder.name(),
+                name,
+                "the file is named after its ladder"
+            );
+            let (_, smoke) = ladder.profile(Some("smoke")).unwrap();
+            assert!(!ladder.climbs(smoke).is_empty());
+            let (_, default) = ladder.profile(None).unwrap();
+            assert!(!ladder.climbs(default).is_empty());
+        }
+    }
+
+    #[test]
+    fn columns_from_to_gives_one_climb_per_count() {
+        let source = r#"
+ladder = "param-ceiling"
+description = "d"
+[[profile.full.climb]]
+rungs = { start = 1, factor = 2, max = 128, resolution = 1 }
+held = { columns = { from = 1, to = 100 } }
+"#;
+        let ladder = Ladder::parse("p", Path::new("p.toml"), source.into()).unwrap();
+        let (_, profile) = ladder.profile(None).unwrap();
+        let climbs = ladder.climbs(profile);
+        assert_eq!(climbs.len(), 100);
+        assert_eq!(climbs[99].held.columns, Some(100));
+    }
+}

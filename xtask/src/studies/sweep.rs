@@ -1,0 +1,652 @@
+//! Experiment files (`experiments/<name>.toml`): their schema, their validation with
+//! `file:line:column` errors, and their expansion into the probes a run sends.
+//!
+//! A file has a description, the swept axis, and profiles (`full`, `smoke`, ...). A profile
+//! sends each point `warmup` times unrecorded, then `repeats` times measured; its series are
+//! products of strategies × columns × row sizes × escape shares × non-ASCII shares × index
+//! counts (each a list) at a row count. Every probe is also checked by the core's own
+//! validation, so a file cannot ask for a probe the Worker would refuse, and every point of a
+//! chart must be one set of parameters, so a chart never mixes two.
+
+use std::collections::BTreeMap;
+
+use std::num::NonZeroUsize;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+use d1bench_core::probe::{MAX_PROBE_COLUMNS, MAX_PROBE_INDEXES, MAX_PROBE_ROWS};
+use d1bench_core::{ProbeRequest, Strategy, TextMix};
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::files::{NonEmpty, Profiles, located, toml_stems};
+
+/// The swept parameter of an experiment: the x axis of its charts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Axis {
+    Columns,
+    RowBytes,
+    EscapeShare,
+    NonAsciiShare,
+    Indexes,
+}
+
+impl Axis {
+    /// The name used in TOML files and chart file names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::Columns => "columns",
+            Axis::RowBytes => "row-bytes",
+            Axis::EscapeShare => "escape-share",
+            Axis::NonAsciiShare => "non-ascii-share",
+            Axis::Indexes => "indexes",
+        }
+    }
+
+    /// The axis label of a chart, with its unit.
+    pub fn label(self) -> &'static str {
+        match self {
+            Axis::Columns => "columns per row",
+            Axis::RowBytes => "row size (bytes)",
+            Axis::EscapeShare => "share of text values needing escapes (0-1)",
+            Axis::NonAsciiShare => "share of non-ASCII text values (0-1)",
+            Axis::Indexes => "secondary indexes on the table",
+        }
+    }
+
+    /// This axis's value in a probe.
+    pub fn of_probe(self, probe: &ProbeRequest) -> f64 {
+        match self {
+            Axis::Columns => probe.columns as f64,
+            Axis::RowBytes => probe.row_bytes as f64,
+            Axis::EscapeShare => probe.text.escape_share,
+            Axis::NonAsciiShare => probe.text.non_ascii_share,
+            Axis::Indexes => probe.indexes as f64,
+        }
+    }
+
+    /// This axis's value as a table shows it.
+    pub fn format(self, value: f64) -> String {
+        match self {
+            Axis::EscapeShare | Axis::NonAsciiShare => format!("{value}"),
+            _ => format!("{}", value as u64),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ExperimentFile {
+    /// One line saying what the experiment measures (shown by `cargo xtask list`).
+    pub description: String,
+    /// The swept parameter: the x axis of the charts.
+    pub x_axis: Axis,
+    /// The profile `cargo xtask run` uses without `--profile`.
+    #[serde(default)]
+    pub default_profile: Option<Spanned<String>>,
+    pub profile: BTreeMap<String, Profile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Profile {
+    /// Measured repetitions of every point.
+    pub repeats: NonZeroUsize,
+    /// Repetitions of every point sent before the measured ones and not recorded as results:
+    /// they warm the target's caches and code paths.
+    #[serde(default)]
+    pub warmup: usize,
+    /// Seed of the row generator (the same data for every strategy).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub series: NonEmpty<Spanned<Series>>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Series {
+    /// Names the series' lines in charts and tables (`bound, all non-ASCII`); series without
+    /// one share the strategy's plain line.
+    #[serde(default)]
+    pub label: Option<Label>,
+    pub strategies: NonEmpty<Strategy>,
+    pub columns: NonEmpty<Columns>,
+    pub row_bytes: NonEmpty<usize>,
+    pub rows: Rows,
+    /// Overrides the planner's rows per statement (bound and literal only).
+    #[serde(default)]
+    pub rows_per_statement: Option<NonZeroUsize>,
+    /// Shares of text values generated with characters that need escaping.
+    #[serde(default = "zero_share")]
+    pub escape_share: NonEmpty<Share>,
+    /// Shares of text values generated with multi-byte characters.
+    #[serde(default = "zero_share")]
+    pub non_ascii_share: NonEmpty<Share>,
+    /// Secondary index counts of the probe's table.
+    #[serde(default = "no_indexes")]
+    pub indexes: NonEmpty<Indexes>,
+}
+
+fn zero_share() -> NonEmpty<Share> {
+    NonEmpty(vec![Share(0.0)])
+}
+
+fn no_indexes() -> NonEmpty<Indexes> {
+    NonEmpty(vec![Indexes(0)])
+}
+
+/// A series' label: what tells its lines apart from other series of the same strategies.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct Label(pub String);
+
+/// Longest label: it has to fit a chart's legend.
+const MAX_LABEL_CHARS: usize = 30;
+
+impl TryFrom<String> for Label {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        let chars = s.chars().count();
+        if chars == 0 || chars > MAX_LABEL_CHARS || s.trim() != s || s.chars().any(char::is_control)
+        {
+            return Err(format!(
+                "a label must be 1 to {MAX_LABEL_CHARS} characters, without leading or trailing spaces, got {s:?}"
+            ));
+        }
+        Ok(Label(s))
+    }
+}
+
+/// A share: a fraction from 0 to 1.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(try_from = "f64")]
+pub struct Share(pub f64);
+
+impl TryFrom<f64> for Share {
+    type Error = String;
+    fn try_from(x: f64) -> Result<Self, String> {
+        if (0.0..=1.0).contains(&x) {
+            Ok(Share(x))
+        } else {
+            Err(format!("a share must be from 0 to 1, got {x}"))
+        }
+    }
+}
+
+/// A count of secondary indexes a probe's table can have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "i64")]
+pub struct Indexes(pub usize);
+
+impl TryFrom<i64> for Indexes {
+    type Error = String;
+    fn try_from(n: i64) -> Result<Self, String> {
+        match usize::try_from(n) {
+            Ok(k) if k <= MAX_PROBE_INDEXES => Ok(Indexes(k)),
+            _ => Err(format!(
+                "an index count must be 0 to {MAX_PROBE_INDEXES}, got {n}"
+            )),
+        }
+    }
+}
+
+/// A column count a probe can have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "i64")]
+pub struct Columns(pub usize);
+
+impl TryFrom<i64> for Columns {
+    type Error = String;
+    fn try_from(n: i64) -> Result<Self, String> {
+        match usize::try_from(n) {
+            Ok(c) if (1..=MAX_PROBE_COLUMNS).contains(&c) => Ok(Columns(c)),
+            _ => Err(format!(
+                "a column count must be 1 to {MAX_PROBE_COLUMNS}, got {n}"
+            )),
+        }
+    }
+}
+
+/// A row count a probe can have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "i64")]
+pub struct Rows(pub usize);
+
+impl TryFrom<i64> for Rows {
+    type Error = String;
+    fn try_from(n: i64) -> Result<Self, String> {
+        match usize::try_from(n) {
+            Ok(r) if (1..=MAX_PROBE_ROWS).contains(&r) => Ok(Rows(r)),
+            _ => Err(format!(
+                "a row count must be 1 to {MAX_PROBE_ROWS}, got {n}"
+            )),
+        }
+    }
+}
+
+/// A loaded, validated experiment file.
+#[derive(Debug)]
+pub struct Experiment {
+    pub name: String,
+    pub path: PathBuf,
+    /// The file's text as read (hashed into run.toml).
+    pub source: String,
+    pub file: ExperimentFile,
+}
+
+/// One probe of a run, with where it sits in the experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedProbe {
+    pub series: usize,
+    /// The series' label, empty when it has none.
+    pub label: String,
+    /// A warm-up probe: sent and reconciled, not recorded as a result.
+    pub warmup: bool,
+    /// Repetition of the point, from 0 (warm-ups and measured ones counted apart).
+    pub repeat: usize,
+    pub request: ProbeRequest,
+}
+
+/// The experiment names in `dir`: file stems of `*.toml`, without the ladder files
+/// ([`super::ladder`]), sorted.
+pub fn names(dir: &Path) -> Result<Vec<String>> {
+    Ok(toml_stems(dir)?
+        .into_iter()
+        .filter(|name| !super::ladder::is_ladder_file(&dir.join(format!("{name}.toml"))))
+        .collect())
+}
+
+impl Experiment {
+    /// Loads `<dir>/<name>.toml`; an unknown name lists the ones that exist.
+    pub fn load(dir: &Path, name: &str) -> Result<Self> {
+        let path = dir.join(format!("{name}.toml"));
+        if !path.exists() {
+            let known = names(dir)?;
+            bail!(
+                "no experiment named `{name}` in {}; the experiments are: {}",
+                dir.display(),
+                known.join(", ")
+            );
+        }
+        let source = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        Self::parse(name, &path, source)
+    }
+
+    /// Parses and validates an experiment file's text; errors name `path:line:column`.
+    pub fn parse(name: &str, path: &Path, source: String) -> Result<Self> {
+        let file: ExperimentFile = toml::from_str(&source)
+            .map_err(|e| anyhow!(located(path, &source, e.span(), e.message())))?;
+        let experiment = Experiment {
+            name: name.to_owned(),
+            path: path.to_owned(),
+            source,
+            file,
+        };
+        experiment.profiles().check_default()?;
+        let axis = experiment.file.x_axis;
+        for profile in experiment.file.profile.values() {
+            // Each line of a chart (strategy and label) at each x: the probe that draws it.
+            let mut points: BTreeMap<(Strategy, String, u64), (usize, ProbeRequest)> =
+                BTreeMap::new();
+            for (index, series) in profile.series.0.iter().enumerate() {
+                for probe in expand_series(series.get_ref(), profile, index, 0) {
+                    let request = &probe.request;
+                    if let Err(e) = request.validate() {
+                        return Err(anyhow!(experiment.error_at(
+                            Some(series.span()),
+                            &format!("a probe of this series is invalid: {e}")
+                        )));
+                    }
+                    let x = axis.of_probe(request);
+                    let key = (request.strategy, probe.label.clone(), x.to_bits());
+                    let point = (index, probe_point(request));
+                    let Some((other, drawn)) = points.get(&key) else {
+                        points.insert(key, point);
+                        continue;
+                    };
+                    if *drawn != point.1 {
+                        let (who, remedy) = if *other == index {
+                            (
+                                "this series draws".to_owned(),
+                                "split the series and give the parts different labels",
+                            )
+                        } else {
+                            (
+                                format!("this series and series {} both draw", other + 1),
+                                "give the series different labels",
+                            )
+                        };
+                        return Err(anyhow!(experiment.error_at(
+                            Some(series.span()),
+                            &format!(
+                                "{who} {} at {} = {} with different parameters ({}; then {}): \
+                                 a chart would mix them, as only `{}` may vary along a line; \
+                                 {remedy}",
+                                line_name(request.strategy, &probe.label),
+                                axis.name(),
+                                axis.format(x),
+                                describe(drawn),
+                                describe(&point.1),
+                                axis.name(),
+                            )
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(experiment)
+    }
+
+    fn error_at(&self, span: Option<Range<usize>>, message: &str) -> String {
+        located(&self.path, &self.source, span, message)
+    }
+
+    fn profiles(&self) -> Profiles<'_, Profile> {
+        Profiles {
+            path: &self.path,
+            source: &self.source,
+            profiles: &self.file.profile,
+            default: self.file.default_profile.as_ref(),
+        }
+    }
+
+    /// The profile named `name`, or the file's default.
+    pub fn profile(&self, name: Option<&str>) -> Result<(&str, &Profile)> {
+        self.profiles().select(name)
+    }
+
+    /// Every probe of `profile`, numbered from 1. Within a point the repeats and the strategies
+    /// interleave, so slow drift of the machine spreads evenly over the strategies.
+    pub fn probes(&self, profile: &Profile) -> Vec<PlannedProbe> {
+        let mut probes = Vec::new();
+        for (index, series) in profile.series.0.iter().enumerate() {
+            probes.extend(expand_series(
+                series.get_ref(),
+                profile,
+                index,
+                probes.len() as u64,
+            ));
+        }
+        probes
+    }
+}
+
+/// A probe without what differs between its repeats: the parameters of its point.
+fn probe_point(probe: &ProbeRequest) -> ProbeRequest {
+    ProbeRequest {
+        probe_id: 0,
+        ..probe.clone()
+    }
+}
+
+/// `bound` or `bound (label)`.
+fn line_name(strategy: Strategy, label: &str) -> String {
+    if label.is_empty() {
+        strategy.name().to_owned()
+    } else {
+        format!("{strategy} ({label})")
+    }
+}
+
+/// A point's parameters, as an error message shows them.
+fn describe(p: &ProbeRequest) -> String {
+    format!(
+        "columns {}, row-bytes {}, rows {}, escape-share {}, non-ascii-share {}, indexes {}{}",
+        p.columns,
+        p.row_bytes,
+        p.rows,
+        p.text.escape_share,
+        p.text.non_ascii_share,
+        p.indexes,
+        p.rows_per_statement
+            .map(|n| format!(", rows-per-statement {n}"))
+            .unwrap_or_default()
+    )
+}
+
+/// The probes of one series: for each point, the warm-ups, then the measured repeats; within
+/// each, every strategy in turn.
+fn expand_series(
+    series: &Series,
+    profile: &Profile,
+    index: usize,
+    first_id: u64,
+) -> Vec<PlannedProbe> {
+    let label = series
+        .label
+        .as_ref()
+        .map(|l| l.0.clone())
+        .unwrap_or_default();
+    let mut probes = Vec::new();
+    for &Columns(columns) in &series.columns.0 {
+        for &row_bytes in &series.row_bytes.0 {
+            for &Share(escape_share) in &series.escape_share.0 {
+                for &Share(non_ascii_share) in &series.non_ascii_share.0 {
+                    for &Indexes(indexes) in &series.indexes.0 {
+                        let runs = (0..profile.warmup)
+                            .map(|r| (true, r))
+                            .chain((0..profile.repeats.get()).map(|r| (false, r)));
+                        for (warmup, repeat) in runs {
+                            for &strategy in &series.strategies.0 {
+                                let probe_id = first_id + probes.len() as u64 + 1;
+                                probes.push(PlannedProbe {
+                                    series: index,
+                                    label: label.clone(),
+                                    warmup,
+                                    repeat,
+                                    request: ProbeRequest {
+                                        probe_id,
+                                        strategy,
+                                        columns,
+                                        rows: series.rows.0,
+                                        row_bytes,
+                                        seed: profile.seed,
+                                        rows_per_statement: series
+                                            .rows_per_statement
+                                            .map(NonZeroUsize::get),
+                                        text: TextMix {
+                                            escape_share,
+                                            non_ascii_share,
+                                        },
+                                        indexes,
+                                        debug_corrupt: None,
+                                    },
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    probes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::project_root;
+
+    fn golden_dir() -> PathBuf {
+        project_root().join("xtask/tests/bad-experiments")
+    }
+
+    /// Every `bad-experiments/*.toml` fails with exactly the text in its `.err` file.
+    #[test]
+    fn bad_experiment_files_fail_with_their_golden_error() {
+        let dir = golden_dir();
+        let mut checked = 0;
+        for name in names(&dir).unwrap() {
+            let path = Path::new("experiments").join(format!("{name}.toml"));
+            let source = std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap();
+            let err = Experiment::parse(&name, &path, source)
+                .expect_err(&name)
+                .to_string();
+            let golden = dir.join(format!("{name}.err"));
+            if std::env::var_os("UPDATE_GOLDEN").is_some() {
+                std::fs::write(&golden, format!("{err}\n")).unwrap();
+            }
+            let expected = std::fs::read_to_string(&golden)
+                .unwrap_or_else(|_| panic!("{} is missing", golden.display()));
+            assert_eq!(err.trim_end(), expected.trim_end(), "{name}");
+            checked += 1;
+        }
+        assert!(checked >= 8, "only {checked} golden files");
+    }
+
+    #[test]
+    fn every_shipped_experiment_parses_and_has_a_smoke_profile() {
+        let dir = project_root().join("experiments");
+        let names = names(&dir).unwrap();
+        assert!(names.contains(&"column-sweep".to_owned()));
+        for name in names {
+            let experiment = Experiment::load(&dir, &name).unwrap();
+            let (_, smoke) = experiment.profile(Some("smoke")).unwrap();
+            assert!(!experiment.probes(smoke).is_empty());
+            let (_, default) = experiment.profile(None).unwrap();
+            assert!(!experiment.probes(default).is_empty());
+        }
+    }
+
+    #[test]
+    fn warmups_come_first_at_each_point_and_every_axis_is_a_list() {
+        let source = r#"
+description = "d"
+x-axis = "escape-share"
+[profile.full]
+repeats = 2
+warmup = 1
+[[profile.full.series]]
+strategies = ["bound", "literal"]
+columns = [4]
+row-bytes = [100]
+rows = 10
+escape-share = [0, 0.5]
+indexes = [2]
+[[profile.full.series]]
+label = "all non-ASCII"
+strategies = ["literal"]
+columns = [4]
+row-bytes = [100]
+rows = 10
+escape-share = [1]
+non-ascii-share = [1]
+"#;
+        let experiment = Experiment::parse("t", Path::new("t.toml"), source.into()).unwrap();
+        let (_, profile) = experiment.profile(None).unwrap();
+        let probes = experiment.probes(profile);
+        let summary: Vec<_> = probes
+            .iter()
+            .map(|p| {
+                (
+                    p.request.probe_id,
+                    p.warmup,
+                    p.repeat,
+                    p.request.strategy.name(),
+                    p.request.text.escape_share,
+                    p.request.text.non_ascii_share,
+                    p.request.indexes,
+                    p.label.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (1, true, 0, "bound", 0.0, 0.0, 2, ""),
+                (2, true, 0, "literal", 0.0, 0.0, 2, ""),
+                (3, false, 0, "bound", 0.0, 0.0, 2, ""),
+                (4, false, 0, "literal", 0.0, 0.0, 2, ""),
+                (5, false, 1, "bound", 0.0, 0.0, 2, ""),
+                (6, false, 1, "literal", 0.0, 0.0, 2, ""),
+                (7, true, 0, "bound", 0.5, 0.0, 2, ""),
+                (8, true, 0, "literal", 0.5, 0.0, 2, ""),
+                (9, false, 0, "bound", 0.5, 0.0, 2, ""),
+                (10, false, 0, "literal", 0.5, 0.0, 2, ""),
+                (11, false, 1, "bound", 0.5, 0.0, 2, ""),
+                (12, false, 1, "literal", 0.5, 0.0, 2, ""),
+                (13, true, 0, "literal", 1.0, 1.0, 0, "all non-ASCII"),
+                (14, false, 0, "literal", 1.0, 1.0, 0, "all non-ASCII"),
+                (15, false, 1, "literal", 1.0, 1.0, 0, "all non-ASCII"),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unknown_experiment_lists_the_known_ones() {
+        let err = Experiment::load(&project_root().join("experiments"), "colum-sweep")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no experiment named `colum-sweep`"), "{err}");
+        assert!(err.contains("column-sweep"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_profile_lists_the_known_ones() {
+        let experiment =
+            Experiment::load(&project_root().join("experiments"), "column-sweep").unwrap();
+        let err = experiment.profile(Some("quick")).unwrap_err().to_string();
+        assert!(
+            err.contains("no profile `quick`") && err.contains("smoke"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn probes_interleave_strategies_and_number_from_one() {
+        let source = r#"
+description = "d"
+x-axis = "columns"
+[profile.full]
+repeats = 2
+[[profile.full.series]]
+strategies = ["bound", "literal"]
+columns = [1, 8]
+row-bytes = [100]
+rows = 10
+[[profile.full.series]]
+strategies = ["per-row"]
+columns = [4]
+row-bytes = [100]
+rows = 3
+"#;
+        let experiment = Experiment::parse("t", Path::new("t.toml"), source.into()).unwrap();
+        let (_, profile) = experiment.profile(None).unwrap();
+        let probes = experiment.probes(profile);
+        assert!(probes.iter().all(|p| !p.warmup && p.label.is_empty()));
+        let summary: Vec<_> = probes
+            .iter()
+            .map(|p| {
+                (
+                    p.request.probe_id,
+                    p.series,
+                    p.request.columns,
+                    p.repeat,
+                    p.request.strategy.name(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (1, 0, 1, 0, "bound"),
+                (2, 0, 1, 0, "literal"),
+                (3, 0, 1, 1, "bound"),
+                (4, 0, 1, 1, "literal"),
+                (5, 0, 8, 0, "bound"),
+                (6, 0, 8, 0, "literal"),
+                (7, 0, 8, 1, "bound"),
+                (8, 0, 8, 1, "literal"),
+                (9, 1, 4, 0, "per-row"),
+                (10, 1, 4, 1, "per-row"),
+            ]
+        );
+    }
+}

@@ -1,0 +1,135 @@
+//! HTTP to the d1bench Worker, wherever it runs: `/health`, and `/setup`, `/probe`, `/verify` and
+//! `/rung`, each request timed from the outside and bounded by one time-out.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use d1bench_core::ladder::{RungCall, RungRequest, Step};
+use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
+use serde::Deserialize;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// What `GET /health` answers.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Health {
+    pub name: String,
+    pub version: String,
+}
+
+/// An answer as seen from outside the target.
+#[derive(Debug)]
+pub struct Timed<T> {
+    /// Milliseconds on the xtask's clock from sending the request to reading the whole answer.
+    pub outside_ms: f64,
+    /// The target's answer, or why there is none (HTTP status and body, transport error, time-out).
+    pub result: Result<T, String>,
+}
+
+pub struct WorkerClient {
+    agent: ureq::Agent,
+    base_url: String,
+    authorization: String,
+}
+
+/// Largest answer accepted from the Worker (a result is a few hundred bytes; an error page more).
+const MAX_ANSWER_BYTES: u64 = 1024 * 1024;
+
+impl WorkerClient {
+    /// `timeout` bounds each request as a whole.
+    pub fn new(base_url: &str, token: &str, timeout: Duration) -> Self {
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(timeout))
+            .timeout_connect(Some(Duration::from_secs(10)))
+            .build();
+        WorkerClient {
+            agent: ureq::Agent::new_with_config(config),
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            authorization: format!("Bearer {token}"),
+        }
+    }
+
+    /// `GET /health`; an error when the Worker is not (yet) answering.
+    pub fn health(&self) -> Result<Health> {
+        let url = format!("{}/health", self.base_url);
+        let mut response = self
+            .agent
+            .get(&url)
+            .header("Authorization", &self.authorization)
+            .call()
+            .with_context(|| format!("GET {url}"))?;
+        let status = response.status();
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_ANSWER_BYTES)
+            .read_to_string()?;
+        if !status.is_success() {
+            bail!("GET {url} answered {status}: {body}");
+        }
+        serde_json::from_str(&body).with_context(|| {
+            format!("GET {url} answered something else than d1bench health: {body}")
+        })
+    }
+
+    /// `POST /setup`: the probe's table, in an invocation of its own.
+    pub fn setup(&self, probe: &ProbeRequest) -> Result<SetupResult, String> {
+        self.post_json("/setup", probe).result
+    }
+
+    /// `POST /probe`: the writes, timed around the whole exchange.
+    pub fn probe(&self, probe: &ProbeRequest) -> Timed<ProbeResult> {
+        self.post_json("/probe", probe)
+    }
+
+    /// `POST /verify`: whether the probe's table exists, its rows and their checksum, computed in
+    /// SQL by the Worker, which then drops the table. Not part of any measurement.
+    pub fn verify(&self, probe: &ProbeRequest) -> Result<VerifyResult, String> {
+        self.post_json("/verify", probe).result
+    }
+
+    /// `POST /rung`: one step of a ladder rung, in an invocation of its own.
+    pub fn rung<T: DeserializeOwned>(&self, step: Step, rung: &RungRequest) -> Timed<T> {
+        self.post_json(
+            "/rung",
+            &RungCall {
+                step,
+                rung: rung.clone(),
+            },
+        )
+    }
+
+    /// `POST <path>` with a JSON body, timed around the whole exchange; the answer decoded as
+    /// `T`, or why there is none (HTTP status and body, or transport error).
+    fn post_json<T: DeserializeOwned>(&self, path: &str, body: &impl Serialize) -> Timed<T> {
+        let url = format!("{}{path}", self.base_url);
+        let body = serde_json::to_string(body).expect("a request always serializes");
+        let started = Instant::now();
+        let answer = self
+            .agent
+            .post(&url)
+            .header("Authorization", &self.authorization)
+            .header("Content-Type", "application/json")
+            .send(body.as_str())
+            .and_then(|mut response| {
+                let status = response.status();
+                let text = response
+                    .body_mut()
+                    .with_config()
+                    .limit(MAX_ANSWER_BYTES)
+                    .read_to_string()?;
+                Ok((status, text))
+            });
+        let outside_ms = started.elapsed().as_secs_f64() * 1_000.0;
+        let result = match answer {
+            Err(e) => Err(format!("POST {url} failed: {e}")),
+            Ok((status, text)) if !status.is_success() => {
+                Err(format!("POST {url} answered {status}: {text}"))
+            }
+            Ok((_, text)) => serde_json::from_str::<T>(&text)
+                .map_err(|e| format!("POST {url} answered something unexpected ({e}): {text}")),
+        };
+        Timed { outside_ms, result }
+    }
+}

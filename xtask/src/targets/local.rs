@@ -1,0 +1,188 @@
+//! The local target: the Worker in workerd through `wrangler dev`, with a real local D1.
+//!
+//! Everything wrangler writes (D1 state, logs, config) goes under `target/d1bench/local/<port>/`;
+//! the port is a free loopback port, never 8787 blindly; Cloudflare credentials are removed from
+//! its environment so a local run can never touch an account.
+
+use std::fs::File;
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use super::http::{Health, WorkerClient};
+use crate::paths::Paths;
+use crate::procs::ProcessGroup;
+use crate::toolchain::Toolchain;
+
+/// How long wrangler dev may take to answer `/health` (it takes ~3 s on 2 cores).
+const READY_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Variables that would point wrangler at a Cloudflare account.
+const CREDENTIAL_VARS: &[&str] = &[
+    "CLOUDFLARE_API_TOKEN",
+    "CLOUDFLARE_ACCOUNT_ID",
+    "CLOUDFLARE_API_KEY",
+    "CLOUDFLARE_EMAIL",
+    "CF_API_TOKEN",
+    "CF_ACCOUNT_ID",
+];
+
+/// A running `wrangler dev`; stopped (with workerd) when dropped.
+pub struct LocalWorker {
+    process: ProcessGroup,
+    log: std::path::PathBuf,
+}
+
+/// A free TCP port on 127.0.0.1, as the kernel picks it.
+fn free_port() -> Result<u16> {
+    let listener =
+        TcpListener::bind(("127.0.0.1", 0)).context("cannot find a free loopback port")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// A random bearer token from the kernel's generator.
+pub fn random_token() -> Result<String> {
+    let mut bytes = [0u8; 24];
+    std::io::Read::read_exact(
+        &mut File::open("/dev/urandom").context("cannot open /dev/urandom")?,
+        &mut bytes,
+    )
+    .context("cannot read /dev/urandom")?;
+    Ok(crate::toolchain::hex(&bytes))
+}
+
+/// The last `lines` lines of a log file, for error messages.
+pub fn log_tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+impl LocalWorker {
+    /// Starts wrangler dev and waits until the Worker answers `/health`; the client that
+    /// reaches it, and what it answered.
+    pub fn start(
+        paths: &Paths,
+        tools: &Toolchain,
+        request_timeout: Duration,
+    ) -> Result<(Self, WorkerClient, Health)> {
+        let port = free_port()?;
+        let inspector_port = free_port()?;
+        let dir = paths.scratch().join("local").join(port.to_string());
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)
+                .with_context(|| format!("cannot clear {}", dir.display()))?;
+        }
+        for sub in ["state", "config", "logs"] {
+            std::fs::create_dir_all(dir.join(sub))
+                .with_context(|| format!("cannot create {}", dir.join(sub).display()))?;
+        }
+        let token = random_token()?;
+        let env_file = dir.join("dev.env");
+        write_private(&env_file, &format!("BENCH_TOKEN={token}\n"))?;
+        let log = dir.join("wrangler.log");
+        let log_file =
+            File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
+
+        let mut command = Command::new(tools.node_bin_dir.join("node"));
+        command
+            .arg(&tools.wrangler_js)
+            .arg("dev")
+            .arg("--config")
+            .arg(paths.worker().join("wrangler.toml"))
+            .args(["--ip", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--inspector-port", &inspector_port.to_string()])
+            .arg("--persist-to")
+            .arg(dir.join("state"))
+            .arg("--env-file")
+            .arg(&env_file)
+            .args([
+                "--show-interactive-dev-session=false",
+                "--log-level",
+                "info",
+            ])
+            .current_dir(paths.worker())
+            .env("PATH", prepend_path(&tools.node_bin_dir))
+            .env("XDG_CONFIG_HOME", dir.join("config"))
+            .env("WRANGLER_LOG_PATH", dir.join("logs"))
+            .env("WRANGLER_SEND_METRICS", "false")
+            .env("CLOUDFLARE_CF_FETCH_ENABLED", "false")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(log_file.try_clone()?)
+            .stderr(log_file);
+        for var in CREDENTIAL_VARS {
+            command.env_remove(var);
+        }
+        let mut process = ProcessGroup::spawn(command, "wrangler dev")?;
+        let base_url = format!("http://127.0.0.1:{port}");
+        let client = WorkerClient::new(&base_url, &token, request_timeout);
+
+        let started = Instant::now();
+        let health = loop {
+            if let Some(status) = process.try_wait()? {
+                bail!(
+                    "wrangler dev exited ({status}) before the Worker answered; its log ({}) ends with:\n{}",
+                    log.display(),
+                    log_tail(&log, 30)
+                );
+            }
+            match client.health() {
+                Ok(health) => break health,
+                Err(e) if started.elapsed() > READY_TIMEOUT => {
+                    bail!(
+                        "the Worker did not answer {base_url}/health within {READY_TIMEOUT:?} ({e:#}); wrangler's log ({}) ends with:\n{}",
+                        log.display(),
+                        log_tail(&log, 30)
+                    );
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(100)),
+            }
+        };
+        Ok((LocalWorker { process, log }, client, health))
+    }
+
+    /// An error when wrangler dev itself has exited (workerd dying is not that: wrangler
+    /// restarts it).
+    pub fn check_alive(&mut self) -> Result<()> {
+        if let Some(status) = self.process.try_wait()? {
+            bail!(
+                "wrangler dev exited ({status}); its log ({}) ends with:\n{}",
+                self.log.display(),
+                log_tail(&self.log, 30)
+            );
+        }
+        Ok(())
+    }
+
+    /// Stops wrangler and workerd now (dropping does the same).
+    pub fn stop(mut self) {
+        self.process.stop();
+    }
+}
+
+fn prepend_path(dir: &Path) -> std::ffi::OsString {
+    let mut parts = vec![dir.to_owned()];
+    if let Some(path) = std::env::var_os("PATH") {
+        parts.extend(std::env::split_paths(&path));
+    }
+    std::env::join_paths(parts).expect("PATH entries hold no separator")
+}
+
+/// Writes a file only its owner can read (it holds the bearer token).
+fn write_private(path: &Path, contents: &str) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    file.write_all(contents.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))
+}

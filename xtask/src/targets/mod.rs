@@ -1,0 +1,113 @@
+//! Where probes and rungs run: one [`Session`] per target and run, started by [`open`] (build,
+//! deploy, create the database, wait until it answers) and ended by [`Session::close`] or by
+//! being dropped, on every way out (success, error, panic, Ctrl-C). The pipeline drives every
+//! session the same way; a new target is one module that implements [`Session`].
+//!
+//! - [`local`]: the Worker in workerd through `wrangler dev`, with a real local D1;
+//! - [`remote`]: the Worker deployed to Cloudflare with a D1 database of its own;
+//! - [`worker`]: what those two share: the Worker reached over HTTP ([`http`]);
+//! - [`sqlite`]: real SQLite in-process with D1's documented limits (the baseline).
+
+pub mod http;
+pub mod local;
+pub mod remote;
+pub mod sqlite;
+pub mod worker;
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use d1bench_core::ladder::{FinishResult, PrepareResult, RungRequest, RungResult};
+use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
+
+pub use http::Timed;
+
+use crate::flags::TargetKind;
+use crate::paths::Paths;
+use crate::toolchain::Toolchain;
+
+/// Longest one request to a target may take: a probe's writes, a rung's step (query-duration's
+/// longest rungs run for tens of seconds, and a query past D1's 30 s limit must still come back).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A target, started and answering, for the length of one run. Every `Err(String)` and every
+/// `Timed` without a result is the target failing to answer (it died, stopped answering, or
+/// said something that is not an answer); D1's and SQLite's errors are data inside the `Ok`
+/// answers.
+pub trait Session {
+    fn target(&self) -> TargetKind;
+    /// Whether answers carry D1's own clock (`meta.duration`).
+    fn has_d1_clock(&self) -> bool;
+
+    /// Creates a probe's table and indexes (an invocation of its own on the Worker).
+    fn setup(&mut self, probe: &ProbeRequest) -> Result<SetupResult, String>;
+    /// Writes a probe's rows, timed from the outside (an invocation of its own).
+    fn probe(&mut self, probe: &ProbeRequest) -> Timed<ProbeResult>;
+    /// Counts and checksums a probe's table, then drops it (an invocation of its own).
+    fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, String>;
+
+    /// The three steps of a ladder rung, each an invocation of its own on the Worker.
+    fn rung_prepare(&mut self, rung: &RungRequest) -> Result<PrepareResult, String>;
+    fn rung_climb(&mut self, rung: &RungRequest) -> Timed<RungResult>;
+    fn rung_finish(&mut self, rung: &RungRequest) -> Result<FinishResult, String>;
+
+    /// After the target failed to answer: waits (bounded) until it answers again, or says why
+    /// it will not.
+    fn recover(&mut self) -> Result<(), String>;
+
+    /// What the run record says of the session so far: the Worker's version, where on
+    /// Cloudflare it runs.
+    fn describe(&self) -> Described;
+
+    /// Stops the target and removes what it created: what the run record should say after,
+    /// and whether the teardown succeeded.
+    fn close(self: Box<Self>) -> (Described, Result<()>);
+}
+
+/// What a session tells the run record.
+#[derive(Debug, Clone, Default)]
+pub struct Described {
+    /// What the Worker's `/health` reported, or what runs the probes.
+    pub worker: String,
+    /// The remote run's resources and where D1 served it.
+    pub remote: Option<remote::RemoteRecord>,
+}
+
+/// What starting a target may need.
+pub struct Start<'a> {
+    pub paths: &'a Paths,
+    /// The Worker's toolchain, installed and the Worker built (local and remote).
+    pub tools: Option<&'a Toolchain>,
+    /// The remote run's options, checked before anything was installed.
+    pub remote: Option<&'a remote::Options>,
+    /// Warnings to say before a remote run spends quota.
+    pub warnings: &'a [String],
+}
+
+/// Starts `kind` and waits until it answers.
+pub fn open(kind: TargetKind, start: &Start) -> Result<Box<dyn Session>> {
+    Ok(match kind {
+        TargetKind::Sqlite => Box::new(sqlite::SqliteSession::open()?),
+        TargetKind::Local => {
+            let tools = start
+                .tools
+                .context("the local target needs the Worker's toolchain")?;
+            eprintln!("starting wrangler dev (workerd with a local D1)");
+            Box::new(worker::WorkerSession::local(start.paths, tools)?)
+        }
+        TargetKind::Remote => {
+            let tools = start
+                .tools
+                .context("the remote target needs the Worker's toolchain")?;
+            let options = start
+                .remote
+                .context("a remote run's options are read before it starts")?;
+            Box::new(worker::WorkerSession::remote(
+                start.paths,
+                tools,
+                options,
+                start.warnings,
+            )?)
+        }
+    })
+}

@@ -1,0 +1,294 @@
+//! The remote target: the Worker on real Cloudflare, and the clean-up of what runs left there.
+//!
+//! A remote session creates a D1 database of its own (with the location hint), deploys the
+//! Worker under the same run-specific name bound to it, gives the Worker a fresh bearer token as
+//! a secret, waits until it answers, and is then measured over HTTPS exactly as locally (see
+//! [`super::worker`]); it deletes the Worker and the database on every way out (success, error,
+//! panic, Ctrl-C) unless `--keep`. [`wrangler`] holds the commands as data and the one runner
+//! that executes them; [`lifecycle`] the order and the teardown.
+
+pub mod lifecycle;
+pub mod wrangler;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use d1bench_core::limits::{QUERIES_PER_INVOCATION_FREE, QUERIES_PER_INVOCATION_PAID};
+use serde::{Deserialize, Serialize};
+
+use super::http::{Health, WorkerClient};
+use crate::flags::{self, Location, Plan, TargetKind};
+use crate::paths::Paths;
+use crate::procs;
+use crate::toolchain::Toolchain;
+
+use lifecycle::{Deployment, RunName, Teardown};
+use wrangler::{Credentials, Launcher, Pacing, Step, Wrangler};
+
+/// How long a freshly deployed Worker may take to answer on workers.dev.
+const READY_TIMEOUT: Duration = Duration::from_secs(120);
+
+pub fn say(message: &str) {
+    eprintln!("[remote] {message}");
+}
+
+/// What `run --target remote` needs beyond a local run, checked before anything starts.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub credentials: Credentials,
+    pub location: Option<Location>,
+    pub plan: Plan,
+    pub keep: bool,
+    pub tag: Option<String>,
+}
+
+impl Options {
+    /// `None` for a local run (which must not be given remote-only flags); for a remote run,
+    /// the flags checked and the credentials read, or an error naming what is missing.
+    pub fn from_run_flags(flags: &flags::Run) -> Result<Option<Options>> {
+        match flags.target {
+            TargetKind::Remote => {
+                if let Some(tag) = &flags.tag {
+                    lifecycle::check_tag(tag)?;
+                }
+                Ok(Some(Options {
+                    credentials: Credentials::from_env()?,
+                    location: flags.location,
+                    plan: flags.plan.unwrap_or(Plan::Free),
+                    keep: flags.keep,
+                    tag: flags.tag.clone(),
+                }))
+            }
+            other => {
+                let given: Vec<&str> = [
+                    ("--location", flags.location.is_some()),
+                    ("--plan", flags.plan.is_some()),
+                    ("--keep", flags.keep),
+                    ("--tag", flags.tag.is_some()),
+                ]
+                .into_iter()
+                .filter_map(|(flag, set)| set.then_some(flag))
+                .collect();
+                if !given.is_empty() {
+                    bail!(
+                        "{} only applies to --target remote, not --target {}",
+                        given.join(", "),
+                        other.name()
+                    );
+                }
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// D1 queries one Worker invocation may make on `plan`.
+pub fn queries_per_invocation(plan: Plan) -> usize {
+    match plan {
+        Plan::Free => QUERIES_PER_INVOCATION_FREE,
+        Plan::Paid => QUERIES_PER_INVOCATION_PAID,
+    }
+}
+
+/// The `[remote]` table of run.toml: where on Cloudflare a remote run ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemoteRecord {
+    /// The name of the run's Worker and of its D1 database.
+    pub name: String,
+    /// The `--location` hint the database was created with, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location_hint: Option<String>,
+    /// The region wrangler reported creating the database in, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_in_region: Option<String>,
+    /// The account's Workers plan, as given with `--plan`.
+    pub plan: String,
+    /// D1 queries one Worker invocation may make on that plan.
+    pub queries_per_invocation: usize,
+    /// Every `meta.served_by_region` D1 reported over the run's probes.
+    #[serde(default)]
+    pub served_by_region: Vec<String>,
+    /// Every `meta.served_by_colo` D1 reported over the run's probes.
+    #[serde(default)]
+    pub served_by_colo: Vec<String>,
+    /// `pending`, `deleted`, `kept` (`--keep`), or why deleting failed.
+    pub teardown: String,
+}
+
+/// The wrangler a run uses: the override, or the pinned one the toolchain installed.
+fn launcher_for_run(tools: &Toolchain) -> Launcher {
+    Launcher::from_override().unwrap_or_else(|| Launcher::Node {
+        node: tools.node_bin_dir.join("node"),
+        wrangler_js: tools.wrangler_js.clone(),
+    })
+}
+
+/// A run's Worker deployed on Cloudflare with its database; torn down by [`RemoteHost::teardown`]
+/// or, failing that, when dropped (and from the interrupt handler).
+pub struct RemoteHost {
+    deployment: Deployment,
+    /// What run.toml says of the deployment (the session adds where D1 served it).
+    pub record: RemoteRecord,
+}
+
+impl RemoteHost {
+    /// Creates the database, deploys the Worker, sets its token, and waits until it answers.
+    /// Whatever fails, what was created is deleted before returning.
+    pub fn start(
+        paths: &Paths,
+        tools: &Toolchain,
+        options: &Options,
+        warnings: &[String],
+        request_timeout: Duration,
+    ) -> Result<(Self, WorkerClient, Health)> {
+        for warning in warnings {
+            say(&format!("warning: {warning}"));
+        }
+        let name = RunName::new(options.tag.as_deref())?;
+        let dir = paths.scratch().join("remote").join(name.as_str());
+        let wrangler = Arc::new(Wrangler::new(
+            launcher_for_run(tools),
+            &dir,
+            &options.credentials,
+            Pacing::CLOUDFLARE,
+            Arc::new(say),
+        )?);
+        say(&format!(
+            "run {}: its wrangler config and transcript go to {}",
+            name.as_str(),
+            dir.display()
+        ));
+        let setup = lifecycle::Setup {
+            name: name.clone(),
+            location: options.location,
+            entry: paths.worker_entry(),
+            compatibility_date: lifecycle::compatibility_date(
+                &paths.worker().join("wrangler.toml"),
+            )?,
+            keep: options.keep,
+        };
+        let deployment = Deployment::create(wrangler, setup)?;
+        let client = WorkerClient::new(
+            &deployment.url,
+            deployment.token.expose(),
+            request_timeout,
+        );
+        say(&format!("waiting for {} to answer", deployment.url));
+        // On failure the deployment is dropped here, which deletes it.
+        let health = wait_until_answering(&client, &deployment.url)?;
+        let record = RemoteRecord {
+            name: name.as_str().to_owned(),
+            location_hint: options.location.map(|l| l.name().to_owned()),
+            created_in_region: deployment.created_in_region.clone(),
+            plan: options.plan.name().to_owned(),
+            queries_per_invocation: queries_per_invocation(options.plan),
+            served_by_region: Vec::new(),
+            served_by_colo: Vec::new(),
+            teardown: "pending".into(),
+        };
+        Ok((RemoteHost { deployment, record }, client, health))
+    }
+
+    /// Deletes the Worker and the database (with `--keep`, says how to later): how it went,
+    /// for run.toml, and the error if it failed.
+    pub fn teardown(self) -> (String, Result<()>) {
+        let keep = self.deployment.keep;
+        match self.deployment.teardown() {
+            Ok(()) if keep => ("kept".into(), Ok(())),
+            Ok(()) => ("deleted".into(), Ok(())),
+            Err(e) => (format!("failed: {e:#}"), Err(e)),
+        }
+    }
+}
+
+/// Polls `/health` until the Worker answers: a new workers.dev route takes seconds to appear.
+fn wait_until_answering(client: &WorkerClient, url: &str) -> Result<Health> {
+    let started = Instant::now();
+    let mut last_note = Instant::now();
+    loop {
+        if procs::interrupted() {
+            bail!("interrupted while waiting for {url}");
+        }
+        match client.health() {
+            Ok(health) => return Ok(health),
+            Err(e) if started.elapsed() > READY_TIMEOUT => {
+                return Err(e.context(format!(
+                    "the deployed Worker did not answer within {READY_TIMEOUT:?}"
+                )));
+            }
+            Err(e) => {
+                if last_note.elapsed() > Duration::from_secs(15) {
+                    say(&format!("still waiting for {url} ({e:#})"));
+                    last_note = Instant::now();
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+    }
+}
+
+/// Deletes the Workers and databases named (or, with no names, every database whose name has
+/// the prefix of `tag`'s runs, with the Worker of the same name). Returns the names handled.
+pub fn clean(
+    wrangler: &Arc<Wrangler>,
+    names: &[String],
+    tag: Option<&str>,
+    dry_run: bool,
+) -> Result<Vec<String>> {
+    let names: Vec<String> = if names.is_empty() {
+        let prefix = lifecycle::prefix(tag)?;
+        let answer = wrangler.run(&Step::ListDatabases)?;
+        let mut found: Vec<String> = wrangler::parse_database_list(&answer.stdout)?
+            .into_iter()
+            .map(|db| db.name)
+            .filter(|name| name.starts_with(&prefix))
+            .collect();
+        found.sort();
+        if found.is_empty() {
+            wrangler.say(&format!(
+                "nothing to clean: no D1 database is named {prefix}*"
+            ));
+        }
+        found
+    } else {
+        for name in names {
+            if !name.starts_with(lifecycle::NAME_PREFIX)
+                || name.len() == lifecycle::NAME_PREFIX.len()
+            {
+                bail!(
+                    "`{name}` is not the name of a d1bench run (those start with {}): clean-remote deletes nothing else",
+                    lifecycle::NAME_PREFIX
+                );
+            }
+        }
+        names.to_vec()
+    };
+    for name in &names {
+        wrangler.say(&format!(
+            "{}: Worker and D1 database {name}",
+            if dry_run { "would delete" } else { "deleting" }
+        ));
+    }
+    if dry_run {
+        return Ok(names);
+    }
+    let mut failed = Vec::new();
+    for name in &names {
+        if let Err(e) = Teardown::leftover(Arc::clone(wrangler), name).run() {
+            failed.push(format!("{name}: {e:#}"));
+        }
+    }
+    if !failed.is_empty() {
+        bail!(
+            "{} of {} could not be deleted:\n{}",
+            failed.len(),
+            names.len(),
+            failed.join("\n")
+        );
+    }
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests;

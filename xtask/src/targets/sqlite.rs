@@ -1,0 +1,526 @@
+//! Real SQLite in-process with D1's documented limits applied: the bare baseline every target
+//! is compared with (never presented as D1), and the `sqlite` target that runs probes and rungs
+//! on it with the same SQL the Worker sends.
+
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use d1bench_core::ladder::{
+    self, Call, FinishResult, PrepareResult, RungPlan, RungRequest, RungResult, Tally,
+};
+use d1bench_core::limits::{
+    MAX_BOUND_PARAMETERS, MAX_COLUMNS, MAX_FUNCTION_ARGS, MAX_LIKE_PATTERN_BYTES, MAX_ROW_BYTES,
+    MAX_STATEMENT_BYTES,
+};
+use d1bench_core::sql::{self, Plan};
+use d1bench_core::{
+    Checksum, ProbeRequest, ProbeResult, SetupResult, Statement, Strategy,
+    Value, VerifyResult,
+};
+use rusqlite::limits::Limit;
+use rusqlite::{Connection, params_from_iter};
+
+use super::{Described, Session, Timed};
+use crate::flags::TargetKind;
+
+/// An in-memory SQLite database limited as D1 documents: 100 bound parameters, 100,000-byte
+/// statements, 100 columns, 2,000,000-byte strings and BLOBs, 32 arguments per function,
+/// 50-byte LIKE and GLOB patterns.
+pub fn open_d1_like() -> Result<Connection> {
+    let db = Connection::open_in_memory().context("cannot open an in-memory SQLite database")?;
+    for (limit, value) in [
+        (Limit::SQLITE_LIMIT_VARIABLE_NUMBER, MAX_BOUND_PARAMETERS),
+        (Limit::SQLITE_LIMIT_SQL_LENGTH, MAX_STATEMENT_BYTES),
+        (Limit::SQLITE_LIMIT_COLUMN, MAX_COLUMNS),
+        (Limit::SQLITE_LIMIT_LENGTH, MAX_ROW_BYTES),
+        (Limit::SQLITE_LIMIT_FUNCTION_ARG, MAX_FUNCTION_ARGS),
+        (
+            Limit::SQLITE_LIMIT_LIKE_PATTERN_LENGTH,
+            MAX_LIKE_PATTERN_BYTES,
+        ),
+    ] {
+        db.set_limit(limit, value as i32)
+            .with_context(|| format!("cannot set SQLite's {limit:?} to {value}"))?;
+    }
+    Ok(db)
+}
+
+/// The SQLite version linked in (the bundled one), for run.toml.
+pub fn version() -> String {
+    rusqlite::version().to_owned()
+}
+
+/// The `sqlite` target: every probe planned by the shared planner and run in-process on
+/// [`open_d1_like`], as D1 runs it: a batch in one transaction (rolled back whole when a
+/// statement fails), per-row as one autocommit statement per row. Its one clock, around the
+/// writes, is both `inside_ms` and `outside_ms`; it has no D1 clock. Rungs run the SQL the core
+/// plans for them, step for step, as the Worker does.
+pub struct SqliteSession {
+    db: Connection,
+}
+
+/// The INSERTs of a plan, with their values converted before the clock starts.
+type Prepared<'a> = Vec<(&'a str, Vec<rusqlite::types::Value>)>;
+
+/// What the INSERTs did.
+struct Writes {
+    statements_sent: usize,
+    calls: usize,
+    rows_acknowledged: usize,
+    error: Option<String>,
+}
+
+/// SQLite's own message (what D1 passes on too), without rusqlite's echo of the whole SQL.
+fn sqlite_text(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl SqliteSession {
+    pub fn open() -> Result<Self> {
+        Ok(SqliteSession {
+            db: open_d1_like()?,
+        })
+    }
+
+    /// Writes the rows (timed); the table stays for `verify`.
+    fn perform(&self, probe: &ProbeRequest, plan: &Plan) -> Result<ProbeResult, String> {
+        let prepared: Prepared = plan
+            .inserts
+            .iter()
+            .map(|s| (s.sql.as_str(), s.params.iter().map(to_sqlite).collect()))
+            .collect();
+
+        let started = Instant::now();
+        let writes = self.write_rows(probe.strategy, &prepared, plan);
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1_000.0;
+
+        // Debugging the harness only (see `ProbeRequest::debug_corrupt`): after the clock.
+        if let Some(corrupt) = &plan.corrupt {
+            self.db.execute(corrupt, []).map_err(|e| {
+                format!("probe {} could not be corrupted: {e}", probe.probe_id)
+            })?;
+        }
+        let (outcome, refusal) = d1bench_core::ladder::classify(writes.error.as_deref());
+        Ok(ProbeResult {
+            probe_id: probe.probe_id,
+            strategy: probe.strategy,
+            columns: probe.columns,
+            row_bytes: probe.row_bytes,
+            rows_expected: writes.rows_acknowledged,
+            statements_planned: plan.inserts.len(),
+            statements_sent: writes.statements_sent,
+            d1_calls: writes.calls,
+            rows_per_statement: plan.rows_per_statement(),
+            max_statement_bytes: plan.max_statement_bytes(),
+            inside_ms: elapsed_ms,
+            d1_ms: 0.0,
+            outcome,
+            refusal,
+            error: writes.error,
+        })
+    }
+
+    fn write_rows(&self, strategy: Strategy, prepared: &Prepared, plan: &Plan) -> Writes {
+        let execute = |(sql, values): &(&str, Vec<rusqlite::types::Value>)| {
+            self.db
+                .prepare(sql)
+                .and_then(|mut statement| statement.execute(params_from_iter(values.iter())))
+                .map_err(|e| e.to_string())
+        };
+        let mut writes = Writes {
+            statements_sent: 0,
+            calls: 0,
+            rows_acknowledged: 0,
+            error: None,
+        };
+        match strategy {
+            // One autocommit statement per row: each is its own call, and stays when a later
+            // one fails.
+            Strategy::PerRow => {
+                for (statement, planned) in prepared.iter().zip(&plan.inserts) {
+                    writes.statements_sent += 1;
+                    writes.calls += 1;
+                    match execute(statement) {
+                        Ok(_) => writes.rows_acknowledged += planned.rows,
+                        Err(e) => {
+                            writes.error = Some(e);
+                            break;
+                        }
+                    }
+                }
+            }
+            // One transaction, as D1 runs a batch: all or nothing.
+            Strategy::Bound | Strategy::Literal => {
+                writes.statements_sent = prepared.len();
+                writes.calls = 1;
+                let outcome = self
+                    .db
+                    .execute_batch("BEGIN")
+                    .map_err(|e| e.to_string())
+                    .and_then(|()| prepared.iter().try_for_each(|s| execute(s).map(drop)))
+                    .and_then(|()| self.db.execute_batch("COMMIT").map_err(|e| e.to_string()));
+                match outcome {
+                    Ok(()) => writes.rows_acknowledged = plan.rows(),
+                    Err(e) => {
+                        if !self.db.is_autocommit() {
+                            // If even the rollback fails, the count and the checksum show it.
+                            let _ = self.db.execute_batch("ROLLBACK");
+                        }
+                        writes.error = Some(e);
+                    }
+                }
+            }
+        }
+        writes
+    }
+
+    fn execute(&self, statement: &Statement) -> rusqlite::Result<()> {
+        let params = statement.params.iter().map(to_sqlite);
+        // Not the statement cache: rungs are big and never repeat.
+        let mut prepared = self.db.prepare(&statement.sql)?;
+        prepared.execute(params_from_iter(params))?;
+        Ok(())
+    }
+
+    fn batch(&self, statements: &[Statement]) -> rusqlite::Result<()> {
+        self.db.execute_batch("BEGIN")?;
+        let done = statements.iter().try_for_each(|s| self.execute(s));
+        match done {
+            Ok(()) => self.db.execute_batch("COMMIT"),
+            Err(e) => {
+                self.db.execute_batch("ROLLBACK")?;
+                Err(e)
+            }
+        }
+    }
+
+    fn count(&self, sql: &str) -> rusqlite::Result<usize> {
+        self.db.query_row(sql, [], |row| row.get(0))
+    }
+}
+
+fn to_sqlite(value: &Value) -> rusqlite::types::Value {
+    match value {
+        Value::Integer(n) => rusqlite::types::Value::Integer(*n),
+        Value::Text(s) => rusqlite::types::Value::Text(s.clone()),
+    }
+}
+
+impl Session for SqliteSession {
+    fn target(&self) -> TargetKind {
+        TargetKind::Sqlite
+    }
+
+    fn has_d1_clock(&self) -> bool {
+        false
+    }
+
+    fn setup(&mut self, probe: &ProbeRequest) -> Result<SetupResult, String> {
+        let error = sql::setup(probe)
+            .iter()
+            .try_for_each(|statement| self.db.execute(statement, []).map(drop))
+            .err()
+            .map(|e| sqlite_text(&e));
+        Ok(SetupResult {
+            probe_id: probe.probe_id,
+            error,
+        })
+    }
+
+    fn probe(&mut self, probe: &ProbeRequest) -> Timed<ProbeResult> {
+        match self.perform(probe, &sql::plan(probe)) {
+            Ok(result) => Timed {
+                outside_ms: result.inside_ms,
+                result: Ok(result),
+            },
+            Err(e) => Timed {
+                outside_ms: 0.0,
+                result: Err(e),
+            },
+        }
+    }
+
+    fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, String> {
+        let sql = sql::verification(probe);
+        let failed = |e: rusqlite::Error| format!("probe {} could not be verified: {e}", probe.probe_id);
+        let exists = self.count(&sql.exists).map_err(failed)? == 1;
+        if !exists {
+            return Ok(VerifyResult {
+                probe_id: probe.probe_id,
+                table_exists: false,
+                rows_present: 0,
+                checksum: None,
+                served_by: None,
+            });
+        }
+        let rows_present = self.count(&sql.count).map_err(failed)?;
+        let checksum = self
+            .db
+            .query_row(&sql.checksum, [], |r| Checksum::read(|c| r.get(c)))
+            .map_err(failed)?;
+        self.db
+            .execute(&sql.teardown, [])
+            .map_err(|e| format!("cannot drop the table of probe {}: {e}", probe.probe_id))?;
+        Ok(VerifyResult {
+            probe_id: probe.probe_id,
+            table_exists: true,
+            rows_present,
+            checksum: Some(checksum),
+            served_by: None,
+        })
+    }
+
+    fn rung_prepare(&mut self, rung: &RungRequest) -> Result<PrepareResult, String> {
+        let plan = ladder::plan(rung);
+        let error = plan
+            .prepare
+            .iter()
+            .try_for_each(|sql| self.db.execute_batch(sql))
+            .err()
+            .map(|e| sqlite_text(&e));
+        Ok(PrepareResult {
+            rung_id: rung.rung_id,
+            error,
+        })
+    }
+
+    fn rung_climb(&mut self, rung: &RungRequest) -> Timed<RungResult> {
+        let plan: RungPlan = ladder::plan(rung);
+        let started = Instant::now();
+        let mut tally = Tally::default();
+        for call in &plan.calls {
+            let outcome = match call {
+                Call::One(statement) => self.execute(statement),
+                Call::Batch(statements) => self.batch(statements),
+            };
+            match outcome {
+                // In-process SQLite has no clock of D1's own.
+                Ok(()) => tally.succeeded(0.0),
+                Err(e) => {
+                    tally.failed(sqlite_text(&e));
+                    break;
+                }
+            }
+        }
+        let ms = started.elapsed().as_secs_f64() * 1_000.0;
+        Timed {
+            outside_ms: ms,
+            result: Ok(tally.into_result(rung.rung_id, &plan, ms)),
+        }
+    }
+
+    fn rung_finish(&mut self, rung: &RungRequest) -> Result<FinishResult, String> {
+        let plan = ladder::plan(rung);
+        let mut result = FinishResult {
+            rung_id: rung.rung_id,
+            table_exists: false,
+            rows_present: 0,
+            error: None,
+        };
+        let counted = (|| {
+            result.table_exists = self.count(&plan.exists)? == 1;
+            if result.table_exists {
+                result.rows_present = self.count(&plan.count)?;
+            }
+            self.db.execute_batch(&plan.teardown)
+        })();
+        if let Err(e) = counted {
+            result.error = Some(sqlite_text(&e));
+        }
+        Ok(result)
+    }
+
+    fn recover(&mut self) -> Result<(), String> {
+        // In-process: nothing restarts it, and nothing needs to.
+        Ok(())
+    }
+
+    fn describe(&self) -> Described {
+        Described {
+            worker: format!("not used (in-process SQLite {})", version()),
+            remote: None,
+        }
+    }
+
+    fn close(self: Box<Self>) -> (Described, Result<()>) {
+        (self.describe(), Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::reconcile::{self, ContentCheck};
+    use d1bench_core::ladder::{CallMode, Held, LadderKind};
+    use d1bench_core::{Corruption, TextMix};
+
+    fn probe(strategy: Strategy, columns: usize, rows: usize, row_bytes: usize) -> ProbeRequest {
+        ProbeRequest {
+            probe_id: 11,
+            strategy,
+            columns,
+            rows,
+            row_bytes,
+            seed: 2,
+            rows_per_statement: None,
+            text: TextMix::HOSTILE,
+            indexes: 1,
+            debug_corrupt: None,
+        }
+    }
+
+    /// Runs a probe on the sqlite target and reconciles it as a run does.
+    fn run(target: &mut SqliteSession, p: &ProbeRequest) -> (ProbeResult, usize, ContentCheck) {
+        assert_eq!(target.setup(p).unwrap().error, None);
+        let timed = target.probe(p);
+        let result = timed.result.unwrap();
+        assert_eq!(timed.outside_ms, result.inside_ms, "one clock");
+        let verified = target.verify(p);
+        let present = verified.as_ref().unwrap().rows_present;
+        let plan_check = reconcile::check(p, &sql::plan(p), &result, present);
+        assert_eq!(plan_check, Ok(()), "{result:?}");
+        let rows = reconcile::rows_that_must_remain(p, &result);
+        let content = ContentCheck::of(p, rows, &verified);
+        (result, present, content)
+    }
+
+    #[test]
+    fn every_strategy_writes_what_the_generator_makes() {
+        let mut target = SqliteSession::open().unwrap();
+        for strategy in Strategy::ALL {
+            let p = probe(strategy, 7, 120, 300);
+            let (result, present, content) = run(&mut target, &p);
+            assert_eq!(result.outcome, Outcome::Ok);
+            assert_eq!(present, 120);
+            assert!(content.equal(), "{strategy}: {:?}", content.problem());
+        }
+        // Every probe dropped its table.
+        let tables: i64 = target
+            .db
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(tables, 0);
+    }
+
+    #[test]
+    fn a_literal_row_over_the_statement_limit_is_refused_and_leaves_nothing() {
+        let mut target = SqliteSession::open().unwrap();
+        let mut p = probe(Strategy::Literal, 4, 3, 120_000);
+        p.text = TextMix::default();
+        let (result, present, content) = run(&mut target, &p);
+        assert_eq!(result.outcome, Outcome::Refused, "{result:?}");
+        assert_eq!(result.refusal, Some(RefusalKind::StatementTooLong));
+        assert_eq!((result.rows_expected, present), (0, 0));
+        assert!(content.equal(), "{:?}", content.problem());
+        assert_eq!(content.expected, Checksum::default());
+        // Bound writes the same rows without trouble.
+        p.strategy = Strategy::Bound;
+        let (result, _, content) = run(&mut target, &p);
+        assert_eq!(result.outcome, Outcome::Ok);
+        assert!(content.equal());
+    }
+
+    #[test]
+    fn a_deliberately_corrupted_row_is_caught() {
+        let mut target = SqliteSession::open().unwrap();
+        for corruption in [Corruption::TextByte, Corruption::Integer] {
+            for strategy in Strategy::ALL {
+                let mut p = probe(strategy, 5, 40, 200);
+                p.debug_corrupt = Some(corruption);
+                let (_, present, content) = run(&mut target, &p);
+                // The counts agree: only the content shows the corruption.
+                assert_eq!(present, 40);
+                let problem = content.problem().expect("the corruption went unnoticed");
+                assert!(
+                    problem.starts_with("content checksum: expected 40:"),
+                    "{problem}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_limits_refuse_as_d1_documents() {
+        let db = open_d1_like().unwrap();
+        let hundred = vec!["?"; 100].join(",");
+        db.prepare(&format!("SELECT {hundred}")).unwrap();
+        let err = db
+            .prepare(&format!("SELECT {hundred},?"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("too many SQL variables"), "{err}");
+        let long = format!("SELECT '{}'", "x".repeat(MAX_STATEMENT_BYTES));
+        let err = db.prepare(&long).unwrap_err().to_string();
+        assert!(err.contains("too big") || err.contains("too long"), "{err}");
+        let columns: Vec<String> = (0..101).map(|j| format!("c{j}")).collect();
+        let err = db
+            .execute(&format!("CREATE TABLE t ({})", columns.join(",")), [])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("too many columns"), "{err}");
+    }
+
+    #[test]
+    fn a_table_the_limits_refuse_is_a_refusal_at_setup_and_verifies_as_absent() {
+        let mut target = SqliteSession::open().unwrap();
+        let p = probe(Strategy::Bound, 101, 1, 1000);
+        let setup = target.setup(&p).unwrap();
+        let error = setup.error.expect("101 columns are refused");
+        assert_eq!(RefusalKind::classify(&error), RefusalKind::TooManyColumns);
+        let verified = target.verify(&p).unwrap();
+        assert!(!verified.table_exists);
+        assert_eq!(verified.checksum, None);
+    }
+
+    #[test]
+    fn a_refused_statement_in_a_batch_rolls_the_whole_batch_back() {
+        let mut target = SqliteSession::open().unwrap();
+        let rung = RungRequest {
+            rung_id: 3,
+            ladder: LadderKind::BatchAccounting,
+            value: 4,
+            held: Held {
+                mode: Some(CallMode::Batches),
+                batches: Some(2),
+                ..Held::default()
+            },
+        };
+        target.rung_prepare(&rung).unwrap();
+        // Make the second batch's last statement fail: a value the column cannot take.
+        target
+            .db
+            .execute_batch(
+                "CREATE TRIGGER no_three BEFORE INSERT ON r_3 WHEN NEW.c0 = 3 \
+                 BEGIN SELECT RAISE(ABORT, 'three refused'); END",
+            )
+            .unwrap();
+        let result = target.rung_climb(&rung).result.unwrap();
+        assert_eq!(result.calls_completed, 1);
+        assert_eq!(result.rows_acknowledged, 2);
+        assert_eq!(result.outcome, Outcome::Error);
+        let finish = target.rung_finish(&rung).unwrap();
+        assert_eq!(finish.rows_present, 2, "the failed batch left rows behind");
+        assert!(finish.table_exists);
+    }
+
+    #[test]
+    fn a_refused_create_table_is_data() {
+        let mut target = SqliteSession::open().unwrap();
+        let rung = RungRequest {
+            rung_id: 4,
+            ladder: LadderKind::Columns,
+            value: 101,
+            held: Held::default(),
+        };
+        assert_eq!(target.rung_prepare(&rung).unwrap().error, None);
+        let result = target.rung_climb(&rung).result.unwrap();
+        assert_eq!(result.refusal, Some(RefusalKind::TooManyColumns));
+        assert_eq!(result.calls_completed, 0);
+        let finish = target.rung_finish(&rung).unwrap();
+        assert!(!finish.table_exists);
+        assert_eq!(finish.error, None);
+    }}

