@@ -39,7 +39,9 @@ pub enum Task {
     LintWorkflows,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum, Serialize, Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum TargetKind {
     /// The Worker in workerd via `wrangler dev`, with a real local D1 (SQLite). No account needed.
@@ -227,6 +229,10 @@ pub struct ParityReadme {
     /// A `run limits --target sqlite` run directory whose parity.csv becomes reports/parity-sqlite.csv.
     #[arg(long, value_name = "RUN_DIR")]
     pub sqlite: Option<PathBuf>,
+    /// A `run limits --target remote` run directory whose parity.csv becomes
+    /// reports/parity-remote.csv (the README's Cloudflare column).
+    #[arg(long, value_name = "RUN_DIR")]
+    pub remote: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -358,12 +358,17 @@ pub fn reap_abandoned(scratch: &Path) -> Result<Vec<String>> {
                 stopped += 1;
             }
         }
-        let marked = crate::records::run_record::mark_abandoned(&run.run_dir.join("run.toml"), run.pid);
+        let marked =
+            crate::records::run_record::mark_abandoned(&run.run_dir.join("run.toml"), run.pid);
         found.push(format!(
             "found run {} of process {} dead: stopped {stopped} process group(s) it had started{}",
             run.run_dir.display(),
             run.pid,
-            if marked { "; its run.toml now says `abandoned`" } else { "" }
+            if marked {
+                "; its run.toml now says `abandoned`"
+            } else {
+                ""
+            }
         ));
         let _ = std::fs::remove_file(&path);
     }

@@ -203,7 +203,7 @@ fn assert_sqlite_limits(findings: &[Row], target: &str) {
         assert_eq!(num(f, "first_failed"), 100 / columns + 1, "{target} {f:?}");
         assert_eq!(f["refusal"], "too-many-variables", "{f:?}");
         assert!(f["error"].contains("too many SQL variables"), "{f:?}");
-        assert_eq!(f["confirmed"], "yes", "{f:?}");
+        assert_eq!(f["confirmed"], "true", "{f:?}");
     }
     for (ladder, last_ok, refusal) in [
         ("statement-length", 100_000, "statement-too-long"),
@@ -337,7 +337,7 @@ fn smoke_run_reconciles_and_draws() {
     assert_eq!(record["run"]["status"].as_str(), Some("complete"));
     assert_eq!(record["run"]["baseline"].as_str(), Some("sqlite"));
     let totals = &record["reconciliation"];
-    assert_eq!(totals["probes"].as_integer(), Some(all.len() as i64));
+    assert_eq!(totals["records"].as_integer(), Some(all.len() as i64));
     assert_eq!(
         totals["checksums_equal"].as_integer(),
         Some(all.len() as i64)

@@ -4,9 +4,10 @@
 //! any output or file, and the generated wrangler config accepted by the real wrangler
 //! (`deploy --dry-run`, which contacts no account).
 //!
-//! Nothing here reaches Cloudflare: the stand-in's deploy names a workers.dev address that is
-//! never contacted, because every run here stops before measuring (the unit tests in
-//! `remote::tests` cover a failure while measuring).
+//! Nothing here reaches Cloudflare: the stand-in's `deploy` serves the built Worker with
+//! `wrangler dev` and a local D1 on a loopback port, and prints that address as the Worker's, so
+//! a remote run goes through the real remote code end to end (create, deploy, the secret on
+//! stdin, the health wait, every probe or rung over HTTP, the teardown) and measures real probes.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -414,4 +415,108 @@ fn clean_remote_finds_leftovers_by_their_tag() {
             format!("d1 delete {name} --skip-confirmation"),
         ]
     );
+}
+
+/// A smoke run on `--target remote` through the serving stand-in: it measures, reconciles,
+/// tears down in order, and leaves nothing running.
+fn remote_smoke(name: &str) -> (PathBuf, Vec<String>, tempfile::TempDir) {
+    let _build = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let out = dir.path().join("out");
+    let output = xtask(
+        &[
+            "run",
+            name,
+            "--target",
+            "remote",
+            "--profile",
+            "smoke",
+            "--plan",
+            "paid",
+            "--out",
+        ],
+        &log,
+        &[],
+    )
+    .arg(&out)
+    .output()
+    .unwrap();
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let run_dir = only_run_dir(&out);
+    let record = run_toml(&run_dir);
+    assert_eq!(
+        record["run"]["status"].as_str(),
+        Some("complete"),
+        "{record}"
+    );
+    assert_eq!(
+        record["remote"]["teardown"].as_str(),
+        Some("deleted"),
+        "{record}"
+    );
+    assert_eq!(
+        record["remote"]["queries_per_invocation"].as_integer(),
+        Some(1000)
+    );
+    let calls = calls(&log);
+    let verbs: Vec<&str> = calls
+        .iter()
+        .map(|c| c.split_whitespace().take(2).collect::<Vec<_>>())
+        .map(|w| match w.as_slice() {
+            ["d1", "create"] => "create",
+            ["deploy", _] => "deploy",
+            ["secret", "put"] => "secret",
+            ["delete", _] => "delete",
+            ["d1", "delete"] => "d1-delete",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(verbs, ["create", "deploy", "secret", "delete", "d1-delete"]);
+    // The stand-in's wrangler dev (and its workerd) are gone with the teardown.
+    let name = record["remote"]["name"].as_str().unwrap().to_owned();
+    let left = processes_mentioning(&name);
+    assert!(left.is_empty(), "left running: {left:?}");
+    (run_dir, calls, dir)
+}
+
+#[test]
+fn a_sweep_runs_end_to_end_on_the_remote_target_through_the_stand_in() {
+    let (run_dir, _, _dir) = remote_smoke("column-sweep");
+    let results = std::fs::read_to_string(run_dir.join("results.csv")).unwrap();
+    let rows: Vec<&str> = results.lines().skip(1).collect();
+    assert!(rows.iter().any(|r| r.contains(",remote,")), "{results}");
+    // The baseline ran too, into the same file.
+    assert!(rows.iter().any(|r| r.contains(",sqlite,")), "{results}");
+    let record = run_toml(&run_dir);
+    let totals = &record["reconciliation"];
+    assert_eq!(
+        totals["rows_expected"].as_integer(),
+        totals["rows_present"].as_integer()
+    );
+    assert!(totals["records"].as_integer().unwrap() > 0);
+    assert!(run_dir.join("summary.md").exists());
+}
+
+#[test]
+fn a_ladder_climbs_end_to_end_on_the_remote_target_through_the_stand_in() {
+    let (run_dir, _, _dir) = remote_smoke("query-budget");
+    let parity = std::fs::read_to_string(run_dir.join("parity.csv")).unwrap();
+    assert!(parity.contains("queries per Worker invocation"), "{parity}");
+    let findings = std::fs::read_to_string(run_dir.join("findings.csv")).unwrap();
+    assert!(findings.lines().count() >= 2, "{findings}");
+    let record = run_toml(&run_dir);
+    assert_eq!(record["run"]["kind"].as_str(), Some("ladder"));
+    assert_eq!(
+        record["reconciliation"]["reconciled"].as_integer(),
+        record["reconciliation"]["records"].as_integer()
+    );
+    // `plot` redraws every report of a ladder run from its files.
+    let plot = Command::new(XTASK)
+        .args(["plot"])
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    assert!(plot.status.success(), "{}", text(&plot).1);
 }

@@ -109,16 +109,15 @@ fn climb_one(
         if row.target_failed {
             stopped = Some(format!("the target gave no answer: {}", row.error));
             if let Err(why) = session.recover() {
-                bail!("the target stopped answering during the climb ({why}); every rung measured before is kept");
+                bail!(
+                    "the target stopped answering during the climb ({why}); every rung measured before is kept"
+                );
             }
         }
         rows.push(row);
     }
     let verdict = climber.verdict();
-    let climbed: Vec<&RungRow> = rows
-        .iter()
-        .filter(|r| r.role != Role::Calibrate)
-        .collect();
+    let climbed: Vec<&RungRow> = rows.iter().filter(|r| r.role != Role::Calibrate).collect();
     let at = |v: Option<usize>| v.and_then(|v| climbed.iter().find(|r| r.value == v).copied());
     let ok = at(verdict.last_ok);
     let failed = at(verdict.first_failed);
@@ -200,7 +199,10 @@ fn run_rung(session: &mut dyn Session, rung: &RungRequest, role: Role, climb: us
         row.error = crate::records::probe_row::one_line(text);
         row.failed_step = Some(step);
         row.target_failed = true;
-        row.reconcile_note = format!("the {} request got no answer: nothing to reconcile", step_name(step));
+        row.reconcile_note = format!(
+            "the {} request got no answer: nothing to reconcile",
+            step_name(step)
+        );
     };
     match session.rung_prepare(rung) {
         Err(e) => {
@@ -278,7 +280,6 @@ fn join_notes(a: &str, b: &str) -> String {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,7 +329,10 @@ mod tests {
             let (rows, finding) = run(&c);
             assert_eq!(finding.last_ok, Some(100 / columns), "C={columns}");
             assert_eq!(finding.first_failed, Some(100 / columns + 1));
-            assert_eq!(finding.refusal, Some(d1bench_core::RefusalKind::TooManyVariables));
+            assert_eq!(
+                finding.refusal,
+                Some(d1bench_core::RefusalKind::TooManyVariables)
+            );
             assert_eq!(finding.confirmed, Some(true));
             assert!(
                 finding.error.contains("too many SQL variables"),

@@ -23,10 +23,10 @@ use crate::flags::{self, DebugCorruption, TargetKind};
 use crate::paths::Paths;
 use crate::records::run_record::{self, RunInfo, StudyFile, Versions};
 use crate::records::{RunDir, RunRecord, RunStatus, StudyKind, Totals};
+use crate::studies::Study;
 use crate::studies::cost::Cost;
 use crate::studies::ladder::Climb;
 use crate::studies::sweep::PlannedProbe;
-use crate::studies::Study;
 use crate::targets::{self, Start, remote};
 use crate::{procs, reports, toolchain};
 
@@ -127,13 +127,26 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         warnings: &warnings,
     };
     let measured = (|| {
-        let mut totals = measure_on(flags.target, &start, &flags.experiment, &work, &run_dir, &mut record)?;
+        let mut totals = measure_on(
+            flags.target,
+            &start,
+            &flags.experiment,
+            &work,
+            &run_dir,
+            &mut record,
+        )?;
         if let Some(baseline) = baseline {
             eprintln!(
                 "the same probes on the baseline: bare SQLite in-process (not D1), D1's limits applied"
             );
-            let on_baseline =
-                measure_on(baseline, &start, &flags.experiment, &work, &run_dir, &mut record)?;
+            let on_baseline = measure_on(
+                baseline,
+                &start,
+                &flags.experiment,
+                &work,
+                &run_dir,
+                &mut record,
+            )?;
             totals = totals.merged(&on_baseline);
         }
         Ok::<_, anyhow::Error>(totals)
@@ -165,7 +178,12 @@ fn plan(
     study: &Study,
     flags: &flags::Run,
     paths: &Paths,
-) -> Result<(Work, String, Vec<StudyFile>, Option<crate::studies::sweep::Axis>)> {
+) -> Result<(
+    Work,
+    String,
+    Vec<StudyFile>,
+    Option<crate::studies::sweep::Axis>,
+)> {
     let file_of = |name: &str, path: &Path, source: &str, description: &str| StudyFile {
         name: name.to_owned(),
         file: path
@@ -238,7 +256,19 @@ fn measure_on(
     run_dir: &RunDir,
     record: &mut RunRecord,
 ) -> Result<Totals> {
-    let mut session = targets::open(target, start)?;
+    if target == TargetKind::Remote {
+        record.remote = start.remote.map(remote::RemoteRecord::pending);
+        record.write(&run_dir.run_toml())?;
+    }
+    let mut session = match targets::open(target, start) {
+        Ok(session) => session,
+        Err(e) => {
+            if let Some(remote) = &mut record.remote {
+                remote.teardown = format!("setup failed, what it created was deleted: {e:#}");
+            }
+            return Err(e);
+        }
+    };
     let described = session.describe();
     if target == record.run.target {
         record.versions.worker = described.worker;
@@ -330,4 +360,3 @@ fn versions(sh: &Shell, paths: &Paths, target: TargetKind) -> Versions {
             .unwrap_or_else(|_| "unknown".into()),
     }
 }
-

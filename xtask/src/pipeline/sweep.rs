@@ -22,7 +22,10 @@ pub fn measure(
     run_dir: &RunDir,
 ) -> Result<Totals> {
     let mut writer = Appender::<ResultRow>::open(&run_dir.results_csv())?;
-    let mut progress = Progress::new(Some(probes.len()), &format!("probes on {}", session.target()));
+    let mut progress = Progress::new(
+        Some(probes.len()),
+        &format!("probes on {}", session.target()),
+    );
     let mut totals = Totals::default();
     for (done, planned) in probes.iter().enumerate() {
         if procs::interrupted() {

@@ -51,8 +51,8 @@ impl<T: Serialize> Appender<T> {
 
 /// Writes `rows` as the whole file.
 pub fn write<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
-    let mut writer =
-        ::csv::Writer::from_path(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut writer = ::csv::Writer::from_path(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
     for row in rows {
         writer
             .serialize(row)
@@ -107,7 +107,10 @@ mod tests {
         assert_eq!(read::<Row>(&path).unwrap(), vec![first]);
         Appender::open(&path)
             .unwrap()
-            .append(&Row { a: 2, b: "two".into() })
+            .append(&Row {
+                a: 2,
+                b: "two".into(),
+            })
             .unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.matches("a,b").count(), 1, "{text}");

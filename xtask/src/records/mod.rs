@@ -6,15 +6,15 @@
 pub mod csv;
 pub mod probe_row;
 pub mod reconcile;
-pub mod rung_row;
 pub mod run_record;
+pub mod rung_row;
 
 use std::path::PathBuf;
 
 pub use probe_row::ResultRow;
 pub use reconcile::Totals;
-pub use rung_row::{Finding, RungRow};
 pub use run_record::{RunRecord, RunStatus, StudyKind};
+pub use rung_row::{Finding, RungRow};
 
 /// The files of one run, all under `reports/<experiment>/<run-id>/`.
 #[derive(Debug, Clone)]

@@ -117,6 +117,8 @@ impl ResultRow {
             statements_sent: result.statements_sent,
             max_statement_bytes: result.max_statement_bytes,
             overhead_ms: Some(outside_ms - result.inside_ms),
+            reconcile_note: String::new(),
+            target_failed: false,
             ..ResultRow::unanswered(experiment, target, series, repeat, probe, outside_ms)
         }
     }
@@ -322,9 +324,20 @@ mod tests {
             7.5,
         );
         assert!(!first.error.contains('\n'));
+        assert!(
+            !first.target_failed,
+            "a measured row is an answer of the target"
+        );
         writer.append(&first).unwrap();
-        let second =
-            ResultRow::target_failure("column-sweep", TargetKind::Local, 0, 1, &probe(), 3.0, "HTTP 500");
+        let second = ResultRow::target_failure(
+            "column-sweep",
+            TargetKind::Local,
+            0,
+            1,
+            &probe(),
+            3.0,
+            "HTTP 500",
+        );
         writer.append(&second).unwrap();
         assert_eq!(read::<ResultRow>(&path).unwrap(), vec![first, second]);
         let text = std::fs::read_to_string(&path).unwrap();

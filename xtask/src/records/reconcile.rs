@@ -86,7 +86,9 @@ pub fn check(
     let mut problems = Vec::new();
     let mut expect = |what: &str, wanted: usize, got: usize| {
         if wanted != got {
-            problems.push(format!("{what}: expected {wanted}, the target reported {got}"));
+            problems.push(format!(
+                "{what}: expected {wanted}, the target reported {got}"
+            ));
         }
     };
     expect(
@@ -547,7 +549,10 @@ mod tests {
         let mut warm = Totals::default();
         warm.add_warmup(&corrupted);
         assert!(!warm.all_reconciled());
-        assert!(warm.line("probes").contains("1 of 1 warm-ups did NOT reconcile"));
+        assert!(
+            warm.line("probes")
+                .contains("1 of 1 warm-ups did NOT reconcile")
+        );
         assert_eq!(totals.merged(&warm).warmups, 2);
     }
 

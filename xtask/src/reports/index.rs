@@ -8,8 +8,8 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::flags;
-use crate::records::RunRecord;
 use crate::records::RunDir;
+use crate::records::RunRecord;
 
 /// Every directory under `roots` (or a root itself) holding a run.toml, sorted.
 pub fn find_runs(roots: &[PathBuf]) -> Result<Vec<PathBuf>> {

@@ -8,18 +8,18 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, anyhow, bail};
 use d1bench_core::ladder::LadderKind;
-use d1bench_core::{Outcome, RefusalKind};
 use d1bench_core::limits::bound_rows_per_statement;
+use d1bench_core::{Outcome, RefusalKind};
 use serde::{Deserialize, Serialize};
 
 use crate::flags;
+use crate::paths::Paths;
 use crate::records::Finding;
 use crate::records::csv::read as read_csv;
-use crate::paths::Paths;
 use crate::studies::cost::thousands;
 
 pub const BEGIN: &str = "<!-- parity:begin -->";
@@ -192,19 +192,6 @@ fn param_ceiling_found(fs: &[&Finding]) -> String {
     }
 }
 
-pub fn write_csv(path: &Path, rows: &[ParityRow]) -> Result<()> {
-    let mut writer = csv::Writer::from_path(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    for row in rows {
-        writer
-            .serialize(row)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    writer
-        .flush()
-        .with_context(|| format!("cannot write {}", path.display()))
-}
-
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
@@ -242,25 +229,38 @@ pub fn committed(paths: &Paths, target: &str) -> PathBuf {
     paths.reports().join(format!("parity-{target}.csv"))
 }
 
-/// The README section: the local table, with the SQLite baseline beside it.
-pub fn readme_section(local: &[ParityRow], sqlite: &[ParityRow]) -> String {
+/// The README section: the local table, with the SQLite baseline and Cloudflare beside it
+/// (`remote` is `None` until a remote `limits` run's parity.csv is committed).
+pub fn readme_section(
+    local: &[ParityRow],
+    sqlite: &[ParityRow],
+    remote: Option<&[ParityRow]>,
+) -> String {
     let mut out = String::from(
-        "| limit | documented | local (wrangler dev) | enforced locally? | in-process SQLite, D1's limits applied | error text seen locally |\n\
-         | --- | --- | --- | --- | --- | --- |\n",
+        "| limit | documented | local (wrangler dev) | enforced locally? | in-process SQLite, D1's limits applied | Cloudflare (remote) | error text seen locally |\n\
+         | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for r in local {
         let baseline = sqlite.iter().find(|s| s.ladder == r.ladder).map_or_else(
             || "n/a (not an SQLite limit)".to_owned(),
             |s| cell(&s.found),
         );
+        let production = match remote {
+            None => "not yet measured".to_owned(),
+            Some(rows) => rows.iter().find(|s| s.ladder == r.ladder).map_or_else(
+                || "not measured in that run".to_owned(),
+                |s| format!("{} (enforced: {})", cell(&s.found), cell(&s.enforced)),
+            ),
+        };
         writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} |",
             cell(&r.limit),
             cell(&r.documented),
             cell(&r.found),
             cell(&r.enforced),
             baseline,
+            production,
             code(&r.error)
         )
         .unwrap();
@@ -295,12 +295,22 @@ pub fn expected_section(paths: &Paths) -> Result<String> {
     } else {
         Vec::new()
     };
-    Ok(readme_section(&local, &sqlite))
+    let remote_path = committed(paths, "remote");
+    let remote: Option<Vec<ParityRow>> = if remote_path.exists() {
+        Some(read_csv(&remote_path)?)
+    } else {
+        None
+    };
+    Ok(readme_section(&local, &sqlite, remote.as_deref()))
 }
 
 impl flags::ParityReadme {
     pub fn run(self, paths: &Paths) -> Result<()> {
-        for (target, dir) in [("local", &self.local), ("sqlite", &self.sqlite)] {
+        for (target, dir) in [
+            ("local", &self.local),
+            ("sqlite", &self.sqlite),
+            ("remote", &self.remote),
+        ] {
             let Some(dir) = dir else { continue };
             let source = dir.join("parity.csv");
             let rows: Vec<ParityRow> = read_csv(&source).with_context(|| {
@@ -318,7 +328,7 @@ impl flags::ParityReadme {
                 );
             }
             let dest = committed(paths, target);
-            write_csv(&dest, &rows)?;
+            crate::records::csv::write(&dest, &rows)?;
             eprintln!(
                 "{} ({} limits) → {}",
                 source.display(),

@@ -11,8 +11,8 @@ use crate::flags::TargetKind;
 use serde::Serialize;
 
 use crate::records::ResultRow;
-use crate::studies::sweep::Axis;
 use crate::reports::stats::Summary;
+use crate::studies::sweep::Axis;
 
 /// A value measured for each probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,15 +6,15 @@ use std::fmt::Write;
 
 use d1bench_core::{Outcome, Strategy};
 
+use crate::flags::TargetKind;
+use crate::records::ResultRow;
+use crate::records::Totals;
+use crate::records::{RunRecord, RunStatus};
 use crate::reports::charts::sweep::Drawn;
 use crate::reports::points::{Measure, Point, points};
-use crate::records::{RunRecord, RunStatus};
-use clap::ValueEnum;
-use crate::records::Totals;
-use crate::records::ResultRow;
-use crate::studies::sweep::Axis;
-use crate::flags::TargetKind;
 use crate::reports::stats::Summary;
+use crate::studies::sweep::Axis;
+use clap::ValueEnum;
 
 /// The order strategies are listed in, in every table.
 const STRATEGIES: [Strategy; 3] = [Strategy::Bound, Strategy::Literal, Strategy::PerRow];
@@ -427,8 +427,14 @@ mod tests {
             ]
         );
         assert_eq!(cells_of(lines[2]), ["8", "10.00", "2.00"]);
-        assert_eq!(baseline_table(&rows[..2], Axis::Columns, kind("local")), None);
-        assert_eq!(baseline_table(&rows[2..], Axis::Columns, kind("sqlite")), None);
+        assert_eq!(
+            baseline_table(&rows[..2], Axis::Columns, kind("local")),
+            None
+        );
+        assert_eq!(
+            baseline_table(&rows[2..], Axis::Columns, kind("sqlite")),
+            None
+        );
         // The baseline's own lines never appear in the target's table.
         assert!(!ratio_table(&rows, Axis::Columns, kind("local")).contains("4.00"));
     }

@@ -106,7 +106,10 @@ impl Cost {
             let values = climb.rungs.sequence();
             let bisections = values.len().max(1).ilog2() as usize + climb.confirm;
             let cap = values.last().copied();
-            for value in values.into_iter().chain(cap.into_iter().cycle().take(bisections)) {
+            for value in values
+                .into_iter()
+                .chain(cap.into_iter().cycle().take(bisections))
+            {
                 let plan = d1bench_core::ladder::plan(&climb.rung(id, value));
                 id += 1;
                 invocations.push(Invocation {

@@ -132,4 +132,3 @@ pub(crate) fn located(
     .unwrap();
     out
 }
-

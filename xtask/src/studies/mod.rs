@@ -65,9 +65,19 @@ mod tests {
     #[test]
     fn a_name_cannot_leave_the_experiments_folder() {
         let dir = project_root().join("experiments");
-        for name in ["../Cargo", "/etc/passwd", "..", "a/b", "", "column-sweep.toml"] {
+        for name in [
+            "../Cargo",
+            "/etc/passwd",
+            "..",
+            "a/b",
+            "",
+            "column-sweep.toml",
+        ] {
             let err = Study::load(&dir, name).err().unwrap().to_string();
-            assert!(err.contains("is not the name of an experiment or ladder"), "{name}: {err}");
+            assert!(
+                err.contains("is not the name of an experiment or ladder"),
+                "{name}: {err}"
+            );
         }
         assert!(matches!(
             Study::load(&dir, "column-sweep").unwrap(),

@@ -14,13 +14,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
-use d1bench_core::limits::{QUERIES_PER_INVOCATION_FREE, QUERIES_PER_INVOCATION_PAID};
 use serde::{Deserialize, Serialize};
 
 use super::http::{Health, WorkerClient};
 use crate::flags::{self, Location, Plan, TargetKind};
 use crate::paths::Paths;
 use crate::procs;
+use crate::studies::cost::queries_per_invocation;
 use crate::toolchain::Toolchain;
 
 use lifecycle::{Deployment, RunName, Teardown};
@@ -36,11 +36,12 @@ pub fn say(message: &str) {
 /// What `run --target remote` needs beyond a local run, checked before anything starts.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The name of the run's Worker and database, chosen before anything is created.
+    pub name: RunName,
     pub credentials: Credentials,
     pub location: Option<Location>,
     pub plan: Plan,
     pub keep: bool,
-    pub tag: Option<String>,
 }
 
 impl Options {
@@ -53,11 +54,11 @@ impl Options {
                     lifecycle::check_tag(tag)?;
                 }
                 Ok(Some(Options {
+                    name: RunName::new(flags.tag.as_deref())?,
                     credentials: Credentials::from_env()?,
                     location: flags.location,
                     plan: flags.plan.unwrap_or(Plan::Free),
                     keep: flags.keep,
-                    tag: flags.tag.clone(),
                 }))
             }
             other => {
@@ -83,11 +84,19 @@ impl Options {
     }
 }
 
-/// D1 queries one Worker invocation may make on `plan`.
-pub fn queries_per_invocation(plan: Plan) -> usize {
-    match plan {
-        Plan::Free => QUERIES_PER_INVOCATION_FREE,
-        Plan::Paid => QUERIES_PER_INVOCATION_PAID,
+impl RemoteRecord {
+    /// What run.toml says of a remote run before its setup: its name, hint and plan.
+    pub fn pending(options: &Options) -> Self {
+        RemoteRecord {
+            name: options.name.as_str().to_owned(),
+            location_hint: options.location.map(|l| l.name().to_owned()),
+            created_in_region: None,
+            plan: options.plan.name().to_owned(),
+            queries_per_invocation: queries_per_invocation(options.plan),
+            served_by_region: Vec::new(),
+            served_by_colo: Vec::new(),
+            teardown: "pending".into(),
+        }
     }
 }
 
@@ -145,7 +154,7 @@ impl RemoteHost {
         for warning in warnings {
             say(&format!("warning: {warning}"));
         }
-        let name = RunName::new(options.tag.as_deref())?;
+        let name = options.name.clone();
         let dir = paths.scratch().join("remote").join(name.as_str());
         let wrangler = Arc::new(Wrangler::new(
             launcher_for_run(tools),
@@ -169,23 +178,13 @@ impl RemoteHost {
             keep: options.keep,
         };
         let deployment = Deployment::create(wrangler, setup)?;
-        let client = WorkerClient::new(
-            &deployment.url,
-            deployment.token.expose(),
-            request_timeout,
-        );
+        let client = WorkerClient::new(&deployment.url, deployment.token.expose(), request_timeout);
         say(&format!("waiting for {} to answer", deployment.url));
         // On failure the deployment is dropped here, which deletes it.
         let health = wait_until_answering(&client, &deployment.url)?;
         let record = RemoteRecord {
-            name: name.as_str().to_owned(),
-            location_hint: options.location.map(|l| l.name().to_owned()),
             created_in_region: deployment.created_in_region.clone(),
-            plan: options.plan.name().to_owned(),
-            queries_per_invocation: queries_per_invocation(options.plan),
-            served_by_region: Vec::new(),
-            served_by_colo: Vec::new(),
-            teardown: "pending".into(),
+            ..RemoteRecord::pending(options)
         };
         Ok((RemoteHost { deployment, record }, client, health))
     }

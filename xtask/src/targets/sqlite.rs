@@ -14,8 +14,7 @@ use d1bench_core::limits::{
 };
 use d1bench_core::sql::{self, Plan};
 use d1bench_core::{
-    Checksum, ProbeRequest, ProbeResult, SetupResult, Statement, Strategy,
-    Value, VerifyResult,
+    Checksum, ProbeRequest, ProbeResult, SetupResult, Statement, Strategy, Value, VerifyResult,
 };
 use rusqlite::limits::Limit;
 use rusqlite::{Connection, params_from_iter};
@@ -100,9 +99,9 @@ impl SqliteSession {
 
         // Debugging the harness only (see `ProbeRequest::debug_corrupt`): after the clock.
         if let Some(corrupt) = &plan.corrupt {
-            self.db.execute(corrupt, []).map_err(|e| {
-                format!("probe {} could not be corrupted: {e}", probe.probe_id)
-            })?;
+            self.db
+                .execute(corrupt, [])
+                .map_err(|e| format!("probe {} could not be corrupted: {e}", probe.probe_id))?;
         }
         let (outcome, refusal) = d1bench_core::ladder::classify(writes.error.as_deref());
         Ok(ProbeResult {
@@ -246,7 +245,8 @@ impl Session for SqliteSession {
 
     fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, String> {
         let sql = sql::verification(probe);
-        let failed = |e: rusqlite::Error| format!("probe {} could not be verified: {e}", probe.probe_id);
+        let failed =
+            |e: rusqlite::Error| format!("probe {} could not be verified: {e}", probe.probe_id);
         let exists = self.count(&sql.exists).map_err(failed)? == 1;
         if !exists {
             return Ok(VerifyResult {
@@ -357,6 +357,7 @@ mod tests {
     use crate::records::reconcile::{self, ContentCheck};
     use d1bench_core::ladder::{CallMode, Held, LadderKind};
     use d1bench_core::{Corruption, TextMix};
+    use d1bench_core::{Outcome, RefusalKind};
 
     fn probe(strategy: Strategy, columns: usize, rows: usize, row_bytes: usize) -> ProbeRequest {
         ProbeRequest {
@@ -523,4 +524,5 @@ mod tests {
         let finish = target.rung_finish(&rung).unwrap();
         assert!(!finish.table_exists);
         assert_eq!(finish.error, None);
-    }}
+    }
+}

@@ -10,15 +10,13 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use serde::Serialize;
 
+use crate::flags::{self, Location, MatrixFormat, Plan};
+use crate::paths::Paths;
 use crate::studies::cost::{
     Cost, FREE_REQUESTS_PER_DAY, FREE_ROWS_READ_PER_DAY, FREE_ROWS_WRITTEN_PER_DAY,
     PAID_REQUESTS_PER_MONTH, PAID_ROWS_READ_PER_MONTH, PAID_ROWS_WRITTEN_PER_MONTH, thousands,
 };
 use crate::studies::{self, Study, sweep};
-use crate::flags::{self, Location, MatrixFormat, Plan};
-use crate::paths::Paths;
-
-
 
 /// One job of the workflow's matrix.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

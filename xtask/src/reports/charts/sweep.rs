@@ -30,11 +30,11 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::reports::points::{Measure, points};
-use crate::records::{ResultRow, RunDir};
-use crate::studies::sweep::Axis;
 use crate::flags::TargetKind;
+use crate::records::{ResultRow, RunDir};
+use crate::reports::points::{Measure, points};
 use crate::reports::stats::Summary;
+use crate::studies::sweep::Axis;
 
 // ---------------------------------------------------------------------------------------------
 // Style: the one place that decides how every chart looks.
@@ -533,7 +533,12 @@ fn nothing_succeeded(rows: &[ResultRow]) -> String {
 
 /// Milliseconds per 1,000 rows against the axis; refused points in a band above the data; the
 /// baseline's lines in grey.
-fn time_chart(rows: &[ResultRow], axis: Axis, title: &str, target: TargetKind) -> Result<Chart, Skip> {
+fn time_chart(
+    rows: &[ResultRow],
+    axis: Axis,
+    title: &str,
+    target: TargetKind,
+) -> Result<Chart, Skip> {
     let name = format!("time-per-1000-rows-vs-{}", axis.name());
     let series = summarize(rows, axis, Measure::MsPer1000Rows, target);
     let Some((y_range, refusal_band)) = y_range_with_band(&series) else {
@@ -1800,8 +1805,7 @@ mod tests {
             },
             repeat,
             outcome: outcome.parse().unwrap(),
-            refusal: (outcome == "refused")
-                .then_some(d1bench_core::RefusalKind::TooManyVariables),
+            refusal: (outcome == "refused").then_some(d1bench_core::RefusalKind::TooManyVariables),
             rows_expected: 500,
             rows_present: 500,
             inside_ms: outside_ms / 2.0,

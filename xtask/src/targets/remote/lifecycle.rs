@@ -11,7 +11,6 @@ use super::wrangler::{self, Secret, Step, Wrangler};
 use crate::flags::Location;
 use crate::procs::{self, CleanupRegistration};
 
-
 /// Every remote run's Worker and database are named `d1bench-run-...`: `clean-remote` finds
 /// leftovers by this prefix.
 pub const NAME_PREFIX: &str = "d1bench-run-";

@@ -796,8 +796,11 @@ mod tests {
         );
         // A Worker served elsewhere (the stand-in's wrangler dev) prints its address alone.
         assert_eq!(
-            parse_workers_dev_url("Uploaded d1bench-run-x\n  http://127.0.0.1:4321\n", "d1bench-run-x")
-                .as_deref(),
+            parse_workers_dev_url(
+                "Uploaded d1bench-run-x\n  http://127.0.0.1:4321\n",
+                "d1bench-run-x"
+            )
+            .as_deref(),
             Some("http://127.0.0.1:4321")
         );
     }
