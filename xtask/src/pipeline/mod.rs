@@ -126,31 +126,20 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         remote: remote.as_ref(),
         warnings: &warnings,
     };
-    let measured = (|| {
-        let mut totals = measure_on(
-            flags.target,
-            &start,
-            &flags.experiment,
-            &work,
-            &run_dir,
-            &mut record,
-        )?;
-        if let Some(baseline) = baseline {
-            eprintln!(
-                "the same probes on the baseline: bare SQLite in-process (not D1), D1's limits applied"
-            );
-            let on_baseline = measure_on(
-                baseline,
-                &start,
-                &flags.experiment,
-                &work,
-                &run_dir,
-                &mut record,
-            )?;
-            totals = totals.merged(&on_baseline);
-        }
-        Ok::<_, anyhow::Error>(totals)
-    })();
+    // The target, then the baseline (same probes, bare SQLite), into the same results.csv.
+    let measured = std::iter::once(flags.target).chain(baseline).try_fold(
+        Totals::default(),
+        |totals, target| {
+            if target != flags.target {
+                eprintln!(
+                    "the same probes on the baseline: bare SQLite in-process (not D1), D1's limits applied"
+                );
+            }
+            let measured =
+                measure_on(target, &start, &flags.experiment, &work, &run_dir, &mut record)?;
+            Ok::<_, anyhow::Error>(totals.merged(&measured))
+        },
+    );
     record
         .run
         .end(measured.as_ref().map(Totals::all_reconciled));

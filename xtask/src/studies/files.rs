@@ -132,3 +132,27 @@ pub(crate) fn located(
     .unwrap();
     out
 }
+
+/// Parses every `<dir>/*.toml` with `parse` and checks that it fails with exactly the text of
+/// its `.err` file beside it (`UPDATE_GOLDEN=1` rewrites them); how many files it checked.
+#[cfg(test)]
+pub fn check_golden_errors<T: std::fmt::Debug>(
+    dir: &Path,
+    parse: impl Fn(&str, &Path, String) -> Result<T>,
+) -> usize {
+    let mut checked = 0;
+    for name in toml_stems(dir).unwrap() {
+        let path = Path::new("experiments").join(format!("{name}.toml"));
+        let source = std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap();
+        let err = parse(&name, &path, source).expect_err(&name).to_string();
+        let golden = dir.join(format!("{name}.err"));
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::write(&golden, format!("{err}\n")).unwrap();
+        }
+        let expected = std::fs::read_to_string(&golden)
+            .unwrap_or_else(|_| panic!("{} is missing", golden.display()));
+        assert_eq!(err.trim_end(), expected.trim_end(), "{name}");
+        checked += 1;
+    }
+    checked
+}

@@ -613,23 +613,7 @@ mod tests {
     /// Every `bad-ladders/*.toml` fails with exactly the text in its `.err` file.
     #[test]
     fn bad_ladder_files_fail_with_their_golden_error() {
-        let dir = golden_dir();
-        let mut checked = 0;
-        for name in crate::studies::files::toml_stems(&dir).unwrap() {
-            let path = Path::new("experiments").join(format!("{name}.toml"));
-            let source = std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap();
-            let err = Ladder::parse(&name, &path, source)
-                .expect_err(&name)
-                .to_string();
-            let golden = dir.join(format!("{name}.err"));
-            if std::env::var_os("UPDATE_GOLDEN").is_some() {
-                std::fs::write(&golden, format!("{err}\n")).unwrap();
-            }
-            let expected = std::fs::read_to_string(&golden)
-                .unwrap_or_else(|_| panic!("{} is missing", golden.display()));
-            assert_eq!(err.trim_end(), expected.trim_end(), "{name}");
-            checked += 1;
-        }
+        let checked = crate::studies::files::check_golden_errors(&golden_dir(), Ladder::parse);
         assert!(checked >= 8, "only {checked} golden files");
     }
 
