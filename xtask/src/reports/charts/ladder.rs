@@ -1,31 +1,25 @@
 //! The param-ceiling chart: rows per bound statement found at each column count, against the
-//! floor(100 / C) the documented 100-parameter limit predicts; PNG (1050×780) and SVG.
+//! floor(100 / C) the documented 100-parameter limit predicts; PNG and SVG in the style of every
+//! chart (`chart_style`).
 
 use std::path::{Path, PathBuf};
-use std::sync::Once;
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
+use d1bench_core::Strategy;
 use d1bench_core::ladder::LadderKind;
 use d1bench_core::limits::bound_rows_per_statement;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::style::{
+    Axes, Figure, Pen, REFERENCE_SAMPLE, Sample, Scale, chart_title, draw_frame, draw_reference,
+    drawing_error, extent, marker, padded, strategy_color, strategy_shape, write, x_range, x_scale,
+};
 use crate::records::Finding;
-
-const SIZE: (u32, u32) = (1050, 780);
-const FONT: &str = "sans-serif";
-
-fn register_fonts() {
-    static FONTS: Once = Once::new();
-    FONTS.call_once(|| {
-        // The embedded DejaVu Sans is valid TrueType; a failure here would be a broken crate.
-        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
-    });
-}
 
 /// Draws `param-ceiling.{png,svg}` into `dir` when `findings` hold param-ceiling climbs.
 pub fn param_ceiling(dir: &Path, findings: &[Finding], title: &str) -> Result<Vec<PathBuf>> {
-    let points: Vec<(usize, Option<usize>)> = findings
+    let mut points: Vec<(usize, Option<usize>)> = findings
         .iter()
         .filter(|f| f.ladder == LadderKind::ParamCeiling)
         .filter_map(|f| Some((f.columns?, f.last_ok)))
@@ -33,91 +27,88 @@ pub fn param_ceiling(dir: &Path, findings: &[Finding], title: &str) -> Result<Ve
     if points.is_empty() {
         return Ok(Vec::new());
     }
-    register_fonts();
-    let png = dir.join("param-ceiling.png");
-    let svg = dir.join("param-ceiling.svg");
-    {
-        let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
-        draw(&root, &points, title)?;
-        root.present().map_err(drawing_error)?;
-    }
-    {
-        let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
-        draw(&root, &points, title)?;
-        root.present().map_err(drawing_error)?;
-    }
-    Ok(vec![png, svg])
+    points.sort();
+    let chart = Ceiling {
+        title: chart_title(title, "parameter ceiling"),
+        points,
+    };
+    write(&chart, |extension| {
+        dir.join(format!("param-ceiling.{extension}"))
+    })
 }
 
-fn drawing_error(e: impl std::fmt::Display) -> anyhow::Error {
-    anyhow!("cannot draw the param-ceiling chart: {e}")
+/// The chart: each climb's column count and the most rows that ran (none when none did), in
+/// increasing columns.
+struct Ceiling {
+    title: String,
+    points: Vec<(usize, Option<usize>)>,
 }
 
-fn draw<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    points: &[(usize, Option<usize>)],
-    title: &str,
-) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
-    root.fill(&WHITE).map_err(drawing_error)?;
-    let max_c = points.iter().map(|p| p.0).max().unwrap_or(1).max(2);
-    let max_rows = points
-        .iter()
-        .filter_map(|p| p.1)
-        .chain(points.iter().map(|p| bound_rows_per_statement(p.0)))
-        .max()
-        .unwrap_or(1)
-        .max(2);
-    let mut chart = ChartBuilder::on(root)
-        .caption(format!("parameter ceiling: {title}"), (FONT, 26))
-        .margin(24)
-        .x_label_area_size(60)
-        .y_label_area_size(80)
-        .build_cartesian_2d(
-            0.8f64..(max_c as f64 * 1.05),
-            (0.8f64..(max_rows as f64 * 1.3)).log_scale(),
-        )
-        .map_err(drawing_error)?;
-    chart
-        .configure_mesh()
-        .x_desc("columns per row (C)")
-        .y_desc("rows per bound statement")
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .label_style((FONT, 20))
-        .axis_desc_style((FONT, 22))
-        .draw()
-        .map_err(drawing_error)?;
-    let blue = RGBColor(0, 114, 178);
-    let orange = RGBColor(213, 94, 0);
-    let mut expected: Vec<(f64, f64)> = points
-        .iter()
-        .map(|&(c, _)| (c as f64, bound_rows_per_statement(c) as f64))
-        .collect();
-    expected.sort_by(|a, b| a.0.total_cmp(&b.0));
-    chart
-        .draw_series(LineSeries::new(expected, blue.stroke_width(3)))
-        .map_err(drawing_error)?
-        .label("floor(100 / C): the documented 100 parameters")
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], blue.stroke_width(3)));
-    chart
-        .draw_series(points.iter().filter_map(|&(c, rows)| {
-            Some(Circle::new((c as f64, rows? as f64), 5, orange.filled()))
-        }))
-        .map_err(drawing_error)?
-        .label("found: the most rows that ran")
-        .legend(move |(x, y)| Circle::new((x + 12, y), 5, orange.filled()));
-    chart
-        .configure_series_labels()
-        .label_font((FONT, 20))
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(drawing_error)?;
-    Ok(())
+impl Ceiling {
+    /// The rows found, where a statement ran: the data.
+    fn found(&self) -> Vec<(f64, f64)> {
+        let ran = self.points.iter().filter_map(|&(c, rows)| Some((c, rows?)));
+        ran.filter(|&(_, rows)| rows > 0)
+            .map(|(c, rows)| (c as f64, rows as f64))
+            .collect()
+    }
+
+    /// floor(100 / C) at each column count climbed: the reference.
+    fn expected(&self) -> Vec<(f64, f64)> {
+        let mut columns: Vec<usize> = self.points.iter().map(|&(c, _)| c).collect();
+        columns.dedup();
+        columns
+            .into_iter()
+            .map(|c| (c as f64, bound_rows_per_statement(c) as f64))
+            .collect()
+    }
+}
+
+/// The statements of a param-ceiling climb bind parameters: their marks are the bound strategy's.
+const STRATEGY: Strategy = Strategy::Bound;
+
+impl Figure for Ceiling {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, pen: &Pen) -> Result<()> {
+        let (found, expected) = (self.found(), self.expected());
+        let xs = expected.iter().map(|p| p.0);
+        let x_scale = x_scale(xs.clone());
+        let (x_lo, x_hi) = extent(xs).unwrap_or((1.0, 1.0));
+        let ys = found.iter().chain(&expected).map(|p| p.1);
+        let (y_lo, y_hi) = extent(ys).unwrap_or((1.0, 1.0));
+        let y_range = padded(y_lo, y_hi, Scale::Log);
+        let axes = Axes {
+            x_label: "columns per row (C)",
+            y_label: "rows per bound statement",
+            x_scale,
+            x_range: x_range(x_lo, x_hi, x_scale),
+            y_scale: Scale::Log,
+            y_range,
+            y_labelled: y_range,
+            band: None,
+        };
+        let (color, shape) = (strategy_color(STRATEGY), strategy_shape(STRATEGY));
+        let legend = vec![
+            (
+                Sample::Marker { color, shape },
+                "found: the most rows that ran".to_owned(),
+            ),
+            (
+                REFERENCE_SAMPLE,
+                "floor(100 / C): the documented 100 parameters".to_owned(),
+            ),
+        ];
+        draw_frame(root, pen, &self.title, legend, &axes, |plot| {
+            draw_reference(plot, expected)?;
+            let mark = marker(shape, (0, 0));
+            plot.draw_series(
+                found
+                    .into_iter()
+                    .map(|p| EmptyElement::at(p) + Polygon::new(mark.clone(), color.filled())),
+            )
+            .map_err(drawing_error)?;
+            Ok(())
+        })
+    }
 }
 
 #[cfg(test)]
@@ -153,9 +144,37 @@ mod tests {
             })
             .collect();
         let files = param_ceiling(dir.path(), &findings, "test").unwrap();
+        assert_eq!(
+            files,
+            [
+                dir.path().join("param-ceiling.png"),
+                dir.path().join("param-ceiling.svg")
+            ]
+        );
+        // The figure every chart is: a paper column at 300 dpi, recorded in the PNG.
         let png = std::fs::read(&files[0]).unwrap();
-        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000);
+        let reader = png::Decoder::new(png.as_slice()).read_info().unwrap();
+        assert_eq!(reader.info().size(), (1050, 780));
+        let dims = reader.info().pixel_dims.expect("a pHYs chunk");
+        assert_eq!(
+            (dims.xppu, dims.yppu, dims.unit),
+            (11_811, 11_811, png::Unit::Meter)
+        );
         let svg = std::fs::read_to_string(&files[1]).unwrap();
-        assert!(svg.contains("<svg") && svg.contains("floor(100 / C)"));
+        for text in [
+            "test: parameter ceiling",
+            "floor(100 / C): the documented 100 parameters",
+            "found: the most rows that ran",
+            "columns per row (C)",
+            "rows per bound statement",
+        ] {
+            assert!(svg.contains(text), "{text} not in the SVG");
+        }
+        // Text in the font the SVG carries, and no other.
+        assert!(svg.contains(r#"@font-face{font-family:"DejaVu Sans""#));
+        assert_eq!(
+            svg.matches(r#"font-family="DejaVu Sans""#).count(),
+            svg.matches("font-family=").count()
+        );
     }
 }
