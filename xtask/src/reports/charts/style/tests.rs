@@ -1,0 +1,265 @@
+//! Tests of the chart style: scales and ticks, titles, text metrics, and the files written.
+
+use super::*;
+use anyhow::Result;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use plotters::coord::Shift;
+
+#[test]
+fn x_axis_is_logarithmic_only_beyond_a_factor_of_20() {
+    assert_eq!(x_scale([1.0, 2.0, 4.0, 8.0, 16.0]), Scale::Linear);
+    assert_eq!(x_scale([5.0, 100.0]), Scale::Linear);
+    assert_eq!(x_scale([5.0, 101.0]), Scale::Log);
+    assert_eq!(x_scale([1.0, 10.0, 100.0, 1000.0]), Scale::Log);
+    assert_eq!(x_scale([0.0, 1000.0]), Scale::Linear, "0 has no logarithm");
+    assert_eq!(x_scale([]), Scale::Linear);
+}
+
+#[test]
+fn tick_labels_are_exact_and_grouped_by_thousands() {
+    assert_eq!(
+        tick_labels(&[0.1, 0.3, 1.0, 10.0, 1000.0, 1e6], Scale::Log),
+        ["0.1", "0.3", "1", "10", "1,000", "1,000,000"]
+    );
+    assert_eq!(
+        tick_labels(&[0.5, 1.0, 1.5], Scale::Linear),
+        ["0.5", "1.0", "1.5"]
+    );
+    assert_eq!(format_number(-1234.5, 1), "-1,234.5");
+}
+
+#[test]
+fn log_ticks_prefer_decades_and_fall_back_to_finer_steps() {
+    let fits = |_: &[f64]| true;
+    assert_eq!(
+        ticks(0.8, 1200.0, Scale::Log, fits).major,
+        [1.0, 10.0, 100.0, 1000.0]
+    );
+    assert_eq!(
+        ticks(4.0, 60.0, Scale::Log, fits).major,
+        [5.0, 10.0, 20.0, 50.0]
+    );
+    assert_eq!(ticks(3.0, 5.5, Scale::Log, fits).major, [3.0, 4.0, 5.0]);
+    // Too crowded: every other decade.
+    let at_most_4 = |t: &[f64]| t.len() <= 4;
+    assert_eq!(
+        ticks(1.0, 1e6, Scale::Log, at_most_4).major,
+        [1.0, 100.0, 1e4, 1e6]
+    );
+    assert_eq!(
+        ticks(0.6, 8.4, Scale::Linear, fits).major,
+        [2.0, 4.0, 6.0, 8.0]
+    );
+}
+
+#[test]
+fn text_widths_agree_with_plotters_own_layout() {
+    let pen = Pen {
+        format: Format::Png,
+        fonts: fonts().unwrap(),
+    };
+    for font in [TICK_LABEL_FONT, TITLE_FONT] {
+        for text in [
+            "ms per 1,000 rows (outside clock)",
+            "10,000",
+            "per-row",
+            "AVATAR",
+        ] {
+            let (plotters, _) = pen.style(font, TEXT).font.box_size(text).unwrap();
+            let ours = pen.width(text, font);
+            assert!(
+                (f64::from(plotters) - ours).abs() <= 2.0,
+                "{text:?} at {font:?}: plotters {plotters}, ours {ours}"
+            );
+        }
+    }
+}
+
+#[test]
+fn text_widths_are_positive_grow_with_the_text_and_kern() {
+    let pen = Pen {
+        format: Format::Svg,
+        fonts: fonts().unwrap(),
+    };
+    let widths: Vec<f64> = (1..=12)
+        .map(|n| pen.width(&"rows ".repeat(n), TICK_LABEL_FONT))
+        .collect();
+    assert!(
+        widths[0] > 0.0 && widths.windows(2).all(|w| w[1] > w[0]),
+        "{widths:?}"
+    );
+    assert!(pen.width("M", TITLE_FONT) > pen.width("M", TICK_LABEL_FONT));
+    // DejaVu kerns "AV" tighter than its two letters' advances.
+    let (a, v) = (pen.width("A", TITLE_FONT), pen.width("V", TITLE_FONT));
+    assert!(pen.width("AV", TITLE_FONT) < a + v);
+    // A character outside the font still takes room (the missing-glyph box).
+    assert!(pen.width("\u{10FFFF}", TICK_LABEL_FONT) > 0.0);
+    // DejaVu Sans: cap height 0.729 em, descent 0.236 em.
+    assert!(
+        (pen.fonts.cap_height - 0.729).abs() < 0.001,
+        "{}",
+        pen.fonts.cap_height
+    );
+    assert!(
+        (pen.fonts.descent - 0.236).abs() < 0.001,
+        "{}",
+        pen.fonts.descent
+    );
+}
+
+#[test]
+fn long_titles_shrink_then_end_in_an_ellipsis() {
+    let pen = Pen {
+        format: Format::Svg,
+        fonts: fonts().unwrap(),
+    };
+    let (text, font) = fitted_title(&pen, "short", 900.0);
+    assert_eq!((text.as_str(), font), ("short", TITLE_FONT));
+    let long = "word ".repeat(60);
+    let (text, font) = fitted_title(&pen, &long, 900.0);
+    assert_eq!(font.points, TITLE_MIN_PT);
+    assert!(
+        text.ends_with("word…") && pen.width(&text, font) <= 900.0,
+        "{text}"
+    );
+    assert_eq!(fitted_title(&pen, "x", 1.0).0, "…");
+}
+
+/// A chart of one line under a legend of two entries, with a band, in the style every
+/// chart uses.
+struct Sketch;
+
+impl Figure for Sketch {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, pen: &Pen) -> Result<()> {
+        let legend = vec![
+            (REFERENCE_SAMPLE, "reference".to_owned()),
+            (
+                Sample::Marker {
+                    color: strategy_color(Strategy::Bound),
+                    shape: Shape::Circle,
+                },
+                "found".to_owned(),
+            ),
+        ];
+        let axes = Axes {
+            x_label: "columns",
+            y_label: "rows",
+            x_scale: Scale::Linear,
+            x_range: (0.0, 10.0),
+            y_scale: Scale::Log,
+            y_range: (1.0, 1000.0),
+            y_labelled: (1.0, 100.0),
+            band: Some((100.0, 1000.0)),
+        };
+        draw_frame(
+            root,
+            pen,
+            &chart_title("sketch", "style"),
+            legend,
+            &axes,
+            |plot| {
+                plot.draw_series(LineSeries::new(
+                    [(1.0, 1.0), (9.0, 90.0)],
+                    stroke(TEXT, LINE_PT),
+                ))
+                .map_err(drawing_error)?;
+                Ok(())
+            },
+        )
+    }
+}
+
+/// The text of every `<text>` element of an SVG.
+fn svg_texts(svg: &str) -> Vec<&str> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|element| {
+            let (_, rest) = element.split_once('>')?;
+            Some(rest.split_once("</text>")?.0.trim())
+        })
+        .collect()
+}
+
+#[test]
+fn a_chart_is_written_as_a_300_dpi_png_and_an_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |ext: &str| dir.path().join(format!("sketch.{ext}"));
+    let files = write(&Sketch, path).unwrap();
+    assert_eq!(files, [path("png"), path("svg")]);
+    let png = std::fs::read(&files[0]).unwrap();
+    let reader = png::Decoder::new(png.as_slice()).read_info().unwrap();
+    let info = reader.info();
+    assert_eq!(info.size(), FIGURE);
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    let dims = info.pixel_dims.expect("a pHYs chunk");
+    assert_eq!(dims.unit, png::Unit::Meter);
+    // 11,811 pixels per metre: 300 dpi, to the nearest pixel per metre.
+    for per_metre in [dims.xppu, dims.yppu] {
+        assert!(
+            (f64::from(per_metre) * 0.0254 - DPI).abs() < 0.01,
+            "{per_metre}"
+        );
+    }
+    let svg = std::fs::read_to_string(&files[1]).unwrap();
+    assert!(svg.starts_with("<svg"), "{}", &svg[..80]);
+    let texts = svg_texts(&svg);
+    for text in [
+        "sketch: style",
+        "reference",
+        "found",
+        "columns",
+        "rows",
+        "1",
+        "100",
+    ] {
+        assert!(texts.contains(&text), "{text} not in {texts:?}");
+    }
+    assert!(
+        !texts.contains(&"1,000"),
+        "the band is not labelled: {texts:?}"
+    );
+}
+
+#[test]
+fn svg_text_is_set_in_the_embedded_dejavu_sans_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write(&Sketch, |ext| dir.path().join(format!("sketch.{ext}"))).unwrap();
+    let svg = std::fs::read_to_string(&files[1]).unwrap();
+    assert_svg_font_is_embedded(&svg);
+}
+
+/// `svg` carries DejaVu Sans (regular, and bold where text is bold) as `@font-face` rules of
+/// the font's own bytes, and its text names no other family.
+fn assert_svg_font_is_embedded(svg: &str) {
+    let (head, body) = svg
+        .split_once("</style></defs>")
+        .expect("a <style> in <defs>");
+    assert!(head.starts_with("<svg") && head.contains(">\n<defs><style>@font-face{"));
+    let face = |weight: &str, font: &[u8]| {
+        format!(
+            "@font-face{{font-family:\"DejaVu Sans\";font-weight:{weight};\
+                 src:url(data:font/ttf;base64,{}) format(\"truetype\");}}",
+            BASE64.encode(font)
+        )
+    };
+    assert!(head.contains(&face("normal", dejavu::sans::regular())));
+    assert_eq!(
+        head.contains(&face("bold", dejavu::sans::bold())),
+        body.contains(r#"font-weight="bold""#),
+        "the bold face is embedded when, and only when, some text is bold"
+    );
+    assert_eq!(
+        head.matches("font-family").count(),
+        head.matches("@font-face").count()
+    );
+    let families: Vec<&str> = body
+        .split(r#"font-family=""#)
+        .skip(1)
+        .map(|rest| rest.split_once('"').unwrap().0)
+        .collect();
+    assert!(families.iter().all(|f| *f == "DejaVu Sans"), "{families:?}");
+    // Every text element names it, and nothing else names a font.
+    assert_eq!(body.matches("<text").count(), families.len());
+    assert_eq!(body.matches("font-family").count(), families.len());
+}
