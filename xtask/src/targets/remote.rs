@@ -7,6 +7,7 @@
 //! panic, Ctrl-C) unless `--keep`. [`wrangler`] holds the commands as data and the one runner
 //! that executes them; [`lifecycle`] the order and the teardown.
 
+pub mod answers;
 pub mod lifecycle;
 pub mod wrangler;
 
@@ -238,7 +239,7 @@ pub fn clean(
     let names: Vec<String> = if names.is_empty() {
         let prefix = lifecycle::prefix(tag)?;
         let answer = wrangler.run(&Step::ListDatabases)?;
-        let mut found: Vec<String> = wrangler::parse_database_list(&answer.stdout)?
+        let mut found: Vec<String> = answers::parse_database_list(&answer.stdout)?
             .into_iter()
             .map(|db| db.name)
             .filter(|name| name.starts_with(&prefix))

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result, bail};
 
-use super::wrangler::{self, Secret, Step, Wrangler};
+use super::wrangler::{Secret, Step, Wrangler};
 use crate::flags::Location;
 use crate::procs::{self, CleanupRegistration};
 
@@ -345,21 +345,21 @@ impl Deployment {
             match &step {
                 Step::CreateDatabase { .. } => {
                     let text = answer.text();
-                    let id = wrangler::parse_database_id(&text).with_context(|| {
+                    let id = super::answers::parse_database_id(&text).with_context(|| {
                         format!(
                             "`{}` printed no database_id; it printed:\n{}",
                             step.label(),
                             text.trim()
                         )
                     })?;
-                    created_in_region = wrangler::parse_created_region(&text);
+                    created_in_region = super::answers::parse_created_region(&text);
                     let contents = wrangler_config(&name, &id, &entry, &compatibility_date);
                     std::fs::write(&config, contents)
                         .with_context(|| format!("cannot write {}", config.display()))?;
                 }
                 Step::Deploy { .. } => {
                     let text = answer.text();
-                    let found = wrangler::parse_workers_dev_url(&text, name.as_str());
+                    let found = super::answers::parse_workers_dev_url(&text, name.as_str());
                     url = Some(found.with_context(|| {
                         format!(
                             "`{}` printed no https://{}.<subdomain>.workers.dev address (does the \

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use serde::Deserialize;
 
+use super::answers::tail;
 use crate::flags::Location;
 use crate::procs::{self, ProcessGroup};
 
@@ -560,109 +560,10 @@ fn prepend_path(dir: &Path) -> OsString {
     std::env::join_paths(parts).expect("PATH entries hold no separator")
 }
 
-/// The last `lines` lines of `text`.
-fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.trim().lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
-/// The database id in `wrangler d1 create`'s answer: the UUID after `database_id`, whether
-/// wrangler printed the binding snippet as TOML (`database_id = "..."`) or JSON.
-pub fn parse_database_id(text: &str) -> Option<String> {
-    let after = &text[text.find("database_id")? + "database_id".len()..];
-    find_uuid(after)
-}
-
-/// The first UUID (8-4-4-4-12 hex digits) in `text`.
-fn find_uuid(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let shape = [8, 4, 4, 4, 12];
-    (0..bytes.len()).find_map(|start| {
-        let mut at = start;
-        for (i, len) in shape.iter().enumerate() {
-            if i > 0 {
-                if bytes.get(at) != Some(&b'-') {
-                    return None;
-                }
-                at += 1;
-            }
-            let group = bytes.get(at..at + len)?;
-            if !group.iter().all(u8::is_ascii_hexdigit) {
-                return None;
-            }
-            at += len;
-        }
-        let clean_edge = |b: Option<&u8>| b.is_none_or(|b| !b.is_ascii_alphanumeric());
-        (clean_edge(start.checked_sub(1).and_then(|s| bytes.get(s))) && clean_edge(bytes.get(at)))
-            .then(|| text[start..at].to_owned())
-    })
-}
-
-/// The region in `✅ Successfully created DB '<name>' in region WEUR`, when wrangler says it.
-pub fn parse_created_region(text: &str) -> Option<String> {
-    let after = &text[text.find(" in region ")? + " in region ".len()..];
-    let region: String = after
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    (!region.is_empty()).then_some(region)
-}
-
-/// The `https://<worker>.<subdomain>.workers.dev` URL `wrangler deploy` lists under its triggers.
-pub fn parse_workers_dev_url(text: &str, worker: &str) -> Option<String> {
-    let prefix = format!("https://{worker}.");
-    let workers_dev = text
-        .split_whitespace()
-        .map(|word| word.trim_end_matches(['/', ',', '.', ')']))
-        .find(|word| word.starts_with(&prefix) && word.ends_with(".workers.dev"))
-        .map(str::to_owned);
-    // Otherwise the address deploy printed on a line of its own, as it lists a Worker's
-    // triggers (the stand-in's local wrangler dev address is one such line).
-    workers_dev.or_else(|| {
-        text.lines()
-            .map(str::trim)
-            .find(|line| {
-                (line.starts_with("https://") || line.starts_with("http://"))
-                    && !line.contains(char::is_whitespace)
-                    && !line.trim_end_matches('/').ends_with(".workers.dev")
-            })
-            .map(|line| line.trim_end_matches('/').to_owned())
-    })
-}
-
-/// A database as `wrangler d1 list --json` lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct ListedDatabase {
-    pub name: String,
-    pub uuid: String,
-    #[serde(default)]
-    pub created_at: Option<String>,
-}
-
-/// `wrangler d1 list --json`'s answer: a JSON array of databases (anything printed before the
-/// array, such as a warning, is skipped).
-pub fn parse_database_list(stdout: &str) -> Result<Vec<ListedDatabase>> {
-    let start = stdout.find('[').with_context(|| {
-        format!(
-            "`wrangler d1 list --json` printed no JSON array:\n{}",
-            tail(stdout, 10)
-        )
-    })?;
-    let mut stream = serde_json::Deserializer::from_str(&stdout[start..]).into_iter();
-    stream
-        .next()
-        .context("`wrangler d1 list --json` printed an empty answer")?
-        .with_context(|| {
-            format!(
-                "cannot read the database list wrangler printed:\n{}",
-                tail(stdout, 10)
-            )
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::targets::remote::answers::*;
 
     const UUID: &str = "6b3f3c1e-2a4d-4c8e-9f10-0a1b2c3d4e5f";
 
