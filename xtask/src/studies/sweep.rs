@@ -5,8 +5,9 @@
 //! sends each point `warmup` times unrecorded, then `repeats` times measured; its series are
 //! products of strategies × columns × row sizes × escape shares × non-ASCII shares × index
 //! counts (each a list) at a row count. Every probe is also checked by the core's own
-//! validation, so a file cannot ask for a probe the Worker would refuse, and every point of a
-//! chart must be one set of parameters, so a chart never mixes two.
+//! validation, so a file cannot ask for a probe the Worker would refuse, and a row size below
+//! what its columns take is refused at the value. Every point of a chart must be one set of
+//! parameters, so a chart never mixes two.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +16,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
+use d1bench_core::generate::{INTEGER_BYTES, RowGenerator, integer_columns};
 use d1bench_core::probe::{MAX_PROBE_COLUMNS, MAX_PROBE_INDEXES, MAX_PROBE_ROWS};
 use d1bench_core::{ProbeRequest, Strategy, TextMix};
 use serde::Deserialize;
@@ -108,6 +110,9 @@ fn default_seed() -> u64 {
     1
 }
 
+/// A series' list of values, each with its place in the file.
+pub type List<T> = NonEmpty<Spanned<T>>;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Series {
@@ -115,30 +120,46 @@ pub struct Series {
     /// one share the strategy's plain line.
     #[serde(default)]
     pub label: Option<Label>,
-    pub strategies: NonEmpty<Strategy>,
-    pub columns: NonEmpty<Columns>,
-    pub row_bytes: NonEmpty<usize>,
+    pub strategies: List<Strategy>,
+    pub columns: List<Columns>,
+    pub row_bytes: List<usize>,
     pub rows: Rows,
     /// Overrides the planner's rows per statement (bound and literal only).
     #[serde(default)]
     pub rows_per_statement: Option<NonZeroUsize>,
     /// Shares of text values generated with characters that need escaping.
     #[serde(default = "zero_share")]
-    pub escape_share: NonEmpty<Share>,
+    pub escape_share: List<Share>,
     /// Shares of text values generated with multi-byte characters.
     #[serde(default = "zero_share")]
-    pub non_ascii_share: NonEmpty<Share>,
+    pub non_ascii_share: List<Share>,
     /// Secondary index counts of the probe's table.
     #[serde(default = "no_indexes")]
-    pub indexes: NonEmpty<Indexes>,
+    pub indexes: List<Indexes>,
 }
 
-fn zero_share() -> NonEmpty<Share> {
-    NonEmpty(vec![Share(0.0)])
+/// The one value of a list the file leaves out. Its span is never shown: errors about a list
+/// point at values the file wrote.
+fn default_list<T>(value: T) -> List<T> {
+    NonEmpty(vec![Spanned::new(0..0, value)])
 }
 
-fn no_indexes() -> NonEmpty<Indexes> {
-    NonEmpty(vec![Indexes(0)])
+fn zero_share() -> List<Share> {
+    default_list(Share(0.0))
+}
+
+fn no_indexes() -> List<Indexes> {
+    default_list(Indexes(0))
+}
+
+/// The values of a list, without their places in the file.
+fn values<T: Copy>(list: &List<T>) -> impl Iterator<Item = T> + '_ {
+    list.0.iter().map(|value| *value.get_ref())
+}
+
+/// `1 integer column`, `2 integer columns`.
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// A series' label: what tells its lines apart from other series of the same strategies.
@@ -296,6 +317,7 @@ impl Experiment {
             let mut points: BTreeMap<(Strategy, String, u64), (usize, ProbeRequest)> =
                 BTreeMap::new();
             for (index, series) in profile.series.0.iter().enumerate() {
+                experiment.check_series(series.get_ref())?;
                 for probe in expand_series(series.get_ref(), profile, index, 0) {
                     let request = &probe.request;
                     if let Err(e) = request.validate() {
@@ -346,6 +368,37 @@ impl Experiment {
 
     fn error_at(&self, span: Option<Range<usize>>, message: &str) -> String {
         located(&self.path, &self.source, span, message)
+    }
+
+    /// What is wrong with one series on its own: a row size below what its columns take (rows
+    /// would be bigger than the file says).
+    fn check_series(&self, series: &Series) -> Result<()> {
+        let widest = values(&series.columns)
+            .map(|Columns(c)| c)
+            .max()
+            .unwrap_or(1);
+        let least = RowGenerator::min_row_bytes(widest);
+        for row_bytes in &series.row_bytes.0 {
+            let asked = *row_bytes.get_ref();
+            let message = if asked == 0 {
+                "row-bytes = 0 asks for rows without payload, which measure nothing; a row \
+                 must be at least 1 byte"
+                    .to_owned()
+            } else if asked < least {
+                let integers = integer_columns(widest);
+                format!(
+                    "row-bytes = {asked} is below what {widest} columns take (at least {least} \
+                     bytes: {} of {INTEGER_BYTES} bytes each, while the {} can be empty); rows \
+                     would be written at {least} bytes, not {asked}",
+                    count(integers, "integer column"),
+                    count(widest - integers, "text column"),
+                )
+            } else {
+                continue;
+            };
+            return Err(anyhow!(self.error_at(Some(row_bytes.span()), &message)));
+        }
+        Ok(())
     }
 
     fn profiles(&self) -> Profiles<'_, Profile> {
@@ -425,16 +478,16 @@ fn expand_series(
         .map(|l| l.0.clone())
         .unwrap_or_default();
     let mut probes = Vec::new();
-    for &Columns(columns) in &series.columns.0 {
-        for &row_bytes in &series.row_bytes.0 {
-            for &Share(escape_share) in &series.escape_share.0 {
-                for &Share(non_ascii_share) in &series.non_ascii_share.0 {
-                    for &Indexes(indexes) in &series.indexes.0 {
+    for Columns(columns) in values(&series.columns) {
+        for row_bytes in values(&series.row_bytes) {
+            for Share(escape_share) in values(&series.escape_share) {
+                for Share(non_ascii_share) in values(&series.non_ascii_share) {
+                    for Indexes(indexes) in values(&series.indexes) {
                         let runs = (0..profile.warmup)
                             .map(|r| (true, r))
                             .chain((0..profile.repeats.get()).map(|r| (false, r)));
                         for (warmup, repeat) in runs {
-                            for &strategy in &series.strategies.0 {
+                            for strategy in values(&series.strategies) {
                                 let probe_id = first_id + probes.len() as u64 + 1;
                                 probes.push(PlannedProbe {
                                     series: index,
@@ -560,6 +613,31 @@ non-ascii-share = [1]
                 (14, false, 0, "literal", 1.0, 1.0, 0, "all non-ASCII"),
                 (15, false, 1, "literal", 1.0, 1.0, 0, "all non-ASCII"),
             ]
+        );
+    }
+
+    /// A file of one `full` profile (2 repeats, 1 warm-up) with these series, on `columns`.
+    fn parse_series(series: &str) -> Result<Experiment> {
+        let source = format!(
+            "description = \"d\"\nx-axis = \"columns\"\n[profile.full]\nrepeats = 2\n\
+             warmup = 1\n{series}"
+        );
+        Experiment::parse("t", Path::new("t.toml"), source)
+    }
+
+    #[test]
+    fn rows_as_small_as_their_columns_allow_parse_and_smaller_ones_do_not() {
+        let series = |row_bytes: usize| {
+            format!(
+                "[[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [2, 50]\n\
+                 row-bytes = [{row_bytes}]\nrows = 10\n"
+            )
+        };
+        parse_series(&series(128)).unwrap();
+        let err = parse_series(&series(127)).unwrap_err().to_string();
+        assert!(
+            err.contains("row-bytes = 127 is below what 50 columns take (at least 128 bytes"),
+            "{err}"
         );
     }
 
