@@ -7,7 +7,8 @@
 //! counts (each a list) at a row count. Every probe is also checked by the core's own
 //! validation, so a file cannot ask for a probe the Worker would refuse, and a row size below
 //! what its columns take is refused at the value. Every point of a chart must be one set of
-//! parameters, so a chart never mixes two.
+//! parameters, so a chart never mixes two, and be drawn once: a list that repeats a value, a
+//! series that repeats another, or two series drawing one point would run its probes twice.
 
 use std::collections::BTreeMap;
 
@@ -113,7 +114,7 @@ fn default_seed() -> u64 {
 /// A series' list of values, each with its place in the file.
 pub type List<T> = NonEmpty<Spanned<T>>;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Series {
     /// Names the series' lines in charts and tables (`bound, all non-ASCII`); series without
@@ -155,6 +156,14 @@ fn no_indexes() -> List<Indexes> {
 /// The values of a list, without their places in the file.
 fn values<T: Copy>(list: &List<T>) -> impl Iterator<Item = T> + '_ {
     list.0.iter().map(|value| *value.get_ref())
+}
+
+/// The first value of a list that an earlier one repeats.
+fn first_repeat<T: PartialEq>(list: &List<T>) -> Option<&Spanned<T>> {
+    let values = &list.0;
+    (1..values.len())
+        .find(|&i| values[..i].contains(&values[i]))
+        .map(|i| &values[i])
 }
 
 /// `1 integer column`, `2 integer columns`.
@@ -318,7 +327,24 @@ impl Experiment {
                 BTreeMap::new();
             for (index, series) in profile.series.0.iter().enumerate() {
                 experiment.check_series(series.get_ref())?;
-                for probe in expand_series(series.get_ref(), profile, index, 0) {
+                let earlier = &profile.series.0[..index];
+                if let Some(first) = earlier.iter().position(|s| s == series) {
+                    return Err(anyhow!(experiment.error_at(
+                        Some(series.span()),
+                        &format!(
+                            "series {} repeats series {} exactly: every probe would run twice; \
+                             remove one or change its label",
+                            index + 1,
+                            first + 1
+                        )
+                    )));
+                }
+                // Repeats and warm-ups of a point are the same probe: the first measured one
+                // stands for them all.
+                let firsts = expand_series(series.get_ref(), profile, index, 0)
+                    .into_iter()
+                    .filter(|probe| !probe.warmup && probe.repeat == 0);
+                for probe in firsts {
                     let request = &probe.request;
                     if let Err(e) = request.validate() {
                         return Err(anyhow!(experiment.error_at(
@@ -333,33 +359,44 @@ impl Experiment {
                         points.insert(key, point);
                         continue;
                     };
-                    if *drawn != point.1 {
-                        let (who, remedy) = if *other == index {
-                            (
-                                "this series draws".to_owned(),
-                                "split the series and give the parts different labels",
-                            )
-                        } else {
-                            (
-                                format!("this series and series {} both draw", other + 1),
-                                "give the series different labels",
-                            )
-                        };
-                        return Err(anyhow!(experiment.error_at(
-                            Some(series.span()),
-                            &format!(
-                                "{who} {} at {} = {} with different parameters ({}; then {}): \
+                    let line = line_name(request.strategy, &probe.label);
+                    let at = format!("{} = {}", axis.name(), axis.format(x));
+                    let message = match (*other == index, *drawn == point.1) {
+                        (true, true) => format!(
+                            "this series draws {line} at {at} twice with the same parameters \
+                             ({}): its probes would run twice; remove the repeated value",
+                            describe(drawn)
+                        ),
+                        (false, true) => format!(
+                            "this series and series {} both draw {line} at {at} with the same \
+                             parameters ({}): its probes would run twice; remove the point from \
+                             one of them or give the series different labels",
+                            other + 1,
+                            describe(drawn)
+                        ),
+                        (same_series, false) => {
+                            let (who, remedy) = if same_series {
+                                (
+                                    "this series draws".to_owned(),
+                                    "split the series and give the parts different labels",
+                                )
+                            } else {
+                                (
+                                    format!("this series and series {} both draw", other + 1),
+                                    "give the series different labels",
+                                )
+                            };
+                            format!(
+                                "{who} {line} at {at} with different parameters ({}; then {}): \
                                  a chart would mix them, as only `{}` may vary along a line; \
                                  {remedy}",
-                                line_name(request.strategy, &probe.label),
-                                axis.name(),
-                                axis.format(x),
                                 describe(drawn),
                                 describe(&point.1),
                                 axis.name(),
                             )
-                        )));
-                    }
+                        }
+                    };
+                    return Err(anyhow!(experiment.error_at(Some(series.span()), &message)));
                 }
             }
         }
@@ -370,9 +407,29 @@ impl Experiment {
         located(&self.path, &self.source, span, message)
     }
 
-    /// What is wrong with one series on its own: a row size below what its columns take (rows
-    /// would be bigger than the file says).
+    /// What is wrong with one series on its own: a list that repeats a value (its points would
+    /// be drawn twice), or a row size below what its columns take (rows would be bigger than
+    /// the file says).
     fn check_series(&self, series: &Series) -> Result<()> {
+        let repeat = first_repeat(&series.strategies)
+            .map(|v| ("strategies", v.span()))
+            .or_else(|| first_repeat(&series.columns).map(|v| ("columns", v.span())))
+            .or_else(|| first_repeat(&series.row_bytes).map(|v| ("row-bytes", v.span())))
+            .or_else(|| first_repeat(&series.escape_share).map(|v| ("escape-share", v.span())))
+            .or_else(|| {
+                first_repeat(&series.non_ascii_share).map(|v| ("non-ascii-share", v.span()))
+            })
+            .or_else(|| first_repeat(&series.indexes).map(|v| ("indexes", v.span())));
+        if let Some((key, span)) = repeat {
+            let value = &self.source[span.clone()];
+            return Err(anyhow!(self.error_at(
+                Some(span),
+                &format!(
+                    "`{key}` lists {value} twice: the series would draw the same points twice, \
+                     running each of their probes twice; remove one"
+                )
+            )));
+        }
         let widest = values(&series.columns)
             .map(|Columns(c)| c)
             .max()
@@ -639,6 +696,39 @@ non-ascii-share = [1]
             err.contains("row-bytes = 127 is below what 50 columns take (at least 128 bytes"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn repeats_are_refused_wherever_they_hide() {
+        let err = parse_series(
+            "[[profile.full.series]]\nstrategies = [\"bound\", \"literal\", \"bound\"]\n\
+             columns = [8]\nrow-bytes = [100]\nrows = 10\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("`strategies` lists \"bound\" twice"), "{err}");
+        assert!(err.contains("t.toml:7:35:"), "{err}");
+        // The same probes with the lists in another order: not the same text, the same points.
+        let err = parse_series(
+            "[[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [1, 8]\n\
+             row-bytes = [100]\nrows = 10\n\
+             [[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [8, 1]\n\
+             row-bytes = [100]\nrows = 10\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("this series and series 1 both draw bound at columns = 8 with the same"),
+            "{err}"
+        );
+        // A label tells two series apart even when they run the same probes.
+        parse_series(
+            "[[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [1, 8]\n\
+             row-bytes = [100]\nrows = 10\n\
+             [[profile.full.series]]\nlabel = \"again\"\nstrategies = [\"bound\"]\n\
+             columns = [1, 8]\nrow-bytes = [100]\nrows = 10\n",
+        )
+        .unwrap();
     }
 
     #[test]
