@@ -46,6 +46,11 @@ pub fn column_type(j: usize) -> ColumnType {
     }
 }
 
+/// How many of the first `columns` columns are integers: every third one.
+pub fn integer_columns(columns: usize) -> usize {
+    columns / 3
+}
+
 /// What the generated text values contain.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -150,12 +155,20 @@ impl RowGenerator {
         }
     }
 
+    /// The smallest `row_bytes` whose rows come out at exactly that size with `columns` columns:
+    /// the integers' [`INTEGER_BYTES`] each (the texts share what is left and may be empty), and
+    /// at least one byte, as a row without payload measures nothing. Below it the integers alone
+    /// overflow the budget and [`RowGenerator::row_payload_bytes`] is more than was asked.
+    pub fn min_row_bytes(columns: usize) -> usize {
+        (integer_columns(columns) * INTEGER_BYTES).max(1)
+    }
+
     pub fn columns(&self) -> usize {
         self.columns
     }
 
-    /// The payload bytes of every row: what `row_bytes` asked for, unless the integers alone
-    /// exceed it.
+    /// The payload bytes of every row: what `row_bytes` asked for, unless it is below
+    /// [`RowGenerator::min_row_bytes`] and the integers alone exceed it.
     pub fn row_payload_bytes(&self) -> usize {
         (0..self.columns)
             .map(|j| match column_type(j) {
@@ -255,6 +268,33 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn min_row_bytes_is_exactly_where_rows_stop_hitting_their_size() {
+        for columns in 1..=300 {
+            let min = RowGenerator::min_row_bytes(columns);
+            let integers = (0..columns)
+                .filter(|&j| column_type(j) == ColumnType::Integer)
+                .count();
+            assert_eq!(integer_columns(columns), integers);
+            assert_eq!(min, (integers * INTEGER_BYTES).max(1), "C={columns}");
+            for row_bytes in min..min + 40 {
+                let generator = RowGenerator::new(columns, row_bytes, 5, TextMix::HOSTILE);
+                assert_eq!(generator.row_payload_bytes(), row_bytes, "C={columns}");
+                assert_eq!(payload(&generator.row(0)), row_bytes, "C={columns}");
+            }
+            if integers > 0 {
+                let generator = RowGenerator::new(columns, min - 1, 5, TextMix::HOSTILE);
+                assert_eq!(generator.row_payload_bytes(), min, "C={columns}");
+            }
+        }
+        // 50 columns hold 16 integers: 128 bytes, however few are asked for.
+        assert_eq!(RowGenerator::min_row_bytes(50), 128);
+        assert_eq!(
+            RowGenerator::new(50, 3, 1, TextMix::default()).row_payload_bytes(),
+            128
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::checksum::Checksum;
-use crate::generate::{RowGenerator, TextMix};
+use crate::generate::{INTEGER_BYTES, RowGenerator, TextMix, integer_columns};
 use crate::refusal::RefusalKind;
 
 /// How a probe writes its rows.
@@ -149,16 +149,34 @@ impl ProbeRequest {
                 format!("must be 1 to {MAX_PROBE_ROWS}, got {}", self.rows),
             );
         }
-        // What the generator really makes: integers take their 8 bytes even when `row_bytes`
-        // asks for less.
-        let row_payload = RowGenerator::new(self.columns, self.row_bytes, 0, TextMix::default())
-            .row_payload_bytes();
-        if self.rows.saturating_mul(row_payload) > MAX_PROBE_PAYLOAD_BYTES {
+        if self.row_bytes == 0 {
+            return fail(
+                "row_bytes",
+                "must be at least 1: a row without payload measures nothing".into(),
+            );
+        }
+        // Below the minimum the generator would make rows bigger than asked: integers take
+        // their 8 bytes whatever `row_bytes` says.
+        let min_row_bytes = RowGenerator::min_row_bytes(self.columns);
+        if self.row_bytes < min_row_bytes {
+            return fail(
+                "row_bytes",
+                format!(
+                    "{} columns take at least {min_row_bytes} bytes ({} integer columns of \
+                     {INTEGER_BYTES} bytes each), got {}: rows would be written at \
+                     {min_row_bytes} bytes",
+                    self.columns,
+                    integer_columns(self.columns),
+                    self.row_bytes
+                ),
+            );
+        }
+        if self.rows.saturating_mul(self.row_bytes) > MAX_PROBE_PAYLOAD_BYTES {
             return fail(
                 "row_bytes",
                 format!(
                     "rows × row bytes = {} exceeds the {MAX_PROBE_PAYLOAD_BYTES}-byte payload cap of one probe",
-                    self.rows.saturating_mul(row_payload)
+                    self.rows.saturating_mul(self.row_bytes)
                 ),
             );
         }
@@ -347,10 +365,27 @@ mod tests {
     #[test]
     fn each_bad_field_is_named() {
         type Breaks = fn(&mut ProbeRequest);
-        let cases: [(Breaks, &str); 11] = [
+        let cases: [(Breaks, &str); 14] = [
             (|p| p.columns = 0, "columns"),
             (|p| p.rows = 0, "rows"),
             (|p| p.row_bytes = 100_000_000, "row_bytes"),
+            (|p| p.row_bytes = 0, "row_bytes"),
+            // 3 bytes asked for, but 16 integer columns take 8 bytes each.
+            (
+                |p| {
+                    p.columns = 50;
+                    p.row_bytes = 3
+                },
+                "row_bytes",
+            ),
+            // One byte short of the 128 those 16 integers take.
+            (
+                |p| {
+                    p.columns = 50;
+                    p.row_bytes = 127
+                },
+                "row_bytes",
+            ),
             // 1 byte asked for, but 666 integer columns take 8 bytes each.
             (
                 |p| {
@@ -364,6 +399,7 @@ mod tests {
             (
                 |p| {
                     p.columns = 100;
+                    p.row_bytes = 1_000;
                     p.indexes = 65
                 },
                 "indexes",
@@ -391,6 +427,29 @@ mod tests {
             break_it(&mut p);
             assert_eq!(p.validate().unwrap_err().field, field);
         }
+    }
+
+    #[test]
+    fn rows_as_small_as_their_columns_allow_pass_and_smaller_ones_say_why() {
+        let mut p = probe();
+        p.columns = 50;
+        p.row_bytes = 128;
+        p.validate().unwrap();
+        p.columns = 2;
+        p.row_bytes = 1;
+        p.validate().unwrap();
+        p.columns = 50;
+        p.row_bytes = 3;
+        assert_eq!(
+            p.validate().unwrap_err().to_string(),
+            "`row_bytes`: 50 columns take at least 128 bytes (16 integer columns of 8 bytes \
+             each), got 3: rows would be written at 128 bytes"
+        );
+        p.row_bytes = 0;
+        assert_eq!(
+            p.validate().unwrap_err().to_string(),
+            "`row_bytes`: must be at least 1: a row without payload measures nothing"
+        );
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub fn toml_stems(dir: &Path) -> Result<Vec<String>> {
 }
 
 /// A list that must hold at least one value.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NonEmpty<T>(pub Vec<T>);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for NonEmpty<T> {

@@ -5,8 +5,10 @@
 //! sends each point `warmup` times unrecorded, then `repeats` times measured; its series are
 //! products of strategies × columns × row sizes × escape shares × non-ASCII shares × index
 //! counts (each a list) at a row count. Every probe is also checked by the core's own
-//! validation, so a file cannot ask for a probe the Worker would refuse, and every point of a
-//! chart must be one set of parameters, so a chart never mixes two.
+//! validation, so a file cannot ask for a probe the Worker would refuse, and a row size below
+//! what its columns take is refused at the value. Every point of a chart must be one set of
+//! parameters, so a chart never mixes two, and be drawn once: a list that repeats a value, a
+//! series that repeats another, or two series drawing one point would run its probes twice.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +17,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
+use d1bench_core::generate::{INTEGER_BYTES, RowGenerator, integer_columns};
 use d1bench_core::probe::{MAX_PROBE_COLUMNS, MAX_PROBE_INDEXES, MAX_PROBE_ROWS};
 use d1bench_core::{ProbeRequest, Strategy, TextMix};
 use serde::Deserialize;
@@ -108,37 +111,64 @@ fn default_seed() -> u64 {
     1
 }
 
-#[derive(Debug, Deserialize)]
+/// A series' list of values, each with its place in the file.
+pub type List<T> = NonEmpty<Spanned<T>>;
+
+#[derive(Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Series {
     /// Names the series' lines in charts and tables (`bound, all non-ASCII`); series without
     /// one share the strategy's plain line.
     #[serde(default)]
     pub label: Option<Label>,
-    pub strategies: NonEmpty<Strategy>,
-    pub columns: NonEmpty<Columns>,
-    pub row_bytes: NonEmpty<usize>,
+    pub strategies: List<Strategy>,
+    pub columns: List<Columns>,
+    pub row_bytes: List<usize>,
     pub rows: Rows,
     /// Overrides the planner's rows per statement (bound and literal only).
     #[serde(default)]
     pub rows_per_statement: Option<NonZeroUsize>,
     /// Shares of text values generated with characters that need escaping.
     #[serde(default = "zero_share")]
-    pub escape_share: NonEmpty<Share>,
+    pub escape_share: List<Share>,
     /// Shares of text values generated with multi-byte characters.
     #[serde(default = "zero_share")]
-    pub non_ascii_share: NonEmpty<Share>,
+    pub non_ascii_share: List<Share>,
     /// Secondary index counts of the probe's table.
     #[serde(default = "no_indexes")]
-    pub indexes: NonEmpty<Indexes>,
+    pub indexes: List<Indexes>,
 }
 
-fn zero_share() -> NonEmpty<Share> {
-    NonEmpty(vec![Share(0.0)])
+/// The one value of a list the file leaves out. Its span is never shown: errors about a list
+/// point at values the file wrote.
+fn default_list<T>(value: T) -> List<T> {
+    NonEmpty(vec![Spanned::new(0..0, value)])
 }
 
-fn no_indexes() -> NonEmpty<Indexes> {
-    NonEmpty(vec![Indexes(0)])
+fn zero_share() -> List<Share> {
+    default_list(Share(0.0))
+}
+
+fn no_indexes() -> List<Indexes> {
+    default_list(Indexes(0))
+}
+
+/// The values of a list, without their places in the file.
+fn values<T: Copy>(list: &List<T>) -> impl Iterator<Item = T> + '_ {
+    list.0.iter().map(|value| *value.get_ref())
+}
+
+/// The first value of a list that an earlier one repeats.
+fn first_repeat<T: PartialEq>(list: &List<T>) -> Option<&Spanned<T>> {
+    let values = &list.0;
+    (1..values.len())
+        .find(|&i| values[..i].contains(&values[i]))
+        .map(|i| &values[i])
+}
+
+/// `1 integer column`, `2 integer columns`.
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// A series' label: what tells its lines apart from other series of the same strategies.
@@ -296,7 +326,25 @@ impl Experiment {
             let mut points: BTreeMap<(Strategy, String, u64), (usize, ProbeRequest)> =
                 BTreeMap::new();
             for (index, series) in profile.series.0.iter().enumerate() {
-                for probe in expand_series(series.get_ref(), profile, index, 0) {
+                experiment.check_series(series.get_ref())?;
+                let earlier = &profile.series.0[..index];
+                if let Some(first) = earlier.iter().position(|s| s == series) {
+                    return Err(anyhow!(experiment.error_at(
+                        Some(series.span()),
+                        &format!(
+                            "series {} repeats series {} exactly: every probe would run twice; \
+                             remove one or change its label",
+                            index + 1,
+                            first + 1
+                        )
+                    )));
+                }
+                // Repeats and warm-ups of a point are the same probe: the first measured one
+                // stands for them all.
+                let firsts = expand_series(series.get_ref(), profile, index, 0)
+                    .into_iter()
+                    .filter(|probe| !probe.warmup && probe.repeat == 0);
+                for probe in firsts {
                     let request = &probe.request;
                     if let Err(e) = request.validate() {
                         return Err(anyhow!(experiment.error_at(
@@ -311,33 +359,44 @@ impl Experiment {
                         points.insert(key, point);
                         continue;
                     };
-                    if *drawn != point.1 {
-                        let (who, remedy) = if *other == index {
-                            (
-                                "this series draws".to_owned(),
-                                "split the series and give the parts different labels",
-                            )
-                        } else {
-                            (
-                                format!("this series and series {} both draw", other + 1),
-                                "give the series different labels",
-                            )
-                        };
-                        return Err(anyhow!(experiment.error_at(
-                            Some(series.span()),
-                            &format!(
-                                "{who} {} at {} = {} with different parameters ({}; then {}): \
+                    let line = line_name(request.strategy, &probe.label);
+                    let at = format!("{} = {}", axis.name(), axis.format(x));
+                    let message = match (*other == index, *drawn == point.1) {
+                        (true, true) => format!(
+                            "this series draws {line} at {at} twice with the same parameters \
+                             ({}): its probes would run twice; remove the repeated value",
+                            describe(drawn)
+                        ),
+                        (false, true) => format!(
+                            "this series and series {} both draw {line} at {at} with the same \
+                             parameters ({}): its probes would run twice; remove the point from \
+                             one of them or give the series different labels",
+                            other + 1,
+                            describe(drawn)
+                        ),
+                        (same_series, false) => {
+                            let (who, remedy) = if same_series {
+                                (
+                                    "this series draws".to_owned(),
+                                    "split the series and give the parts different labels",
+                                )
+                            } else {
+                                (
+                                    format!("this series and series {} both draw", other + 1),
+                                    "give the series different labels",
+                                )
+                            };
+                            format!(
+                                "{who} {line} at {at} with different parameters ({}; then {}): \
                                  a chart would mix them, as only `{}` may vary along a line; \
                                  {remedy}",
-                                line_name(request.strategy, &probe.label),
-                                axis.name(),
-                                axis.format(x),
                                 describe(drawn),
                                 describe(&point.1),
                                 axis.name(),
                             )
-                        )));
-                    }
+                        }
+                    };
+                    return Err(anyhow!(experiment.error_at(Some(series.span()), &message)));
                 }
             }
         }
@@ -346,6 +405,57 @@ impl Experiment {
 
     fn error_at(&self, span: Option<Range<usize>>, message: &str) -> String {
         located(&self.path, &self.source, span, message)
+    }
+
+    /// What is wrong with one series on its own: a list that repeats a value (its points would
+    /// be drawn twice), or a row size below what its columns take (rows would be bigger than
+    /// the file says).
+    fn check_series(&self, series: &Series) -> Result<()> {
+        let repeat = first_repeat(&series.strategies)
+            .map(|v| ("strategies", v.span()))
+            .or_else(|| first_repeat(&series.columns).map(|v| ("columns", v.span())))
+            .or_else(|| first_repeat(&series.row_bytes).map(|v| ("row-bytes", v.span())))
+            .or_else(|| first_repeat(&series.escape_share).map(|v| ("escape-share", v.span())))
+            .or_else(|| {
+                first_repeat(&series.non_ascii_share).map(|v| ("non-ascii-share", v.span()))
+            })
+            .or_else(|| first_repeat(&series.indexes).map(|v| ("indexes", v.span())));
+        if let Some((key, span)) = repeat {
+            let value = &self.source[span.clone()];
+            return Err(anyhow!(self.error_at(
+                Some(span),
+                &format!(
+                    "`{key}` lists {value} twice: the series would draw the same points twice, \
+                     running each of their probes twice; remove one"
+                )
+            )));
+        }
+        let widest = values(&series.columns)
+            .map(|Columns(c)| c)
+            .max()
+            .unwrap_or(1);
+        let least = RowGenerator::min_row_bytes(widest);
+        for row_bytes in &series.row_bytes.0 {
+            let asked = *row_bytes.get_ref();
+            let message = if asked == 0 {
+                "row-bytes = 0 asks for rows without payload, which measure nothing; a row \
+                 must be at least 1 byte"
+                    .to_owned()
+            } else if asked < least {
+                let integers = integer_columns(widest);
+                format!(
+                    "row-bytes = {asked} is below what {widest} columns take (at least {least} \
+                     bytes: {} of {INTEGER_BYTES} bytes each, while the {} can be empty); rows \
+                     would be written at {least} bytes, not {asked}",
+                    count(integers, "integer column"),
+                    count(widest - integers, "text column"),
+                )
+            } else {
+                continue;
+            };
+            return Err(anyhow!(self.error_at(Some(row_bytes.span()), &message)));
+        }
+        Ok(())
     }
 
     fn profiles(&self) -> Profiles<'_, Profile> {
@@ -425,16 +535,16 @@ fn expand_series(
         .map(|l| l.0.clone())
         .unwrap_or_default();
     let mut probes = Vec::new();
-    for &Columns(columns) in &series.columns.0 {
-        for &row_bytes in &series.row_bytes.0 {
-            for &Share(escape_share) in &series.escape_share.0 {
-                for &Share(non_ascii_share) in &series.non_ascii_share.0 {
-                    for &Indexes(indexes) in &series.indexes.0 {
+    for Columns(columns) in values(&series.columns) {
+        for row_bytes in values(&series.row_bytes) {
+            for Share(escape_share) in values(&series.escape_share) {
+                for Share(non_ascii_share) in values(&series.non_ascii_share) {
+                    for Indexes(indexes) in values(&series.indexes) {
                         let runs = (0..profile.warmup)
                             .map(|r| (true, r))
                             .chain((0..profile.repeats.get()).map(|r| (false, r)));
                         for (warmup, repeat) in runs {
-                            for &strategy in &series.strategies.0 {
+                            for strategy in values(&series.strategies) {
                                 let probe_id = first_id + probes.len() as u64 + 1;
                                 probes.push(PlannedProbe {
                                     series: index,
@@ -561,6 +671,64 @@ non-ascii-share = [1]
                 (15, false, 1, "literal", 1.0, 1.0, 0, "all non-ASCII"),
             ]
         );
+    }
+
+    /// A file of one `full` profile (2 repeats, 1 warm-up) with these series, on `columns`.
+    fn parse_series(series: &str) -> Result<Experiment> {
+        let source = format!(
+            "description = \"d\"\nx-axis = \"columns\"\n[profile.full]\nrepeats = 2\n\
+             warmup = 1\n{series}"
+        );
+        Experiment::parse("t", Path::new("t.toml"), source)
+    }
+
+    #[test]
+    fn rows_as_small_as_their_columns_allow_parse_and_smaller_ones_do_not() {
+        let series = |row_bytes: usize| {
+            format!(
+                "[[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [2, 50]\n\
+                 row-bytes = [{row_bytes}]\nrows = 10\n"
+            )
+        };
+        parse_series(&series(128)).unwrap();
+        let err = parse_series(&series(127)).unwrap_err().to_string();
+        assert!(
+            err.contains("row-bytes = 127 is below what 50 columns take (at least 128 bytes"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn repeats_are_refused_wherever_they_hide() {
+        let err = parse_series(
+            "[[profile.full.series]]\nstrategies = [\"bound\", \"literal\", \"bound\"]\n\
+             columns = [8]\nrow-bytes = [100]\nrows = 10\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("`strategies` lists \"bound\" twice"), "{err}");
+        assert!(err.contains("t.toml:7:35:"), "{err}");
+        // The same probes with the lists in another order: not the same text, the same points.
+        let err = parse_series(
+            "[[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [1, 8]\n\
+             row-bytes = [100]\nrows = 10\n\
+             [[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [8, 1]\n\
+             row-bytes = [100]\nrows = 10\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("this series and series 1 both draw bound at columns = 8 with the same"),
+            "{err}"
+        );
+        // A label tells two series apart even when they run the same probes.
+        parse_series(
+            "[[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [1, 8]\n\
+             row-bytes = [100]\nrows = 10\n\
+             [[profile.full.series]]\nlabel = \"again\"\nstrategies = [\"bound\"]\n\
+             columns = [1, 8]\nrow-bytes = [100]\nrows = 10\n",
+        )
+        .unwrap();
     }
 
     #[test]
