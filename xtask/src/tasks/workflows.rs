@@ -172,6 +172,107 @@ mod tests {
         lint(&sh, &paths).unwrap_or_else(|e| panic!("{e:#}"));
     }
 
+    /// What `.github/scripts/plan-matrix.sh` did, run with a stand-in `cargo` that prints its
+    /// arguments instead of a matrix.
+    struct Plan {
+        /// `GITHUB_OUTPUT`, as `name=value` lines.
+        outputs: Vec<(String, String)>,
+        summary: String,
+        stdout: String,
+        success: bool,
+    }
+
+    impl Plan {
+        fn output(&self, name: &str) -> &str {
+            let found = self.outputs.iter().find(|(n, _)| n == name);
+            found.map_or_else(
+                || panic!("no output `{name}` in {:?}", self.outputs),
+                |(_, v)| v,
+            )
+        }
+    }
+
+    /// The values given to `--targets` in one stand-in cargo command line.
+    fn targets_of(command: &str) -> Vec<&str> {
+        let words: Vec<&str> = command.split_whitespace().collect();
+        words
+            .windows(2)
+            .filter(|w| w[0] == "--targets")
+            .map(|w| w[1])
+            .collect()
+    }
+
+    fn plan(env: &[(&str, &str)]) -> Plan {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let cargo = bin.join("cargo");
+        std::fs::write(&cargo, "#!/bin/sh\necho \"cargo $*\"\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (outputs, summary) = (dir.path().join("output"), dir.path().join("summary"));
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let script = crate::paths::project_root().join(".github/scripts/plan-matrix.sh");
+        let mut command = std::process::Command::new("bash");
+        command
+            .arg(script)
+            .env("PATH", path)
+            .env("GITHUB_OUTPUT", &outputs)
+            .env("GITHUB_STEP_SUMMARY", &summary);
+        for (name, value) in [
+            ("EXPERIMENTS", "all"),
+            ("LOCATIONS", "weur"),
+            ("PROFILE", "smoke"),
+            ("PLAN", "free"),
+        ] {
+            command.env(name, value);
+        }
+        command.envs(env.iter().copied());
+        let output = command.output().unwrap();
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        Plan {
+            outputs: read(&outputs)
+                .lines()
+                .map(|l| {
+                    let (name, value) = l.split_once('=').expect("name=value");
+                    (name.to_owned(), value.to_owned())
+                })
+                .collect(),
+            summary: read(&summary),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            success: output.status.success(),
+        }
+    }
+
+    /// `target: both` asks for the local matrix with `--targets local` alone and the remote one
+    /// with `--targets remote` alone (it once appended its own to the input's `--targets both`,
+    /// and every job landed in both matrices).
+    #[test]
+    fn the_plan_script_asks_for_each_matrix_with_one_target() {
+        let both = plan(&[("TARGETS", "both")]);
+        assert!(both.success, "{}", both.stdout);
+        assert_eq!(targets_of(both.output("local")), ["local"]);
+        assert_eq!(targets_of(both.output("remote")), ["remote"]);
+        assert!(both.output("local").contains("--profile smoke"));
+        assert_eq!(targets_of(&both.summary), ["both"], "{}", both.summary);
+        assert!(both.summary.contains("--format table"), "{}", both.summary);
+        for (target, other) in [("local", "remote"), ("remote", "local")] {
+            let one = plan(&[("TARGETS", target)]);
+            assert!(one.success, "{}", one.stdout);
+            assert_eq!(targets_of(one.output(target)), [target]);
+            assert_eq!(one.output(other), "", "no {other} jobs for `{target}`");
+        }
+        let default = plan(&[("TARGETS", "local"), ("PROFILE", "default")]);
+        assert!(!default.output("local").contains("--profile"));
+        let bad = plan(&[("TARGETS", "cloud")]);
+        assert!(!bad.success);
+        assert!(bad.stdout.contains("::error::unknown target 'cloud'"));
+    }
+
     /// The linters are not a formality: a workflow with a typo, an unpinned action and an
     /// input expanded into a script is refused by both.
     #[test]

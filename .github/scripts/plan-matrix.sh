@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The experiments workflow's plan step: one job matrix per target from `cargo xtask matrix` (the
+# `local` and `remote` outputs, each empty when that target has no job), and the jobs' cost table
+# in the step summary.
+#
+# Reads EXPERIMENTS, TARGETS (local, remote or both), LOCATIONS, PROFILE (a profile name, or
+# `default` for each experiment's own) and PLAN from the environment, and GITHUB_OUTPUT and
+# GITHUB_STEP_SUMMARY as the runner sets them. The xtask tests run it with a stand-in cargo
+# (xtask/src/tasks/workflows.rs).
+set -euo pipefail
+
+args=(--experiments "$EXPERIMENTS" --locations "$LOCATIONS" --plan "$PLAN")
+if [ "$PROFILE" != default ]; then
+  args+=(--profile "$PROFILE")
+fi
+
+case "$TARGETS" in
+  local) want_local=true want_remote=false ;;
+  remote) want_local=false want_remote=true ;;
+  both) want_local=true want_remote=true ;;
+  *)
+    echo "::error::unknown target '$TARGETS': expected local, remote or both"
+    exit 1
+    ;;
+esac
+
+# One matrix per target, each asked for with that one `--targets` value, so a remote job never
+# lands in the local matrix (whose jobs have no secrets) nor a local one in the remote matrix.
+for target in local remote; do
+  want="want_$target"
+  matrix=""
+  if [ "${!want}" = true ]; then
+    matrix="$(cargo --locked xtask matrix "${args[@]}" --targets "$target")"
+  fi
+  echo "$target=$matrix" >>"$GITHUB_OUTPUT"
+done
+
+{
+  echo '```text'
+  cargo --locked xtask matrix "${args[@]}" --targets "$TARGETS" --format table
+  echo '```'
+} >>"$GITHUB_STEP_SUMMARY"
