@@ -228,6 +228,7 @@ mod tests {
             ("LOCATIONS", "weur"),
             ("PROFILE", "smoke"),
             ("PLAN", "free"),
+            ("CLOUDFLARE", "true"),
         ] {
             command.env(name, value);
         }
@@ -271,6 +272,36 @@ mod tests {
         let bad = plan(&[("TARGETS", "cloud")]);
         assert!(!bad.success);
         assert!(bad.stdout.contains("::error::unknown target 'cloud'"));
+    }
+
+    /// Without the Cloudflare secrets (a fork, a copy), remote jobs are left out with a notice
+    /// and local jobs still run; a run asking for remote jobs only fails, saying why.
+    #[test]
+    fn the_plan_script_skips_remote_jobs_without_the_secrets() {
+        let notice = "::notice title=Remote jobs skipped::";
+        for missing in ["false", ""] {
+            let both = plan(&[("TARGETS", "both"), ("CLOUDFLARE", missing)]);
+            assert!(both.success, "{}", both.stdout);
+            assert!(both.stdout.contains(notice), "{}", both.stdout);
+            assert!(
+                both.stdout.contains("CLOUDFLARE_API_TOKEN"),
+                "{}",
+                both.stdout
+            );
+            assert_eq!(targets_of(both.output("local")), ["local"]);
+            assert_eq!(both.output("remote"), "");
+            assert_eq!(targets_of(&both.summary), ["local"], "{}", both.summary);
+        }
+        let remote = plan(&[("TARGETS", "remote"), ("CLOUDFLARE", "false")]);
+        assert!(!remote.success);
+        assert!(
+            remote.stdout.contains("::error title=Nothing to run::"),
+            "{}",
+            remote.stdout
+        );
+        // Local runs never needed the secrets: no notice.
+        let local = plan(&[("TARGETS", "local"), ("CLOUDFLARE", "false")]);
+        assert!(local.success && !local.stdout.contains(notice));
     }
 
     /// The linters are not a formality: a workflow with a typo, an unpinned action and an
