@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The experiments workflow's plan step: one job matrix per target from `cargo xtask matrix` (the
-# `local` and `remote` outputs, each empty when that target has no job), and the jobs' cost table
-# in the step summary.
+# `local` and `remote` outputs, each empty when that target has no job), the run's `date` for the
+# artifacts' names, and the jobs' cost table in the step summary.
 #
 # Remote jobs are planned only when CLOUDFLARE is `true`: the workflow's `cloudflare` job found
 # the secrets in the `cloudflare` environment. Elsewhere (a fork, a copy without that environment)
@@ -42,6 +42,10 @@ else
   echo "::error title=Nothing to run::target '$TARGETS' asks for remote jobs only, and this repository's cloudflare environment lacks CLOUDFLARE_API_TOKEN or CLOUDFLARE_ACCOUNT_ID."
   exit 1
 fi
+
+# The run's date (UTC), in every artifact's name: the same for all its jobs, even one that ends
+# after midnight.
+echo "date=$(date -u +%Y-%m-%d)" >>"$GITHUB_OUTPUT"
 
 # One matrix per target, each asked for with that one `--targets` value, so a remote job never
 # lands in the local matrix (whose jobs have no secrets) nor a local one in the remote matrix.

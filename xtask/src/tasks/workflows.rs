@@ -278,6 +278,13 @@ mod tests {
         assert!(both.output("local").contains("--profile smoke"));
         assert_eq!(targets_of(&both.summary), ["both"], "{}", both.summary);
         assert!(both.summary.contains("--format table"), "{}", both.summary);
+        // The artifacts' names carry it: YYYY-MM-DD, no character an artifact name refuses.
+        let date = both.output("date");
+        let shape: String = date
+            .chars()
+            .map(|c| if c.is_ascii_digit() { '9' } else { c })
+            .collect();
+        assert_eq!(shape, "9999-99-99", "{date}");
         for (target, other) in [("local", "remote"), ("remote", "local")] {
             let one = plan(&[("TARGETS", target)]);
             assert!(one.success, "{}", one.stdout);
