@@ -35,7 +35,7 @@ pub enum Task {
     Matrix(Matrix),
     /// Redraw the charts of run directories and write one index.md over all of them.
     Report(Report),
-    /// Check .github/workflows with actionlint and zizmor (pinned, installed from PyPI).
+    /// Check .github/workflows (and dependabot.yml) with actionlint and zizmor (pinned, from PyPI).
     LintWorkflows,
 }
 
