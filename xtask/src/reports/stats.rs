@@ -61,6 +61,34 @@ impl SplitMix64 {
     }
 }
 
+/// The medians of `resamples` resamples of `values` with replacement, drawn from `seed`; empty
+/// when `values` is.
+fn bootstrap_medians(values: &[f64], resamples: usize, seed: u64) -> Vec<f64> {
+    if values.is_empty() {
+        return Vec::new();
+    }
+    let mut rng = SplitMix64(seed);
+    let mut sample = vec![0.0; values.len()];
+    (0..resamples)
+        .filter_map(|_| {
+            for slot in &mut sample {
+                *slot = values[rng.below(values.len())];
+            }
+            median(&sample)
+        })
+        .collect()
+}
+
+/// The `(1 − level) / 2` and `(1 + level) / 2` quantiles of `draws`: a percentile interval.
+fn percentile_interval(draws: &[f64], level: f64) -> Option<(f64, f64)> {
+    let draws = sorted(draws);
+    let tail = (1.0 - level.clamp(0.0, 1.0)) / 2.0;
+    Some((
+        quantile_of_sorted(&draws, tail)?,
+        quantile_of_sorted(&draws, 1.0 - tail)?,
+    ))
+}
+
 /// A percentile-bootstrap confidence interval of the median: `resamples` resamples of `values`
 /// with replacement, drawn from `seed`, and the `(1 − level) / 2` and `(1 + level) / 2`
 /// quantiles of their medians. `None` when `values` is empty or `resamples` is 0.
@@ -70,24 +98,7 @@ pub fn bootstrap_median_ci(
     resamples: usize,
     seed: u64,
 ) -> Option<(f64, f64)> {
-    if values.is_empty() || resamples == 0 {
-        return None;
-    }
-    let mut rng = SplitMix64(seed);
-    let mut sample = vec![0.0; values.len()];
-    let mut medians = Vec::with_capacity(resamples);
-    for _ in 0..resamples {
-        for slot in &mut sample {
-            *slot = values[rng.below(values.len())];
-        }
-        medians.push(median(&sample)?);
-    }
-    let medians = sorted(&medians);
-    let tail = (1.0 - level.clamp(0.0, 1.0)) / 2.0;
-    Some((
-        quantile_of_sorted(&medians, tail)?,
-        quantile_of_sorted(&medians, 1.0 - tail)?,
-    ))
+    percentile_interval(&bootstrap_medians(values, resamples, seed), level)
 }
 
 /// What a point's repeats are summarized to.
