@@ -484,8 +484,11 @@ pub fn markdown(c: &Comparison) -> String {
         if labelled {
             cells.push(p.key.label.clone());
         }
+        // Below MIN_REPEATS the interval is too narrow to mean anything: only the ratio.
         let ratio = match (p.ratio, p.ci_low, p.ci_high) {
-            (Some(r), Some(lo), Some(hi)) => format!("{r:.2} ({lo:.2}–{hi:.2})"),
+            (Some(r), Some(lo), Some(hi)) if p.verdict != Verdict::TooFewRepeats => {
+                format!("{r:.2} ({lo:.2}–{hi:.2})")
+            }
             (Some(r), _, _) => format!("{r:.2}"),
             _ => "–".into(),
         };
@@ -1015,6 +1018,11 @@ mod tests {
             md.contains("\n11 points compared: 11 too few repeats.\n"),
             "{md}"
         );
+        // The table shows such a ratio without its zero-width interval.
+        for p in &c.points {
+            let row = format!("| {:.2} | too few repeats (3 needed) |\n", p.ratio.unwrap());
+            assert!(md.contains(&row), "{row} not in\n{md}");
+        }
         let json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(b.join("compare.json")).unwrap()).unwrap();
         assert_eq!(json["points"].as_array().unwrap().len(), 11);
