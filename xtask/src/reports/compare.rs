@@ -359,6 +359,14 @@ fn notes(a: &RunRecord, b: &RunRecord) -> Vec<String> {
             a.run.profile, b.run.profile
         ));
     }
+    let (ma, mb) = (&a.machine, &b.machine);
+    if (&ma.cpu, ma.cpus, &ma.os, &ma.arch) != (&mb.cpu, mb.cpus, &mb.os, &mb.arch) {
+        notes.push(format!(
+            "a ran on {} × {} ({} {}) and b on {} × {} ({} {}): a change of machine is \
+             measured along with any change of code",
+            ma.cpus, ma.cpu, ma.os, ma.arch, mb.cpus, mb.cpu, mb.os, mb.arch
+        ));
+    }
     let hashes = |r: &RunRecord| {
         r.studies
             .iter()
@@ -450,7 +458,8 @@ pub fn markdown(c: &Comparison) -> String {
          {:#X} for a, {:#X} for b). Threshold {}%: `slower` when the interval's lower end is \
          above {}, `faster` when its upper end is below {}, else `no detectable change` \
          (`interval too wide` when it reaches past both). A verdict needs {} successful repeats \
-         in each run.\n",
+         in each run. The interval covers the spread of the repeats within each run, not a \
+         change of machine or of load on it between the runs.\n",
         c.confidence * 100.0,
         c.resamples / 1000,
         c.resamples % 1000,
@@ -898,9 +907,12 @@ mod tests {
         );
         let mut invalid = record("column-sweep", StudyKind::Sweep);
         invalid.run.status = RunStatus::Invalid;
+        invalid.machine.cpus = 64;
+        invalid.machine.cpu = "Big Iron".into();
         let b = write_run(&root.path().join("b"), &invalid, Some(&b_rows));
         let c = compare(&a, &b, 5.0).unwrap();
         assert_eq!(c.regressions(), 1);
+        let m = crate::records::run_record::machine();
         let md = markdown(&c);
         let want = format!(
             "# compare: column-sweep\n\n\
@@ -912,12 +924,21 @@ mod tests {
              0xD1BE4C4B for a, 0xD1BE4C4C for b). Threshold 5%: `slower` when the interval's lower \
              end is above 1.05, `faster` when its upper end is below 0.95, else `no detectable \
              change` (`interval too wide` when it reaches past both). A verdict needs 3 successful \
-             repeats in each run.\n\n\
+             repeats in each run. The interval covers the spread of the repeats within each run, \
+             not a change of machine or of load on it between the runs.\n\n\
              **Note:** run b is `invalid`, not complete: see its run.toml before trusting its times.\n\n\
+             **Note:** a ran on {} × {} ({} {}) and b on 64 × Big Iron ({} {}): a change of machine \
+             is measured along with any change of code.\n\n\
              | target | strategy | columns | a ms/1k rows | b ms/1k rows | b ÷ a (95% interval) | verdict |\n\
              | --- | --- | --- | --- | --- | --- | --- |\n",
             a.display(),
-            b.display()
+            b.display(),
+            m.cpus,
+            m.cpu,
+            m.os,
+            m.arch,
+            m.os,
+            m.arch
         );
         assert!(md.starts_with(&want), "got:\n{md}\nwant:\n{want}");
         let (lo, hi) = interval(&c.points[0]);
