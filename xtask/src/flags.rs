@@ -35,6 +35,9 @@ pub enum Task {
     Matrix(Matrix),
     /// Redraw the charts of run directories and write one index.md over all of them.
     Report(Report),
+    /// Compare two runs of one experiment point by point (b ÷ a of the median time per 1,000
+    /// rows, with a 95% bootstrap interval); exits with status 2 when anything got slower.
+    Compare(Compare),
     /// Check .github/workflows (and dependabot.yml) with actionlint and zizmor (pinned, from PyPI).
     LintWorkflows,
 }
@@ -217,6 +220,21 @@ pub struct Report {
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
     /// Where index.md is written (default: the first directory given).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Compare {
+    /// The reference run directory (a): what b is measured against.
+    pub run_a: PathBuf,
+    /// The run directory compared with it (b).
+    pub run_b: PathBuf,
+    /// Changes within ± this many percent do not count: `slower` needs the ratio's whole
+    /// interval above 1 + PERCENT/100, `faster` below 1 − PERCENT/100.
+    #[arg(long, value_name = "PERCENT", default_value_t = 5.0)]
+    pub threshold: f64,
+    /// Where compare.md and compare.json are written (default: run b's directory).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }

@@ -52,6 +52,13 @@ fn run() -> Result<()> {
         Task::CleanRemote(clean) => clean.run(&sh, &paths),
         Task::Matrix(matrix) => matrix.run(&paths),
         Task::Report(report) => report.run(),
+        Task::Compare(compare) => {
+            // Exit status 2, apart from errors' 1: the comparison ran and something got slower.
+            if compare.run()?.regressions() > 0 {
+                std::process::exit(2);
+            }
+            Ok(())
+        }
         Task::LintWorkflows => tasks::workflows::lint(&sh, &paths),
     }
 }

@@ -1,9 +1,11 @@
 //! Every report of a run, derived from what is on disk and nothing else: `summary.csv`, the
 //! charts and `summary.md` of a sweep; `parity.csv`, `summary.md` and the param-ceiling chart of
-//! a ladder run; and `index.md` over many runs ([`index`]). The same code serves `cargo xtask
-//! run` at its end, `cargo xtask plot` and `cargo xtask report`, so they cannot disagree.
+//! a ladder run; `index.md` over many runs ([`index`]); two runs compared ([`compare`]). The
+//! same code serves `cargo xtask run` at its end, `cargo xtask plot` and `cargo xtask report`,
+//! so they cannot disagree.
 
 pub mod charts;
+pub mod compare;
 pub mod index;
 pub mod ladder_summary;
 pub mod parity;

@@ -61,6 +61,34 @@ impl SplitMix64 {
     }
 }
 
+/// The medians of `resamples` resamples of `values` with replacement, drawn from `seed`; empty
+/// when `values` is.
+fn bootstrap_medians(values: &[f64], resamples: usize, seed: u64) -> Vec<f64> {
+    if values.is_empty() {
+        return Vec::new();
+    }
+    let mut rng = SplitMix64(seed);
+    let mut sample = vec![0.0; values.len()];
+    (0..resamples)
+        .filter_map(|_| {
+            for slot in &mut sample {
+                *slot = values[rng.below(values.len())];
+            }
+            median(&sample)
+        })
+        .collect()
+}
+
+/// The `(1 − level) / 2` and `(1 + level) / 2` quantiles of `draws`: a percentile interval.
+fn percentile_interval(draws: &[f64], level: f64) -> Option<(f64, f64)> {
+    let draws = sorted(draws);
+    let tail = (1.0 - level.clamp(0.0, 1.0)) / 2.0;
+    Some((
+        quantile_of_sorted(&draws, tail)?,
+        quantile_of_sorted(&draws, 1.0 - tail)?,
+    ))
+}
+
 /// A percentile-bootstrap confidence interval of the median: `resamples` resamples of `values`
 /// with replacement, drawn from `seed`, and the `(1 − level) / 2` and `(1 + level) / 2`
 /// quantiles of their medians. `None` when `values` is empty or `resamples` is 0.
@@ -70,24 +98,32 @@ pub fn bootstrap_median_ci(
     resamples: usize,
     seed: u64,
 ) -> Option<(f64, f64)> {
-    if values.is_empty() || resamples == 0 {
+    percentile_interval(&bootstrap_medians(values, resamples, seed), level)
+}
+
+/// A percentile-bootstrap confidence interval of `median(b) ÷ median(a)`, for two independent
+/// sets of measurements: each resampled on its own (`a` from `seed`, `b` from `seed + 1`, so the
+/// draws of one say nothing of the other's), the ratio of the i-th medians taken `resamples`
+/// times, and the `(1 − level) / 2` and `(1 + level) / 2` quantiles of those ratios. `None` when
+/// either side is empty, `resamples` is 0, or a median of `a` is not above 0.
+pub fn bootstrap_ratio_of_medians_ci(
+    a: &[f64],
+    b: &[f64],
+    level: f64,
+    resamples: usize,
+    seed: u64,
+) -> Option<(f64, f64)> {
+    let medians_a = bootstrap_medians(a, resamples, seed);
+    let medians_b = bootstrap_medians(b, resamples, seed.wrapping_add(1));
+    if medians_a.iter().any(|&m| m.is_nan() || m <= 0.0) {
         return None;
     }
-    let mut rng = SplitMix64(seed);
-    let mut sample = vec![0.0; values.len()];
-    let mut medians = Vec::with_capacity(resamples);
-    for _ in 0..resamples {
-        for slot in &mut sample {
-            *slot = values[rng.below(values.len())];
-        }
-        medians.push(median(&sample)?);
-    }
-    let medians = sorted(&medians);
-    let tail = (1.0 - level.clamp(0.0, 1.0)) / 2.0;
-    Some((
-        quantile_of_sorted(&medians, tail)?,
-        quantile_of_sorted(&medians, 1.0 - tail)?,
-    ))
+    let ratios: Vec<f64> = medians_a
+        .iter()
+        .zip(&medians_b)
+        .map(|(a, b)| b / a)
+        .collect();
+    percentile_interval(&ratios, level)
 }
 
 /// What a point's repeats are summarized to.
@@ -197,6 +233,30 @@ mod tests {
             })
             .count() as u64;
         assert!((170..trials).contains(&held), "held in {held} of {trials}");
+    }
+
+    #[test]
+    fn the_ratio_of_medians_interval_resamples_each_side_on_its_own() {
+        let a = [10.0, 10.4, 9.7, 10.1, 9.9];
+        // The same values on both sides: were they drawn with the same indexes, every ratio
+        // would be exactly 1; drawn independently, the interval has width, and holds 1.
+        let (lo, hi) = bootstrap_ratio_of_medians_ci(&a, &a, 0.95, 2_000, 5).unwrap();
+        assert!(lo < 1.0 && 1.0 < hi && hi - lo < 0.1, "{lo} {hi}");
+        assert_eq!(
+            bootstrap_ratio_of_medians_ci(&a, &a, 0.95, 2_000, 5),
+            Some((lo, hi))
+        );
+        let tripled = a.map(|v| v * 3.0);
+        let (lo, hi) = bootstrap_ratio_of_medians_ci(&a, &tripled, 0.95, 2_000, 5).unwrap();
+        assert!(2.8 < lo && lo < 3.0 && 3.0 < hi && hi < 3.2, "{lo} {hi}");
+        assert_eq!(bootstrap_ratio_of_medians_ci(&[], &a, 0.95, 100, 5), None);
+        assert_eq!(bootstrap_ratio_of_medians_ci(&a, &[], 0.95, 100, 5), None);
+        assert_eq!(bootstrap_ratio_of_medians_ci(&a, &a, 0.95, 0, 5), None);
+        // A median of 0 ms in a: nothing to divide by.
+        assert_eq!(
+            bootstrap_ratio_of_medians_ci(&[0.0, 0.0, 1.0], &a, 0.95, 100, 5),
+            None
+        );
     }
 
     #[test]

@@ -78,7 +78,7 @@ fn time_cell(point: Option<&Point>) -> String {
 }
 
 /// A time in ms with three significant figures.
-fn num(v: f64) -> String {
+pub fn num(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 10.0 {

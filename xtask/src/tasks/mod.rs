@@ -1,6 +1,6 @@
 //! The tasks of `cargo xtask`, one `impl flags::<Task>` each: the small ones here, the larger
-//! ones in modules of their own ([`matrix`], [`workflows`]; `report` and `parity-readme` live
-//! with the reports they write, [`crate::reports`]).
+//! ones in modules of their own ([`matrix`], [`workflows`]; `report`, `compare` and
+//! `parity-readme` live with the reports they write, [`crate::reports`]).
 
 pub mod matrix;
 pub mod workflows;

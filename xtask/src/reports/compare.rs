@@ -1,0 +1,1098 @@
+//! `cargo xtask compare <run-a> <run-b>`: two sweep runs of one experiment compared point by
+//! point, b ÷ a of the median time per 1,000 rows with a bootstrap interval and a verdict
+//! (`compare.md`, `compare.json`, exit status 2 when something got slower).
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use d1bench_core::Strategy;
+use serde::Serialize;
+
+use crate::flags::{self, TargetKind};
+use crate::records::{ResultRow, RunDir, RunRecord, RunStatus, StudyKind, csv};
+use crate::reports::points::{Measure, Point, points};
+use crate::reports::stats::{self, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE};
+use crate::reports::summary::num;
+use crate::studies::sweep::Axis;
+
+/// Successful repeats each run needs at a point for a verdict: with fewer, the bootstrap has
+/// too little to resample (one repeat gives an interval of zero width, however noisy the clock).
+pub const MIN_REPEATS: usize = 3;
+
+/// What a point's comparison says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// The interval's lower end is above 1 + threshold.
+    Slower,
+    /// The interval's upper end is below 1 − threshold.
+    Faster,
+    /// The interval reaches inside the threshold on at least one side.
+    NoDetectableChange,
+    /// No detectable change, and the interval reaches past both 1 − threshold and 1 + threshold.
+    IntervalTooWide,
+    /// One run has fewer than [`MIN_REPEATS`] successful repeats here.
+    TooFewRepeats,
+    /// Repeats succeeded in a and none in b: worse than slower.
+    NoLongerSucceeds,
+    /// No repeat succeeded in a (or its median is 0 ms): nothing to divide by.
+    NoTimeInA,
+}
+
+impl Verdict {
+    pub fn text(self) -> String {
+        match self {
+            Verdict::Slower => "slower".into(),
+            Verdict::Faster => "faster".into(),
+            Verdict::NoDetectableChange => "no detectable change".into(),
+            Verdict::IntervalTooWide => "no detectable change (interval too wide)".into(),
+            Verdict::TooFewRepeats => format!("too few repeats ({MIN_REPEATS} needed)"),
+            Verdict::NoLongerSucceeds => "no longer succeeds".into(),
+            Verdict::NoTimeInA => "no successful repeat in a".into(),
+        }
+    }
+
+    /// Whether this fails a CI check: something got slower or stopped working.
+    pub fn is_regression(self) -> bool {
+        matches!(self, Verdict::Slower | Verdict::NoLongerSucceeds)
+    }
+}
+
+/// Everything that must be equal for two runs' points to be compared.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PointKey {
+    pub target: TargetKind,
+    /// The series' label; empty when it has none.
+    pub label: String,
+    pub strategy: Strategy,
+    pub columns: usize,
+    pub row_bytes: usize,
+    /// Rows each probe wrote.
+    pub rows: usize,
+    pub escape_share: f64,
+    pub non_ascii_share: f64,
+    pub indexes: usize,
+}
+
+impl PointKey {
+    fn of(point: &Point) -> Self {
+        let first = point.rows[0];
+        PointKey {
+            target: point.line.target,
+            label: point.line.label.clone(),
+            strategy: point.line.strategy,
+            columns: first.columns,
+            row_bytes: first.row_bytes,
+            rows: first.rows,
+            escape_share: first.escape_share,
+            non_ascii_share: first.non_ascii_share,
+            indexes: first.indexes,
+        }
+    }
+
+    /// Every parameter, for the lists of points only one run has.
+    fn describe(&self) -> String {
+        let series = if self.label.is_empty() {
+            String::new()
+        } else {
+            format!(" (series \"{}\")", self.label)
+        };
+        format!(
+            "{} {}{series}: columns {}, row-bytes {}, rows {}, escape-share {}, \
+             non-ascii-share {}, indexes {}",
+            self.target,
+            self.strategy,
+            self.columns,
+            self.row_bytes,
+            self.rows,
+            self.escape_share,
+            self.non_ascii_share,
+            self.indexes
+        )
+    }
+}
+
+/// One run's side of a compared point.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Side {
+    /// Successful repeats: the ones timed.
+    pub n: usize,
+    /// Median ms per 1,000 rows (outside clock) of those; absent when none succeeded.
+    pub median_ms_per_1000_rows: Option<f64>,
+    /// Repeats refused by a limit, and repeats that ended in an error.
+    pub refused: usize,
+    pub errors: usize,
+}
+
+/// A point both runs measured, compared.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComparedPoint {
+    #[serde(flatten)]
+    pub key: PointKey,
+    /// The point on the run's x axis.
+    pub x: f64,
+    pub a: Side,
+    pub b: Side,
+    /// Median of b ÷ median of a; absent when either has no time.
+    pub ratio: Option<f64>,
+    /// The 95% bootstrap interval of the ratio.
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub verdict: Verdict,
+}
+
+/// A run as a comparison names it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRef {
+    pub dir: PathBuf,
+    pub id: String,
+    pub target: TargetKind,
+    pub profile: String,
+    pub commit: String,
+    pub dirty: bool,
+    pub status: RunStatus,
+}
+
+/// Two runs compared: what `compare.json` holds and `compare.md` shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub experiment: String,
+    pub x_axis: Axis,
+    pub a: RunRef,
+    pub b: RunRef,
+    /// Changes within ± this percentage do not count.
+    pub threshold_percent: f64,
+    /// Coverage of the intervals.
+    pub confidence: f64,
+    /// Bootstrap resamples of each run's repeats at each point.
+    pub resamples: usize,
+    /// Seed of a's resamples; b's are drawn from `seed + 1`.
+    pub seed: u64,
+    /// Successful repeats each run needs at a point for a verdict.
+    pub min_repeats: usize,
+    pub points: Vec<ComparedPoint>,
+    /// Points one run measured and the other did not: listed, not compared.
+    pub only_in_a: Vec<PointKey>,
+    pub only_in_b: Vec<PointKey>,
+    /// What a reader must know about the two runs before trusting the table.
+    pub notes: Vec<String>,
+}
+
+impl Comparison {
+    /// Points that got slower or stopped succeeding.
+    pub fn regressions(&self) -> usize {
+        self.points
+            .iter()
+            .filter(|p| p.verdict.is_regression())
+            .count()
+    }
+
+    fn count(&self, verdict: Verdict) -> usize {
+        self.points.iter().filter(|p| p.verdict == verdict).count()
+    }
+}
+
+/// The ratio b ÷ a of the medians of `a` and `b` (ms per 1,000 rows), its interval and the
+/// verdict at `threshold` (a fraction: 0.05 for 5%).
+fn judge(a: &[f64], b: &[f64], threshold: f64) -> (Option<f64>, Option<(f64, f64)>, Verdict) {
+    let ratio = match (stats::median(a), stats::median(b)) {
+        (Some(ma), Some(mb)) if ma > 0.0 => Some(mb / ma),
+        _ => None,
+    };
+    let interval =
+        stats::bootstrap_ratio_of_medians_ci(a, b, CONFIDENCE, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
+    let verdict = match interval {
+        _ if a.is_empty() => Verdict::NoTimeInA,
+        _ if b.is_empty() => Verdict::NoLongerSucceeds,
+        None => Verdict::NoTimeInA,
+        Some(_) if a.len() < MIN_REPEATS || b.len() < MIN_REPEATS => Verdict::TooFewRepeats,
+        Some((low, _)) if low > 1.0 + threshold => Verdict::Slower,
+        Some((_, high)) if high < 1.0 - threshold => Verdict::Faster,
+        Some((low, high)) if low < 1.0 - threshold && high > 1.0 + threshold => {
+            Verdict::IntervalTooWide
+        }
+        Some(_) => Verdict::NoDetectableChange,
+    };
+    (ratio, interval, verdict)
+}
+
+fn side(point: &Point) -> Side {
+    let values = point.values(Measure::MsPer1000Rows);
+    Side {
+        n: values.len(),
+        median_ms_per_1000_rows: stats::median(&values),
+        refused: point.refused(),
+        errors: point.errors(),
+    }
+}
+
+/// The points of `a` and `b` compared where both have them, and those only one has.
+fn compare_rows(
+    a: &[ResultRow],
+    b: &[ResultRow],
+    axis: Axis,
+    threshold: f64,
+) -> (Vec<ComparedPoint>, Vec<PointKey>, Vec<PointKey>) {
+    let keyed = |rows| -> Vec<(PointKey, Point)> {
+        points(rows, axis)
+            .into_iter()
+            .map(|p| (PointKey::of(&p), p))
+            .collect()
+    };
+    let (a, mut b) = (keyed(a), keyed(b));
+    let mut compared = Vec::new();
+    let mut only_in_a = Vec::new();
+    for (key, point_a) in a {
+        let Some(i) = b.iter().position(|(k, _)| *k == key) else {
+            only_in_a.push(key);
+            continue;
+        };
+        let (_, point_b) = b.remove(i);
+        let (ratio, interval, verdict) = judge(
+            &point_a.values(Measure::MsPer1000Rows),
+            &point_b.values(Measure::MsPer1000Rows),
+            threshold,
+        );
+        compared.push(ComparedPoint {
+            key,
+            x: point_a.x,
+            a: side(&point_a),
+            b: side(&point_b),
+            ratio,
+            ci_low: interval.map(|i| i.0),
+            ci_high: interval.map(|i| i.1),
+            verdict,
+        });
+    }
+    let only_in_b = b.into_iter().map(|(key, _)| key).collect();
+    (compared, only_in_a, only_in_b)
+}
+
+/// A sweep run read back for comparison.
+struct Loaded {
+    record: RunRecord,
+    rows: Vec<ResultRow>,
+    axis: Axis,
+}
+
+/// Reads the run in `path` (`which` is `a` or `b`), refusing what cannot be compared.
+fn load(path: &Path, which: &str) -> Result<Loaded> {
+    let dir = RunDir::new(path.to_owned());
+    let shown = path.display();
+    if !path.is_dir() {
+        bail!("run {which}: {shown} is not a directory");
+    }
+    if !dir.run_toml().is_file() {
+        bail!("run {which}: {shown} is not a run directory: it holds no run.toml");
+    }
+    let record = RunRecord::read(&dir.run_toml())
+        .with_context(|| format!("run {which}: {shown} is not a run directory d1bench can read"))?;
+    if record.run.kind == StudyKind::Ladder {
+        bail!(
+            "run {which}: {shown} is a ladder run (`{}`): compare applies to sweeps, whose points \
+             are timed; a ladder finds where a limit refuses (see its parity.csv)",
+            record.run.experiment
+        );
+    }
+    let axis = record
+        .run
+        .x_axis
+        .with_context(|| format!("run {which}: {} names no x axis", dir.run_toml().display()))?;
+    let results = dir.results_csv();
+    if !results.is_file() {
+        bail!(
+            "run {which}: {shown} has no results.csv: the run ({}) ended before measuring",
+            record.run.status
+        );
+    }
+    let rows: Vec<ResultRow> =
+        csv::read(&results).with_context(|| format!("run {which}: cannot read its results"))?;
+    if rows.is_empty() {
+        bail!(
+            "run {which}: {} holds no results: the run ({}) measured nothing",
+            results.display(),
+            record.run.status
+        );
+    }
+    Ok(Loaded { record, rows, axis })
+}
+
+fn run_ref(path: &Path, record: &RunRecord) -> RunRef {
+    RunRef {
+        dir: path.to_owned(),
+        id: record.run.id.clone(),
+        target: record.run.target,
+        profile: record.run.profile.clone(),
+        commit: record.git.commit.clone(),
+        dirty: record.git.dirty,
+        status: record.run.status,
+    }
+}
+
+/// What differs between the runs, or is wrong with one, that a reader must know.
+fn notes(a: &RunRecord, b: &RunRecord) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (which, record) in [("a", a), ("b", b)] {
+        if record.run.status != RunStatus::Complete {
+            notes.push(format!(
+                "run {which} is `{}`, not complete: see its run.toml before trusting its times",
+                record.run.status
+            ));
+        }
+        if record.run.debug_corrupt.is_some() {
+            notes.push(format!(
+                "run {which} corrupted its tables on purpose (--debug-corrupt): a test of the \
+                 harness, not a measurement"
+            ));
+        }
+    }
+    if a.run.target != b.run.target {
+        notes.push(format!(
+            "a ran on {} and b on {}: only points of the same target are compared",
+            a.run.target, b.run.target
+        ));
+    }
+    if a.run.profile != b.run.profile {
+        notes.push(format!(
+            "a ran profile `{}` and b `{}`: only points with the same parameters are compared",
+            a.run.profile, b.run.profile
+        ));
+    }
+    let (ma, mb) = (&a.machine, &b.machine);
+    if (&ma.cpu, ma.cpus, &ma.os, &ma.arch) != (&mb.cpu, mb.cpus, &mb.os, &mb.arch) {
+        notes.push(format!(
+            "a ran on {} × {} ({} {}) and b on {} × {} ({} {}): a change of machine is \
+             measured along with any change of code",
+            ma.cpus, ma.cpu, ma.os, ma.arch, mb.cpus, mb.cpu, mb.os, mb.arch
+        ));
+    }
+    let hashes = |r: &RunRecord| {
+        r.studies
+            .iter()
+            .map(|s| s.sha256.clone())
+            .collect::<Vec<_>>()
+    };
+    if hashes(a) != hashes(b) {
+        notes.push("the experiment file differs between the runs (its SHA-256 in run.toml)".into());
+    }
+    notes
+}
+
+/// Compares the runs in `a` and `b`; changes within ± `threshold_percent` do not count.
+pub fn compare(a: &Path, b: &Path, threshold_percent: f64) -> Result<Comparison> {
+    if !(0.0..100.0).contains(&threshold_percent) {
+        bail!("--threshold {threshold_percent}: a percentage from 0 up to (not including) 100");
+    }
+    let (run_a, run_b) = (load(a, "a")?, load(b, "b")?);
+    let (ra, rb) = (&run_a.record.run, &run_b.record.run);
+    if ra.experiment != rb.experiment {
+        bail!(
+            "{} ran `{}` and {} ran `{}`: compare takes two runs of one experiment",
+            a.display(),
+            ra.experiment,
+            b.display(),
+            rb.experiment
+        );
+    }
+    if run_a.axis != run_b.axis {
+        bail!(
+            "{} sweeps {} and {} sweeps {}: the experiment changed its x axis between the runs",
+            a.display(),
+            run_a.axis.name(),
+            b.display(),
+            run_b.axis.name()
+        );
+    }
+    let threshold = threshold_percent / 100.0;
+    let (points, only_in_a, only_in_b) =
+        compare_rows(&run_a.rows, &run_b.rows, run_a.axis, threshold);
+    Ok(Comparison {
+        experiment: ra.experiment.clone(),
+        x_axis: run_a.axis,
+        a: run_ref(a, &run_a.record),
+        b: run_ref(b, &run_b.record),
+        threshold_percent,
+        confidence: CONFIDENCE,
+        resamples: BOOTSTRAP_RESAMPLES,
+        seed: BOOTSTRAP_SEED,
+        min_repeats: MIN_REPEATS,
+        points,
+        only_in_a,
+        only_in_b,
+        notes: notes(&run_a.record, &run_b.record),
+    })
+}
+
+fn side_cell(side: &Side) -> String {
+    match side.median_ms_per_1000_rows {
+        Some(median) => format!("{} (n={})", num(median), side.n),
+        None => format!("– ({} refused, {} errors)", side.refused, side.errors),
+    }
+}
+
+fn run_line(which: &str, run: &RunRef) -> String {
+    format!(
+        "- {which}: `{}` (run {}, {}, profile {}, commit `{}`{}, {})\n",
+        run.dir.display(),
+        run.id,
+        run.target,
+        run.profile,
+        run.commit.get(..12).unwrap_or(&run.commit),
+        if run.dirty { " dirty" } else { "" },
+        run.status
+    )
+}
+
+/// `compare.md`: the runs, the method, the table, the tally and the points not compared.
+pub fn markdown(c: &Comparison) -> String {
+    let t = c.threshold_percent / 100.0;
+    let mut out = format!("# compare: {}\n\n", c.experiment);
+    out.push_str(&run_line("a", &c.a));
+    out.push_str(&run_line("b", &c.b));
+    writeln!(
+        out,
+        "\nb ÷ a of the median time per 1,000 rows on the outside clock, at each point both runs \
+         measured (same target, series, strategy and parameters). {:.0}% interval by percentile \
+         bootstrap: {},{:03} resamples of each run's successful repeats, drawn independently (seed \
+         {:#X} for a, {:#X} for b). Threshold {}%: `slower` when the interval's lower end is \
+         above {}, `faster` when its upper end is below {}, else `no detectable change` \
+         (`interval too wide` when it reaches past both). A verdict needs {} successful repeats \
+         in each run. The interval covers the spread of the repeats within each run, not a \
+         change of machine or of load on it between the runs.\n",
+        c.confidence * 100.0,
+        c.resamples / 1000,
+        c.resamples % 1000,
+        c.seed,
+        c.seed.wrapping_add(1),
+        c.threshold_percent,
+        1.0 + t,
+        1.0 - t,
+        c.min_repeats
+    )
+    .unwrap();
+    for note in &c.notes {
+        writeln!(out, "**Note:** {note}.\n").unwrap();
+    }
+    let labelled = c.points.iter().any(|p| !p.key.label.is_empty());
+    let mut header = vec!["target", "strategy"];
+    if labelled {
+        header.push("series");
+    }
+    header.extend([
+        c.x_axis.name(),
+        "a ms/1k rows",
+        "b ms/1k rows",
+        "b ÷ a (95% interval)",
+        "verdict",
+    ]);
+    writeln!(out, "| {} |", header.join(" | ")).unwrap();
+    writeln!(out, "|{}", " --- |".repeat(header.len())).unwrap();
+    for p in &c.points {
+        let mut cells = vec![p.key.target.to_string(), p.key.strategy.to_string()];
+        if labelled {
+            cells.push(p.key.label.clone());
+        }
+        // Below MIN_REPEATS the interval is too narrow to mean anything: only the ratio.
+        let ratio = match (p.ratio, p.ci_low, p.ci_high) {
+            (Some(r), Some(lo), Some(hi)) if p.verdict != Verdict::TooFewRepeats => {
+                format!("{r:.2} ({lo:.2}–{hi:.2})")
+            }
+            (Some(r), _, _) => format!("{r:.2}"),
+            _ => "–".into(),
+        };
+        cells.extend([
+            c.x_axis.format(p.x),
+            side_cell(&p.a),
+            side_cell(&p.b),
+            ratio,
+            p.verdict.text(),
+        ]);
+        writeln!(out, "| {} |", cells.join(" | ")).unwrap();
+    }
+    let tally: Vec<String> = [
+        (Verdict::Slower, "slower"),
+        (Verdict::Faster, "faster"),
+        (Verdict::NoDetectableChange, "no detectable change"),
+        (
+            Verdict::IntervalTooWide,
+            "no detectable change (interval too wide)",
+        ),
+        (Verdict::TooFewRepeats, "too few repeats"),
+        (Verdict::NoLongerSucceeds, "no longer succeed"),
+        (Verdict::NoTimeInA, "without a time in a"),
+    ]
+    .into_iter()
+    .filter(|&(v, _)| c.count(v) > 0)
+    .map(|(v, words)| format!("{} {words}", c.count(v)))
+    .collect();
+    writeln!(
+        out,
+        "\n{} points compared: {}.",
+        c.points.len(),
+        if tally.is_empty() {
+            "none".to_owned()
+        } else {
+            tally.join(", ")
+        }
+    )
+    .unwrap();
+    for (which, keys) in [("a", &c.only_in_a), ("b", &c.only_in_b)] {
+        if !keys.is_empty() {
+            writeln!(out, "\nOnly in run {which}, not compared:\n").unwrap();
+            for key in keys {
+                writeln!(out, "- {}", key.describe()).unwrap();
+            }
+        }
+    }
+    out
+}
+
+impl flags::Compare {
+    /// `cargo xtask compare`: compares, writes compare.md and compare.json, prints the table.
+    pub fn run(self) -> Result<Comparison> {
+        let comparison = compare(&self.run_a, &self.run_b, self.threshold)?;
+        let out = self.out.unwrap_or_else(|| self.run_b.clone());
+        std::fs::create_dir_all(&out)
+            .with_context(|| format!("cannot create {}", out.display()))?;
+        let text = markdown(&comparison);
+        let md = out.join("compare.md");
+        std::fs::write(&md, &text).with_context(|| format!("cannot write {}", md.display()))?;
+        let json = out.join("compare.json");
+        let bytes = serde_json::to_vec_pretty(&comparison).context("cannot serialize compare")?;
+        std::fs::write(&json, bytes).with_context(|| format!("cannot write {}", json.display()))?;
+        print!("{text}");
+        println!("compare: {}", md.display());
+        println!("json: {}", json.display());
+        if comparison.regressions() > 0 {
+            eprintln!(
+                "{} point(s) got slower or no longer succeed: exit status 2",
+                comparison.regressions()
+            );
+        }
+        Ok(comparison)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::probe_row::tests_support;
+    use crate::records::run_record::{GitInfo, RunInfo, StudyFile, Versions};
+    use clap::Parser;
+    use d1bench_core::Outcome;
+
+    /// Repeats of one point on sqlite: 100 rows each, so ms per 1,000 rows is 10 × `times`.
+    fn repeats(strategy: Strategy, columns: usize, times: &[f64]) -> Vec<ResultRow> {
+        times
+            .iter()
+            .enumerate()
+            .map(|(i, &ms)| {
+                let mut row = tests_support::row();
+                row.target = TargetKind::Sqlite;
+                row.strategy = strategy;
+                row.columns = columns;
+                row.repeat = i;
+                row.outside_ms = ms;
+                row
+            })
+            .collect()
+    }
+
+    fn one_point(a: &[f64], b: &[f64]) -> ComparedPoint {
+        let (a, b) = (
+            repeats(Strategy::Bound, 8, a),
+            repeats(Strategy::Bound, 8, b),
+        );
+        let (mut compared, only_a, only_b) = compare_rows(&a, &b, Axis::Columns, 0.05);
+        assert_eq!((compared.len(), only_a.len(), only_b.len()), (1, 0, 0));
+        compared.remove(0)
+    }
+
+    fn interval(p: &ComparedPoint) -> (f64, f64) {
+        (p.ci_low.unwrap(), p.ci_high.unwrap())
+    }
+
+    const A: [f64; 5] = [10.0, 10.4, 9.7, 10.1, 9.9];
+
+    #[test]
+    fn compare_calls_a_2x_slowdown_slower_and_a_halving_faster() {
+        let doubled = A.map(|t| t * 2.0);
+        let p = one_point(&A, &doubled);
+        assert_eq!(p.ratio, Some(2.0));
+        assert_eq!(p.a.median_ms_per_1000_rows, Some(100.0));
+        assert_eq!((p.a.n, p.b.n), (5, 5));
+        let (lo, hi) = interval(&p);
+        assert!(1.05 < lo && lo <= 2.0, "{lo}");
+        assert!((2.0..2.2).contains(&hi), "{hi}");
+        assert_eq!(p.verdict, Verdict::Slower);
+        assert!(p.verdict.is_regression());
+
+        let p = one_point(&doubled, &A);
+        assert_eq!((p.ratio, p.verdict), (Some(0.5), Verdict::Faster));
+        assert!(!p.verdict.is_regression());
+    }
+
+    #[test]
+    fn compare_finds_no_detectable_change_between_identical_samples() {
+        let p = one_point(&A, &A);
+        assert_eq!(p.ratio, Some(1.0));
+        let (lo, hi) = interval(&p);
+        // Each side resampled on its own: not exactly 1, but well inside ± 5%.
+        assert!(0.95 < lo && lo < 1.0 && 1.0 < hi && hi < 1.05, "{lo} {hi}");
+        assert_eq!(p.verdict, Verdict::NoDetectableChange);
+        // Without spread, the interval is the ratio itself.
+        let p = one_point(&[3.0; 4], &[3.0; 4]);
+        assert_eq!(
+            (interval(&p), p.verdict),
+            ((1.0, 1.0), Verdict::NoDetectableChange)
+        );
+    }
+
+    #[test]
+    fn compare_gives_a_noisy_small_sample_a_wide_interval_and_no_verdict() {
+        // The medians are the 2× of the first test, the spread a factor of 4 within each run.
+        let (a, b) = ([5.0, 20.0, 10.0], [10.0, 40.0, 20.0]);
+        let p = one_point(&a, &b);
+        assert_eq!(p.ratio, Some(2.0));
+        let (lo, hi) = interval(&p);
+        assert!(lo < 0.95 && hi > 1.05 && hi - lo > 2.0, "{lo} {hi}");
+        assert_eq!(p.verdict, Verdict::IntervalTooWide);
+        assert_eq!(p.verdict.text(), "no detectable change (interval too wide)");
+        // The same medians, quiet: the interval is narrow and says slower.
+        let p = one_point(&[9.9, 10.0, 10.1], &[19.8, 20.0, 20.2]);
+        let (lo, hi) = interval(&p);
+        assert!(hi - lo < 0.1 && p.verdict == Verdict::Slower, "{lo} {hi}");
+    }
+
+    #[test]
+    fn compare_gives_no_verdict_below_three_repeats_and_respects_the_threshold() {
+        // One repeat each: an interval of zero width, which is no evidence of anything.
+        let p = one_point(&[1.0], &[10.0]);
+        assert_eq!(p.ratio, Some(10.0));
+        assert_eq!(interval(&p), (10.0, 10.0));
+        assert_eq!(p.verdict, Verdict::TooFewRepeats);
+        assert_eq!(
+            one_point(&[1.0, 1.1], &[10.0, 10.1, 9.9]).verdict,
+            Verdict::TooFewRepeats
+        );
+        // 8% slower, tightly: slower at 5%, not at 10%.
+        let quiet = [10.0, 10.02, 9.98, 10.01, 9.99];
+        let (a, b) = (
+            repeats(Strategy::Bound, 8, &quiet),
+            repeats(Strategy::Bound, 8, &quiet.map(|t| t * 1.08)),
+        );
+        let at = |threshold| compare_rows(&a, &b, Axis::Columns, threshold).0[0].verdict;
+        assert_eq!(at(0.05), Verdict::Slower);
+        assert_eq!(at(0.10), Verdict::NoDetectableChange);
+    }
+
+    #[test]
+    fn compare_counts_a_point_that_stops_succeeding_as_a_regression() {
+        let ok = repeats(Strategy::Literal, 100, &A);
+        let mut refused = ok.clone();
+        for row in &mut refused {
+            row.outcome = Outcome::Refused;
+        }
+        let (points, _, _) = compare_rows(&ok, &refused, Axis::Columns, 0.05);
+        assert_eq!(points[0].verdict, Verdict::NoLongerSucceeds);
+        assert_eq!(points[0].b.refused, 5);
+        assert!(points[0].verdict.is_regression() && points[0].ratio.is_none());
+        let (points, _, _) = compare_rows(&refused, &ok, Axis::Columns, 0.05);
+        assert_eq!(points[0].verdict, Verdict::NoTimeInA);
+        assert!(!points[0].verdict.is_regression());
+    }
+
+    #[test]
+    fn compare_lists_points_only_one_run_has() {
+        let a = [
+            repeats(Strategy::Bound, 8, &A),
+            repeats(Strategy::Literal, 8, &A),
+        ]
+        .concat();
+        let mut labelled = repeats(Strategy::Bound, 8, &A);
+        labelled
+            .iter_mut()
+            .for_each(|r| r.label = "all non-ASCII".into());
+        let mut more_rows = repeats(Strategy::Bound, 8, &A);
+        more_rows.iter_mut().for_each(|r| r.rows = 200);
+        let mut local = repeats(Strategy::Bound, 8, &A);
+        local.iter_mut().for_each(|r| r.target = TargetKind::Local);
+        // One run never has two parameter sets at one point (the experiment file is refused),
+        // so the point with more rows stands alone in b.
+        let b = [
+            repeats(Strategy::Literal, 8, &A),
+            repeats(Strategy::Bound, 16, &A),
+            labelled,
+            more_rows,
+            local,
+        ]
+        .concat();
+        let (points, only_a, only_b) = compare_rows(&a, &b, Axis::Columns, 0.05);
+        assert_eq!(points.len(), 1);
+        assert_eq!(
+            (points[0].key.strategy, points[0].x),
+            (Strategy::Literal, 8.0)
+        );
+        let described =
+            |keys: &[PointKey]| -> Vec<String> { keys.iter().map(PointKey::describe).collect() };
+        assert_eq!(
+            described(&only_a),
+            [
+                "sqlite bound: columns 8, row-bytes 1000, rows 100, escape-share 0, \
+              non-ascii-share 0, indexes 0"
+            ]
+        );
+        let only_b = described(&only_b);
+        assert_eq!(only_b.len(), 4, "{only_b:?}");
+        assert!(
+            only_b
+                .iter()
+                .any(|d| d.starts_with("local bound: columns 8"))
+        );
+        assert!(only_b.iter().any(|d| d.contains("columns 16,")));
+        assert!(
+            only_b
+                .iter()
+                .any(|d| d.contains("(series \"all non-ASCII\")"))
+        );
+        assert!(only_b.iter().any(|d| d.contains("rows 200,")));
+    }
+
+    fn record(experiment: &str, kind: StudyKind) -> RunRecord {
+        RunRecord {
+            run: RunInfo {
+                id: "20261129T235502Z-sqlite".into(),
+                experiment: experiment.into(),
+                kind,
+                profile: "smoke".into(),
+                target: TargetKind::Sqlite,
+                x_axis: (kind == StudyKind::Sweep).then_some(Axis::Columns),
+                baseline: None,
+                debug_corrupt: None,
+                status: RunStatus::Complete,
+                started: "2026-11-29T23:55:02Z".into(),
+                ended: Some("2026-11-29T23:56:02Z".into()),
+                error: None,
+                pid: None,
+            },
+            studies: vec![StudyFile {
+                name: experiment.into(),
+                file: format!("experiments/{experiment}.toml"),
+                sha256: "ab".into(),
+                description: "d".into(),
+            }],
+            git: GitInfo {
+                commit: "c0ffee".into(),
+                dirty: false,
+            },
+            versions: Versions::default(),
+            machine: crate::records::run_record::machine(),
+            reconciliation: None,
+            remote: None,
+        }
+    }
+
+    /// A run directory written through the records API.
+    fn write_run(dir: &Path, record: &RunRecord, rows: Option<&[ResultRow]>) -> PathBuf {
+        std::fs::create_dir_all(dir).unwrap();
+        record.write(&dir.join("run.toml")).unwrap();
+        if let Some(rows) = rows {
+            csv::write(&dir.join("results.csv"), rows).unwrap();
+        }
+        dir.to_owned()
+    }
+
+    #[test]
+    fn compare_refuses_what_is_not_two_sweeps_of_one_experiment_naming_the_path() {
+        let root = tempfile::tempdir().unwrap();
+        let at = |name: &str| root.path().join(name);
+        let rows = repeats(Strategy::Bound, 8, &A);
+        let sweep = record("column-sweep", StudyKind::Sweep);
+        let good = write_run(&at("good"), &sweep, Some(&rows));
+        let other = write_run(
+            &at("other"),
+            &record("row-size-sweep", StudyKind::Sweep),
+            Some(&rows),
+        );
+        let ladder = write_run(&at("ladder"), &record("columns", StudyKind::Ladder), None);
+        let unmeasured = write_run(&at("unmeasured"), &sweep, None);
+        let empty = write_run(&at("empty"), &sweep, Some(&[]));
+        std::fs::create_dir_all(at("plain")).unwrap();
+        std::fs::create_dir_all(at("garbage")).unwrap();
+        std::fs::write(at("garbage/run.toml"), "run = [").unwrap();
+        let err = |a: &Path, b: &Path| format!("{:#}", compare(a, b, 5.0).unwrap_err());
+        let shown = |p: &Path| p.display().to_string();
+        let cases = [
+            (
+                err(&at("missing"), &good),
+                format!("run a: {} is not a directory", shown(&at("missing"))),
+            ),
+            (
+                err(&good, &at("plain")),
+                format!(
+                    "run b: {} is not a run directory: it holds no run.toml",
+                    shown(&at("plain"))
+                ),
+            ),
+            (
+                err(&at("garbage"), &good),
+                format!(
+                    "run a: {} is not a run directory d1bench can read: ",
+                    shown(&at("garbage"))
+                ),
+            ),
+            (
+                err(&good, &other),
+                format!(
+                    "{} ran `column-sweep` and {} ran `row-size-sweep`: compare takes two runs \
+                     of one experiment",
+                    shown(&good),
+                    shown(&other)
+                ),
+            ),
+            (
+                err(&ladder, &good),
+                format!(
+                    "run a: {} is a ladder run (`columns`): compare applies to sweeps",
+                    shown(&ladder)
+                ),
+            ),
+            (
+                err(&good, &unmeasured),
+                format!(
+                    "run b: {} has no results.csv: the run (complete) ended before measuring",
+                    shown(&unmeasured)
+                ),
+            ),
+            (
+                err(&good, &empty),
+                format!(
+                    "run b: {} holds no results: the run (complete) measured nothing",
+                    shown(&empty.join("results.csv"))
+                ),
+            ),
+        ];
+        for (got, want) in cases {
+            assert!(got.starts_with(&want), "got:  {got}\nwant: {want}");
+        }
+        for threshold in [-1.0, 100.0, f64::NAN] {
+            let got = format!("{:#}", compare(&good, &good, threshold).unwrap_err());
+            assert!(
+                got.contains("a percentage from 0 up to (not including) 100"),
+                "{got}"
+            );
+        }
+        assert_eq!(compare(&good, &good, 0.0).unwrap().points.len(), 1);
+    }
+
+    #[test]
+    fn compare_md_states_the_runs_the_method_the_table_and_what_was_left_out() {
+        let root = tempfile::tempdir().unwrap();
+        let a_rows = [
+            repeats(Strategy::Bound, 8, &A),
+            repeats(Strategy::Literal, 8, &A),
+        ]
+        .concat();
+        let b_rows = [
+            repeats(Strategy::Bound, 8, &A.map(|t| t * 2.0)),
+            repeats(Strategy::Literal, 8, &A),
+            repeats(Strategy::Literal, 16, &A),
+        ]
+        .concat();
+        let a = write_run(
+            &root.path().join("a"),
+            &record("column-sweep", StudyKind::Sweep),
+            Some(&a_rows),
+        );
+        let mut invalid = record("column-sweep", StudyKind::Sweep);
+        invalid.run.status = RunStatus::Invalid;
+        invalid.machine.cpus = 64;
+        invalid.machine.cpu = "Big Iron".into();
+        let b = write_run(&root.path().join("b"), &invalid, Some(&b_rows));
+        let c = compare(&a, &b, 5.0).unwrap();
+        assert_eq!(c.regressions(), 1);
+        let m = crate::records::run_record::machine();
+        let md = markdown(&c);
+        let want = format!(
+            "# compare: column-sweep\n\n\
+             - a: `{}` (run 20261129T235502Z-sqlite, sqlite, profile smoke, commit `c0ffee`, complete)\n\
+             - b: `{}` (run 20261129T235502Z-sqlite, sqlite, profile smoke, commit `c0ffee`, invalid)\n\n\
+             b ÷ a of the median time per 1,000 rows on the outside clock, at each point both runs \
+             measured (same target, series, strategy and parameters). 95% interval by percentile \
+             bootstrap: 2,000 resamples of each run's successful repeats, drawn independently (seed \
+             0xD1BE4C4B for a, 0xD1BE4C4C for b). Threshold 5%: `slower` when the interval's lower \
+             end is above 1.05, `faster` when its upper end is below 0.95, else `no detectable \
+             change` (`interval too wide` when it reaches past both). A verdict needs 3 successful \
+             repeats in each run. The interval covers the spread of the repeats within each run, \
+             not a change of machine or of load on it between the runs.\n\n\
+             **Note:** run b is `invalid`, not complete: see its run.toml before trusting its times.\n\n\
+             **Note:** a ran on {} × {} ({} {}) and b on 64 × Big Iron ({} {}): a change of machine \
+             is measured along with any change of code.\n\n\
+             | target | strategy | columns | a ms/1k rows | b ms/1k rows | b ÷ a (95% interval) | verdict |\n\
+             | --- | --- | --- | --- | --- | --- | --- |\n",
+            a.display(),
+            b.display(),
+            m.cpus,
+            m.cpu,
+            m.os,
+            m.arch,
+            m.os,
+            m.arch
+        );
+        assert!(md.starts_with(&want), "got:\n{md}\nwant:\n{want}");
+        let (lo, hi) = interval(&c.points[0]);
+        let rest = &md[want.len()..];
+        assert_eq!(
+            rest,
+            format!(
+                "| sqlite | bound | 8 | 100 (n=5) | 200 (n=5) | 2.00 ({lo:.2}–{hi:.2}) | slower |\n\
+                 | sqlite | literal | 8 | 100 (n=5) | 100 (n=5) | 1.00 ({:.2}–{:.2}) | no detectable change |\n\n\
+                 2 points compared: 1 slower, 1 no detectable change.\n\n\
+                 Only in run b, not compared:\n\n\
+                 - sqlite literal: columns 16, row-bytes 1000, rows 100, escape-share 0, \
+                 non-ascii-share 0, indexes 0\n",
+                c.points[1].ci_low.unwrap(),
+                c.points[1].ci_high.unwrap()
+            )
+        );
+    }
+
+    /// `cargo xtask run column-sweep --target sqlite --profile <profile> --out <out>`, in-process,
+    /// in a project root of its own; the run directory it made.
+    fn real_sqlite_run(root: &Path, profile: &str, out: &Path) -> PathBuf {
+        let run = flags::Run {
+            experiment: "column-sweep".into(),
+            target: TargetKind::Sqlite,
+            profile: Some(profile.into()),
+            out: Some(out.to_owned()),
+            no_baseline: false,
+            debug_corrupt: None,
+            location: None,
+            plan: None,
+            keep: false,
+            tag: None,
+        };
+        let paths = crate::paths::Paths::new(root.to_owned());
+        crate::pipeline::run(&run, &xshell::Shell::new().unwrap(), &paths).unwrap();
+        let made: Vec<PathBuf> = std::fs::read_dir(out)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(made.len(), 1, "{made:?}");
+        made[0].clone()
+    }
+
+    #[test]
+    fn compare_reads_real_sqlite_runs_and_calls_a_real_run_made_100x_slower_slower() {
+        let root = tempfile::tempdir().unwrap();
+        let experiments = root.path().join("experiments");
+        std::fs::create_dir(&experiments).unwrap();
+        let mut file = std::fs::read_to_string(
+            crate::paths::project_root().join("experiments/column-sweep.toml"),
+        )
+        .unwrap();
+        // The smoke profile has one repeat per point; a verdict needs three.
+        file.push_str(
+            "\n[profile.three]\nrepeats = 3\nseed = 1\n[[profile.three.series]]\n\
+             strategies = [\"bound\", \"literal\"]\ncolumns = [1, 8]\nrow-bytes = [1000]\nrows = 200\n",
+        );
+        std::fs::write(experiments.join("column-sweep.toml"), file).unwrap();
+        let a = real_sqlite_run(root.path(), "smoke", &root.path().join("a"));
+        let b = real_sqlite_run(root.path(), "smoke", &root.path().join("b"));
+        let c = flags::Compare {
+            run_a: a.clone(),
+            run_b: b.clone(),
+            threshold: 5.0,
+            out: None,
+        }
+        .run()
+        .unwrap();
+        // Bound and literal at 5 column counts, per-row at 8: all in both, one repeat each.
+        assert_eq!(
+            (c.points.len(), c.only_in_a.len(), c.only_in_b.len()),
+            (11, 0, 0)
+        );
+        assert!(c.notes.is_empty(), "{:?}", c.notes);
+        let (rows_a, rows_b): (Vec<ResultRow>, Vec<ResultRow>) = (
+            csv::read(&a.join("results.csv")).unwrap(),
+            csv::read(&b.join("results.csv")).unwrap(),
+        );
+        for p in &c.points {
+            let time = |rows: &[ResultRow]| -> f64 {
+                let at: Vec<&ResultRow> = rows
+                    .iter()
+                    .filter(|r| r.strategy == p.key.strategy && r.columns == p.key.columns)
+                    .collect();
+                assert_eq!(at.len(), 1, "{:?}", p.key);
+                at[0].outside_ms * 1000.0 / at[0].rows as f64
+            };
+            let ratio = time(&rows_b) / time(&rows_a);
+            assert_eq!(p.ratio, Some(ratio), "{:?}", p.key);
+            // One repeat: the interval is the ratio itself, and no verdict is drawn from it.
+            assert_eq!((p.ci_low, p.ci_high), (Some(ratio), Some(ratio)));
+            assert_eq!(p.verdict, Verdict::TooFewRepeats);
+        }
+        assert_eq!(c.regressions(), 0);
+        let md = std::fs::read_to_string(b.join("compare.md")).unwrap();
+        assert!(
+            md.contains("\n11 points compared: 11 too few repeats.\n"),
+            "{md}"
+        );
+        // The table shows such a ratio without its zero-width interval.
+        for p in &c.points {
+            let row = format!("| {:.2} | too few repeats (3 needed) |\n", p.ratio.unwrap());
+            assert!(md.contains(&row), "{row} not in\n{md}");
+        }
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(b.join("compare.json")).unwrap()).unwrap();
+        assert_eq!(json["points"].as_array().unwrap().len(), 11);
+        assert_eq!(json["points"][0]["verdict"], "too-few-repeats");
+
+        // Three repeats, against themselves and against the same rows 100 times slower (written
+        // through the records API): never a verdict against itself, always slower at 100×.
+        let three = real_sqlite_run(root.path(), "three", &root.path().join("three"));
+        let record = RunRecord::read(&three.join("run.toml")).unwrap();
+        let mut rows: Vec<ResultRow> = csv::read(&three.join("results.csv")).unwrap();
+        let itself = compare(&three, &three, 5.0).unwrap();
+        assert_eq!(itself.points.len(), 4);
+        for p in &itself.points {
+            assert_eq!((p.a.n, p.b.n), (3, 3));
+            assert!(
+                !matches!(p.verdict, Verdict::Slower | Verdict::Faster),
+                "{p:?}"
+            );
+        }
+        rows.iter_mut().for_each(|r| r.outside_ms *= 100.0);
+        let slow = write_run(&root.path().join("slow"), &record, Some(&rows));
+        let slower = compare(&three, &slow, 5.0).unwrap();
+        assert_eq!(slower.regressions(), 4);
+        assert!(slower.points.iter().all(|p| p.verdict == Verdict::Slower));
+    }
+
+    #[test]
+    fn compare_parses_its_flags() {
+        let parse = |args: &[&str]| match flags::Xtask::try_parse_from(args).unwrap().task {
+            flags::Task::Compare(c) => c,
+            other => panic!("not a compare: {other:?}"),
+        };
+        let c = parse(&["xtask", "compare", "runs/a", "runs/b"]);
+        assert_eq!(
+            (c.run_a, c.run_b),
+            (PathBuf::from("runs/a"), PathBuf::from("runs/b"))
+        );
+        assert_eq!((c.threshold, c.out), (5.0, None));
+        let c = parse(&[
+            "xtask",
+            "compare",
+            "a",
+            "b",
+            "--threshold",
+            "2.5",
+            "--out",
+            "d",
+        ]);
+        assert_eq!((c.threshold, c.out), (2.5, Some(PathBuf::from("d"))));
+        assert!(flags::Xtask::try_parse_from(["xtask", "compare", "a"]).is_err());
+    }
+}
