@@ -171,6 +171,10 @@ pub struct Run {
     /// (`d1bench-run-<tag>-...`), so `clean-remote --tag` removes exactly these runs' leftovers.
     #[arg(long, value_name = "TAG")]
     pub tag: Option<String>,
+    /// Draw each chart's title above it (by default a chart has none, for a paper to caption;
+    /// summary.md's captions start with the title either way).
+    #[arg(long)]
+    pub titles: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -257,6 +261,9 @@ pub struct ParityReadme {
 pub struct Plot {
     /// A run directory holding results.csv and run.toml.
     pub run_dir: PathBuf,
+    /// Draw each chart's title above it (by default a chart has none, for a paper to caption).
+    #[arg(long)]
+    pub titles: bool,
 }
 
 #[cfg(test)]

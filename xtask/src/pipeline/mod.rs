@@ -149,7 +149,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     record.write(&run_dir.run_toml())?;
     let totals = measured?;
 
-    reports::render(&run_dir, true)?;
+    reports::render(&run_dir, true, flags.titles)?;
     println!("reconciliation: {}", totals.line(work.unit()));
     if !totals.all_reconciled() {
         bail!(

@@ -972,6 +972,7 @@ mod tests {
             plan: None,
             keep: false,
             tag: None,
+            titles: false,
         };
         let paths = crate::paths::Paths::new(root.to_owned());
         crate::pipeline::run(&run, &xshell::Shell::new().unwrap(), &paths).unwrap();

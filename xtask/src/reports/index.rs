@@ -127,7 +127,7 @@ fn section(run: &Path, out_dir: &Path) -> Result<String> {
         return Ok(text);
     }
     // The same rendering as `cargo xtask plot`: tables and charts from the run's own files.
-    let rendered = super::render(&run_dir, false)?;
+    let rendered = super::render(&run_dir, false, false)?;
     writeln!(text, "\n{}", rendered.tables).unwrap();
     for chart in rendered
         .charts
@@ -304,7 +304,10 @@ mod tests {
         );
         assert!(text.contains("![time-per-1000-rows-vs-columns]("), "{text}");
         assert!(
-            text.contains("*Median time per 1,000 rows written"),
+            text.contains(
+                "*Time per 1,000 rows written, local D1 (wrangler dev). Median time per 1,000 \
+                 rows written"
+            ),
             "{text}"
         );
     }

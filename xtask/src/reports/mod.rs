@@ -37,12 +37,13 @@ pub struct Rendered {
 }
 
 /// Writes every report of `run_dir` from its run.toml and record files; with `print`, shows the
-/// key tables and where everything is.
-pub fn render(run_dir: &RunDir, print: bool) -> Result<Rendered> {
+/// key tables and where everything is. With `titles`, charts carry their titles (their captions
+/// always do).
+pub fn render(run_dir: &RunDir, print: bool, titles: bool) -> Result<Rendered> {
     let record = RunRecord::read(&run_dir.run_toml())?;
     let rendered = match record.run.kind {
-        StudyKind::Sweep => render_sweep(run_dir, &record)?,
-        StudyKind::Ladder => render_ladder(run_dir, &record)?,
+        StudyKind::Sweep => render_sweep(run_dir, &record, titles)?,
+        StudyKind::Ladder => render_ladder(run_dir, &record, titles)?,
     };
     if print {
         print!("{}", rendered.tables);
@@ -55,7 +56,7 @@ pub fn render(run_dir: &RunDir, print: bool) -> Result<Rendered> {
     Ok(rendered)
 }
 
-/// The title of a run's charts and summary.
+/// The title of a run's summary: the experiment, target and profile by name.
 pub fn title(record: &RunRecord) -> String {
     format!(
         "{} ({}, {})",
@@ -63,7 +64,7 @@ pub fn title(record: &RunRecord) -> String {
     )
 }
 
-fn render_sweep(run_dir: &RunDir, record: &RunRecord) -> Result<Rendered> {
+fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
     let rows: Vec<ResultRow> = csv::read(&run_dir.results_csv())?;
     let axis = record
         .run
@@ -73,7 +74,7 @@ fn render_sweep(run_dir: &RunDir, record: &RunRecord) -> Result<Rendered> {
     let summary_csv = points::summary_csv(&rows, axis)?;
     std::fs::write(run_dir.summary_csv(), summary_csv)
         .with_context(|| format!("cannot write {}", run_dir.summary_csv().display()))?;
-    let drawn = charts::sweep::render_run(run_dir, &rows, axis, &title(record), target)?;
+    let drawn = charts::sweep::render_run(run_dir, &rows, axis, target, titles)?;
     std::fs::write(
         run_dir.summary_md(),
         summary::markdown(record, &rows, &drawn),
@@ -87,21 +88,21 @@ fn render_sweep(run_dir: &RunDir, record: &RunRecord) -> Result<Rendered> {
         tables.push_str(&format!("{target} ÷ bare SQLite:\n{table}"));
     }
     Ok(Rendered {
-        charts: drawn
-            .into_iter()
-            .flat_map(|d| {
-                let caption = d.caption;
-                d.files.into_iter().map(move |path| ChartFile {
-                    path,
-                    caption: caption.clone(),
-                })
-            })
-            .collect(),
+        charts: drawn.into_iter().flat_map(chart_files).collect(),
         tables,
     })
 }
 
-fn render_ladder(run_dir: &RunDir, record: &RunRecord) -> Result<Rendered> {
+/// Each file of a chart with the chart's caption.
+fn chart_files(drawn: charts::Drawn) -> impl Iterator<Item = ChartFile> {
+    let caption = drawn.caption;
+    drawn.files.into_iter().map(move |path| ChartFile {
+        path,
+        caption: caption.clone(),
+    })
+}
+
+fn render_ladder(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
     let findings: Vec<Finding> = if run_dir.findings_csv().exists() {
         csv::read(&run_dir.findings_csv())?
     } else {
@@ -115,15 +116,11 @@ fn render_ladder(run_dir: &RunDir, record: &RunRecord) -> Result<Rendered> {
         ladder_summary::markdown(&title, record, &findings, &rows),
     )
     .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
-    let charts = charts::ladder::param_ceiling(&run_dir.path, &findings, &title)?
-        .into_iter()
-        .map(|path| ChartFile {
-            path,
-            caption: "The most rows one bound statement carried at each column count, \
-                      against floor(100 / C)"
-                .into(),
-        })
-        .collect();
+    let charts =
+        charts::ladder::param_ceiling(&run_dir.path, &findings, record.run.target, titles)?
+            .into_iter()
+            .flat_map(chart_files)
+            .collect();
     Ok(Rendered {
         charts,
         tables: parity::markdown(&rows),

@@ -10,7 +10,7 @@ use crate::flags::TargetKind;
 use crate::records::ResultRow;
 use crate::records::Totals;
 use crate::records::{RunRecord, RunStatus};
-use crate::reports::charts::sweep::Drawn;
+use crate::reports::charts::Drawn;
 use crate::reports::points::{Measure, Point, points};
 use crate::reports::stats::Summary;
 use crate::studies::sweep::Axis;

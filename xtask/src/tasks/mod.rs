@@ -26,7 +26,7 @@ impl flags::Run {
 impl flags::Plot {
     /// `cargo xtask plot <run-dir>`: every report again from what the run left on disk.
     pub fn run(self) -> Result<()> {
-        crate::reports::render(&RunDir::new(self.run_dir), true).map(drop)
+        crate::reports::render(&RunDir::new(self.run_dir), true, self.titles).map(drop)
     }
 }
 

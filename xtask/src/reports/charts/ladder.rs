@@ -1,8 +1,8 @@
 //! The param-ceiling chart: rows per bound statement found at each column count, against the
 //! floor(100 / C) the documented 100-parameter limit predicts; PNG and SVG in the style of every
-//! chart (`chart_style`).
+//! chart (`style`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
 use d1bench_core::Strategy;
@@ -12,35 +12,52 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{
-    Axes, Figure, Pen, REFERENCE_SAMPLE, Sample, Scale, chart_title, draw_frame, draw_reference,
-    drawing_error, extent, marker, padded, strategy_color, strategy_shape, write, x_range, x_scale,
+    Axes, Figure, Pen, REFERENCE_SAMPLE, Sample, Scale, draw_frame, draw_reference, drawing_error,
+    extent, marker, padded, strategy_color, strategy_shape, write, x_range, x_scale,
 };
+use super::{Drawn, measured_on};
+use crate::flags::TargetKind;
 use crate::records::Finding;
 
-/// Draws `param-ceiling.{png,svg}` into `dir` when `findings` hold param-ceiling climbs.
-pub fn param_ceiling(dir: &Path, findings: &[Finding], title: &str) -> Result<Vec<PathBuf>> {
+/// Draws `param-ceiling.{png,svg}` into `dir` when `findings` hold param-ceiling climbs, run on
+/// `target`; with `titles`, the chart carries its title too.
+pub fn param_ceiling(
+    dir: &Path,
+    findings: &[Finding],
+    target: TargetKind,
+    titles: bool,
+) -> Result<Option<Drawn>> {
     let mut points: Vec<(usize, Option<usize>)> = findings
         .iter()
         .filter(|f| f.ladder == LadderKind::ParamCeiling)
         .filter_map(|f| Some((f.columns?, f.last_ok)))
         .collect();
     if points.is_empty() {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     points.sort();
+    let title = format!("Rows per bound statement, {}", measured_on(target));
     let chart = Ceiling {
-        title: chart_title(title, "parameter ceiling"),
+        title: titles.then(|| title.clone()),
         points,
     };
-    write(&chart, |extension| {
-        dir.join(format!("param-ceiling.{extension}"))
-    })
+    let name = "param-ceiling";
+    let files = write(&chart, |extension| dir.join(format!("{name}.{extension}")))?;
+    Ok(Some(Drawn {
+        name: name.to_owned(),
+        caption: format!(
+            "{title}. The most rows one bound statement carried at each column count, against \
+             floor(100 / C)."
+        ),
+        files,
+    }))
 }
 
 /// The chart: each climb's column count and the most rows that ran (none when none did), in
 /// increasing columns.
 struct Ceiling {
-    title: String,
+    /// Drawn above the chart when set.
+    title: Option<String>,
     points: Vec<(usize, Option<usize>)>,
 }
 
@@ -97,7 +114,7 @@ impl Figure for Ceiling {
                 "floor(100 / C): the documented 100 parameters".to_owned(),
             ),
         ];
-        draw_frame(root, pen, &self.title, legend, &axes, |plot| {
+        draw_frame(root, pen, self.title.as_deref(), legend, &axes, |plot| {
             draw_reference(plot, expected)?;
             let mark = marker(shape, (0, 0));
             plot.draw_series(
@@ -118,7 +135,12 @@ mod tests {
     #[test]
     fn draws_a_png_and_an_svg_only_for_param_ceiling() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(param_ceiling(dir.path(), &[], "t").unwrap().is_empty());
+        let sqlite = crate::flags::TargetKind::Sqlite;
+        assert!(
+            param_ceiling(dir.path(), &[], sqlite, true)
+                .unwrap()
+                .is_none()
+        );
         let findings: Vec<Finding> = (1..=100)
             .map(|c| Finding {
                 ladder: LadderKind::ParamCeiling,
@@ -143,7 +165,16 @@ mod tests {
                 reconciled: true,
             })
             .collect();
-        let files = param_ceiling(dir.path(), &findings, "test").unwrap();
+        let drawn = param_ceiling(dir.path(), &findings, sqlite, true)
+            .unwrap()
+            .unwrap();
+        let title = "Rows per bound statement, bare SQLite with D1 limits";
+        assert!(
+            drawn.caption.starts_with(&format!("{title}. ")),
+            "{}",
+            drawn.caption
+        );
+        let files = drawn.files;
         assert_eq!(
             files,
             [
@@ -162,7 +193,7 @@ mod tests {
         );
         let svg = std::fs::read_to_string(&files[1]).unwrap();
         for text in [
-            "test: parameter ceiling",
+            title,
             "floor(100 / C): the documented 100 parameters",
             "found: the most rows that ran",
             "columns per row (C)",

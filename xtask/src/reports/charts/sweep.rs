@@ -14,10 +14,13 @@
 //!    shows: its series, axis scales and ranges, the refusal band, the reference curve. Also pure.
 //! 3. A [`Chart`] draws its data inside the frame every chart shares; [`render_run`] writes the
 //!    files. How charts look (size, fonts, colours, title, legend, axes) is decided in the
-//!    `chart_style` module, for every chart alike.
+//!    `style` module, for every chart alike.
+//!
+//! Charts are paper figures: no internal names (experiment, profile, target kind) on them, and
+//! no title unless asked for (`--titles`); the caption, which summary.md prints under each
+//! chart, starts with the title.
 
 use std::fmt;
-use std::path::PathBuf;
 
 use anyhow::{Result, bail, ensure};
 use d1bench_core::{Outcome, Strategy};
@@ -27,9 +30,10 @@ use plotters::prelude::*;
 
 use super::style::{
     Axes, BASELINE, CAP_PT, DASH_PT, Figure, LINE_PT, MUTED, Pen, Plot, REFERENCE_SAMPLE, Sample,
-    Scale, Shape, Span, THIN_PT, chart_title, draw_frame, draw_reference, drawing_error, extent,
-    marker, padded, px, strategy_color, strategy_shape, stroke, write, x_range, x_scale,
+    Scale, Shape, Span, THIN_PT, draw_frame, draw_reference, drawing_error, extent, marker, padded,
+    px, strategy_color, strategy_shape, stroke, write, x_range, x_scale,
 };
+use super::{Drawn, measured_on};
 use crate::flags::TargetKind;
 use crate::records::{ResultRow, RunDir};
 use crate::reports::points::{Measure, points};
@@ -49,19 +53,9 @@ const STRATEGIES: [Strategy; 3] = [Strategy::Bound, Strategy::Literal, Strategy:
 /// What the baseline is called in every legend: never D1.
 const BASELINE_LABEL: &str = "bare SQLite (baseline)";
 
-/// A chart written to disk.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Drawn {
-    /// File stem: `<name>.png` and `<name>.svg` in the run directory.
-    pub name: String,
-    /// One line saying what the chart shows.
-    pub caption: String,
-    pub files: Vec<PathBuf>,
-}
-
 /// Draws every chart of a run into its directory as PNG and SVG; returns what was written.
 /// `target` is the run's target: rows of other targets (the sqlite baseline) are drawn as
-/// reference lines on the time chart.
+/// reference lines on the time chart. With `titles`, each chart carries its title too.
 ///
 /// A chart with nothing to show (no probe succeeded, so there is no time to plot) is skipped
 /// with a warning on stderr; it is an error when no chart at all can be drawn, or `rows` is
@@ -70,22 +64,23 @@ pub fn render_run(
     run: &RunDir,
     rows: &[ResultRow],
     axis: Axis,
-    title: &str,
     target: TargetKind,
+    titles: bool,
 ) -> Result<Vec<Drawn>> {
     ensure!(
         !rows.is_empty(),
         "no results to plot for {}: the run has no rows",
         run.path.display()
     );
+    let place = measured_on(target);
     let mut written = Vec::new();
     let mut skipped = Vec::new();
     for chart in [
-        time_chart(rows, axis, title, target),
-        rows_per_statement_chart(rows, axis, title, target),
-        overhead_chart(rows, axis, title, target),
+        time_chart(rows, axis, place, target),
+        rows_per_statement_chart(rows, axis, place, target),
+        overhead_chart(rows, axis, place, target),
     ] {
-        let chart = match chart {
+        let mut chart = match chart {
             Ok(chart) => chart,
             Err(skip) => {
                 eprintln!("warning: {skip}");
@@ -93,10 +88,11 @@ pub fn render_run(
                 continue;
             }
         };
+        chart.draw_title = titles;
         let files = write(&chart, |extension| run.chart(&chart.name, extension))?;
         written.push(Drawn {
+            caption: format!("{}. {}", chart.title, chart.caption),
             name: chart.name,
-            caption: chart.caption,
             files,
         });
     }
@@ -218,9 +214,12 @@ fn summarize(rows: &[ResultRow], axis: Axis, measure: Measure, target: TargetKin
 struct Chart {
     /// File stem: the chart is written to `<name>.png` and `<name>.svg`.
     name: String,
-    /// One line saying what the chart shows, for summary.md.
+    /// What the chart shows, for summary.md, after the title.
     caption: String,
+    /// What the chart is, in words for readers (no experiment, profile or target names): drawn
+    /// above it with `draw_title`, and always the caption's first sentence.
     title: String,
+    draw_title: bool,
     x_label: &'static str,
     y_label: &'static str,
     x_scale: Scale,
@@ -308,7 +307,7 @@ fn nothing_succeeded(rows: &[ResultRow]) -> String {
 fn time_chart(
     rows: &[ResultRow],
     axis: Axis,
-    title: &str,
+    place: &str,
     target: TargetKind,
 ) -> Result<Chart, Skip> {
     let name = format!("time-per-1000-rows-vs-{}", axis.name());
@@ -337,7 +336,8 @@ fn time_chart(
     Ok(Chart {
         name,
         caption,
-        title: chart_title(title, "time per 1,000 rows"),
+        title: format!("Time per 1,000 rows written, {place}"),
+        draw_title: false,
         x_label: axis.label(),
         y_label: "ms per 1,000 rows (outside clock)",
         x_scale,
@@ -354,7 +354,7 @@ fn time_chart(
 fn rows_per_statement_chart(
     rows: &[ResultRow],
     axis: Axis,
-    title: &str,
+    place: &str,
     target: TargetKind,
 ) -> Result<Chart, Skip> {
     let name = format!("rows-per-statement-vs-{}", axis.name());
@@ -398,7 +398,8 @@ fn rows_per_statement_chart(
     Ok(Chart {
         name,
         caption,
-        title: chart_title(title, "rows per statement"),
+        title: format!("Rows per INSERT statement, {place}"),
+        draw_title: false,
         x_label: axis.label(),
         y_label: "rows per INSERT statement",
         x_scale,
@@ -416,7 +417,7 @@ fn rows_per_statement_chart(
 fn overhead_chart(
     rows: &[ResultRow],
     axis: Axis,
-    title: &str,
+    place: &str,
     target: TargetKind,
 ) -> Result<Chart, Skip> {
     let name = format!("overhead-outside-minus-inside-ms-vs-{}", axis.name());
@@ -454,7 +455,8 @@ fn overhead_chart(
              different strategies.",
             axis.label()
         ),
-        title: chart_title(title, "outside − inside clock"),
+        title: format!("Outside − inside clock, {place}"),
+        draw_title: false,
         x_label: axis.label(),
         y_label: "outside − inside (ms per probe)",
         x_scale,
@@ -488,7 +490,8 @@ impl Figure for Chart {
             band: self.refusal_band,
         };
         let legend = legend_items(self);
-        draw_frame(root, pen, &self.title, legend, &axes, |plot| {
+        let title = self.draw_title.then_some(self.title.as_str());
+        draw_frame(root, pen, title, legend, &axes, |plot| {
             draw_data(plot, self)
         })
     }
@@ -837,12 +840,12 @@ mod tests {
         assert!(rows_per_statement_chart(&failed, Axis::Columns, "t", LOCAL).is_err());
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::new(dir.path().to_path_buf());
-        let err = render_run(&run, &failed, Axis::Columns, "t", LOCAL).unwrap_err();
+        let err = render_run(&run, &failed, Axis::Columns, LOCAL, false).unwrap_err();
         assert!(
             format!("{err:#}").contains("no chart could be drawn"),
             "{err:#}"
         );
-        let err = render_run(&run, &[], Axis::Columns, "t", LOCAL).unwrap_err();
+        let err = render_run(&run, &[], Axis::Columns, LOCAL, false).unwrap_err();
         assert!(
             format!("{err:#}").contains("the run has no rows"),
             "{err:#}"
@@ -949,7 +952,9 @@ mod tests {
         for axis in [Axis::Columns, Axis::RowBytes] {
             let run = RunDir::new(dir.path().join(axis.name()));
             std::fs::create_dir_all(&run.path).unwrap();
-            let drawn = render_run(&run, &synthetic_run(axis), axis, "synthetic", LOCAL).unwrap();
+            // Titles on the column sweep's charts only: drawn when asked for, captioned always.
+            let titles = axis == Axis::Columns;
+            let drawn = render_run(&run, &synthetic_run(axis), axis, LOCAL, titles).unwrap();
             let names: Vec<_> = drawn.iter().map(|d| d.name.clone()).collect();
             assert_eq!(
                 names,
@@ -960,8 +965,20 @@ mod tests {
                 ]
                 .map(|chart| format!("{chart}-{}", axis.name()))
             );
-            for chart in &drawn {
+            let titles_drawn = [
+                "Time per 1,000 rows written, local D1 (wrangler dev)",
+                "Rows per INSERT statement, local D1 (wrangler dev)",
+                "Outside − inside clock, local D1 (wrangler dev)",
+            ];
+            for (chart, title) in drawn.iter().zip(titles_drawn) {
                 assert!(chart.caption.ends_with('.'), "{}", chart.caption);
+                assert!(
+                    chart.caption.starts_with(&format!("{title}. ")),
+                    "{}",
+                    chart.caption
+                );
+                let svg = std::fs::read_to_string(run.chart(&chart.name, "svg")).unwrap();
+                assert_eq!(svg_texts(&svg).contains(&title), titles, "{title}");
                 assert_eq!(
                     chart.files,
                     [run.chart(&chart.name, "png"), run.chart(&chart.name, "svg")]

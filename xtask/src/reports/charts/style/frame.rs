@@ -268,13 +268,13 @@ pub struct Axes<'a> {
 /// The plot a chart draws its data on, in the values of its axes.
 pub type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<PlotAxis, PlotAxis>>;
 
-/// Draws everything of a chart but its data on `root`: the title, the legend of `legend` under
-/// it, and below them the axes with their ticks, grid and labels. Then `data` draws on the plot,
-/// over the grid.
+/// Draws everything of a chart but its data on `root`: the title (if any: a paper figure has its
+/// title in its caption), the legend of `legend` under it, and below them the axes with their
+/// ticks, grid and labels. Then `data` draws on the plot, over the grid.
 pub fn draw_frame<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     pen: &Pen,
-    title: &str,
+    title: Option<&str>,
     legend: Vec<(Sample, String)>,
     axes: &Axes,
     data: impl FnOnce(&mut Plot<'_, DB>) -> Result<()>,
@@ -284,11 +284,14 @@ pub fn draw_frame<DB: DrawingBackend>(
     let width = width as i32;
     let margin = px(MARGIN_PT);
 
-    let (title, font) = fitted_title(pen, title, f64::from(width - 2 * margin));
-    let anchor = (HPos::Center, VPos::Top);
-    let at = (width / 2, margin);
-    pen.draw(root, &title, font, TEXT, anchor, Direction::Right, at)?;
-    let mut top = margin + px(font.points) + px(GAP_PT);
+    let mut top = margin;
+    if let Some(title) = title {
+        let (title, font) = fitted_title(pen, title, f64::from(width - 2 * margin));
+        let anchor = (HPos::Center, VPos::Top);
+        let at = (width / 2, margin);
+        pen.draw(root, &title, font, TEXT, anchor, Direction::Right, at)?;
+        top += px(font.points) + px(GAP_PT);
+    }
 
     let legend = Legend::layout(pen, legend, width - 2 * margin);
     legend.draw(root, pen, width, top)?;
@@ -297,15 +300,6 @@ pub fn draw_frame<DB: DrawingBackend>(
     let (_, area) = root.split_vertically(top);
     let mut plot = draw_axes(root, &area, pen, axes)?;
     data(&mut plot)
-}
-
-/// A chart's title: the run's `title`, then what the chart shows.
-pub fn chart_title(title: &str, subject: &str) -> String {
-    if title.trim().is_empty() {
-        subject.to_owned()
-    } else {
-        format!("{title}: {subject}")
-    }
 }
 
 /// The axes on `area`, the part of `root` below the title and legend: ticks chosen so their

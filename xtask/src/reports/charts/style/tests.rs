@@ -152,21 +152,14 @@ impl Figure for Sketch {
             y_labelled: (1.0, 100.0),
             band: Some((100.0, 1000.0)),
         };
-        draw_frame(
-            root,
-            pen,
-            &chart_title("sketch", "style"),
-            legend,
-            &axes,
-            |plot| {
-                plot.draw_series(LineSeries::new(
-                    [(1.0, 1.0), (9.0, 90.0)],
-                    stroke(TEXT, LINE_PT),
-                ))
-                .map_err(drawing_error)?;
-                Ok(())
-            },
-        )
+        draw_frame(root, pen, Some("sketch: style"), legend, &axes, |plot| {
+            plot.draw_series(LineSeries::new(
+                [(1.0, 1.0), (9.0, 90.0)],
+                stroke(TEXT, LINE_PT),
+            ))
+            .map_err(drawing_error)?;
+            Ok(())
+        })
     }
 }
 
