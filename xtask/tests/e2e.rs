@@ -411,7 +411,7 @@ fn smoke_run_reconciles_and_draws() {
     }
     let svg = std::fs::read_to_string(dir.join("time-per-1000-rows-vs-columns.svg")).unwrap();
     assert!(
-        svg.contains("bare SQLite (baseline)"),
+        svg.contains("bound, bare SQLite") && svg.contains("literal, bare SQLite"),
         "no baseline line in the time chart"
     );
 }

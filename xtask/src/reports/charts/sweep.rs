@@ -31,7 +31,7 @@ use plotters::prelude::*;
 use super::style::{
     Axes, BASELINE, CAP_PT, DASH_PT, Figure, LINE_PT, MUTED, Pen, Plot, REFERENCE_SAMPLE, Sample,
     Scale, Shape, Span, THIN_PT, draw_frame, draw_reference, drawing_error, extent, marker, padded,
-    px, strategy_color, strategy_shape, stroke, write, x_range, x_scale,
+    px, small_marker, strategy_color, strategy_shape, stroke, write, x_range, x_scale,
 };
 use super::{Drawn, measured_on};
 use crate::flags::TargetKind;
@@ -50,8 +50,10 @@ const STRATEGIES: [Strategy; 3] = [Strategy::Bound, Strategy::Literal, Strategy:
 // The entry point.
 // ---------------------------------------------------------------------------------------------
 
-/// What the baseline is called in every legend: never D1.
+/// What the baseline is called in every caption: never D1.
 const BASELINE_LABEL: &str = "bare SQLite (baseline)";
+/// What a baseline line's legend entry adds to its strategy.
+const BASELINE_LEGEND: &str = "bare SQLite";
 
 /// Draws every chart of a run into its directory as PNG and SVG; returns what was written.
 /// `target` is the run's target: rows of other targets (the sqlite baseline) are drawn as
@@ -149,13 +151,17 @@ struct Series {
 }
 
 impl Series {
-    /// The legend's name of the line (baseline lines share one legend entry).
+    /// The legend's name of the line: the strategy, its series' label, and for a baseline line
+    /// what it ran on.
     fn name(&self) -> String {
-        if self.label.is_empty() {
-            self.strategy.name().to_owned()
-        } else {
-            format!("{}, {}", self.strategy, self.label)
+        let mut name = self.strategy.name().to_owned();
+        if !self.label.is_empty() {
+            name = format!("{name}, {}", self.label);
         }
+        if self.baseline {
+            name = format!("{name}, {BASELINE_LEGEND}");
+        }
+        name
     }
 }
 
@@ -497,30 +503,27 @@ impl Figure for Chart {
     }
 }
 
+/// One entry per line, the target's then the baseline's (each its own: which grey line is which
+/// strategy is read off its marker), then the refusal mark and the reference curve.
 fn legend_items(chart: &Chart) -> Vec<(Sample, String)> {
     let mut items: Vec<_> = chart
         .series
         .iter()
-        .filter(|s| !s.baseline)
         .map(|s| {
             let sample = Sample::Line {
-                color: strategy_color(s.strategy),
-                points: LINE_PT,
-                dashed: !s.label.is_empty(),
+                color: if s.baseline {
+                    BASELINE
+                } else {
+                    strategy_color(s.strategy)
+                },
+                points: if s.baseline { THIN_PT } else { LINE_PT },
+                dashed: s.baseline || !s.label.is_empty(),
                 marker: Some(strategy_shape(s.strategy)),
+                small_marker: s.baseline,
             };
             (sample, s.name())
         })
         .collect();
-    if chart.series.iter().any(|s| s.baseline) {
-        let sample = Sample::Line {
-            color: BASELINE,
-            points: LINE_PT,
-            dashed: true,
-            marker: None,
-        };
-        items.push((sample, BASELINE_LABEL.to_owned()));
-    }
     if chart.series.iter().any(|s| !s.refused.is_empty()) {
         let sample = Sample::Marker {
             color: MUTED,
@@ -584,18 +587,11 @@ fn draw_data<DB: DrawingBackend>(plot: &mut Plot<'_, DB>, chart: &Chart) -> Resu
         .map_err(drawing_error)?;
         // A refused point gets the refusal mark instead of the strategy's marker; baseline
         // markers are smaller, in grey.
-        let mut shape = marker(strategy_shape(series.strategy), (0, 0));
-        if series.baseline {
-            shape = shape
-                .into_iter()
-                .map(|(x, y)| {
-                    (
-                        (x as f64 * 0.7).round() as i32,
-                        (y as f64 * 0.7).round() as i32,
-                    )
-                })
-                .collect();
-        }
+        let shape = if series.baseline {
+            small_marker(strategy_shape(series.strategy), (0, 0))
+        } else {
+            marker(strategy_shape(series.strategy), (0, 0))
+        };
         let kept = series
             .points
             .iter()
@@ -738,20 +734,34 @@ mod tests {
                 ("bound".to_owned(), false),
                 ("literal".to_owned(), false),
                 ("bound, all non-ASCII".to_owned(), false),
-                ("bound".to_owned(), true),
-                ("literal".to_owned(), true),
+                ("bound, bare SQLite".to_owned(), true),
+                ("literal, bare SQLite".to_owned(), true),
             ]
         );
         let chart = time_chart(&rows, Axis::Columns, "t", LOCAL).unwrap();
-        let legend: Vec<_> = legend_items(&chart).into_iter().map(|(_, l)| l).collect();
+        let legend = legend_items(&chart);
+        let labels: Vec<_> = legend.iter().map(|(_, l)| l.as_str()).collect();
         assert_eq!(
-            legend,
+            labels,
             [
                 "bound",
                 "literal",
                 "bound, all non-ASCII",
-                "bare SQLite (baseline)"
+                "bound, bare SQLite",
+                "literal, bare SQLite",
             ]
+        );
+        // Each baseline entry in the baseline's grey, told apart by its strategy's marker.
+        let baseline_samples: Vec<_> = legend[3..].iter().map(|(s, _)| s.clone()).collect();
+        assert_eq!(
+            baseline_samples,
+            [Strategy::Bound, Strategy::Literal].map(|strategy| Sample::Line {
+                color: BASELINE,
+                points: THIN_PT,
+                dashed: true,
+                marker: Some(strategy_shape(strategy)),
+                small_marker: true,
+            })
         );
         assert!(
             chart.caption.contains("bare SQLite (baseline)"),
@@ -1014,7 +1024,8 @@ mod tests {
                     }
                     let is_time = path.to_string_lossy().contains("time-per-1000-rows");
                     assert_eq!(
-                        texts.contains(&"bare SQLite (baseline)"),
+                        texts.contains(&"bound, bare SQLite")
+                            && texts.contains(&"literal, bare SQLite"),
                         is_time,
                         "the baseline belongs on the time chart only: {}",
                         path.display()

@@ -70,6 +70,19 @@ pub fn marker(shape: Shape, (dx, dy): (i32, i32)) -> Vec<(i32, i32)> {
     }
 }
 
+/// How big a secondary line's markers (the baseline's) are, against the main lines': drawn
+/// under them, not competing with them.
+pub const SMALL_MARKER: f64 = 0.7;
+
+/// [`marker`] at [`SMALL_MARKER`] of its size.
+pub fn small_marker(shape: Shape, (dx, dy): (i32, i32)) -> Vec<(i32, i32)> {
+    let scale = |v: i32| (f64::from(v) * SMALL_MARKER).round() as i32;
+    marker(shape, (0, 0))
+        .into_iter()
+        .map(|(x, y)| (dx + scale(x), dy + scale(y)))
+        .collect()
+}
+
 /// The title and its font: shrunk down to [`TITLE_MIN_PT`], then shortened, until it fits.
 pub(super) fn fitted_title(pen: &Pen, title: &str, width: f64) -> (String, Font) {
     let mut font = TITLE_FONT;
@@ -95,6 +108,8 @@ pub enum Sample {
         points: f64,
         dashed: bool,
         marker: Option<Shape>,
+        /// The marker at [`SMALL_MARKER`] of its size, as a secondary line draws it.
+        small_marker: bool,
     },
     /// A marker alone.
     Marker { color: RGBColor, shape: Shape },
@@ -118,14 +133,15 @@ impl Sample {
     ) -> Result<()> {
         let width = self.width();
         let mid = (x + width / 2, cy);
-        let (color, line, shape) = match *self {
+        let (color, line, shape, small) = match *self {
             Sample::Line {
                 color,
                 points,
                 dashed,
                 marker,
-            } => (color, Some((points, dashed)), marker),
-            Sample::Marker { color, shape } => (color, None, Some(shape)),
+                small_marker,
+            } => (color, Some((points, dashed)), marker, small_marker),
+            Sample::Marker { color, shape } => (color, None, Some(shape), false),
         };
         if let Some((points, dashed)) = line {
             draw_line(
@@ -136,10 +152,13 @@ impl Sample {
             )?;
         }
         if let Some(shape) = shape {
-            root.draw(
-                &(EmptyElement::at(mid) + Polygon::new(marker(shape, (0, 0)), color.filled())),
-            )
-            .map_err(drawing_error)?;
+            let outline = if small {
+                small_marker(shape, (0, 0))
+            } else {
+                marker(shape, (0, 0))
+            };
+            root.draw(&(EmptyElement::at(mid) + Polygon::new(outline, color.filled())))
+                .map_err(drawing_error)?;
         }
         Ok(())
     }
@@ -151,6 +170,7 @@ pub const REFERENCE_SAMPLE: Sample = Sample::Line {
     points: THIN_PT,
     dashed: true,
     marker: None,
+    small_marker: false,
 };
 
 /// Draws a reference curve (a documented limit, say) through `points` on `plot`, under the data
