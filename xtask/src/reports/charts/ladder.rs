@@ -13,7 +13,7 @@ use plotters::prelude::*;
 
 use super::style::{
     Axes, Figure, Pen, REFERENCE_SAMPLE, Sample, Scale, draw_frame, draw_reference, drawing_error,
-    extent, marker, padded, strategy_color, strategy_shape, write, x_range, x_scale,
+    extent, marker, padded, range_for, scale_for, strategy_color, strategy_shape, write,
 };
 use super::{Drawn, measured_on};
 use crate::flags::TargetKind;
@@ -88,7 +88,7 @@ impl Figure for Ceiling {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, pen: &Pen) -> Result<()> {
         let (found, expected) = (self.found(), self.expected());
         let xs = expected.iter().map(|p| p.0);
-        let x_scale = x_scale(xs.clone());
+        let x_scale = scale_for(xs.clone());
         let (x_lo, x_hi) = extent(xs).unwrap_or((1.0, 1.0));
         let ys = found.iter().chain(&expected).map(|p| p.1);
         let (y_lo, y_hi) = extent(ys).unwrap_or((1.0, 1.0));
@@ -97,7 +97,7 @@ impl Figure for Ceiling {
             x_label: "columns per row (C)",
             y_label: "rows per bound statement",
             x_scale,
-            x_range: x_range(x_lo, x_hi, x_scale),
+            x_range: range_for(x_lo, x_hi, x_scale),
             y_scale: Scale::Log,
             y_range,
             y_labelled: y_range,

@@ -19,6 +19,10 @@
 //! Charts are paper figures: no internal names (experiment, profile, target kind) on them, and
 //! no title unless asked for (`--titles`); the caption, which summary.md prints under each
 //! chart, starts with the title.
+//!
+//! Quantities that scale (times, rows per statement) are drawn on a log axis when they span more
+//! than a factor of 20, so a line ten times another keeps its shape; the overhead, a difference
+//! of two clocks that may be near zero or negative, is always drawn on a linear axis.
 
 use std::fmt;
 
@@ -30,8 +34,8 @@ use plotters::prelude::*;
 
 use super::style::{
     Axes, BASELINE, CAP_PT, DASH_PT, Figure, LINE_PT, MUTED, Pen, Plot, REFERENCE_SAMPLE, Sample,
-    Scale, Shape, Span, THIN_PT, draw_frame, draw_reference, drawing_error, extent, marker, padded,
-    px, small_marker, strategy_color, strategy_shape, stroke, write, x_range, x_scale,
+    Scale, Shape, Span, THIN_PT, draw_frame, draw_reference, drawing_error, extent, marker, px,
+    range_for, scale_for, small_marker, strategy_color, strategy_shape, stroke, write,
 };
 use super::{Drawn, measured_on};
 use crate::flags::TargetKind;
@@ -167,8 +171,9 @@ impl Series {
 
 /// The series of `rows` for `measure`: one per line, the target's first (in legend order,
 /// unlabelled before labelled), then the baseline's. A point's value is the summary of its
-/// repeats' positive values (a log axis cannot show the others); rows with outcome `error` never
-/// count, see [`Measure::value`] for the rest.
+/// repeats' values, only the positive ones unless the measure is [`additive`] (a log axis cannot
+/// show the others, and a time of zero is no time); rows with outcome `error` never count, see
+/// [`Measure::value`] for the rest.
 fn summarize(rows: &[ResultRow], axis: Axis, measure: Measure, target: TargetKind) -> Vec<Series> {
     let mut series: Vec<Series> = Vec::new();
     for point in points(rows, axis) {
@@ -194,7 +199,7 @@ fn summarize(rows: &[ResultRow], axis: Axis, measure: Measure, target: TargetKin
         let positive: Vec<f64> = point
             .values(measure)
             .into_iter()
-            .filter(|v| *v > 0.0)
+            .filter(|v| additive(measure) || *v > 0.0)
             .collect();
         line.points
             .extend(Summary::of(&positive).map(|s| Point::of(point.x, s)));
@@ -230,7 +235,8 @@ struct Chart {
     y_label: &'static str,
     x_scale: Scale,
     x_range: (f64, f64),
-    /// The whole y axis (log scale), band included.
+    y_scale: Scale,
+    /// The whole y axis, band included.
     y_range: (f64, f64),
     /// Where refused points are drawn, above the data, when there is no value to draw them at.
     /// `None`: they are drawn at their point's value.
@@ -261,24 +267,38 @@ fn of_target(rows: &[ResultRow], target: TargetKind) -> Vec<ResultRow> {
         .collect()
 }
 
-/// The y range of a log chart of `series`, from its error bars, with a band above for refusals
-/// when any series has one: `(y_range, refusal_band)`.
-fn y_range_with_band(series: &[Series]) -> Option<(Span, Option<Span>)> {
-    let (y_lo, y_hi) = extent(
+/// Whether a measure adds up (a difference of clocks, which may be zero or negative) rather than
+/// scales: it is drawn on a linear axis, with every value, whatever their span.
+fn additive(measure: Measure) -> bool {
+    measure == Measure::OverheadMs
+}
+
+/// The y axis of a chart of `measure` over `series`, from its error bars: linear for an additive
+/// measure, else logarithmic when the values span more than a factor of 20; with a band above
+/// for refusals when any series has one. `(scale, y_range, refusal_band)`.
+fn y_axis_of(series: &[Series], measure: Measure) -> Option<(Scale, Span, Option<Span>)> {
+    let (lo, hi) = extent(
         series
             .iter()
             .flat_map(|s| &s.points)
             .flat_map(|p| [p.low, p.high]),
     )?;
-    let (y_lo, y_hi) = padded(y_lo, y_hi, Scale::Log);
-    Some(if series.iter().any(|s| !s.refused.is_empty()) {
-        // Extend the axis upwards so the band takes REFUSAL_BAND of its height.
-        let span = (y_hi / y_lo).log10();
-        let top = y_hi * 10f64.powf(span * REFUSAL_BAND / (1.0 - REFUSAL_BAND));
-        ((y_lo, top), Some((y_hi, top)))
+    let scale = if additive(measure) {
+        Scale::Linear
     } else {
-        ((y_lo, y_hi), None)
-    })
+        scale_for([lo, hi])
+    };
+    let (y_lo, y_hi) = range_for(lo, hi, scale);
+    if series.iter().all(|s| s.refused.is_empty()) {
+        return Some((scale, (y_lo, y_hi), None));
+    }
+    // Extend the axis upwards so the band takes REFUSAL_BAND of its height.
+    let share = REFUSAL_BAND / (1.0 - REFUSAL_BAND);
+    let top = match scale {
+        Scale::Log => y_hi * (y_hi / y_lo).powf(share),
+        Scale::Linear => y_hi + (y_hi - y_lo) * share,
+    };
+    Some((scale, (y_lo, top), Some((y_hi, top))))
 }
 
 /// The x scale and range of `series`, refusals included.
@@ -289,9 +309,9 @@ fn x_axis_of(series: &[Series]) -> (Scale, (f64, f64)) {
             .map(|p| p.x)
             .chain(s.refused.iter().copied())
     });
-    let scale = x_scale(xs.clone());
+    let scale = scale_for(xs.clone());
     let (lo, hi) = extent(xs).unwrap_or((0.0, 1.0));
-    (scale, x_range(lo, hi, scale))
+    (scale, range_for(lo, hi, scale))
 }
 
 /// Why a time chart has nothing to show.
@@ -318,7 +338,7 @@ fn time_chart(
 ) -> Result<Chart, Skip> {
     let name = format!("time-per-1000-rows-vs-{}", axis.name());
     let series = summarize(rows, axis, Measure::MsPer1000Rows, target);
-    let Some((y_range, refusal_band)) = y_range_with_band(&series) else {
+    let Some((y_scale, y_range, refusal_band)) = y_axis_of(&series, Measure::MsPer1000Rows) else {
         return Err(Skip {
             chart: name,
             reason: nothing_succeeded(rows),
@@ -348,6 +368,7 @@ fn time_chart(
         y_label: "ms per 1,000 rows (outside clock)",
         x_scale,
         x_range,
+        y_scale,
         y_range,
         refusal_band,
         series,
@@ -377,7 +398,7 @@ fn rows_per_statement_chart(
             reason: "no probe reached D1 (every one failed), so no plan was measured".to_owned(),
         });
     };
-    let x_scale = x_scale(xs());
+    let x_scale = scale_for(xs());
     let reference = (axis == Axis::Columns)
         .then(|| {
             let first = (x_lo.ceil() as usize).max(1);
@@ -391,8 +412,12 @@ fn rows_per_statement_chart(
     let reference_ys = reference
         .iter()
         .flat_map(|(curve, _)| curve.iter().map(|p| p.1));
-    let values = series.iter().flat_map(|s| &s.points).map(|p| p.high);
-    let y_hi = extent(values.chain(reference_ys)).map_or(1.0, |(_, hi)| hi);
+    let values = series
+        .iter()
+        .flat_map(|s| &s.points)
+        .flat_map(|p| [p.low, p.high]);
+    let (y_lo, y_hi) = extent(values.chain(reference_ys)).unwrap_or((1.0, 1.0));
+    let y_scale = scale_for([y_lo, y_hi]);
     let mut caption = format!(
         "Rows per INSERT statement as planned (refused probes included) against {}",
         axis.label()
@@ -409,8 +434,9 @@ fn rows_per_statement_chart(
         x_label: axis.label(),
         y_label: "rows per INSERT statement",
         x_scale,
-        x_range: x_range(x_lo, x_hi, x_scale),
-        y_range: padded(1.0, y_hi.max(1.0), Scale::Log),
+        x_range: range_for(x_lo, x_hi, x_scale),
+        y_scale,
+        y_range: range_for(y_lo, y_hi, y_scale),
         refusal_band: None,
         series,
         reference,
@@ -428,8 +454,21 @@ fn overhead_chart(
 ) -> Result<Chart, Skip> {
     let name = format!("overhead-outside-minus-inside-ms-vs-{}", axis.name());
     let own = of_target(rows, target);
-    let series = summarize(&own, axis, Measure::OverheadMs, target);
-    let Some((y_range, _)) = y_range_with_band(&series) else {
+    // Refusals are drawn on the time chart; here only the lines.
+    let series: Vec<Series> = summarize(&own, axis, Measure::OverheadMs, target)
+        .into_iter()
+        .map(|s| Series {
+            refused: Vec::new(),
+            ..s
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let one_clock = series
+        .iter()
+        .flat_map(|s| &s.points)
+        .all(|p| p.low == 0.0 && p.high == 0.0);
+    let y_axis = y_axis_of(&series, Measure::OverheadMs).filter(|_| !one_clock);
+    let Some((y_scale, y_range, _)) = y_axis else {
         let reason = if own.iter().any(|r| r.outcome == Outcome::Ok) {
             format!(
                 "the {target} target's two clocks are one (outside = inside), so there is no \
@@ -443,14 +482,6 @@ fn overhead_chart(
             reason,
         });
     };
-    // Refusals are drawn on the time chart; here only the lines.
-    let series: Vec<Series> = series
-        .into_iter()
-        .map(|s| Series {
-            refused: Vec::new(),
-            ..s
-        })
-        .collect();
     let (x_scale, x_range) = x_axis_of(&series);
     Ok(Chart {
         name,
@@ -467,6 +498,7 @@ fn overhead_chart(
         y_label: "outside − inside (ms per probe)",
         x_scale,
         x_range,
+        y_scale,
         y_range,
         refusal_band: None,
         series,
@@ -486,7 +518,7 @@ impl Figure for Chart {
             y_label: self.y_label,
             x_scale: self.x_scale,
             x_range: self.x_range,
-            y_scale: Scale::Log,
+            y_scale: self.y_scale,
             y_range: self.y_range,
             // y ticks label the data only, not the refusal band above it.
             y_labelled: (
@@ -860,6 +892,46 @@ mod tests {
             format!("{err:#}").contains("the run has no rows"),
             "{err:#}"
         );
+    }
+
+    #[test]
+    fn overhead_is_on_a_linear_axis_with_its_zero_and_negative_values() {
+        let mut rows = Vec::new();
+        for (columns, overhead) in [(1, -3.0), (2, 0.0), (4, 0.5), (8, 400.0)] {
+            let mut r = row(Strategy::Bound, columns, 0, "ok", 10.0);
+            r.overhead_ms = Some(overhead);
+            rows.push(r);
+        }
+        let chart = overhead_chart(&rows, Axis::Columns, "t", LOCAL).unwrap();
+        let medians: Vec<_> = chart.series[0].points.iter().map(|p| p.median).collect();
+        assert_eq!(medians, [-3.0, 0.0, 0.5, 400.0], "no value dropped");
+        assert_eq!(
+            chart.y_scale,
+            Scale::Linear,
+            "a span of 133 is still additive"
+        );
+        let (lo, hi) = chart.y_range;
+        assert!(lo < -3.0 && hi > 400.0, "{lo}..{hi}");
+    }
+
+    #[test]
+    fn times_are_on_a_log_axis_only_when_they_span_more_than_a_factor_of_20() {
+        let times = |bound_ms: f64| {
+            time_chart(
+                &[
+                    row(Strategy::Literal, 4, 0, "ok", 10.0),
+                    row(Strategy::Bound, 4, 0, "ok", bound_ms),
+                ],
+                Axis::Columns,
+                "t",
+                LOCAL,
+            )
+            .unwrap()
+        };
+        let narrow = times(150.0);
+        assert_eq!(narrow.y_scale, Scale::Linear);
+        assert_eq!(narrow.y_range.0, 0.0, "a linear time axis starts at 0");
+        assert_eq!(times(250.0).y_scale, Scale::Log);
     }
 
     #[test]

@@ -17,11 +17,12 @@ pub enum Scale {
     Log,
 }
 
-/// The x scale for values `xs`: logarithmic when they span more than [`LOG_X_ABOVE`] (the
-/// geometric sweeps), linear otherwise.
-pub fn x_scale(xs: impl IntoIterator<Item = f64>) -> Scale {
-    let (lo, hi) = extent(xs).unwrap_or((1.0, 1.0));
-    if lo > 0.0 && hi / lo > LOG_X_ABOVE {
+/// The scale of an axis of `values` that scale (sizes, times): logarithmic when they are
+/// positive and span more than [`LOG_ABOVE`] (the geometric sweeps, times orders of magnitude
+/// apart), linear otherwise. A quantity that adds up (a difference) is linear whatever its span.
+pub fn scale_for(values: impl IntoIterator<Item = f64>) -> Scale {
+    let (lo, hi) = extent(values).unwrap_or((1.0, 1.0));
+    if lo > 0.0 && hi / lo > LOG_ABOVE {
         Scale::Log
     } else {
         Scale::Linear
@@ -55,9 +56,9 @@ pub fn padded(lo: f64, hi: f64, scale: Scale) -> (f64, f64) {
     }
 }
 
-/// The x axis for values from `lo` to `hi`: padded, and from 0 on a linear axis when the
-/// values start near it, so the axis reads from its natural origin.
-pub fn x_range(lo: f64, hi: f64, scale: Scale) -> (f64, f64) {
+/// An axis for values from `lo` to `hi`: padded, and from 0 on a linear axis when the values
+/// start near it, so the axis reads from its natural origin.
+pub fn range_for(lo: f64, hi: f64, scale: Scale) -> (f64, f64) {
     let (padded_lo, padded_hi) = padded(lo, hi, scale);
     if scale == Scale::Linear && lo > 0.0 && lo <= hi * 0.25 {
         (0.0, padded_hi)

@@ -89,8 +89,8 @@ const LEGEND_ITEM_PT: f64 = 7.0;
 /// Share of an axis left empty beyond the data on each side (of the log span on log axes).
 const PAD: f64 = 0.05;
 
-/// The x axis becomes logarithmic when its values span more than this factor.
-const LOG_X_ABOVE: f64 = 20.0;
+/// An axis of values that scale becomes logarithmic when they span more than this factor.
+const LOG_ABOVE: f64 = 20.0;
 
 const TEXT: RGBColor = RGBColor(0x20, 0x20, 0x20);
 const AXIS_LINE: RGBColor = RGBColor(0x40, 0x40, 0x40);

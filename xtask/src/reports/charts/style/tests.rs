@@ -7,13 +7,17 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use plotters::coord::Shift;
 
 #[test]
-fn x_axis_is_logarithmic_only_beyond_a_factor_of_20() {
-    assert_eq!(x_scale([1.0, 2.0, 4.0, 8.0, 16.0]), Scale::Linear);
-    assert_eq!(x_scale([5.0, 100.0]), Scale::Linear);
-    assert_eq!(x_scale([5.0, 101.0]), Scale::Log);
-    assert_eq!(x_scale([1.0, 10.0, 100.0, 1000.0]), Scale::Log);
-    assert_eq!(x_scale([0.0, 1000.0]), Scale::Linear, "0 has no logarithm");
-    assert_eq!(x_scale([]), Scale::Linear);
+fn an_axis_is_logarithmic_only_beyond_a_factor_of_20() {
+    assert_eq!(scale_for([1.0, 2.0, 4.0, 8.0, 16.0]), Scale::Linear);
+    assert_eq!(scale_for([5.0, 100.0]), Scale::Linear);
+    assert_eq!(scale_for([5.0, 101.0]), Scale::Log);
+    assert_eq!(scale_for([1.0, 10.0, 100.0, 1000.0]), Scale::Log);
+    assert_eq!(
+        scale_for([0.0, 1000.0]),
+        Scale::Linear,
+        "0 has no logarithm"
+    );
+    assert_eq!(scale_for([]), Scale::Linear);
 }
 
 #[test]
