@@ -33,9 +33,10 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 use super::style::{
-    Axes, BASELINE, CAP_PT, DASH_PT, Figure, LINE_PT, MUTED, Pen, Plot, REFERENCE_SAMPLE, Sample,
-    Scale, Shape, Span, THIN_PT, draw_frame, draw_reference, drawing_error, extent, marker, px,
-    range_for, scale_for, small_marker, strategy_color, strategy_shape, stroke, write,
+    Axes, BASELINE, CAP_PT, DASH_PT, DODGE_PT, Figure, LINE_PT, MARKER_PT, MUTED, Mark, Pen, Plot,
+    REFERENCE_SAMPLE, Sample, Scale, Shape, Span, THIN_PT, dodge, draw_frame, draw_reference,
+    drawing_error, extent, fraction, marker, px, range_for, scale_for, small_marker,
+    strategy_color, strategy_shape, stroke, value_at, write,
 };
 use super::{Drawn, measured_on};
 use crate::flags::TargetKind;
@@ -569,9 +570,52 @@ fn legend_items(chart: &Chart) -> Vec<(Sample, String)> {
     items
 }
 
+/// `chart` with each of the target's points moved across to where it is drawn: beside the
+/// points whose error bars and markers it would overlap on a plot of `size` pixels ([`dodge`]),
+/// or where it is. The baseline's grey lines stay where they are, under the target's: their
+/// intervals are narrow, and spreading three lines that run together would move them far.
+fn dodged(chart: &Chart, (width, height): (i32, i32)) -> Chart {
+    let (width, height) = (f64::from(width), f64::from(height));
+    let reach = f64::from(px(MARKER_PT));
+    let marks: Vec<Mark> = (chart.series.iter().enumerate())
+        .filter(|(_, s)| !s.baseline)
+        .flat_map(|(line, s)| s.points.iter().map(move |p| (line, p)))
+        .map(|(line, p)| {
+            let along = |y: f64| fraction(y, chart.y_range, chart.y_scale) * height;
+            Mark {
+                line,
+                x: fraction(p.x, chart.x_range, chart.x_scale) * width,
+                low: along(p.low).min(along(p.median) - reach),
+                high: along(p.high).max(along(p.median) + reach),
+            }
+        })
+        .collect();
+    let mut offsets = dodge(&marks, f64::from(px(DODGE_PT))).into_iter();
+    let mut chart = chart.clone();
+    for series in chart.series.iter_mut().filter(|s| !s.baseline) {
+        for point in &mut series.points {
+            let dx = offsets.next().unwrap_or(0.0) / width;
+            let x = value_at(
+                fraction(point.x, chart.x_range, chart.x_scale) + dx,
+                chart.x_range,
+                chart.x_scale,
+            );
+            // A refusal drawn at its point moves with it.
+            for refused in series.refused.iter_mut().filter(|r| **r == point.x) {
+                *refused = x;
+            }
+            point.x = x;
+        }
+    }
+    chart
+}
+
 /// The data of `chart` on its plot: the reference curve, then the baseline's lines, the
 /// target's over them, and the refusal marks on top of everything.
 fn draw_data<DB: DrawingBackend>(plot: &mut Plot<'_, DB>, chart: &Chart) -> Result<()> {
+    let (across, along) = plot.plotting_area().get_pixel_range();
+    let size = (across.end - across.start, along.end - along.start);
+    let chart = &dodged(chart, size);
     if let Some((curve, _)) = &chart.reference {
         draw_reference(plot, curve.clone())?;
     }
@@ -892,6 +936,47 @@ mod tests {
             format!("{err:#}").contains("the run has no rows"),
             "{err:#}"
         );
+    }
+
+    #[test]
+    fn overlapping_points_of_the_target_are_dodged_and_the_baseline_stays() {
+        let mut rows = Vec::new();
+        for repeat in 0..3 {
+            let spread = 1.0 + 0.2 * repeat as f64;
+            rows.push(row(Strategy::Bound, 50, repeat, "ok", 100.0 * spread));
+            rows.push(row(Strategy::Literal, 50, repeat, "ok", 110.0 * spread));
+            let mut baseline = row(Strategy::Bound, 50, repeat, "ok", 100.0 * spread);
+            baseline.target = TargetKind::Sqlite;
+            rows.push(baseline);
+        }
+        let chart = time_chart(&rows, Axis::Columns, "t", LOCAL).unwrap();
+        let size = (800, 600);
+        let xs =
+            |chart: &Chart| -> Vec<f64> { chart.series.iter().map(|s| s.points[0].x).collect() };
+        assert_eq!(xs(&chart), [50.0, 50.0, 50.0]);
+        let drawn = dodged(&chart, size);
+        let [bound, literal, baseline] = xs(&drawn)[..] else {
+            panic!("three lines: {drawn:?}")
+        };
+        assert!(bound < 50.0 && literal > 50.0, "{bound} {literal}");
+        assert_eq!(baseline, 50.0);
+        // Apart by the dodge's width on the plot.
+        let pixels = |x: f64| fraction(x, chart.x_range, chart.x_scale) * 800.0;
+        let apart = pixels(literal) - pixels(bound);
+        assert!((apart - f64::from(px(DODGE_PT))).abs() < 0.01, "{apart}");
+        // Lines far apart in y are not moved.
+        let far: Vec<_> = rows
+            .iter()
+            .cloned()
+            .map(|mut r| {
+                if r.strategy == Strategy::Literal {
+                    r.outside_ms *= 100.0;
+                }
+                r
+            })
+            .collect();
+        let chart = time_chart(&far, Axis::Columns, "t", LOCAL).unwrap();
+        assert_eq!(xs(&dodged(&chart, size)), [50.0, 50.0, 50.0]);
     }
 
     #[test]

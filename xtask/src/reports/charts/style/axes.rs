@@ -222,10 +222,18 @@ pub(super) fn ticks(lo: f64, hi: f64, scale: Scale, fits: impl Fn(&[f64]) -> boo
 }
 
 /// Where `v` sits along `lo..=hi`, from 0 to 1.
-pub(super) fn fraction(v: f64, (lo, hi): (f64, f64), scale: Scale) -> f64 {
+pub fn fraction(v: f64, (lo, hi): (f64, f64), scale: Scale) -> f64 {
     match scale {
         Scale::Linear => (v - lo) / (hi - lo),
         Scale::Log => (v / lo).ln() / (hi / lo).ln(),
+    }
+}
+
+/// The value at `at` along `lo..=hi` (0 at `lo`, 1 at `hi`): the inverse of [`fraction`].
+pub fn value_at(at: f64, (lo, hi): (f64, f64), scale: Scale) -> f64 {
+    match scale {
+        Scale::Linear => lo + at * (hi - lo),
+        Scale::Log => lo * (hi / lo).powf(at),
     }
 }
 

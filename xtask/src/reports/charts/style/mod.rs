@@ -9,12 +9,14 @@
 //! so both formats place it identically on every machine.
 //!
 //! Its parts: [`files`] (the PNG and the SVG), [`text`] (the font and [`Pen`]), [`axes`]
-//! (scales and ticks), [`frame`] (title, legend, axes around the data).
+//! (scales and ticks), [`frame`] (title, legend, axes around the data), [`dodge`] (points that
+//! would overlap, moved apart).
 
 use d1bench_core::Strategy;
 use plotters::prelude::*;
 
 mod axes;
+mod dodge;
 mod files;
 mod frame;
 #[cfg(test)]
@@ -22,6 +24,7 @@ mod tests;
 mod text;
 
 pub use axes::*;
+pub use dodge::*;
 pub use files::*;
 pub use frame::*;
 pub use text::*;
@@ -68,10 +71,14 @@ const TITLE_MIN_PT: f64 = 6.0;
 pub const LINE_PT: f64 = 1.0;
 pub const THIN_PT: f64 = 0.6;
 const GRID_PT: f64 = 0.4;
-const MARKER_PT: f64 = 2.1;
+/// A marker's radius.
+pub const MARKER_PT: f64 = 2.1;
 const CROSS_PT: f64 = 2.0;
 /// Half the width of an error bar's caps.
 pub const CAP_PT: f64 = 1.6;
+/// How far apart points that would overlap are drawn ([`dodge`]): an error bar's caps and a
+/// little air.
+pub const DODGE_PT: f64 = 2.0 * CAP_PT + 0.8;
 const TICK_PT: f64 = 2.5;
 /// Dashes and the gaps between them.
 pub const DASH_PT: (f64, f64) = (2.5, 1.5);
