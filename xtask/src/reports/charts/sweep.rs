@@ -24,6 +24,7 @@
 //! than a factor of 20, so a line ten times another keeps its shape; the overhead, a difference
 //! of two clocks that may be near zero or negative, is always drawn on a linear axis.
 
+use std::collections::BTreeSet;
 use std::fmt;
 
 use anyhow::{Result, bail, ensure};
@@ -35,7 +36,7 @@ use plotters::prelude::*;
 use super::style::{
     Axes, BASELINE, CAP_PT, DASH_PT, DODGE_PT, Figure, LINE_PT, MARKER_PT, MUTED, Mark, Pen, Plot,
     REFERENCE_SAMPLE, Sample, Scale, Shape, Span, THIN_PT, dodge, draw_frame, draw_reference,
-    drawing_error, extent, fraction, marker, px, range_for, scale_for, small_marker,
+    drawing_error, extent, format_number, fraction, marker, px, range_for, scale_for, small_marker,
     strategy_color, strategy_shape, stroke, value_at, write,
 };
 use super::{Drawn, measured_on};
@@ -329,6 +330,47 @@ fn nothing_succeeded(rows: &[ResultRow]) -> String {
     }
 }
 
+/// How many rows the probes of `rows` wrote, by strategy, and that their times are scaled to
+/// 1,000 rows: a sentence for the time chart's caption, since probes of different strategies
+/// write different numbers of rows (per-row, one call per row, writes few).
+fn rows_written(rows: &[ResultRow]) -> String {
+    // Strategies that wrote the same numbers of rows, in legend order.
+    let mut groups: Vec<(BTreeSet<usize>, Vec<&str>)> = Vec::new();
+    for strategy in STRATEGIES {
+        let counts: BTreeSet<usize> = rows
+            .iter()
+            .filter(|r| r.strategy == strategy)
+            .map(|r| r.rows)
+            .collect();
+        match groups.iter_mut().find(|(c, _)| *c == counts) {
+            _ if counts.is_empty() => {}
+            Some((_, names)) => names.push(strategy.name()),
+            None => groups.push((counts, vec![strategy.name()])),
+        }
+    }
+    let counts = |counts: &BTreeSet<usize>| {
+        let each: Vec<String> = counts
+            .iter()
+            .rev()
+            .map(|&n| format_number(n as f64, 0))
+            .collect();
+        match each.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    };
+    let written = match &groups[..] {
+        [(only, _)] => format!("{} rows", counts(only)),
+        _ => groups
+            .iter()
+            .map(|(c, names)| format!("{} rows ({})", counts(c), names.join(", ")))
+            .collect::<Vec<_>>()
+            .join(" or "),
+    };
+    format!("Each probe writes {written}; its time is scaled to 1,000 rows")
+}
+
 /// Milliseconds per 1,000 rows against the axis; refused points in a band above the data; the
 /// baseline's lines in grey.
 fn time_chart(
@@ -360,6 +402,7 @@ fn time_chart(
         ));
     }
     caption.push('.');
+    caption.push_str(&format!(" {}.", rows_written(rows)));
     Ok(Chart {
         name,
         caption,
@@ -977,6 +1020,44 @@ mod tests {
             .collect();
         let chart = time_chart(&far, Axis::Columns, "t", LOCAL).unwrap();
         assert_eq!(xs(&dodged(&chart, size)), [50.0, 50.0, 50.0]);
+    }
+
+    #[test]
+    fn the_time_caption_says_how_many_rows_each_strategy_wrote() {
+        let written = |counts: &[(Strategy, usize)]| {
+            let rows: Vec<ResultRow> = counts
+                .iter()
+                .map(|&(strategy, rows)| ResultRow {
+                    rows,
+                    ..row(strategy, 4, 0, "ok", 10.0)
+                })
+                .collect();
+            time_chart(&rows, Axis::Columns, "t", LOCAL)
+                .unwrap()
+                .caption
+        };
+        let column_sweep = written(&[
+            (Strategy::PerRow, 200),
+            (Strategy::Bound, 10_000),
+            (Strategy::Literal, 10_000),
+        ]);
+        assert!(
+            column_sweep.ends_with(
+                ". Each probe writes 10,000 rows (bound, literal) or 200 rows (per-row); its \
+                 time is scaled to 1,000 rows."
+            ),
+            "{column_sweep}"
+        );
+        let one_count = written(&[(Strategy::Bound, 500), (Strategy::Literal, 500)]);
+        assert!(
+            one_count.ends_with(". Each probe writes 500 rows; its time is scaled to 1,000 rows."),
+            "{one_count}"
+        );
+        let row_sizes = written(&[(Strategy::Bound, 50), (Strategy::Bound, 5000)]);
+        assert!(
+            row_sizes.contains("Each probe writes 5,000 or 50 rows;"),
+            "{row_sizes}"
+        );
     }
 
     #[test]

@@ -68,7 +68,7 @@ pub fn range_for(lo: f64, hi: f64, scale: Scale) -> (f64, f64) {
 }
 
 /// `v` as a tick label with `decimals` digits after the point and thousands separated by commas.
-pub(super) fn format_number(v: f64, decimals: usize) -> String {
+pub fn format_number(v: f64, decimals: usize) -> String {
     let text = format!("{:.*}", decimals, v.abs());
     let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
     let mut grouped = String::new();
