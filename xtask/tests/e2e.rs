@@ -138,6 +138,8 @@ fn charts_are_drawn(dir: &Path) -> Vec<String> {
         );
         let svg = std::fs::read_to_string(png.with_extension("svg")).unwrap();
         assert!(svg.contains("<svg"), "{} has no SVG", png.display());
+        let pdf = std::fs::read(png.with_extension("pdf")).unwrap();
+        assert!(pdf.starts_with(b"%PDF-"), "{} has no PDF", png.display());
     }
     pngs.iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
@@ -409,11 +411,18 @@ fn smoke_run_reconciles_and_draws() {
             "summary.md lacks {chart}"
         );
     }
-    let svg = std::fs::read_to_string(dir.join("time-per-1000-rows-vs-columns.svg")).unwrap();
     assert!(
-        svg.contains("bound, bare SQLite") && svg.contains("literal, bare SQLite"),
+        md.contains("dashed grey lines: the same probes on bare SQLite (baseline)"),
         "no baseline line in the time chart"
     );
+    for vector in ["svg", "pdf"] {
+        let file = format!("time-per-1000-rows-vs-columns.{vector}");
+        assert!(dir.join(&file).exists(), "no {file}");
+        assert!(
+            md.contains(&format!("]({file})")),
+            "summary.md lacks {file}"
+        );
+    }
 }
 
 /// The row-size sweep's smoke profile: literal is refused once one row no longer fits in a

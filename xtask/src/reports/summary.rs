@@ -308,10 +308,16 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
         if let Some(png) = file("png") {
             writeln!(out, "![{}]({png})\n", chart.name).unwrap();
         }
-        let svg = file("svg")
-            .map(|f| format!(" ([SVG]({f}))"))
-            .unwrap_or_default();
-        writeln!(out, "*{}*{svg}\n", chart.caption).unwrap();
+        let vectors: Vec<String> = [("svg", "SVG"), ("pdf", "PDF")]
+            .into_iter()
+            .filter_map(|(ext, name)| Some(format!("[{name}]({})", file(ext)?)))
+            .collect();
+        let vectors = if vectors.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", vectors.join(", "))
+        };
+        writeln!(out, "*{}*{vectors}\n", chart.caption).unwrap();
     }
 
     out.push_str("## Environment\n\n");
@@ -498,6 +504,7 @@ memory_gib = 23.5
             files: vec![
                 "/r/time-per-1000-rows-vs-columns.png".into(),
                 "/r/time-per-1000-rows-vs-columns.svg".into(),
+                "/r/time-per-1000-rows-vs-columns.pdf".into(),
             ],
         }];
         let md = markdown(&record("complete", totals.clone()), &rows, &charts);
@@ -511,7 +518,7 @@ memory_gib = 23.5
             "| 8 | 400 | 100 | 0.25 |",
             "| 8 | 10.00 | 2.00 |",
             "![time-per-1000-rows-vs-columns](time-per-1000-rows-vs-columns.png)",
-            "*Median time per 1,000 rows.* ([SVG](time-per-1000-rows-vs-columns.svg))",
+            "*Median time per 1,000 rows.* ([SVG](time-per-1000-rows-vs-columns.svg), [PDF](time-per-1000-rows-vs-columns.pdf))",
             "- wrangler: 4.164.0",
             "- SQLite (baseline, bundled): 3.50.2",
         ] {

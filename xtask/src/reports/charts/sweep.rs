@@ -1,5 +1,5 @@
-//! Draws a run's charts (time per 1,000 rows, rows per statement, clock overhead) as PNG and
-//! SVG paper figures.
+//! Draws a run's charts (time per 1,000 rows, rows per statement, clock overhead) as PNG, SVG
+//! and PDF paper figures.
 //!
 //! Each chart plots one value per line (a strategy, in a labelled series or not) against the
 //! experiment's swept axis. Points are medians over the repeats with their 95% bootstrap
@@ -61,7 +61,7 @@ const BASELINE_LABEL: &str = "bare SQLite (baseline)";
 /// What a baseline line's legend entry adds to its strategy.
 const BASELINE_LEGEND: &str = "bare SQLite";
 
-/// Draws every chart of a run into its directory as PNG and SVG; returns what was written.
+/// Draws every chart of a run into its directory as PNG, SVG and PDF; returns what was written.
 /// `target` is the run's target: rows of other targets (the sqlite baseline) are drawn as
 /// reference lines on the time chart. With `titles`, each chart carries its title too.
 ///
@@ -225,7 +225,7 @@ fn summarize(rows: &[ResultRow], axis: Axis, measure: Measure, target: TargetKin
 /// Everything needed to draw one chart.
 #[derive(Debug, Clone, PartialEq)]
 struct Chart {
-    /// File stem: the chart is written to `<name>.png` and `<name>.svg`.
+    /// File stem: the chart is written to `<name>.png`, `<name>.svg` and `<name>.pdf`.
     name: String,
     /// What the chart shows, for summary.md, after the title.
     caption: String,
@@ -760,6 +760,7 @@ fn draw_data<DB: DrawingBackend>(plot: &mut Plot<'_, DB>, chart: &Chart) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reports::charts::style::drawn_svg;
 
     fn row(
         strategy: Strategy,
@@ -1195,14 +1196,15 @@ mod tests {
     }
 
     #[test]
-    fn render_writes_png_and_svg_of_every_chart_for_both_axes() {
+    fn render_writes_png_svg_and_pdf_of_every_chart_for_both_axes() {
         let dir = tempfile::tempdir().unwrap();
         for axis in [Axis::Columns, Axis::RowBytes] {
             let run = RunDir::new(dir.path().join(axis.name()));
             std::fs::create_dir_all(&run.path).unwrap();
             // Titles on the column sweep's charts only: drawn when asked for, captioned always.
             let titles = axis == Axis::Columns;
-            let drawn = render_run(&run, &synthetic_run(axis), axis, LOCAL, titles).unwrap();
+            let rows = synthetic_run(axis);
+            let drawn = render_run(&run, &rows, axis, LOCAL, titles).unwrap();
             let names: Vec<_> = drawn.iter().map(|d| d.name.clone()).collect();
             assert_eq!(
                 names,
@@ -1213,73 +1215,64 @@ mod tests {
                 ]
                 .map(|chart| format!("{chart}-{}", axis.name()))
             );
-            let titles_drawn = [
-                "Time per 1,000 rows written, local D1 (wrangler dev)",
-                "Rows per INSERT statement, local D1 (wrangler dev)",
-                "Outside − inside clock, local D1 (wrangler dev)",
+            let place = measured_on(LOCAL);
+            let charts = [
+                time_chart(&rows, axis, place, LOCAL),
+                rows_per_statement_chart(&rows, axis, place, LOCAL),
+                overhead_chart(&rows, axis, place, LOCAL),
             ];
-            for (chart, title) in drawn.iter().zip(titles_drawn) {
-                assert!(chart.caption.ends_with('.'), "{}", chart.caption);
+            for (drawn, chart) in drawn.iter().zip(charts) {
+                let chart = Chart {
+                    draw_title: titles,
+                    ..chart.unwrap()
+                };
+                assert!(drawn.caption.ends_with('.'), "{}", drawn.caption);
                 assert!(
-                    chart.caption.starts_with(&format!("{title}. ")),
+                    drawn.caption.starts_with(&format!("{}. ", chart.title)),
                     "{}",
-                    chart.caption
+                    drawn.caption
                 );
-                let svg = std::fs::read_to_string(run.chart(&chart.name, "svg")).unwrap();
-                assert_eq!(svg_texts(&svg).contains(&title), titles, "{title}");
                 assert_eq!(
-                    chart.files,
-                    [run.chart(&chart.name, "png"), run.chart(&chart.name, "svg")]
+                    drawn.files,
+                    ["png", "svg", "pdf"].map(|ext| run.chart(&drawn.name, ext))
                 );
-            }
-            for path in drawn.iter().flat_map(|d| &d.files) {
-                let bytes = std::fs::read(path).unwrap();
-                if path.extension().unwrap() == "png" {
-                    let (size, dpi) = png_size_and_dpi(&bytes);
-                    // A paper column: 3.5 in × 2.6 in at 300 dpi (11,811 pixels per metre).
-                    assert_eq!(size, (1050, 780), "{}", path.display());
-                    let (x, y) = dpi.unwrap_or_else(|| panic!("no pHYs in {}", path.display()));
-                    assert!(
-                        (x - 300.0).abs() < 0.01 && (y - 300.0).abs() < 0.01,
-                        "{x} × {y} dpi"
-                    );
-                } else {
-                    let svg = String::from_utf8(bytes).unwrap();
-                    assert!(svg.contains("<svg"), "{}", path.display());
-                    // Text in the font the SVG carries, and no other.
-                    assert!(svg.contains(r#"@font-face{font-family:"DejaVu Sans""#));
-                    assert_eq!(
-                        svg.matches(r#"font-family="DejaVu Sans""#).count(),
-                        svg.matches("font-family=").count()
-                    );
-                    let texts = svg_texts(&svg);
-                    for name in ["bound", "literal", "per-row", axis.label()] {
-                        assert!(
-                            texts.contains(&name),
-                            "{name} not in {}: {texts:?}",
-                            path.display()
-                        );
-                    }
-                    let is_time = path.to_string_lossy().contains("time-per-1000-rows");
-                    assert_eq!(
-                        texts.contains(&"bound, bare SQLite")
-                            && texts.contains(&"literal, bare SQLite"),
-                        is_time,
-                        "the baseline belongs on the time chart only: {}",
-                        path.display()
-                    );
-                    // Only the column sweep has refusals (bound above 100 columns); the overhead
-                    // chart leaves them to the time chart.
-                    let refused = texts.contains(&"refused");
-                    let overhead = path.to_string_lossy().contains("overhead");
-                    assert_eq!(
-                        refused,
-                        axis == Axis::Columns && !overhead,
-                        "{}",
-                        path.display()
-                    );
-                    assert!(!texts.contains(&""), "empty text in {}", path.display());
+                let png = std::fs::read(&drawn.files[0]).unwrap();
+                let (size, dpi) = png_size_and_dpi(&png);
+                // A paper column: 3.5 in × 2.6 in at 300 dpi (11,811 pixels per metre).
+                assert_eq!(size, (1050, 780), "{}", drawn.name);
+                let (x, y) = dpi.unwrap_or_else(|| panic!("no pHYs in {}", drawn.name));
+                assert!(
+                    (x - 300.0).abs() < 0.01 && (y - 300.0).abs() < 0.01,
+                    "{x} × {y} dpi"
+                );
+                // The SVG, its text as outlines, and the PDF, with its font.
+                let svg = std::fs::read_to_string(&drawn.files[1]).unwrap();
+                assert!(svg.starts_with("<svg viewBox=") && !svg.contains("<text"));
+                let pdf = std::fs::read(&drawn.files[2]).unwrap();
+                assert!(pdf.starts_with(b"%PDF-"), "{}", drawn.name);
+                assert!(String::from_utf8_lossy(&pdf).contains("/FontFile2"));
+
+                // What the chart says, in the drawing every file is made of.
+                let svg = drawn_svg(&chart).unwrap();
+                let texts = svg_texts(&svg);
+                let name = &drawn.name;
+                assert_eq!(texts.contains(&chart.title.as_str()), titles, "{name}");
+                for label in ["bound", "literal", "per-row", axis.label()] {
+                    assert!(texts.contains(&label), "{label} not in {name}: {texts:?}");
                 }
+                let is_time = name.contains("time-per-1000-rows");
+                assert_eq!(
+                    texts.contains(&"bound, bare SQLite")
+                        && texts.contains(&"literal, bare SQLite"),
+                    is_time,
+                    "the baseline belongs on the time chart only: {name}"
+                );
+                // Only the column sweep has refusals (bound above 100 columns); the overhead
+                // chart leaves them to the time chart.
+                let refused = texts.contains(&"refused");
+                let overhead = name.contains("overhead");
+                assert_eq!(refused, axis == Axis::Columns && !overhead, "{name}");
+                assert!(!texts.contains(&""), "empty text in {name}");
             }
         }
     }

@@ -1,31 +1,25 @@
-//! A chart's two files: the PNG, drawn in memory and encoded once with its print resolution,
-//! and the SVG, carrying its font so it renders the same in every viewer.
+//! A chart's three files, all from one drawing: the PNG, drawn in memory and encoded once with
+//! its print resolution; the SVG, drawn by plotters and rewritten by usvg with its text as
+//! outlines of the embedded DejaVu Sans, so it looks the same in every viewer without carrying
+//! a font; and the PDF, converted from the same SVG by svg2pdf with the font embedded (subset)
+//! and its text selectable, for papers.
 
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result, anyhow};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::*;
 
-/// A file format every chart is written in.
+/// What a chart is drawn on: a bitmap for the PNG, or SVG, from which the SVG and PDF files
+/// are made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Format {
     Png,
     Svg,
-}
-
-impl Format {
-    pub(super) fn extension(self) -> &'static str {
-        match self {
-            Format::Png => "png",
-            Format::Svg => "svg",
-        }
-    }
 }
 
 /// A chart that can draw itself on any plotters backend, its text set with `pen`.
@@ -33,72 +27,103 @@ pub trait Figure {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, pen: &Pen) -> Result<()>;
 }
 
-/// Writes `figure` as PNG and as SVG, each to the path `path` gives for its extension; returns
+/// Writes `figure` as PNG, SVG and PDF, each to the path `path` gives for its extension; returns
 /// the paths written.
 pub fn write(figure: &impl Figure, path: impl Fn(&str) -> PathBuf) -> Result<Vec<PathBuf>> {
+    let save = |extension: &str, bytes: &dyn Fn() -> Result<Vec<u8>>| -> Result<PathBuf> {
+        let path = path(extension);
+        let bytes = bytes().with_context(|| format!("cannot draw {}", path.display()))?;
+        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(path)
+    };
     let fonts = fonts()?;
-    [Format::Png, Format::Svg]
-        .into_iter()
-        .map(|format| {
-            let path = path(format.extension());
-            let pen = Pen { format, fonts };
-            let bytes =
-                render(figure, &pen).with_context(|| format!("cannot draw {}", path.display()))?;
-            std::fs::write(&path, bytes)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-            Ok(path)
-        })
-        .collect()
+    // The SVG and the PDF are one drawing, read once, so the two cannot differ.
+    let tree = drawn_svg(figure)
+        .and_then(|svg| usvg_tree(&svg))
+        .with_context(|| format!("cannot draw {}", path("svg").display()))?;
+    Ok(vec![
+        save("png", &|| {
+            draw_png(
+                figure,
+                &Pen {
+                    format: Format::Png,
+                    fonts,
+                },
+            )
+        })?,
+        save("svg", &|| Ok(outlined(&tree)))?,
+        save("pdf", &|| pdf(&tree))?,
+    ])
 }
 
-/// The bytes of `figure`'s file in `pen`'s format.
-pub(super) fn render(figure: &impl Figure, pen: &Pen) -> Result<Vec<u8>> {
-    match pen.format {
-        Format::Png => {
-            let (width, height) = FIGURE;
-            let mut rgb = vec![0; width as usize * height as usize * 3];
-            {
-                let root = BitMapBackend::with_buffer(&mut rgb, FIGURE).into_drawing_area();
-                figure.draw(&root, pen)?;
-                root.present().map_err(drawing_error)?;
-            }
-            encode_png(&rgb, FIGURE, DPI)
-        }
-        Format::Svg => {
-            let mut svg = String::new();
-            {
-                let root = SVGBackend::with_string(&mut svg, FIGURE).into_drawing_area();
-                figure.draw(&root, pen)?;
-                root.present().map_err(drawing_error)?;
-            }
-            Ok(embed_fonts(&svg)?.into_bytes())
-        }
+/// `figure` as a PNG file's bytes.
+fn draw_png(figure: &impl Figure, pen: &Pen) -> Result<Vec<u8>> {
+    let (width, height) = FIGURE;
+    let mut rgb = vec![0; width as usize * height as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, FIGURE).into_drawing_area();
+        figure.draw(&root, pen)?;
+        root.present().map_err(drawing_error)?;
     }
+    encode_png(&rgb, FIGURE, DPI)
 }
 
-/// `svg` with the faces of [`FONT`] it uses embedded, as `@font-face` rules in a `<style>` right
-/// after its opening tag, so every viewer sets its text in DejaVu Sans as the PNG is, instead of
-/// whatever font it has. plotters' SVG backend only names a family, and no crate adds fonts to
-/// an SVG, hence this.
-pub(super) fn embed_fonts(svg: &str) -> Result<String> {
-    let open = svg
-        .find("<svg")
-        .and_then(|start| Some(start + svg[start..].find('>')? + 1))
-        .context("plotters wrote an SVG without an <svg> tag")?;
-    let mut faces = vec![("normal", dejavu::sans::regular())];
-    if svg.contains(r#"font-weight="bold""#) {
-        faces.push(("bold", dejavu::sans::bold()));
+/// `figure` as plotters draws it in SVG: text as `<text>` naming [`FONT`], which the files made
+/// from it ([`outlined`], [`pdf`]) take from the embedded font. What the chart says, for tests.
+pub fn drawn_svg(figure: &impl Figure) -> Result<String> {
+    let pen = Pen {
+        format: Format::Svg,
+        fonts: fonts()?,
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, FIGURE).into_drawing_area();
+        figure.draw(&root, &pen)?;
+        root.present().map_err(drawing_error)?;
     }
-    let mut style = String::from("\n<defs><style>");
-    for (weight, font) in faces {
-        style.push_str(&format!(
-            "@font-face{{font-family:\"{FONT}\";font-weight:{weight};\
-             src:url(data:font/ttf;base64,{}) format(\"truetype\");}}",
-            BASE64.encode(font)
-        ));
-    }
-    style.push_str("</style></defs>");
-    Ok(format!("{}{style}{}", &svg[..open], &svg[open..]))
+    Ok(svg)
+}
+
+/// `svg` read by usvg, its text shaped with DejaVu Sans from the `dejavu` crate's bytes (the only
+/// font it sees, so no machine's fonts change the chart).
+fn usvg_tree(svg: &str) -> Result<usvg::Tree> {
+    static FONTS: OnceLock<Arc<usvg::fontdb::Database>> = OnceLock::new();
+    let fontdb = FONTS.get_or_init(|| {
+        let mut database = usvg::fontdb::Database::new();
+        database.load_font_data(dejavu::sans::regular().to_vec());
+        database.load_font_data(dejavu::sans::bold().to_vec());
+        Arc::new(database)
+    });
+    let options = usvg::Options {
+        font_family: FONT.to_owned(),
+        fontdb: Arc::clone(fontdb),
+        ..usvg::Options::default()
+    };
+    usvg::Tree::from_str(svg, &options).context("usvg cannot read the chart's SVG")
+}
+
+/// The SVG file: `tree` written back by usvg, its text as outlines (paths), coordinates to a
+/// hundredth of a pixel, with a `viewBox` so it scales wherever it is placed. Some 50 to 100 KB,
+/// against 1 to 2 MB for plotters' SVG carrying the font it names.
+fn outlined(tree: &usvg::Tree) -> Vec<u8> {
+    let options = usvg::WriteOptions {
+        coordinates_precision: 2,
+        transforms_precision: 2,
+        indent: usvg::Indent::None,
+        ..usvg::WriteOptions::default()
+    };
+    let svg = tree.to_string(&options);
+    let size = tree.size();
+    let view_box = format!(r#"<svg viewBox="0 0 {} {}""#, size.width(), size.height());
+    svg.replacen("<svg", &view_box, 1).into_bytes()
+}
+
+/// The PDF file: `tree` on one page of the figure's printed size ([`FIGURE`] at [`DPI`]), lines as
+/// vectors, text set in DejaVu Sans embedded as a subset (selectable, searchable).
+fn pdf(tree: &usvg::Tree) -> Result<Vec<u8>> {
+    let page = svg2pdf::PageOptions { dpi: DPI as f32 };
+    svg2pdf::to_pdf(tree, svg2pdf::ConversionOptions::default(), page)
+        .map_err(|e| anyhow!("svg2pdf cannot convert the chart's SVG: {e}"))
 }
 
 /// plotters' errors carry the backend's error type, which anyhow cannot always hold.

@@ -1,14 +1,14 @@
 //! The one style every d1bench chart is drawn in: a paper column's figure (3.5 in × 2.6 in at
 //! 300 dpi) with DejaVu Sans at fixed point sizes and the same line widths, colours and margins;
-//! the title, legend and axes every chart shares; and each chart's two files, a PNG that records
-//! its print resolution and an SVG that carries its font.
+//! the title, legend and axes every chart shares; and each chart's three files, a PNG that
+//! records its print resolution, an SVG with its text as outlines, and a PDF with the font.
 //!
 //! A chart module decides what its chart shows and draws its data; [`draw_frame`] draws
 //! everything around the data (title, legend above the plot, axes, ticks, grid, axis labels) and
 //! [`write`] writes the files. Text is laid out by [`Pen`] from the embedded font's own metrics,
 //! so both formats place it identically on every machine.
 //!
-//! Its parts: [`files`] (the PNG and the SVG), [`text`] (the font and [`Pen`]), [`axes`]
+//! Its parts: [`files`] (the PNG, the SVG and the PDF), [`text`] (the font and [`Pen`]), [`axes`]
 //! (scales and ticks), [`frame`] (title, legend, axes around the data), [`dodge`] (points that
 //! would overlap, moved apart).
 
@@ -37,8 +37,8 @@ pub const DPI: f64 = 300.0;
 /// same logical size, so both formats lay out identically.
 pub const FIGURE: (u32, u32) = (1050, 780);
 
-/// The family the embedded DejaVu Sans is registered under with plotters, and the one SVG text
-/// names: each SVG carries the font itself ([`embed_fonts`]), so no system font is looked up.
+/// The family the embedded DejaVu Sans is registered under with plotters, and the one the drawn
+/// SVG's text names: usvg sets it in that font alone ([`write`]), so no system font is looked up.
 const FONT: &str = "DejaVu Sans";
 
 /// A size and weight of text; sizes in points as printed at 3.5 in wide.

@@ -2,8 +2,6 @@
 
 use super::*;
 use anyhow::Result;
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
 use plotters::coord::Shift;
 
 #[test]
@@ -179,11 +177,11 @@ fn svg_texts(svg: &str) -> Vec<&str> {
 }
 
 #[test]
-fn a_chart_is_written_as_a_300_dpi_png_and_an_svg() {
+fn a_chart_is_written_as_a_300_dpi_png_an_outlined_svg_and_a_pdf() {
     let dir = tempfile::tempdir().unwrap();
     let path = |ext: &str| dir.path().join(format!("sketch.{ext}"));
     let files = write(&Sketch, path).unwrap();
-    assert_eq!(files, [path("png"), path("svg")]);
+    assert_eq!(files, [path("png"), path("svg"), path("pdf")]);
     let png = std::fs::read(&files[0]).unwrap();
     let reader = png::Decoder::new(png.as_slice()).read_info().unwrap();
     let info = reader.info();
@@ -198,9 +196,10 @@ fn a_chart_is_written_as_a_300_dpi_png_and_an_svg() {
             "{per_metre}"
         );
     }
-    let svg = std::fs::read_to_string(&files[1]).unwrap();
-    assert!(svg.starts_with("<svg"), "{}", &svg[..80]);
-    let texts = svg_texts(&svg);
+
+    // What the chart says: the drawing every file is made from.
+    let drawn = drawn_svg(&Sketch).unwrap();
+    let texts = svg_texts(&drawn);
     for text in [
         "sketch: style",
         "reference",
@@ -216,47 +215,54 @@ fn a_chart_is_written_as_a_300_dpi_png_and_an_svg() {
         !texts.contains(&"1,000"),
         "the band is not labelled: {texts:?}"
     );
-}
-
-#[test]
-fn svg_text_is_set_in_the_embedded_dejavu_sans_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let files = write(&Sketch, |ext| dir.path().join(format!("sketch.{ext}"))).unwrap();
-    let svg = std::fs::read_to_string(&files[1]).unwrap();
-    assert_svg_font_is_embedded(&svg);
-}
-
-/// `svg` carries DejaVu Sans (regular, and bold where text is bold) as `@font-face` rules of
-/// the font's own bytes, and its text names no other family.
-fn assert_svg_font_is_embedded(svg: &str) {
-    let (head, body) = svg
-        .split_once("</style></defs>")
-        .expect("a <style> in <defs>");
-    assert!(head.starts_with("<svg") && head.contains(">\n<defs><style>@font-face{"));
-    let face = |weight: &str, font: &[u8]| {
-        format!(
-            "@font-face{{font-family:\"DejaVu Sans\";font-weight:{weight};\
-                 src:url(data:font/ttf;base64,{}) format(\"truetype\");}}",
-            BASE64.encode(font)
-        )
-    };
-    assert!(head.contains(&face("normal", dejavu::sans::regular())));
-    assert_eq!(
-        head.contains(&face("bold", dejavu::sans::bold())),
-        body.contains(r#"font-weight="bold""#),
-        "the bold face is embedded when, and only when, some text is bold"
-    );
-    assert_eq!(
-        head.matches("font-family").count(),
-        head.matches("@font-face").count()
-    );
-    let families: Vec<&str> = body
+    // Every text names the one font usvg and svg2pdf are given.
+    let families: Vec<&str> = drawn
         .split(r#"font-family=""#)
         .skip(1)
         .map(|rest| rest.split_once('"').unwrap().0)
         .collect();
-    assert!(families.iter().all(|f| *f == "DejaVu Sans"), "{families:?}");
-    // Every text element names it, and nothing else names a font.
-    assert_eq!(body.matches("<text").count(), families.len());
-    assert_eq!(body.matches("font-family").count(), families.len());
+    assert_eq!(families.len(), texts.len());
+    assert!(families.iter().all(|f| *f == FONT), "{families:?}");
+
+    // The SVG file: the same size, scalable, its text as outlines and no font inside.
+    let svg = std::fs::read_to_string(&files[1]).unwrap();
+    assert!(
+        svg.starts_with(r#"<svg viewBox="0 0 1050 780" width="1050" height="780""#),
+        "{}",
+        &svg[..80]
+    );
+    assert!(!svg.contains("<text") && !svg.contains("font"), "{svg}");
+    let outlines = svg.matches("<path").count();
+    assert!(
+        outlines > drawn.matches("<path").count() + texts.len(),
+        "{outlines}"
+    );
+    assert!(svg.len() < 100_000, "{} bytes", svg.len());
+}
+
+#[test]
+fn the_pdf_is_one_page_of_the_printed_size_with_dejavu_sans_embedded() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write(&Sketch, |ext| dir.path().join(format!("sketch.{ext}"))).unwrap();
+    let pdf = std::fs::read(&files[2]).unwrap();
+    assert!(pdf.starts_with(b"%PDF-"), "{:?}", &pdf[..8]);
+    let text = String::from_utf8_lossy(&pdf);
+    assert!(
+        text.contains("/Type /Pages") && text.contains("/Count 1"),
+        "one page"
+    );
+    // 3.5 in × 2.6 in in points, like the PNG at 300 dpi.
+    assert!(
+        text.contains("/MediaBox [0 0 252 187.2]"),
+        "no page of 252 × 187.2 pt"
+    );
+    // The font's file inside, subset (`ABCDEF+`), regular and the title's bold.
+    assert_eq!(text.matches("/FontFile2").count(), 2);
+    for name in ["DejaVuSans", "DejaVuSans-Bold"] {
+        let subset = text.split("/BaseFont /").skip(1).any(|rest| {
+            let (tag, font) = rest.split_once('+').unwrap_or_default();
+            tag.len() == 6 && font.split(['/', ' ', '\n', '>']).next() == Some(name)
+        });
+        assert!(subset, "no {name} subset embedded");
+    }
 }
