@@ -40,6 +40,9 @@ pub enum Task {
     Compare(Compare),
     /// Check .github/workflows (and dependabot.yml) with actionlint and zizmor (pinned, from PyPI).
     LintWorkflows,
+    /// Pack a run into one .tar.gz: its directory, the experiment files it ran, the lock files,
+    /// VERSIONS and SHA256SUMS.
+    Archive(Archive),
 }
 
 #[derive(
@@ -255,6 +258,15 @@ pub struct ParityReadme {
     /// reports/parity-remote.csv (the README's Cloudflare column).
     #[arg(long, value_name = "RUN_DIR")]
     pub remote: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Archive {
+    /// A run directory (one holding run.toml).
+    pub run_dir: PathBuf,
+    /// Where `<run-id>.tar.gz` is written (default: the directory holding the run directory).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

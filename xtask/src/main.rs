@@ -60,5 +60,6 @@ fn run() -> Result<()> {
             Ok(())
         }
         Task::LintWorkflows => tasks::workflows::lint(&sh, &paths),
+        Task::Archive(archive) => archive.run(&sh, &paths),
     }
 }

@@ -1,7 +1,8 @@
 //! The tasks of `cargo xtask`, one `impl flags::<Task>` each: the small ones here, the larger
-//! ones in modules of their own ([`matrix`], [`workflows`]; `report`, `compare` and
+//! ones in modules of their own ([`archive`], [`matrix`], [`workflows`]; `report`, `compare` and
 //! `parity-readme` live with the reports they write, [`crate::reports`]).
 
+pub mod archive;
 pub mod matrix;
 pub mod workflows;
 
