@@ -462,6 +462,10 @@ mod tests {
         assert!(!group_alive(pgid), "the dead run's group survived");
         let record = std::fs::read_to_string(run_dir.join("run.toml")).unwrap();
         assert!(record.contains("status = \"abandoned\""), "{record}");
+        assert!(
+            record.contains("a later run stopped what it had started."),
+            "{record}"
+        );
         assert!(!live.join("999999999.toml").exists());
         // A live run (this process) is left alone.
         let _registration = register_run(scratch.path(), &run_dir).unwrap();
