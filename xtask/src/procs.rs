@@ -54,7 +54,7 @@ pub fn install_interrupt_handler() -> Result<()> {
             signal_group(*pgid, libc::SIGTERM);
         }
         let deadline = Instant::now() + GRACE;
-        while groups.iter().any(|&g| group_alive(g)) && Instant::now() < deadline {
+        while groups.iter().any(|&g| group_runs(g)) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
         }
         for pgid in groups {
@@ -149,6 +149,26 @@ fn group_alive(pgid: i32) -> bool {
     unsafe { libc::kill(-pgid, 0) == 0 }
 }
 
+/// Whether the group has a process that still runs: not a zombie, which only waits for its
+/// parent (for a dead run's orphans, init) to collect its exit status.
+fn group_runs(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return group_alive(pgid);
+    };
+    entries.flatten().any(|entry| {
+        std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|stat| {
+            // After the command's closing parenthesis: state, ppid, pgrp.
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .map_or("", |(_, rest)| rest)
+                .split_whitespace()
+                .take(3)
+                .collect();
+            fields.len() == 3 && fields[0] != "Z" && fields[2] == pgid.to_string()
+        })
+    })
+}
+
 /// A started process and everything it spawned; stopped when dropped.
 pub struct ProcessGroup {
     child: Child,
@@ -225,7 +245,7 @@ impl ProcessGroup {
         let deadline = Instant::now() + GRACE;
         loop {
             let leader_done = matches!(self.child.try_wait(), Ok(Some(_)) | Err(_));
-            if leader_done && !group_alive(self.pgid) {
+            if leader_done && !group_runs(self.pgid) {
                 break;
             }
             if Instant::now() >= deadline {
@@ -417,10 +437,11 @@ pub fn reap_abandoned(scratch: &Path) -> Result<Vec<String>> {
             // The leader may be gone with its children left; a leader of another start is a
             // reused pid: not ours.
             let ours = start_ticks(group.pgid).is_none_or(|start| start == group.start);
-            if ours && group_alive(group.pgid) {
+            // A group of zombies is a group init has yet to collect: nothing to stop.
+            if ours && group_runs(group.pgid) {
                 signal_group(group.pgid, libc::SIGTERM);
                 let deadline = Instant::now() + GRACE;
-                while group_alive(group.pgid) && Instant::now() < deadline {
+                while group_runs(group.pgid) && Instant::now() < deadline {
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 signal_group(group.pgid, libc::SIGKILL);
@@ -460,10 +481,10 @@ mod tests {
         let mut group = ProcessGroup::spawn(command, "sleepers").unwrap();
         let pgid = group.pgid();
         std::thread::sleep(Duration::from_millis(100));
-        assert!(group_alive(pgid));
+        assert!(group_runs(pgid));
         group.stop();
         assert!(
-            !group_alive(pgid),
+            !group_runs(pgid),
             "processes of group {pgid} survived stop()"
         );
     }
@@ -500,7 +521,7 @@ mod tests {
         loop {
             // This test is the leader's parent: it reaps it, as init would once we are gone.
             let leader_done = matches!(group.child.try_wait(), Ok(Some(_)));
-            if leader_done && !group_alive(pgid) {
+            if leader_done && !group_runs(pgid) {
                 break;
             }
             assert!(
@@ -532,7 +553,7 @@ mod tests {
         let group = ProcessGroup::spawn(command, "sleepers").unwrap();
         let pgid = group.pgid();
         drop(group);
-        assert!(!group_alive(pgid));
+        assert!(!group_runs(pgid));
     }
 
     #[test]
@@ -573,7 +594,7 @@ mod tests {
             found[0].contains("stopped 1 process group(s) it had left running"),
             "{found:?}"
         );
-        assert!(!group_alive(pgid), "the dead run's group survived");
+        assert!(!group_runs(pgid), "the dead run's group survived");
         let record = std::fs::read_to_string(run_dir.join("run.toml")).unwrap();
         assert!(record.contains("status = \"abandoned\""), "{record}");
         assert!(
