@@ -269,7 +269,8 @@ pub fn mark_abandoned(path: &Path, pid: u32) -> bool {
     run.insert(
         "error".into(),
         format!(
-            "process {pid} died without recording how the run ended; a later run stopped what it              had started. Everything it measured before is in results.csv"
+            "process {pid} died without recording how the run ended; a later run found it and \
+             stopped what it had left running. Everything it measured before is in results.csv"
         )
         .into(),
     );
