@@ -182,14 +182,20 @@ pub struct SummaryRow {
     pub ok: usize,
     pub refused: usize,
     pub errors: usize,
-    /// Median, 95th percentile, min, max and the 95% bootstrap interval of the median; empty
-    /// when no repeat succeeded.
+    /// Median, min and max; empty when no repeat succeeded.
     pub median: Option<f64>,
+    /// The 95th percentile; empty below 20 repeats, where it would be the max.
     pub p95: Option<f64>,
     pub min: Option<f64>,
     pub max: Option<f64>,
+    /// The median's confidence interval (see [`crate::reports::stats`]); empty below 2
+    /// repeats.
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// What the interval covers: at least 0.95 from 6 repeats on, less below (0.9375 at 5).
+    pub ci_coverage: Option<f64>,
+    /// How the interval was obtained: `order-statistic` (of the median).
+    pub ci_method: Option<&'static str>,
 }
 
 /// The rows of `summary.csv`: every point, every summarized measure.
@@ -199,6 +205,7 @@ pub fn summary_rows(rows: &[ResultRow], axis: Axis) -> Vec<SummaryRow> {
         let first = point.rows[0];
         for measure in Measure::SUMMARIZED {
             let summary = point.summary(measure);
+            let ci = summary.and_then(|s| s.ci);
             out.push(SummaryRow {
                 target: point.line.target,
                 label: point.line.label.clone(),
@@ -216,11 +223,13 @@ pub fn summary_rows(rows: &[ResultRow], axis: Axis) -> Vec<SummaryRow> {
                 refused: point.refused(),
                 errors: point.errors(),
                 median: summary.map(|s| s.median),
-                p95: summary.map(|s| s.p95),
+                p95: summary.and_then(|s| s.p95),
                 min: summary.map(|s| s.min),
                 max: summary.map(|s| s.max),
-                ci_low: summary.map(|s| s.ci_low),
-                ci_high: summary.map(|s| s.ci_high),
+                ci_low: ci.map(|ci| ci.low),
+                ci_high: ci.map(|ci| ci.high),
+                ci_coverage: ci.map(|ci| ci.coverage),
+                ci_method: ci.map(|ci| ci.method.name()),
             });
         }
     }
@@ -325,15 +334,15 @@ mod tests {
         assert_eq!(
             lines[0],
             "target,label,strategy,columns,row_bytes,rows,escape_share,non_ascii_share,indexes,\
-             rows_per_statement,measure,n,ok,refused,errors,median,p95,min,max,ci_low,ci_high"
+             rows_per_statement,measure,n,ok,refused,errors,median,p95,min,max,ci_low,ci_high,\
+             ci_coverage,ci_method"
         );
         assert_eq!(lines.len(), 1 + 2 * Measure::SUMMARIZED.len());
-        assert!(
-            lines[1].starts_with(
-                "local,,bound,8,1000,100,0.0,0.0,0,12,outside_ms,3,3,0,0,20.0,29.0,10.0,30.0,"
-            ),
-            "{}",
-            lines[1]
+        // Three repeats: no p95, and the interval is [min, max], covering 75%.
+        assert_eq!(
+            lines[1],
+            "local,,bound,8,1000,100,0.0,0.0,0,12,outside_ms,3,3,0,0,20.0,,10.0,30.0,10.0,30.0,\
+             0.75,order-statistic"
         );
         assert!(
             lines[2].contains(",ms_per_1000_rows,3,3,0,0,200.0,"),
@@ -341,7 +350,7 @@ mod tests {
             lines[2]
         );
         assert!(
-            lines[6].ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,"),
+            lines[6].ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,,,"),
             "{}",
             lines[6]
         );

@@ -1,7 +1,7 @@
 //! What a run says about itself: the key ratio tables (printed at the end of a run and put in
 //! `summary.md`) and `summary.md` itself. Pure: it returns text, run.rs writes it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use d1bench_core::{Outcome, Strategy};
@@ -12,7 +12,7 @@ use crate::records::Totals;
 use crate::records::{RunRecord, RunStatus};
 use crate::reports::charts::sweep::Drawn;
 use crate::reports::points::{Measure, Point, points};
-use crate::reports::stats::Summary;
+use crate::reports::stats::{Interval, Summary};
 use crate::studies::sweep::Axis;
 use clap::ValueEnum;
 
@@ -56,14 +56,49 @@ fn ms_per_1000(point: Option<&Point>) -> Option<Summary> {
     point.and_then(|p| p.summary(Measure::MsPer1000Rows))
 }
 
+/// The intervals of a table that cover less than 95%, for the note under it: each says what
+/// it covers and at which n.
+#[derive(Debug, Default)]
+struct ShortIntervals(BTreeSet<String>);
+
+impl ShortIntervals {
+    /// `value (low–high)` with its interval, marked `†` (and noted) when it covers less than
+    /// 95%; `at` says at which n, for the note.
+    fn cell(&mut self, value: String, ci: Option<Interval>, at: String) -> String {
+        let Some(ci) = ci else {
+            return value;
+        };
+        let mark = if ci.reaches_confidence() {
+            ""
+        } else {
+            self.0
+                .insert(format!("{:.1}% at {at}", ci.coverage * 100.0));
+            "†"
+        };
+        format!("{value} ({}–{}){mark}", num(ci.low), num(ci.high))
+    }
+
+    /// The note under a table, when any of its intervals covers less than 95%.
+    fn note(&self) -> String {
+        if self.0.is_empty() {
+            return String::new();
+        }
+        let list: Vec<&str> = self.0.iter().map(String::as_str).collect();
+        format!(
+            "\n† The interval covers less than 95%: {}. Below 6 repeats no order-statistic \
+             interval of a median reaches 95%, so [min, max] is shown with what it covers.\n",
+            list.join("; ")
+        )
+    }
+}
+
 /// A cell: the median with its interval, or why there is none.
-fn time_cell(point: Option<&Point>) -> String {
+fn time_cell(point: Option<&Point>, short: &mut ShortIntervals) -> String {
     let Some(point) = point else {
         return "–".to_owned();
     };
     match point.summary(Measure::MsPer1000Rows) {
-        Some(s) if s.n > 1 => format!("{} ({}–{})", num(s.median), num(s.ci_low), num(s.ci_high)),
-        Some(s) => num(s.median),
+        Some(s) => short.cell(num(s.median), s.ci, format!("n = {}", s.n)),
         None if point.refused_only() => {
             let kind = point
                 .rows
@@ -108,7 +143,7 @@ fn header(axis: Axis, labelled: bool, columns: &[String]) -> String {
 }
 
 /// The key ratio table of `target`: median ms per 1,000 rows (outside clock) of each strategy
-/// at each point, with its 95% bootstrap interval, and literal ÷ bound. Markdown.
+/// at each point, with its interval, and literal ÷ bound. Markdown.
 pub fn ratio_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> String {
     let strategies = strategies_of(rows, target);
     let table = cells(rows, axis, target);
@@ -122,12 +157,17 @@ pub fn ratio_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> String
         columns.push("literal ÷ bound".to_owned());
     }
     let mut out = header(axis, labelled, &columns);
+    let mut short = ShortIntervals::default();
     for ((label, _), (x, cells)) in &table {
         let mut line = vec![axis.format(*x)];
         if labelled {
             line.push(label.clone());
         }
-        line.extend(strategies.iter().map(|s| time_cell(cells.get(s))));
+        line.extend(
+            strategies
+                .iter()
+                .map(|s| time_cell(cells.get(s), &mut short)),
+        );
         if both {
             line.push(ratio(
                 ms_per_1000(cells.get(&Strategy::Literal)),
@@ -136,6 +176,7 @@ pub fn ratio_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> String
         }
         writeln!(out, "| {} |", line.join(" | ")).unwrap();
     }
+    out.push_str(&short.note());
     out
 }
 
@@ -282,7 +323,7 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
 
     writeln!(
         out,
-        "\n## Median time per 1,000 rows on `{target}` (outside clock, 95% bootstrap interval)\n"
+        "\n## Median time per 1,000 rows on `{target}` (outside clock, 95% interval of the median)\n"
     )
     .unwrap();
     out.push_str(&ratio_table(rows, axis, target));
@@ -336,8 +377,8 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
     .unwrap();
     out.push_str(
         "Files: `results.csv` (every probe, warm-ups excepted), `summary.csv` (every point: \
-         median, p95, min, max, 95% bootstrap interval of the median), `run.toml` (provenance and \
-         totals).\n",
+         median, min, max, p95 from 20 repeats on, the median's order-statistic interval and its \
+         coverage), `run.toml` (provenance and totals).\n",
     );
     out
 }
@@ -399,13 +440,31 @@ mod tests {
         // 100 rows per probe: ms per 1,000 rows is ten times the probe's time.
         let at_64 = cells_of(lines[2]);
         assert_eq!(at_64[0], "64");
-        assert!(at_64[1].starts_with("520 ("), "{at_64:?}");
-        assert!(at_64[2].starts_with("190 ("), "{at_64:?}");
+        // Three repeats: [min, max], marked as covering less than 95%, and the note says how
+        // much it does cover.
+        assert_eq!(at_64[1], "520 (500–900)†");
+        assert_eq!(at_64[2], "190 (180–200)†");
+        assert!(
+            text.contains("† The interval covers less than 95%: 75.0% at n = 3."),
+            "{text}"
+        );
         assert_eq!(at_64[3], "0.37");
         assert_eq!(
             cells_of(lines[3]),
             ["128", "10.0", "refused (too-many-variables)", "–"]
         );
+    }
+
+    #[test]
+    fn from_six_repeats_the_interval_is_95_percent_and_unmarked() {
+        let rows: Vec<ResultRow> = [50.0, 51.0, 52.0, 53.0, 54.0, 90.0]
+            .into_iter()
+            .map(|ms| row("local", Strategy::Bound, 8, "ok", ms))
+            .collect();
+        let text = ratio_table(&rows, Axis::Columns, kind("local"));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(cells_of(lines[2]), ["8", "525 (500–900)"]);
+        assert!(!text.contains('†'), "{text}");
     }
 
     #[test]
