@@ -299,7 +299,7 @@ mod tests {
         );
         // The local run's summary table and its charts, captioned.
         assert!(
-            text.contains("| columns | bound ms/1k rows |\n| --- | --- |\n| 8 | 90.0 |"),
+            text.contains("| columns | bound ms/1k rows |\n| --- | --- |\n| 8 | 90.0 n=1 |"),
             "{text}"
         );
         assert!(text.contains("![time-per-1000-rows-vs-columns]("), "{text}");

@@ -62,11 +62,11 @@ fn ms_per_1000(point: Option<&Point>) -> Option<Summary> {
 struct ShortIntervals(BTreeSet<String>);
 
 impl ShortIntervals {
-    /// `value (low–high)` with its interval, marked `†` (and noted) when it covers less than
-    /// 95%; `at` says at which n, for the note.
-    fn cell(&mut self, value: String, ci: Option<Interval>, at: String) -> String {
+    /// `value (low–high) n=5`: the value, its interval marked `†` (and noted) when it covers
+    /// less than 95%, and `n`, the values behind it; `at` says at which n, for the note.
+    fn cell(&mut self, value: String, ci: Option<Interval>, at: String, n: &str) -> String {
         let Some(ci) = ci else {
-            return value;
+            return format!("{value} {n}");
         };
         let mark = if ci.reaches_confidence() {
             ""
@@ -75,7 +75,7 @@ impl ShortIntervals {
                 .insert(format!("{:.1}% at {at}", ci.coverage * 100.0));
             "†"
         };
-        format!("{value} ({}–{}){mark}", num(ci.low), num(ci.high))
+        format!("{value} ({}–{}){mark} {n}", num(ci.low), num(ci.high))
     }
 
     /// The note under a table, when any of its intervals covers less than 95%.
@@ -98,7 +98,12 @@ fn time_cell(point: Option<&Point>, short: &mut ShortIntervals) -> String {
         return "–".to_owned();
     };
     match point.summary(Measure::MsPer1000Rows) {
-        Some(s) => short.cell(num(s.median), s.ci, format!("n = {}", s.n)),
+        Some(s) => short.cell(
+            num(s.median),
+            s.ci,
+            format!("n = {}", s.n),
+            &n_of(s.n, point.rows.len()),
+        ),
         None if point.refused_only() => {
             let kind = point
                 .rows
@@ -109,6 +114,15 @@ fn time_cell(point: Option<&Point>, short: &mut ShortIntervals) -> String {
             format!("refused ({kind})")
         }
         None => "error".to_owned(),
+    }
+}
+
+/// `n=5`, the values a cell summarizes, or `n=3 of 5` when some repeats failed or were refused.
+fn n_of(n: usize, repeats: usize) -> String {
+    if n == repeats {
+        format!("n={n}")
+    } else {
+        format!("n={n} of {repeats}")
     }
 }
 
@@ -326,6 +340,11 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
         "\n## Median time per 1,000 rows on `{target}` (outside clock, 95% interval of the median)\n"
     )
     .unwrap();
+    out.push_str(
+        "Each cell: the median over the repeats that succeeded, in parentheses its 95% \
+         confidence interval (the distribution-free order-statistic interval of the median; † \
+         marks one that covers less, for want of repeats), and n, the repeats behind it.\n\n",
+    );
     out.push_str(&ratio_table(rows, axis, target));
     if let Some(table) = baseline_table(rows, axis, target) {
         writeln!(
@@ -442,8 +461,8 @@ mod tests {
         assert_eq!(at_64[0], "64");
         // Three repeats: [min, max], marked as covering less than 95%, and the note says how
         // much it does cover.
-        assert_eq!(at_64[1], "520 (500–900)†");
-        assert_eq!(at_64[2], "190 (180–200)†");
+        assert_eq!(at_64[1], "520 (500–900)† n=3");
+        assert_eq!(at_64[2], "190 (180–200)† n=3");
         assert!(
             text.contains("† The interval covers less than 95%: 75.0% at n = 3."),
             "{text}"
@@ -451,7 +470,7 @@ mod tests {
         assert_eq!(at_64[3], "0.37");
         assert_eq!(
             cells_of(lines[3]),
-            ["128", "10.0", "refused (too-many-variables)", "–"]
+            ["128", "10.0 n=1", "refused (too-many-variables)", "–"]
         );
     }
 
@@ -463,8 +482,13 @@ mod tests {
             .collect();
         let text = ratio_table(&rows, Axis::Columns, kind("local"));
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(cells_of(lines[2]), ["8", "525 (500–900)"]);
+        assert_eq!(cells_of(lines[2]), ["8", "525 (500–900) n=6"]);
         assert!(!text.contains('†'), "{text}");
+        // A failed repeat is not summarized, and the cell says so.
+        let mut failed = rows.clone();
+        failed.push(row("local", Strategy::Bound, 8, "error", 1.0));
+        let text = ratio_table(&failed, Axis::Columns, kind("local"));
+        assert!(text.contains("| 8 | 525 (500–900) n=6 of 7 |"), "{text}");
     }
 
     #[test]
@@ -567,7 +591,7 @@ memory_gib = 23.5
             "Reproduce: `cargo xtask run column-sweep --profile smoke --target local` at commit `c0ffee`.",
             "- `local`: 2 probes (0 refused, 0 errors); 200 rows expected, 200 present, checksums equal; every probe reconciled",
             "- bare SQLite (baseline): 2 probes",
-            "| 8 | 400 | 100 | 0.25 |",
+            "| 8 | 400 n=1 | 100 n=1 | 0.25 |",
             "| 8 | 10.00 | 2.00 |",
             "![time-per-1000-rows-vs-columns](time-per-1000-rows-vs-columns.png)",
             "*Median time per 1,000 rows.* ([SVG](time-per-1000-rows-vs-columns.svg))",
@@ -601,7 +625,7 @@ memory_gib = 23.5
             cells_of(lines[0]),
             ["columns", "series", "bound ms/1k rows"]
         );
-        assert_eq!(cells_of(lines[2]), ["8", "", "100"]);
-        assert_eq!(cells_of(lines[3]), ["8", "all non-ASCII", "200"]);
+        assert_eq!(cells_of(lines[2]), ["8", "", "100 n=1"]);
+        assert_eq!(cells_of(lines[3]), ["8", "all non-ASCII", "200 n=1"]);
     }
 }

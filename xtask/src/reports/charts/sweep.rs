@@ -166,6 +166,19 @@ impl Series {
             format!("{}, {}", self.strategy, self.label)
         }
     }
+
+    /// The legend's entry: the name and the repeats behind the line's points, `bound (n=5)` or
+    /// `bound (n=6–30)` when they differ from point to point.
+    fn legend(&self) -> String {
+        let n = self.points.iter().map(|p| p.repeats);
+        match (n.clone().min(), n.max()) {
+            (Some(fewest), Some(most)) if fewest < most => {
+                format!("{} (n={fewest}–{most})", self.name())
+            }
+            (Some(n), _) => format!("{} (n={n})", self.name()),
+            (None, _) => self.name(),
+        }
+    }
 }
 
 /// The series of `rows` for `measure`: one per line, the target's first (in legend order,
@@ -541,7 +554,7 @@ fn legend_items(chart: &Chart) -> Vec<(Sample, String)> {
                 dashed: !s.label.is_empty(),
                 marker: Some(strategy_shape(s.strategy)),
             };
-            (sample, s.name())
+            (sample, s.legend())
         })
         .collect();
     if chart.series.iter().any(|s| s.baseline) {
@@ -775,6 +788,15 @@ mod tests {
             ),
             "{mixed}"
         );
+        let chart = time_chart(
+            &at(6, 4).chain(at(30, 8)).collect::<Vec<_>>(),
+            Axis::Columns,
+            "t",
+            LOCAL,
+        )
+        .unwrap();
+        let legend: Vec<_> = legend_items(&chart).into_iter().map(|(_, l)| l).collect();
+        assert_eq!(legend, ["bound (n=6–30)"]);
         let one = caption(at(1, 4).collect());
         assert!(
             one.contains("n = 1 repeat per point, so no error bars."),
@@ -813,9 +835,9 @@ mod tests {
         assert_eq!(
             legend,
             [
-                "bound",
-                "literal",
-                "bound, all non-ASCII",
+                "bound (n=1)",
+                "literal (n=1)",
+                "bound, all non-ASCII (n=1)",
                 "bare SQLite (baseline)"
             ]
         );
@@ -1057,7 +1079,12 @@ mod tests {
                         svg.matches("font-family=").count()
                     );
                     let texts = svg_texts(&svg);
-                    for name in ["bound", "literal", "per-row", axis.label()] {
+                    for name in [
+                        "bound (n=3)",
+                        "literal (n=3)",
+                        "per-row (n=3)",
+                        axis.label(),
+                    ] {
                         assert!(
                             texts.contains(&name),
                             "{name} not in {}: {texts:?}",
