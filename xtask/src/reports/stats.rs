@@ -18,6 +18,18 @@
 //! 87.5% at 4, 93.75% at 5), so a reader sees that it is short of 95% rather than an interval
 //! that pretends; one repeat has no interval.
 //!
+//! **Ratios.** Two strategies at one point ran next to each other in every repeat (a profile's
+//! strategies interleave within each repeat), so their repeats are pairs: their ratio is summarized by the median of
+//! the per-repeat ratios with the same order-statistic interval ([`Summary::of`] over the
+//! ratios), exact for pairs as it is for single values, and the pairing cancels what drifts
+//! between repeats. A target and its baseline ran apart (the baseline after the whole target),
+//! so they are not pairs: their ratio is the ratio of the two medians, and its interval
+//! ([`ratio_of_medians`]) divides the two medians' intervals, each taken at √95% ≈ 97.5%. The
+//! samples are independent, so both intervals hold together with probability at least the
+//! product of their coverages, and then the ratio of the true medians lies in `[low_a / high_b,
+//! high_a / low_b]`: that product is reported, as a lower bound. A bootstrap of either ratio
+//! would need more repeats than a run takes to be trusted at 95%.
+//!
 //! No interval here is drawn at random, so a CSV always gives the same intervals.
 
 /// Coverage the confidence intervals aim at.
@@ -32,12 +44,15 @@ pub const P95_MIN_N: usize = 20;
 pub enum Method {
     /// The order-statistic interval of a median (of values, or of paired ratios).
     OrderStatistic,
+    /// The ratio of two independent medians' order-statistic intervals at √95% each.
+    IndependentRatio,
 }
 
 impl Method {
     pub fn name(self) -> &'static str {
         match self {
             Method::OrderStatistic => "order-statistic",
+            Method::IndependentRatio => "independent-ratio",
         }
     }
 }
@@ -48,7 +63,7 @@ pub struct Interval {
     pub low: f64,
     pub high: f64,
     /// Probability that the interval holds the true value: exact for the order-statistic
-    /// interval of continuous data.
+    /// interval of continuous data, a lower bound for [`Method::IndependentRatio`].
     pub coverage: f64,
     pub method: Method,
 }
@@ -65,6 +80,12 @@ fn sorted(values: &[f64]) -> Vec<f64> {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     sorted
+}
+
+/// The median of `values` (the mean of the two middle values for an even count); `None` when
+/// empty. NaNs sort last and so only matter when they are the majority.
+pub fn median(values: &[f64]) -> Option<f64> {
+    quantile_of_sorted(&sorted(values), 0.5)
 }
 
 /// The `q` quantile (0 to 1) of `sorted`, interpolating linearly between order statistics
@@ -116,9 +137,13 @@ pub fn order_statistic_coverage(n: usize, j: usize) -> f64 {
     1.0 - 2.0 * binomial_half_cdf(n, j - 1)
 }
 
-/// The narrowest symmetric order-statistic interval of the median of `sorted` covering at
+/// The narrowest symmetric order-statistic interval of the median of `values` covering at
 /// least `level`, or [min, max] with its lower coverage when no pair reaches `level` (fewer
 /// than 6 values at 95%); `None` for fewer than 2 values.
+pub fn median_interval(values: &[f64], level: f64) -> Option<Interval> {
+    interval_of_sorted(&sorted(values), level)
+}
+
 fn interval_of_sorted(sorted: &[f64], level: f64) -> Option<Interval> {
     let n = sorted.len();
     if n < 2 {
@@ -167,6 +192,44 @@ impl Summary {
     }
 }
 
+/// A ratio of two independent samples' medians with its interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ratio {
+    pub value: f64,
+    /// Values in the numerator's and the denominator's samples.
+    pub n: (usize, usize),
+    /// `None` when a sample has one value, or the denominator's interval reaches 0.
+    pub ci: Option<Interval>,
+}
+
+/// `median(numerator) ÷ median(denominator)` for independent samples, with the interval of
+/// the module's doc (each median's interval at √[`CONFIDENCE`], divided); `None` when a
+/// sample is empty or the denominator's median is not positive.
+pub fn ratio_of_medians(numerator: &[f64], denominator: &[f64]) -> Option<Ratio> {
+    let (top, bottom) = (median(numerator)?, median(denominator)?);
+    if bottom <= 0.0 {
+        return None;
+    }
+    let level = CONFIDENCE.sqrt();
+    let ci = match (
+        median_interval(numerator, level),
+        median_interval(denominator, level),
+    ) {
+        (Some(a), Some(b)) if b.low > 0.0 => Some(Interval {
+            low: a.low / b.high,
+            high: a.high / b.low,
+            coverage: a.coverage * b.coverage,
+            method: Method::IndependentRatio,
+        }),
+        _ => None,
+    };
+    Some(Ratio {
+        value: top / bottom,
+        n: (numerator.len(), denominator.len()),
+        ci,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,14 +244,6 @@ mod tests {
 
     fn quantile(values: &[f64], q: f64) -> Option<f64> {
         quantile_of_sorted(&sorted(values), q)
-    }
-
-    fn median(values: &[f64]) -> Option<f64> {
-        quantile(values, 0.5)
-    }
-
-    fn median_interval(values: &[f64], level: f64) -> Option<Interval> {
-        interval_of_sorted(&sorted(values), level)
     }
 
     #[test]
@@ -312,5 +367,28 @@ mod tests {
         assert_eq!(Summary::of(&twenty[..19]).unwrap().p95, None);
         assert_eq!(Summary::of(&[7.0]).unwrap().ci, None);
         assert_eq!(Summary::of(&[]), None);
+    }
+
+    #[test]
+    fn an_independent_ratio_divides_the_two_intervals_and_multiplies_their_coverage() {
+        let a: Vec<f64> = (1..=10).map(|i| 100.0 + i as f64).collect();
+        let b: Vec<f64> = (1..=10).map(|i| 10.0 + i as f64 / 10.0).collect();
+        let r = ratio_of_medians(&a, &b).unwrap();
+        assert_eq!(r.value, median(&a).unwrap() / median(&b).unwrap());
+        assert_eq!(r.n, (10, 10));
+        let ci = r.ci.unwrap();
+        // At √95% and n = 10 each median's interval is (2, 9), covering 97.85%.
+        assert_eq!((ci.low, ci.high), (a[1] / b[8], a[8] / b[1]));
+        assert_eq!(ci.coverage, 0.978515625 * 0.978515625);
+        assert!(ci.reaches_confidence());
+        // Five each: [min, max] of both, covering at least 0.9375² < 95%.
+        let r = ratio_of_medians(&a[..5], &b[..5]).unwrap();
+        assert_eq!(
+            r.ci.map(|ci| (ci.low, ci.high, ci.coverage)),
+            Some((a[0] / b[4], a[4] / b[0], 0.9375 * 0.9375))
+        );
+        assert_eq!(ratio_of_medians(&a[..1], &b).unwrap().ci, None);
+        assert_eq!(ratio_of_medians(&a, &[0.0, 0.0]), None);
+        assert_eq!(ratio_of_medians(&[], &b), None);
     }
 }

@@ -12,7 +12,7 @@ use crate::records::Totals;
 use crate::records::{RunRecord, RunStatus};
 use crate::reports::charts::sweep::Drawn;
 use crate::reports::points::{Measure, Point, points};
-use crate::reports::stats::{Interval, Summary};
+use crate::reports::stats::{Interval, Method};
 use crate::studies::sweep::Axis;
 use clap::ValueEnum;
 
@@ -52,10 +52,6 @@ fn strategies_of(rows: &[ResultRow], target: TargetKind) -> Vec<Strategy> {
         .collect()
 }
 
-fn ms_per_1000(point: Option<&Point>) -> Option<Summary> {
-    point.and_then(|p| p.summary(Measure::MsPer1000Rows))
-}
-
 /// The intervals of a table that cover less than 95%, for the note under it: each says what
 /// it covers and at which n.
 #[derive(Debug, Default)]
@@ -71,8 +67,12 @@ impl ShortIntervals {
         let mark = if ci.reaches_confidence() {
             ""
         } else {
+            let bound = match ci.method {
+                Method::OrderStatistic => "",
+                Method::IndependentRatio => "at least ",
+            };
             self.0
-                .insert(format!("{:.1}% at {at}", ci.coverage * 100.0));
+                .insert(format!("{bound}{:.1}% at {at}", ci.coverage * 100.0));
             "†"
         };
         format!("{value} ({}–{}){mark} {n}", num(ci.low), num(ci.high))
@@ -85,8 +85,7 @@ impl ShortIntervals {
         }
         let list: Vec<&str> = self.0.iter().map(String::as_str).collect();
         format!(
-            "\n† The interval covers less than 95%: {}. Below 6 repeats no order-statistic \
-             interval of a median reaches 95%, so [min, max] is shown with what it covers.\n",
+            "\n† The interval covers less than 95%, for want of repeats: {}.\n",
             list.join("; ")
         )
     }
@@ -137,10 +136,39 @@ fn num(v: f64) -> String {
     }
 }
 
-fn ratio(numerator: Option<Summary>, denominator: Option<Summary>) -> String {
-    match (numerator, denominator) {
-        (Some(n), Some(d)) if d.median > 0.0 => format!("{:.2}", n.median / d.median),
-        _ => "–".to_owned(),
+/// Literal ÷ bound at one point: the median of the per-repeat ratios, its interval and the
+/// pairs behind it.
+fn paired_cell(
+    literal: Option<&Point>,
+    bound: Option<&Point>,
+    short: &mut ShortIntervals,
+) -> String {
+    match literal.zip(bound).and_then(|(l, b)| l.paired_ratio(b)) {
+        Some(s) => short.cell(
+            num(s.median),
+            s.ci,
+            format!("n = {} pairs", s.n),
+            &format!("n={}", s.n),
+        ),
+        None => "–".to_owned(),
+    }
+}
+
+/// A target ÷ its baseline at one point: the ratio of the medians, its interval and the
+/// repeats of each.
+fn baseline_cell(
+    ours: Option<&Point>,
+    theirs: Option<&Point>,
+    short: &mut ShortIntervals,
+) -> String {
+    match ours.zip(theirs).and_then(|(o, t)| o.independent_ratio(t)) {
+        Some(r) => short.cell(
+            num(r.value),
+            r.ci,
+            format!("n = {} and {}", r.n.0, r.n.1),
+            &format!("n={} vs {}", r.n.0, r.n.1),
+        ),
+        None => "–".to_owned(),
     }
 }
 
@@ -157,7 +185,8 @@ fn header(axis: Axis, labelled: bool, columns: &[String]) -> String {
 }
 
 /// The key ratio table of `target`: median ms per 1,000 rows (outside clock) of each strategy
-/// at each point, with its interval, and literal ÷ bound. Markdown.
+/// at each point, and literal ÷ bound (paired by repeat), each with its interval and n.
+/// Markdown.
 pub fn ratio_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> String {
     let strategies = strategies_of(rows, target);
     let table = cells(rows, axis, target);
@@ -183,9 +212,10 @@ pub fn ratio_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> String
                 .map(|s| time_cell(cells.get(s), &mut short)),
         );
         if both {
-            line.push(ratio(
-                ms_per_1000(cells.get(&Strategy::Literal)),
-                ms_per_1000(cells.get(&Strategy::Bound)),
+            line.push(paired_cell(
+                cells.get(&Strategy::Literal),
+                cells.get(&Strategy::Bound),
+                &mut short,
             ));
         }
         writeln!(out, "| {} |", line.join(" | ")).unwrap();
@@ -195,7 +225,7 @@ pub fn ratio_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> String
 }
 
 /// `target` ÷ the bare SQLite baseline, per strategy at each point (ratio of the medians of ms
-/// per 1,000 rows); `None` when the run has no baseline. Markdown.
+/// per 1,000 rows, with its interval); `None` when the run has no baseline. Markdown.
 pub fn baseline_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Option<String> {
     if target == TargetKind::Sqlite || !rows.iter().any(|r| r.target == TargetKind::Sqlite) {
         return None;
@@ -209,6 +239,7 @@ pub fn baseline_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Opt
         .map(|s| format!("{s}: {target} ÷ sqlite"))
         .collect();
     let mut out = header(axis, labelled, &columns);
+    let mut short = ShortIntervals::default();
     for (key, (x, cells)) in &ours {
         let mut line = vec![axis.format(*x)];
         if labelled {
@@ -216,13 +247,15 @@ pub fn baseline_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Opt
         }
         let theirs = baseline.get(key).map(|(_, c)| c);
         for s in &strategies {
-            line.push(ratio(
-                ms_per_1000(cells.get(s)),
-                ms_per_1000(theirs.and_then(|c| c.get(s))),
+            line.push(baseline_cell(
+                cells.get(s),
+                theirs.and_then(|c| c.get(s)),
+                &mut short,
             ));
         }
         writeln!(out, "| {} |", line.join(" | ")).unwrap();
     }
+    out.push_str(&short.note());
     Some(out)
 }
 
@@ -341,9 +374,12 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
     )
     .unwrap();
     out.push_str(
-        "Each cell: the median over the repeats that succeeded, in parentheses its 95% \
+        "Each time: the median over the repeats that succeeded, in parentheses its 95% \
          confidence interval (the distribution-free order-statistic interval of the median; † \
-         marks one that covers less, for want of repeats), and n, the repeats behind it.\n\n",
+         marks one that covers less, for want of repeats), and n, the repeats behind it. \
+         literal ÷ bound: the two ran side by side in every repeat, so each repeat gives a \
+         ratio; the cell is the median of those ratios with the same kind of interval, and n \
+         the pairs where both succeeded.\n\n",
     );
     out.push_str(&ratio_table(rows, axis, target));
     if let Some(table) = baseline_table(rows, axis, target) {
@@ -352,6 +388,14 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
             "\n## `{target}` ÷ bare SQLite (ratio of median times per 1,000 rows)\n"
         )
         .unwrap();
+        out.push_str(
+            "The baseline ran after the whole target, so its repeats are not paired with the \
+             target's: each cell is the ratio of the two medians, and its interval divides each \
+             median's 97.5% interval by the other's. The two samples are independent, so both \
+             intervals hold together, and then the ratio lies in the interval, with probability \
+             at least the product of their coverages (95% from 7 repeats each). n: the repeats \
+             of each.\n\n",
+        );
         out.push_str(&table);
     }
 
@@ -435,13 +479,14 @@ mod tests {
 
     #[test]
     fn medians_intervals_ratios_and_refusals() {
+        let repeat = |repeat: usize, row: ResultRow| ResultRow { repeat, ..row };
         let rows = [
-            row("local", Strategy::Bound, 64, "ok", 50.0),
-            row("local", Strategy::Bound, 64, "ok", 52.0),
-            row("local", Strategy::Bound, 64, "ok", 90.0),
-            row("local", Strategy::Literal, 64, "ok", 18.0),
-            row("local", Strategy::Literal, 64, "ok", 19.0),
-            row("local", Strategy::Literal, 64, "ok", 20.0),
+            repeat(0, row("local", Strategy::Bound, 64, "ok", 50.0)),
+            repeat(1, row("local", Strategy::Bound, 64, "ok", 52.0)),
+            repeat(2, row("local", Strategy::Bound, 64, "ok", 90.0)),
+            repeat(0, row("local", Strategy::Literal, 64, "ok", 18.0)),
+            repeat(1, row("local", Strategy::Literal, 64, "ok", 19.0)),
+            repeat(2, row("local", Strategy::Literal, 64, "ok", 20.0)),
             row("local", Strategy::Literal, 128, "refused", 3.0),
             row("local", Strategy::Bound, 128, "ok", 1.0),
         ];
@@ -464,10 +509,14 @@ mod tests {
         assert_eq!(at_64[1], "520 (500–900)† n=3");
         assert_eq!(at_64[2], "190 (180–200)† n=3");
         assert!(
-            text.contains("† The interval covers less than 95%: 75.0% at n = 3."),
+            text.contains(
+                "† The interval covers less than 95%, for want of repeats: 75.0% at n = 3; \
+                 75.0% at n = 3 pairs."
+            ),
             "{text}"
         );
-        assert_eq!(at_64[3], "0.37");
+        // Literal ÷ bound repeat by repeat: 0.36, 0.365, 0.22: their median, and [min, max].
+        assert_eq!(at_64[3], "0.36 (0.22–0.37)† n=3");
         assert_eq!(
             cells_of(lines[3]),
             ["128", "10.0 n=1", "refused (too-many-variables)", "–"]
@@ -493,12 +542,20 @@ mod tests {
 
     #[test]
     fn the_baseline_table_divides_by_sqlite_at_the_same_point() {
-        let rows = [
-            row("local", Strategy::Bound, 8, "ok", 40.0),
+        let repeats = |target, ms: &[f64]| -> Vec<ResultRow> {
+            let rows = ms.iter().enumerate();
+            rows.map(|(repeat, &ms)| ResultRow {
+                repeat,
+                ..row(target, Strategy::Bound, 8, "ok", ms)
+            })
+            .collect()
+        };
+        let mut rows = vec![
             row("local", Strategy::Literal, 8, "ok", 10.0),
-            row("sqlite", Strategy::Bound, 8, "ok", 4.0),
             row("sqlite", Strategy::Literal, 8, "ok", 5.0),
         ];
+        rows.extend(repeats("local", &[40.0, 41.0, 42.0, 43.0, 44.0]));
+        rows.extend(repeats("sqlite", &[4.0, 4.1, 4.2, 4.3, 4.4, 4.5]));
         let text = baseline_table(&rows, Axis::Columns, kind("local")).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
@@ -509,17 +566,25 @@ mod tests {
                 "literal: local ÷ sqlite"
             ]
         );
-        assert_eq!(cells_of(lines[2]), ["8", "10.00", "2.00"]);
+        // Bound: medians 420 and 42.5 ms per 1,000 rows; the interval divides [400, 440] by
+        // [40, 45], covering at least 93.75% × 96.875%.
         assert_eq!(
-            baseline_table(&rows[..2], Axis::Columns, kind("local")),
-            None
+            cells_of(lines[2]),
+            ["8", "9.88 (8.89–11.0)† n=5 vs 6", "2.00 n=1 vs 1"]
         );
-        assert_eq!(
-            baseline_table(&rows[2..], Axis::Columns, kind("sqlite")),
-            None
+        assert!(
+            text.contains("for want of repeats: at least 90.8% at n = 5 and 6."),
+            "{text}"
         );
+        let local: Vec<ResultRow> = rows
+            .iter()
+            .filter(|r| r.target == kind("local"))
+            .cloned()
+            .collect();
+        assert_eq!(baseline_table(&local, Axis::Columns, kind("local")), None);
+        assert_eq!(baseline_table(&rows, Axis::Columns, kind("sqlite")), None);
         // The baseline's own lines never appear in the target's table.
-        assert!(!ratio_table(&rows, Axis::Columns, kind("local")).contains("4.00"));
+        assert!(!ratio_table(&rows, Axis::Columns, kind("local")).contains("42.5"));
     }
 
     fn record(status: &str, totals: Totals) -> RunRecord {
@@ -591,8 +656,8 @@ memory_gib = 23.5
             "Reproduce: `cargo xtask run column-sweep --profile smoke --target local` at commit `c0ffee`.",
             "- `local`: 2 probes (0 refused, 0 errors); 200 rows expected, 200 present, checksums equal; every probe reconciled",
             "- bare SQLite (baseline): 2 probes",
-            "| 8 | 400 n=1 | 100 n=1 | 0.25 |",
-            "| 8 | 10.00 | 2.00 |",
+            "| 8 | 400 n=1 | 100 n=1 | 0.25 n=1 |",
+            "| 8 | 10.0 n=1 vs 1 | 2.00 n=1 vs 1 |",
             "![time-per-1000-rows-vs-columns](time-per-1000-rows-vs-columns.png)",
             "*Median time per 1,000 rows.* ([SVG](time-per-1000-rows-vs-columns.svg))",
             "- wrangler: 4.164.0",
