@@ -1,6 +1,8 @@
-//! A sweep on a session: every probe set up, written (timed), verified and reconciled in
-//! invocations of their own, and appended to `results.csv` as it lands (warm-ups are reconciled,
-//! not recorded).
+//! A sweep on a session: every probe, in the shuffled rounds of its plan, set up, written
+//! (timed), verified and reconciled in invocations of their own, and appended to `results.csv`
+//! as it lands with when it started (warm-ups are reconciled, not recorded).
+
+use std::time::Instant;
 
 use anyhow::{Result, bail};
 use d1bench_core::sql;
@@ -10,17 +12,21 @@ use crate::procs;
 use crate::records::csv::Appender;
 use crate::records::reconcile::{self, ContentCheck, Totals};
 use crate::records::{ResultRow, RunDir};
+use crate::studies::schedule::SweepPlan;
 use crate::studies::sweep::PlannedProbe;
 use crate::targets::Session;
 
-/// Sends every probe in order; a target that stops answering ends the probe as a target
-/// failure, and the run carries on once it answers again or stops with why it does not.
+/// Sends every probe of `plan` in its order; a target that stops answering ends the probe as a
+/// target failure, and the run carries on once it answers again or stops with why it does not.
+/// `clock` started with the run: each row records when its probe started on it.
 pub fn measure(
     session: &mut dyn Session,
     experiment: &str,
-    probes: &[PlannedProbe],
+    plan: &SweepPlan,
     run_dir: &RunDir,
+    clock: Instant,
 ) -> Result<Totals> {
+    let probes = plan.probes();
     let mut writer = Appender::<ResultRow>::open(&run_dir.results_csv())?;
     let mut progress = Progress::new(
         Some(probes.len()),
@@ -32,7 +38,9 @@ pub fn measure(
             progress.finish();
             bail!("interrupted after {done} of {} probes", probes.len());
         }
-        let row = measure_one(session, experiment, planned);
+        let started_ms = clock.elapsed().as_secs_f64() * 1000.0;
+        let mut row = measure_one(session, experiment, planned);
+        row.started_ms = Some(started_ms);
         if procs::interrupted() {
             // The target was stopped under this probe: its failure is the interrupt's.
             continue;
@@ -146,4 +154,66 @@ fn attempt(session: &mut dyn Session, experiment: &str, planned: &PlannedProbe) 
     row.reconciled = problems.is_empty();
     row.reconcile_note = problems.join("; ");
     row
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::records::csv;
+    use crate::studies::sweep::Experiment;
+    use crate::targets::sqlite::SqliteSession;
+
+    /// A small sweep on in-process SQLite, measured for real into a temporary run directory.
+    fn measured(source: &str) -> (SweepPlan, Vec<ResultRow>) {
+        let experiment = Experiment::parse("t", Path::new("t.toml"), source.into()).unwrap();
+        let (_, profile) = experiment.profile(None).unwrap();
+        let plan = experiment.plan(profile);
+        let dir = tempfile::tempdir().unwrap();
+        let run_dir = RunDir::new(dir.path().to_owned());
+        let mut session = SqliteSession::open().unwrap();
+        let totals = measure(&mut session, "t", &plan, &run_dir, Instant::now()).unwrap();
+        assert!(totals.all_reconciled());
+        (plan, csv::read(&run_dir.results_csv()).unwrap())
+    }
+
+    #[test]
+    fn probes_run_in_the_plans_order_and_record_when_they_started() {
+        let (plan, rows) = measured(
+            r#"
+description = "d"
+x-axis = "columns"
+[profile.full]
+repeats = 2
+warmup = 1
+order-seed = 3
+[[profile.full.series]]
+strategies = ["bound", "literal"]
+columns = [1, 2, 4]
+row-bytes = [100]
+rows = 20
+"#,
+        );
+        let measured: Vec<(u64, usize, usize)> = plan
+            .probes()
+            .iter()
+            .filter(|p| !p.warmup)
+            .map(|p| (p.request.probe_id, p.request.columns, p.repeat))
+            .collect();
+        let recorded: Vec<(u64, usize, usize)> = rows
+            .iter()
+            .map(|r| (r.probe_id, r.columns, r.repeat))
+            .collect();
+        assert_eq!(
+            recorded, measured,
+            "the plan's order, warm-ups not recorded"
+        );
+        let started: Vec<f64> = rows.iter().map(|r| r.started_ms.unwrap()).collect();
+        assert!(started[0] > 0.0, "the warm-ups ran first: {started:?}");
+        assert!(
+            started.windows(2).all(|w| w[0] < w[1]),
+            "each probe starts after the one before: {started:?}"
+        );
+    }
 }

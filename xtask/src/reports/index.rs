@@ -208,6 +208,7 @@ mod tests {
                 x_axis: Some(Axis::Columns),
                 baseline: None,
                 debug_corrupt: None,
+                order_seed: None,
                 status: RunStatus::Complete,
                 started: "2026-11-29T23:55:02Z".into(),
                 ended: Some("2026-11-29T23:56:02Z".into()),

@@ -347,9 +347,18 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
         let kind = kind.get_name();
         command.push_str(&format!(" --debug-corrupt {kind}"));
     }
+    let order = run
+        .order_seed
+        .map(|seed| {
+            format!(
+                " The probes ran in rounds, one repeat of every point each, in an order shuffled \
+                 with order seed {seed}."
+            )
+        })
+        .unwrap_or_default();
     writeln!(
         out,
-        "Reproduce: `{command}` at commit `{}`{}.\n",
+        "Reproduce: `{command}` at commit `{}`{}.{order}\n",
         record.git.commit,
         if record.git.dirty {
             " (the tree had uncommitted changes)"
@@ -648,12 +657,14 @@ memory_gib = 23.5
                 "/r/time-per-1000-rows-vs-columns.svg".into(),
             ],
         }];
-        let md = markdown(&record("complete", totals.clone()), &rows, &charts);
+        let mut complete = record("complete", totals.clone());
+        complete.run.order_seed = Some(7);
+        let md = markdown(&complete, &rows, &charts);
         for expected in [
             "# column-sweep: Bound vs literal",
             "profile `smoke` of `experiments/column-sweep.toml` on the `local` target, with the same probes on sqlite (bare SQLite, the baseline: not D1)",
             "status complete.",
-            "Reproduce: `cargo xtask run column-sweep --profile smoke --target local` at commit `c0ffee`.",
+            "Reproduce: `cargo xtask run column-sweep --profile smoke --target local` at commit `c0ffee`. The probes ran in rounds, one repeat of every point each, in an order shuffled with order seed 7.",
             "- `local`: 2 probes (0 refused, 0 errors); 200 rows expected, 200 present, checksums equal; every probe reconciled",
             "- bare SQLite (baseline): 2 probes",
             "| 8 | 400 n=1 | 100 n=1 | 0.25 n=1 |",
