@@ -94,6 +94,10 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         .clone()
         .unwrap_or_else(|| paths.reports().join(&flags.experiment));
     let run_dir = create_run_dir(&out, flags.target)?;
+    let until = match &work {
+        Work::Sweep(plan) => plan.until,
+        Work::Climbs(_) => None,
+    };
     // The run's monotonic clock: each probe records when it started on it.
     let clock = Instant::now();
     let mut record = RunRecord {
@@ -110,6 +114,8 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
                 Work::Sweep(plan) => Some(plan.order_seed),
                 Work::Climbs(_) => None,
             },
+            precision: until.map(|u| u.precision),
+            max_repeats: until.map(|u| u.max_repeats),
             status: RunStatus::Running,
             started: run_record::utc_now().0,
             ended: None,

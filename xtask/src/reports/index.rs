@@ -209,6 +209,8 @@ mod tests {
                 baseline: None,
                 debug_corrupt: None,
                 order_seed: None,
+                precision: None,
+                max_repeats: None,
                 status: RunStatus::Complete,
                 started: "2026-11-29T23:55:02Z".into(),
                 ended: Some("2026-11-29T23:56:02Z".into()),

@@ -232,6 +232,12 @@ pub struct SummaryRow {
     /// For `ratio_to_sqlite`, the baseline's repeats (`ratio_to_bound`: the pairs again);
     /// empty for other measures.
     pub n_denominator: Option<usize>,
+    /// The precision the profile asked for (a fraction of the median); empty for a fixed
+    /// number of repeats.
+    pub precision: Option<f64>,
+    /// With a precision, whether this measure's interval got within it (the repeats were
+    /// decided on `ms_per_1000_rows`); empty for ratios and without a precision.
+    pub precision_reached: Option<bool>,
 }
 
 /// What a row of `summary.csv` summarizes: a measure's repeats, or a ratio.
@@ -291,8 +297,9 @@ fn key_of(point: &Point, target: TargetKind, strategy: Strategy) -> PointKey {
 }
 
 /// The rows of `summary.csv`: every point, every summarized measure, then its ratios: literal ÷
-/// bound at the same point, and a target's ÷ the sqlite baseline's.
-pub fn summary_rows(rows: &[ResultRow], axis: Axis) -> Vec<SummaryRow> {
+/// bound at the same point, and a target's ÷ the sqlite baseline's. `precision`: what the
+/// profile asked for, if anything.
+pub fn summary_rows(rows: &[ResultRow], axis: Axis, precision: Option<f64>) -> Vec<SummaryRow> {
     let points = points(rows, axis);
     let by_key: BTreeMap<PointKey, &Point> = points
         .iter()
@@ -300,24 +307,30 @@ pub fn summary_rows(rows: &[ResultRow], axis: Axis) -> Vec<SummaryRow> {
         .collect();
     let mut out = Vec::new();
     for point in &points {
-        let mut stats: Vec<(&'static str, Stat)> = Measure::SUMMARIZED
+        let mut stats: Vec<(&'static str, Stat, Option<bool>)> = Measure::SUMMARIZED
             .iter()
-            .map(|m| (m.name(), Stat::of(point.summary(*m))))
+            .map(|m| {
+                let summary = point.summary(*m);
+                let reached = precision.map(|p| summary.is_some_and(|s| s.within(p)));
+                (m.name(), Stat::of(summary), reached)
+            })
             .collect();
         let (target, strategy) = (point.line.target, point.line.strategy);
         if strategy == Strategy::Literal
             && let Some(bound) = by_key.get(&key_of(point, target, Strategy::Bound))
         {
-            stats.push(("ratio_to_bound", Stat::paired(point.paired_ratio(bound))));
+            let ratio = Stat::paired(point.paired_ratio(bound));
+            stats.push(("ratio_to_bound", ratio, None));
         }
         if target != TargetKind::Sqlite
             && let Some(baseline) = by_key.get(&key_of(point, TargetKind::Sqlite, strategy))
         {
             let ratio = point.independent_ratio(baseline);
-            stats.push(("ratio_to_sqlite", Stat::independent(ratio, point, baseline)));
+            let ratio = Stat::independent(ratio, point, baseline);
+            stats.push(("ratio_to_sqlite", ratio, None));
         }
         let first = point.rows[0];
-        for (measure, stat) in stats {
+        for (measure, stat, precision_reached) in stats {
             let ci = stat.ci;
             out.push(SummaryRow {
                 target: point.line.target,
@@ -344,6 +357,8 @@ pub fn summary_rows(rows: &[ResultRow], axis: Axis) -> Vec<SummaryRow> {
                 ci_coverage: ci.map(|ci| ci.coverage),
                 ci_method: ci.map(|ci| ci.method.name()),
                 n_denominator: stat.n_denominator,
+                precision,
+                precision_reached,
             });
         }
     }
@@ -351,9 +366,9 @@ pub fn summary_rows(rows: &[ResultRow], axis: Axis) -> Vec<SummaryRow> {
 }
 
 /// `summary.csv` as bytes.
-pub fn summary_csv(rows: &[ResultRow], axis: Axis) -> Result<Vec<u8>> {
+pub fn summary_csv(rows: &[ResultRow], axis: Axis, precision: Option<f64>) -> Result<Vec<u8>> {
     let mut writer = csv::Writer::from_writer(Vec::new());
-    for row in summary_rows(rows, axis) {
+    for row in summary_rows(rows, axis, precision) {
         writer
             .serialize(&row)
             .context("cannot serialize a summary row")?;
@@ -443,18 +458,18 @@ mod tests {
             row("local", Strategy::Bound, 8, "ok", 20.0),
             row("local", Strategy::Literal, 8, "refused", 1.0),
         ];
-        let text = String::from_utf8(summary_csv(&rows, Axis::Columns).unwrap()).unwrap();
+        let text = String::from_utf8(summary_csv(&rows, Axis::Columns, None).unwrap()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
             "target,label,strategy,columns,row_bytes,rows,escape_share,non_ascii_share,indexes,\
              rows_per_statement,measure,n,ok,refused,errors,median,p95,min,max,ci_low,ci_high,\
-             ci_coverage,ci_method,n_denominator"
+             ci_coverage,ci_method,n_denominator,precision,precision_reached"
         );
         // Every measure of both points, and literal ÷ bound: no pair, as literal was refused.
         assert_eq!(lines.len(), 1 + 2 * Measure::SUMMARIZED.len() + 1);
         assert!(
-            lines[11].ends_with(",ratio_to_bound,0,0,1,0,,,,,,,,,0"),
+            lines[11].ends_with(",ratio_to_bound,0,0,1,0,,,,,,,,,0,,"),
             "{}",
             lines[11]
         );
@@ -462,7 +477,7 @@ mod tests {
         assert_eq!(
             lines[1],
             "local,,bound,8,1000,100,0.0,0.0,0,12,outside_ms,3,3,0,0,20.0,,10.0,30.0,10.0,30.0,\
-             0.75,order-statistic,"
+             0.75,order-statistic,,,"
         );
         assert!(
             lines[2].contains(",ms_per_1000_rows,3,3,0,0,200.0,"),
@@ -470,7 +485,7 @@ mod tests {
             lines[2]
         );
         assert!(
-            lines[6].ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,,,,"),
+            lines[6].ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,,,,,,"),
             "{}",
             lines[6]
         );
@@ -484,7 +499,7 @@ mod tests {
     }
 
     fn ratio_rows(rows: &[ResultRow]) -> Vec<SummaryRow> {
-        summary_rows(rows, Axis::Columns)
+        summary_rows(rows, Axis::Columns, None)
             .into_iter()
             .filter(|r| r.measure.starts_with("ratio_"))
             .collect()
@@ -544,5 +559,35 @@ mod tests {
         );
         assert_eq!(r.ci_coverage, Some(0.9375 * 0.96875));
         assert_eq!(r.ci_method, Some("independent-ratio"));
+    }
+
+    #[test]
+    fn with_a_precision_each_measure_says_whether_its_interval_got_there() {
+        // Six repeats: ms per 1,000 rows 1000 to 1050, within ±5% of the median 1025 but not
+        // ±1%; a refused point reaches nothing.
+        let mut rows: Vec<ResultRow> = (0..6)
+            .map(|r| at("local", Strategy::Bound, r, 100.0 + r as f64))
+            .collect();
+        rows.push(row("local", Strategy::Literal, 8, "refused", 1.0));
+        let reached = |precision| -> Vec<(&'static str, Strategy, Option<bool>)> {
+            summary_rows(&rows, Axis::Columns, precision)
+                .into_iter()
+                .filter(|r| r.measure == "ms_per_1000_rows" || r.measure == "ratio_to_bound")
+                .map(|r| (r.measure, r.strategy, r.precision_reached))
+                .collect()
+        };
+        use Strategy::{Bound, Literal};
+        assert_eq!(
+            reached(Some(0.05)),
+            [
+                ("ms_per_1000_rows", Bound, Some(true)),
+                ("ms_per_1000_rows", Literal, Some(false)),
+                ("ratio_to_bound", Literal, None),
+            ]
+        );
+        assert_eq!(reached(Some(0.01))[0].2, Some(false));
+        assert_eq!(reached(None)[0].2, None);
+        let csv = summary_rows(&rows, Axis::Columns, Some(0.05));
+        assert!(csv.iter().all(|r| r.precision == Some(0.05)));
     }
 }

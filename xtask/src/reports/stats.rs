@@ -73,6 +73,13 @@ impl Interval {
     pub fn reaches_confidence(&self) -> bool {
         self.coverage >= CONFIDENCE
     }
+
+    /// Whether the interval covers at least [`CONFIDENCE`] and lies within `± precision ×
+    /// center` of `center` (`precision = 0.05`: within 5% of the median on either side).
+    pub fn within(&self, center: f64, precision: f64) -> bool {
+        let half_width = (center - self.low).max(self.high - center);
+        self.reaches_confidence() && half_width <= precision * center.abs()
+    }
 }
 
 /// `values` sorted ascending (NaNs last).
@@ -189,6 +196,12 @@ impl Summary {
             max: *sorted.last()?,
             ci: interval_of_sorted(&sorted, CONFIDENCE),
         })
+    }
+
+    /// Whether the median's interval covers 95% and lies within `± precision × median`: the
+    /// criterion of a profile's `precision`.
+    pub fn within(&self, precision: f64) -> bool {
+        self.ci.is_some_and(|ci| ci.within(self.median, precision))
     }
 }
 
@@ -367,6 +380,31 @@ mod tests {
         assert_eq!(Summary::of(&twenty[..19]).unwrap().p95, None);
         assert_eq!(Summary::of(&[7.0]).unwrap().ci, None);
         assert_eq!(Summary::of(&[]), None);
+    }
+
+    #[test]
+    fn precision_needs_95_percent_and_a_narrow_enough_interval() {
+        // 10 values from 98 to 102 around 100: the (2, 9) interval is [99, 101.5].
+        let values = [
+            98.0, 99.0, 99.5, 100.0, 100.0, 100.0, 100.5, 101.0, 101.5, 102.0,
+        ];
+        let s = Summary::of(&values).unwrap();
+        assert_eq!(s.ci.map(|ci| (ci.low, ci.high)), Some((99.0, 101.5)));
+        assert!(s.within(0.05) && s.within(0.015));
+        assert!(!s.within(0.01), "101.5 is 1.5% above the median");
+        // Five identical values: a zero-width interval, but only 93.75% of coverage.
+        assert!(!Summary::of(&[100.0; 5]).unwrap().within(0.05));
+        assert!(Summary::of(&[100.0; 6]).unwrap().within(0.05));
+        assert!(!Summary::of(&[100.0]).unwrap().within(0.05));
+    }
+
+    #[test]
+    fn experiment_files_ask_for_no_more_repeats_than_an_interval_takes() {
+        use crate::studies::sweep::{FEWEST_REPEATS_FOR_95, MAX_REPEATS};
+        const { assert!(MAX_REPEATS <= MAX_N) };
+        let n = FEWEST_REPEATS_FOR_95;
+        assert!(order_statistic_coverage(n, 1) >= CONFIDENCE);
+        assert!(order_statistic_coverage(n - 1, 1) < CONFIDENCE);
     }
 
     #[test]

@@ -224,6 +224,61 @@ pub fn ratio_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> String
     out
 }
 
+/// With a profile's `precision`: at how many of `target`'s points (those with a time) the
+/// median's 95% interval got within it, and which did not, with their n. Markdown, one
+/// paragraph.
+pub fn precision_line(
+    rows: &[ResultRow],
+    axis: Axis,
+    target: TargetKind,
+    record: &RunRecord,
+) -> String {
+    let Some(precision) = record.run.precision else {
+        return String::new();
+    };
+    let mut timed = 0;
+    let mut missed = Vec::new();
+    for point in points(rows, axis) {
+        let Some(s) = point.summary(Measure::MsPer1000Rows) else {
+            continue;
+        };
+        if point.line.target != target {
+            continue;
+        }
+        timed += 1;
+        if !s.within(precision) {
+            let label = if point.line.label.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", point.line.label)
+            };
+            missed.push(format!(
+                "{}{label} at {} (n={})",
+                point.line.strategy,
+                axis.format(point.x),
+                s.n
+            ));
+        }
+    }
+    let most = record
+        .run
+        .max_repeats
+        .map(|m| format!(", up to {m} repeats"))
+        .unwrap_or_default();
+    let mut line = format!(
+        "Precision asked: every point repeated until its median's 95% interval lay within \
+         ±{}% of it{most}. Reached at {} of {timed} points of `{target}`",
+        precision * 100.0,
+        timed - missed.len()
+    );
+    if missed.is_empty() {
+        line.push_str(".\n");
+    } else {
+        line.push_str(&format!("; not at {}.\n", missed.join(", ")));
+    }
+    line
+}
+
 /// `target` ÷ the bare SQLite baseline, per strategy at each point (ratio of the medians of ms
 /// per 1,000 rows, with its interval); `None` when the run has no baseline. Markdown.
 pub fn baseline_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Option<String> {
@@ -391,6 +446,10 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
          the pairs where both succeeded.\n\n",
     );
     out.push_str(&ratio_table(rows, axis, target));
+    let precision = precision_line(rows, axis, target, record);
+    if !precision.is_empty() {
+        writeln!(out, "\n{precision}").unwrap();
+    }
     if let Some(table) = baseline_table(rows, axis, target) {
         writeln!(
             out,
@@ -448,9 +507,10 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
     )
     .unwrap();
     out.push_str(
-        "Files: `results.csv` (every probe, warm-ups excepted), `summary.csv` (every point: \
-         median, min, max, p95 from 20 repeats on, the median's order-statistic interval and its \
-         coverage), `run.toml` (provenance and totals).\n",
+        "Files: `results.csv` (every probe, warm-ups excepted, with when it started), \
+         `summary.csv` (every point: median, min, max, p95 from 20 repeats on, the median's \
+         order-statistic interval and its coverage; literal ÷ bound and target ÷ sqlite with \
+         theirs), `run.toml` (provenance, the order seed, totals).\n",
     );
     out
 }
@@ -703,5 +763,43 @@ memory_gib = 23.5
         );
         assert_eq!(cells_of(lines[2]), ["8", "", "100 n=1"]);
         assert_eq!(cells_of(lines[3]), ["8", "all non-ASCII", "200 n=1"]);
+    }
+
+    #[test]
+    fn with_a_precision_the_summary_says_where_it_was_reached() {
+        let repeats = |strategy, columns, ms: &[f64]| -> Vec<ResultRow> {
+            let rows = ms.iter().enumerate();
+            rows.map(|(repeat, &ms)| ResultRow {
+                repeat,
+                ..row("local", strategy, columns, "ok", ms)
+            })
+            .collect()
+        };
+        let mut rows = repeats(
+            Strategy::Bound,
+            8,
+            &[100.0, 101.0, 99.0, 100.0, 102.0, 98.0],
+        );
+        rows.extend(repeats(
+            Strategy::Literal,
+            8,
+            &[50.0, 80.0, 20.0, 50.0, 51.0, 49.0, 60.0],
+        ));
+        rows.push(row("local", Strategy::Literal, 64, "refused", 1.0));
+        let mut record = record("complete", Totals::default());
+        assert_eq!(
+            precision_line(&rows, Axis::Columns, kind("local"), &record),
+            ""
+        );
+        record.run.precision = Some(0.05);
+        record.run.max_repeats = Some(7);
+        let line = precision_line(&rows, Axis::Columns, kind("local"), &record);
+        assert_eq!(
+            line,
+            "Precision asked: every point repeated until its median's 95% interval lay within \
+             ±5% of it, up to 7 repeats. Reached at 1 of 2 points of `local`; not at literal at \
+             8 (n=7).\n"
+        );
+        assert!(markdown(&record, &rows, &[]).contains(&line));
     }
 }

@@ -1,5 +1,6 @@
 //! The order a sweep's probes run in: rounds, each holding one repeat of every point, in an
-//! order shuffled anew for every round from the profile's recorded `order-seed`.
+//! order shuffled anew for every round from the profile's recorded `order-seed`; and, for a
+//! profile that asks for a precision, how many rounds.
 //!
 //! A fixed order lines slow drift of the machine (a warming disk, a neighbour's build) up with
 //! the x axis, where it looks like an effect. Shuffled rounds spread it over every point
@@ -7,6 +8,10 @@
 //! lines. Within a round the strategies of one point run back to back, in a shuffled order of
 //! their own, so the repeats of two strategies at one point are pairs whose ratio drift cannot
 //! move much (see `reports::stats`). Warm-up rounds come first, before any measured one.
+//!
+//! A profile with `precision` runs `repeats` rounds, then keeps adding rounds of the points not
+//! yet precise enough (the caller says which, [`Schedule::next_round`]) until none is left or
+//! `max-repeats` is reached; a point once settled takes no more rounds.
 
 use d1bench_core::{ProbeRequest, Strategy};
 
@@ -19,10 +24,21 @@ pub struct SweepPlan {
     pub points: Vec<PlannedPoint>,
     /// Unrecorded repeats of every point before the measured ones.
     pub warmup: usize,
-    /// Measured repeats of every point.
+    /// Measured repeats of every point; with `until`, the fewest.
     pub repeats: usize,
+    /// A precision to repeat the points until, if the profile asks for one.
+    pub until: Option<Until>,
     /// Seed of the shuffles, recorded in run.toml: the same seed gives the same order.
     pub order_seed: u64,
+}
+
+/// Repeat a point until its interval is within `precision` of its median, or it has
+/// `max_repeats` repeats.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Until {
+    /// Fraction of the median (0.05: the interval within ±5% of it).
+    pub precision: f64,
+    pub max_repeats: usize,
 }
 
 /// One point of a sweep: a series at one set of parameters, with the strategies compared there.
@@ -58,13 +74,21 @@ impl SweepPlan {
             rng: fastrand::Rng::with_seed(self.order_seed),
             round: 0,
             next_id: 1,
+            open: vec![true; self.points.len()],
         }
     }
 
-    /// Every probe the plan sends, in the order it sends them, numbered from 1.
+    /// The most measured repeats a point may take.
+    pub fn max_repeats(&self) -> usize {
+        self.until
+            .map_or(self.repeats, |u| u.max_repeats.max(self.repeats))
+    }
+
+    /// Every probe the plan sends, in the order it sends them, numbered from 1; with a
+    /// precision, every probe it may send (no point ever precise enough).
     pub fn probes(&self) -> Vec<PlannedProbe> {
         let mut schedule = self.schedule();
-        std::iter::from_fn(|| schedule.next_round())
+        std::iter::from_fn(|| schedule.next_round(|_| false))
             .flatten()
             .collect()
     }
@@ -78,21 +102,38 @@ pub struct Schedule<'a> {
     round: usize,
     /// The id of the next probe: ids count up in the order probes run.
     next_id: u64,
+    /// The points still taking rounds.
+    open: Vec<bool>,
 }
 
 impl Schedule<'_> {
-    /// The next round: every point once, points in a shuffled order and each point's
-    /// strategies back to back in a shuffled order; warm-up rounds first. `None` when done.
-    pub fn next_round(&mut self) -> Option<Vec<PlannedProbe>> {
+    /// The next round: every open point once, points in a shuffled order and each point's
+    /// strategies back to back in a shuffled order; warm-up rounds first. After the profile's
+    /// `repeats`, a point for which `settled(index)` holds is closed for good (only asked with a
+    /// precision). `None` when done.
+    pub fn next_round(
+        &mut self,
+        mut settled: impl FnMut(usize) -> bool,
+    ) -> Option<Vec<PlannedProbe>> {
         let plan = self.plan;
         let round = self.round;
         let warmup = round < plan.warmup;
-        if round >= plan.warmup + plan.repeats {
+        let repeat = if warmup { round } else { round - plan.warmup };
+        if !warmup && repeat >= plan.max_repeats() {
+            return None;
+        }
+        if !warmup && repeat >= plan.repeats {
+            for (index, open) in self.open.iter_mut().enumerate() {
+                *open = *open && !settled(index);
+            }
+        }
+        let mut order: Vec<usize> = (0..plan.points.len())
+            .filter(|&index| self.open[index])
+            .collect();
+        if order.is_empty() {
             return None;
         }
         self.round += 1;
-        let repeat = if warmup { round } else { round - plan.warmup };
-        let mut order: Vec<usize> = (0..plan.points.len()).collect();
         self.rng.shuffle(&mut order);
         let mut probes = Vec::new();
         for index in order {
@@ -148,6 +189,7 @@ mod tests {
                 .to_vec(),
             warmup: 1,
             repeats: 3,
+            until: None,
             order_seed,
         }
     }
@@ -228,5 +270,65 @@ mod tests {
             .filter(|pair| pair[0].request.strategy == Strategy::Bound)
             .count();
         assert!((8..24).contains(&firsts), "bound first in {firsts} of 32");
+    }
+
+    #[test]
+    fn with_a_precision_points_take_rounds_until_settled_or_the_most_repeats() {
+        let plan = SweepPlan {
+            repeats: 2,
+            until: Some(Until {
+                precision: 0.05,
+                max_repeats: 5,
+            }),
+            ..plan(1)
+        };
+        assert_eq!(plan.max_repeats(), 5);
+        assert_eq!(plan.probes().len(), 8 * 2 * (1 + 5), "at most");
+        // Point 3 settles after 3 repeats, every even point after 2; the odd others never.
+        let mut schedule = plan.schedule();
+        let mut asked = Vec::new();
+        let mut rounds = Vec::new();
+        while let Some(round) = schedule.next_round(|point| {
+            asked.push(point);
+            point % 2 == 0 || (point == 3 && asked.len() > 8)
+        }) {
+            let mut points: Vec<usize> = round.iter().map(|p| p.point).collect();
+            points.sort();
+            points.dedup();
+            rounds.push((round[0].warmup, round[0].repeat, points));
+        }
+        let all: Vec<usize> = (0..8).collect();
+        assert_eq!(
+            rounds,
+            [
+                (true, 0, all.clone()),
+                (false, 0, all.clone()),
+                (false, 1, all),
+                (false, 2, vec![1, 3, 5, 7]),
+                (false, 3, vec![1, 5, 7]),
+                (false, 4, vec![1, 5, 7]),
+            ]
+        );
+        // Asked only after the fewest repeats, and never again about a closed point.
+        assert_eq!(asked[..8], [0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(asked[8..], [1, 3, 5, 7, 1, 5, 7]);
+    }
+
+    #[test]
+    fn a_round_without_an_open_point_ends_the_plan() {
+        let plan = SweepPlan {
+            until: Some(Until {
+                precision: 0.05,
+                max_repeats: 30,
+            }),
+            ..plan(1)
+        };
+        let mut schedule = plan.schedule();
+        let rounds = std::iter::from_fn(|| schedule.next_round(|_| true)).count();
+        assert_eq!(
+            rounds,
+            1 + 3,
+            "the warm-up and the fewest repeats, then every point is settled"
+        );
     }
 }

@@ -25,7 +25,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::files::{NonEmpty, Profiles, located, toml_stems};
-use super::schedule::{PlannedPoint, SweepPlan};
+use super::schedule::{PlannedPoint, SweepPlan, Until};
 
 /// The swept parameter of an experiment: the x axis of its charts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize)]
@@ -97,8 +97,15 @@ pub struct ExperimentFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Profile {
-    /// Measured repetitions of every point.
-    pub repeats: NonZeroUsize,
+    /// Measured repetitions of every point; with `precision`, the fewest.
+    pub repeats: Spanned<NonZeroUsize>,
+    /// Repeat each point until its median's 95% interval lies within ± this fraction of the
+    /// median (`0.05`: ±5%), from `repeats` up to `max-repeats` repetitions.
+    #[serde(default)]
+    pub precision: Option<Spanned<Precision>>,
+    /// The most measured repetitions of a point, with `precision`.
+    #[serde(default)]
+    pub max_repeats: Option<Spanned<MaxRepeats>>,
     /// Repetitions of every point sent before the measured ones and not recorded as results:
     /// they warm the target's caches and code paths.
     #[serde(default)]
@@ -114,6 +121,52 @@ pub struct Profile {
 
 fn default_seed() -> u64 {
     1
+}
+
+/// The most measured repetitions of a point: the intervals of `reports::stats` are computed
+/// from at most this many values.
+pub const MAX_REPEATS: usize = 1_000;
+
+/// Below this many repeats no order-statistic interval of a median covers 95% (see
+/// `reports::stats`), so no precision can be reached.
+pub const FEWEST_REPEATS_FOR_95: usize = 6;
+
+/// A precision: the interval's half-width as a fraction of the median, above 0 and below 1.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(try_from = "f64")]
+pub struct Precision(pub f64);
+
+impl TryFrom<f64> for Precision {
+    type Error = String;
+    fn try_from(x: f64) -> Result<Self, String> {
+        if x > 0.0 && x < 1.0 {
+            Ok(Precision(x))
+        } else {
+            Err(format!(
+                "a precision is a fraction of the median above 0 and below 1 (0.05: the \
+                 interval within ±5% of the median), got {x}"
+            ))
+        }
+    }
+}
+
+/// The most repetitions a point may take to reach a precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "i64")]
+pub struct MaxRepeats(pub usize);
+
+impl TryFrom<i64> for MaxRepeats {
+    type Error = String;
+    fn try_from(n: i64) -> Result<Self, String> {
+        match usize::try_from(n) {
+            Ok(m) if (FEWEST_REPEATS_FOR_95..=MAX_REPEATS).contains(&m) => Ok(MaxRepeats(m)),
+            _ => Err(format!(
+                "max-repeats must be {FEWEST_REPEATS_FOR_95} to {MAX_REPEATS} (below \
+                 {FEWEST_REPEATS_FOR_95} repeats no interval of a median covers 95%, so no \
+                 precision can be reached), got {n}"
+            )),
+        }
+    }
 }
 
 /// A series' list of values, each with its place in the file.
@@ -329,6 +382,7 @@ impl Experiment {
         experiment.profiles().check_default()?;
         let axis = experiment.file.x_axis;
         for profile in experiment.file.profile.values() {
+            experiment.check_repeats(profile)?;
             // Each line of a chart (strategy and label) at each x: the probe that draws it.
             let mut points: BTreeMap<(Strategy, String, u64), (usize, ProbeRequest)> =
                 BTreeMap::new();
@@ -413,6 +467,44 @@ impl Experiment {
         Ok(experiment)
     }
 
+    /// `repeats` at most [`MAX_REPEATS`]; `precision` and `max-repeats` together, and
+    /// `max-repeats` not below `repeats`.
+    fn check_repeats(&self, profile: &Profile) -> Result<()> {
+        let repeats = profile.repeats.get_ref().get();
+        let fail = |span, message: String| Err(anyhow!(self.error_at(Some(span), &message)));
+        if repeats > MAX_REPEATS {
+            return fail(
+                profile.repeats.span(),
+                format!("repeats must be 1 to {MAX_REPEATS}, got {repeats}"),
+            );
+        }
+        match (&profile.precision, &profile.max_repeats) {
+            (Some(precision), None) => fail(
+                precision.span(),
+                format!(
+                    "`precision` needs `max-repeats`: the most repeats a point may take to get \
+                     its interval within ±{}% of the median",
+                    precision.get_ref().0 * 100.0
+                ),
+            ),
+            (None, Some(max)) => fail(
+                max.span(),
+                "`max-repeats` applies only with `precision`; for a fixed number of repeats, \
+                 give `repeats` alone"
+                    .to_owned(),
+            ),
+            (Some(_), Some(max)) if max.get_ref().0 < repeats => fail(
+                max.span(),
+                format!(
+                    "max-repeats ({}) is below repeats ({repeats}): every point takes `repeats` \
+                     before its precision is checked, then more up to `max-repeats`",
+                    max.get_ref().0
+                ),
+            ),
+            _ => Ok(()),
+        }
+    }
+
     fn error_at(&self, span: Option<Range<usize>>, message: &str) -> String {
         located(&self.path, &self.source, span, message)
     }
@@ -489,7 +581,15 @@ impl Experiment {
                 .flat_map(|(index, series)| expand_series(series.get_ref(), profile, index))
                 .collect(),
             warmup: profile.warmup,
-            repeats: profile.repeats.get(),
+            repeats: profile.repeats.get_ref().get(),
+            until: profile
+                .precision
+                .as_ref()
+                .zip(profile.max_repeats.as_ref())
+                .map(|(precision, max)| Until {
+                    precision: precision.get_ref().0,
+                    max_repeats: max.get_ref().0,
+                }),
             order_seed: profile.order_seed,
         }
     }
