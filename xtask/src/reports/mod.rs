@@ -6,6 +6,7 @@
 
 pub mod charts;
 pub mod compare;
+pub mod findings;
 pub mod index;
 pub mod ladder_summary;
 pub mod parity;
