@@ -27,7 +27,8 @@ pub enum Task {
     Plot(Plot),
     /// Install the toolchain and build the Worker, without running anything.
     Setup,
-    /// Rewrite the README's parity table from the parity.csv of `run limits` runs.
+    /// Rewrite the README's generated sections: the parity table (from the committed parity CSVs,
+    /// replaced by those of `run limits` runs given here) and the findings of docs/example-run.
     ParityReadme(ParityReadme),
     /// Delete the Workers and D1 databases remote runs left on the Cloudflare account.
     CleanRemote(CleanRemote),

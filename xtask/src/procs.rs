@@ -6,10 +6,11 @@
 //! Cloudflare) registers with [`on_interrupt`]: the handler runs it after stopping the groups,
 //! and its own processes are started with [`ProcessGroup::spawn_shielded`] so no stop reaches them.
 //!
-//! A run killed outright (`kill -9`) runs none of that. So a run registers itself in
-//! `target/d1bench/live/<pid>.toml` ([`register_run`]) with every group it starts, and the next
-//! run ([`reap_abandoned`]) stops the groups of runs whose process is gone and marks their
-//! run.toml `abandoned`.
+//! A run killed outright (`kill -9`) runs none of that. So every group has a watchdog
+//! ([`Watchdog`]): a small `sh` that stops the group once this process is gone, however it died.
+//! And a run registers itself in `target/d1bench/live/<pid>.toml` ([`register_run`]) with every
+//! group it starts, and the next run ([`reap_abandoned`]) stops the groups of runs whose process
+//! is gone (if their watchdog was killed too) and marks their run.toml `abandoned`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus};
@@ -53,7 +54,7 @@ pub fn install_interrupt_handler() -> Result<()> {
             signal_group(*pgid, libc::SIGTERM);
         }
         let deadline = Instant::now() + GRACE;
-        while groups.iter().any(|&g| group_alive(g)) && Instant::now() < deadline {
+        while groups.iter().any(|&g| group_runs(g)) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
         }
         for pgid in groups {
@@ -148,23 +149,53 @@ fn group_alive(pgid: i32) -> bool {
     unsafe { libc::kill(-pgid, 0) == 0 }
 }
 
+/// Whether the group has a process that still runs: not a zombie, which only waits for its
+/// parent (for a dead run's orphans, init) to collect its exit status.
+fn group_runs(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return group_alive(pgid);
+    };
+    entries.flatten().any(|entry| {
+        std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|stat| {
+            // After the command's closing parenthesis: state, ppid, pgrp.
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .map_or("", |(_, rest)| rest)
+                .split_whitespace()
+                .take(3)
+                .collect();
+            fields.len() == 3 && fields[0] != "Z" && fields[2] == pgid.to_string()
+        })
+    })
+}
+
 /// A started process and everything it spawned; stopped when dropped.
 pub struct ProcessGroup {
     child: Child,
     pgid: i32,
     name: String,
     stopped: bool,
+    watchdog: Option<Watchdog>,
 }
 
 impl ProcessGroup {
-    /// Starts `command` as the leader of a new process group, stopped by the interrupt handler.
+    /// Starts `command` as the leader of a new process group, stopped by the interrupt handler,
+    /// and by its watchdog if this process dies without stopping it.
     pub fn spawn(command: Command, name: &str) -> Result<Self> {
-        let group = Self::spawn_shielded(command, name)?;
+        let mut group = Self::spawn_shielded(command, name)?;
         LIVE_GROUPS
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(group.pgid);
         LiveRun::note_group(group.pgid, true);
+        group.watchdog = Watchdog::start(group.pgid)
+            .map_err(|e| {
+                eprintln!(
+                    "warning: {name} has no watchdog ({e:#}): if this process is killed outright, \
+                     it runs until the next run stops it"
+                );
+            })
+            .ok();
         Ok(group)
     }
 
@@ -183,6 +214,7 @@ impl ProcessGroup {
             pgid,
             name: name.to_owned(),
             stopped: false,
+            watchdog: None,
         })
     }
 
@@ -213,7 +245,7 @@ impl ProcessGroup {
         let deadline = Instant::now() + GRACE;
         loop {
             let leader_done = matches!(self.child.try_wait(), Ok(Some(_)) | Err(_));
-            if leader_done && !group_alive(self.pgid) {
+            if leader_done && !group_runs(self.pgid) {
                 break;
             }
             if Instant::now() >= deadline {
@@ -228,6 +260,63 @@ impl ProcessGroup {
             .unwrap_or_else(|e| e.into_inner())
             .retain(|&g| g != self.pgid);
         LiveRun::note_group(self.pgid, false);
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.dismiss();
+        }
+    }
+}
+
+/// Stops a process group once this process is gone, even killed outright (`kill -9`), which
+/// runs no destructor and no handler: a `sh` in a process group of its own (no terminal
+/// signal nor a kill of this process's group reaches it) reading a pipe that only this process
+/// holds open. The kernel closes the pipe when this process dies, however it dies: `sh` reads
+/// end-of-file and stops the group as [`ProcessGroup::stop`] would. A group stopped the
+/// ordinary way dismisses its watchdog first, so a process group id reused later is never hit.
+struct Watchdog {
+    sh: Child,
+    pipe: ChildStdin,
+}
+
+impl Watchdog {
+    /// `$1` is the group; SIGTERM, SIGKILL after [`GRACE`] (5 s), as [`ProcessGroup::stop`].
+    const SCRIPT: &str = r#"read -r word; [ "$word" = stopped ] && exit 0
+kill -s TERM -- "-$1" 2>/dev/null || exit 0
+i=0; while [ $i -lt 5 ] && kill -s 0 -- "-$1" 2>/dev/null; do sleep 1; i=$((i+1)); done
+kill -s KILL -- "-$1" 2>/dev/null; exit 0"#;
+
+    fn start(pgid: i32) -> Result<Watchdog> {
+        use std::os::unix::process::CommandExt;
+        use std::process::Stdio;
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", Self::SCRIPT, "d1bench-watchdog", &pgid.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        let mut sh = command.spawn().context("cannot start sh")?;
+        let pipe = sh
+            .stdin
+            .take()
+            .context("the watchdog's stdin is not a pipe")?;
+        Ok(Watchdog { sh, pipe })
+    }
+
+    /// The group was stopped: the watchdog exits without a signal.
+    fn dismiss(mut self) {
+        use std::io::Write;
+        // A watchdog that is already gone (killed with the rest) has nothing left to do.
+        let _ = self.pipe.write_all(b"stopped\n");
+        drop(self.pipe);
+        let _ = self.sh.wait();
+    }
+
+    /// What this process dying does to the watchdog, while this process lives on (for the
+    /// tests): the pipe closes. The watchdog's `sh`, to be waited for.
+    #[cfg(test)]
+    fn orphan(self) -> Child {
+        drop(self.pipe);
+        self.sh
     }
 }
 
@@ -348,10 +437,11 @@ pub fn reap_abandoned(scratch: &Path) -> Result<Vec<String>> {
             // The leader may be gone with its children left; a leader of another start is a
             // reused pid: not ours.
             let ours = start_ticks(group.pgid).is_none_or(|start| start == group.start);
-            if ours && group_alive(group.pgid) {
+            // A group of zombies is a group init has yet to collect: nothing to stop.
+            if ours && group_runs(group.pgid) {
                 signal_group(group.pgid, libc::SIGTERM);
                 let deadline = Instant::now() + GRACE;
-                while group_alive(group.pgid) && Instant::now() < deadline {
+                while group_runs(group.pgid) && Instant::now() < deadline {
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 signal_group(group.pgid, libc::SIGKILL);
@@ -360,8 +450,12 @@ pub fn reap_abandoned(scratch: &Path) -> Result<Vec<String>> {
         }
         let marked =
             crate::records::run_record::mark_abandoned(&run.run_dir.join("run.toml"), run.pid);
+        let stopped = match stopped {
+            0 => "nothing it had started was still running".to_owned(),
+            n => format!("stopped {n} process group(s) it had left running"),
+        };
         found.push(format!(
-            "found run {} of process {} dead: stopped {stopped} process group(s) it had started{}",
+            "found run {} of process {} dead: {stopped}{}",
             run.run_dir.display(),
             run.pid,
             if marked {
@@ -387,10 +481,10 @@ mod tests {
         let mut group = ProcessGroup::spawn(command, "sleepers").unwrap();
         let pgid = group.pgid();
         std::thread::sleep(Duration::from_millis(100));
-        assert!(group_alive(pgid));
+        assert!(group_runs(pgid));
         group.stop();
         assert!(
-            !group_alive(pgid),
+            !group_runs(pgid),
             "processes of group {pgid} survived stop()"
         );
     }
@@ -415,13 +509,51 @@ mod tests {
     }
 
     #[test]
+    fn the_watchdog_stops_the_group_when_this_process_is_gone_and_only_then() {
+        let mut command = Command::new("sh");
+        command.args(["-c", "sleep 300 & sleep 300"]);
+        let mut group = ProcessGroup::spawn(command, "sleepers").unwrap();
+        let pgid = group.pgid();
+        std::thread::sleep(Duration::from_millis(100));
+        // The kernel closing the pipe when this process dies, nothing else.
+        let mut sh = group.watchdog.take().expect("a watchdog").orphan();
+        let deadline = Instant::now() + Duration::from_secs(3);
+        loop {
+            // This test is the leader's parent: it reaps it, as init would once we are gone.
+            let leader_done = matches!(group.child.try_wait(), Ok(Some(_)));
+            if leader_done && !group_runs(pgid) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the watchdog left group {pgid} running"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(sh.wait().unwrap().success());
+        group.stop();
+
+        // Stopped the ordinary way, the group dismisses its watchdog, which signals nothing.
+        let mut command = Command::new("sh");
+        command.args(["-c", "sleep 300"]);
+        let mut group = ProcessGroup::spawn(command, "sleeper").unwrap();
+        let watchdog_pid = group.watchdog.as_ref().expect("a watchdog").sh.id() as i32;
+        group.stop();
+        assert!(group.watchdog.is_none());
+        assert!(
+            start_ticks(watchdog_pid).is_none(),
+            "the dismissed watchdog still runs"
+        );
+    }
+
+    #[test]
     fn drop_stops_the_group_too() {
         let mut command = Command::new("sh");
         command.args(["-c", "sleep 300 & sleep 300"]);
         let group = ProcessGroup::spawn(command, "sleepers").unwrap();
         let pgid = group.pgid();
         drop(group);
-        assert!(!group_alive(pgid));
+        assert!(!group_runs(pgid));
     }
 
     #[test]
@@ -458,10 +590,17 @@ mod tests {
         let found = reap_abandoned(scratch.path()).unwrap();
         let _ = child.wait();
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].contains("stopped 1 process group"), "{found:?}");
-        assert!(!group_alive(pgid), "the dead run's group survived");
+        assert!(
+            found[0].contains("stopped 1 process group(s) it had left running"),
+            "{found:?}"
+        );
+        assert!(!group_runs(pgid), "the dead run's group survived");
         let record = std::fs::read_to_string(run_dir.join("run.toml")).unwrap();
         assert!(record.contains("status = \"abandoned\""), "{record}");
+        assert!(
+            record.contains("a later run found it and stopped what it had left running."),
+            "{record}"
+        );
         assert!(!live.join("999999999.toml").exists());
         // A live run (this process) is left alone.
         let _registration = register_run(scratch.path(), &run_dir).unwrap();

@@ -371,13 +371,12 @@ fn smoke_run_reconciles_and_draws() {
         );
         for point in outside {
             assert_eq!(point["n"], "1", "{point:?}");
-            let (median, low, high) = (
-                ms(point, "median"),
-                ms(point, "ci_low"),
-                ms(point, "ci_high"),
-            );
-            assert!(low <= median && median <= high, "{point:?}");
-            assert_eq!(ms(point, "p95"), median, "one repeat: {point:?}");
+            assert_eq!(ms(point, "min"), ms(point, "median"), "{point:?}");
+            assert_eq!(ms(point, "max"), ms(point, "median"), "{point:?}");
+            // One repeat: no interval, and no 95th percentile (it would be the max).
+            for empty in ["ci_low", "ci_high", "ci_coverage", "ci_method", "p95"] {
+                assert_eq!(point[empty], "", "one repeat, {empty}: {point:?}");
+            }
         }
     }
     assert!(summary.iter().any(|r| r["measure"] == "overhead_ms"));

@@ -14,6 +14,7 @@ pub mod progress;
 pub mod sweep;
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow, bail};
 use d1bench_core::Corruption;
@@ -26,13 +27,13 @@ use crate::records::{RunDir, RunRecord, RunStatus, StudyKind, Totals};
 use crate::studies::Study;
 use crate::studies::cost::Cost;
 use crate::studies::ladder::Climb;
-use crate::studies::sweep::PlannedProbe;
+use crate::studies::schedule::SweepPlan;
 use crate::targets::{self, Start, remote};
 use crate::{procs, reports, toolchain};
 
 /// What a run measures, planned before anything starts.
 enum Work {
-    Sweep(Vec<PlannedProbe>),
+    Sweep(SweepPlan),
     Climbs(Vec<Climb>),
 }
 
@@ -46,7 +47,7 @@ impl Work {
 
     fn cost(&self) -> Cost {
         match self {
-            Work::Sweep(probes) => Cost::of(probes),
+            Work::Sweep(plan) => Cost::of(&plan.probes()),
             Work::Climbs(climbs) => Cost::of_climbs(climbs),
         }
     }
@@ -93,6 +94,12 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         .clone()
         .unwrap_or_else(|| paths.reports().join(&flags.experiment));
     let run_dir = create_run_dir(&out, flags.target)?;
+    let until = match &work {
+        Work::Sweep(plan) => plan.until,
+        Work::Climbs(_) => None,
+    };
+    // The run's monotonic clock: each probe records when it started on it.
+    let clock = Instant::now();
     let mut record = RunRecord {
         run: RunInfo {
             id: run_dir.id(),
@@ -103,6 +110,12 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
             x_axis,
             baseline,
             debug_corrupt: flags.debug_corrupt,
+            order_seed: match &work {
+                Work::Sweep(plan) => Some(plan.order_seed),
+                Work::Climbs(_) => None,
+            },
+            precision: until.map(|u| u.precision),
+            max_repeats: until.map(|u| u.max_repeats),
             status: RunStatus::Running,
             started: run_record::utc_now().0,
             ended: None,
@@ -135,8 +148,15 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
                     "the same probes on the baseline: bare SQLite in-process (not D1), D1's limits applied"
                 );
             }
-            let measured =
-                measure_on(target, &start, &flags.experiment, &work, &run_dir, &mut record)?;
+            let measured = measure_on(
+                target,
+                &start,
+                &flags.experiment,
+                &work,
+                &run_dir,
+                &mut record,
+                clock,
+            )?;
             Ok::<_, anyhow::Error>(totals.merged(&measured))
         },
     );
@@ -186,9 +206,9 @@ fn plan(
     match study {
         Study::Sweep(experiment) => {
             let (profile, spec) = experiment.profile(flags.profile.as_deref())?;
-            let mut probes = experiment.probes(spec);
+            let mut plan = experiment.plan(spec);
             if let Some(kind) = flags.debug_corrupt {
-                corrupt_every_probe(&mut probes, kind)?;
+                corrupt_every_probe(&mut plan, kind)?;
             }
             let file = file_of(
                 &experiment.name,
@@ -197,7 +217,7 @@ fn plan(
                 &experiment.file.description,
             );
             Ok((
-                Work::Sweep(probes),
+                Work::Sweep(plan),
                 profile.to_owned(),
                 vec![file],
                 Some(experiment.file.x_axis),
@@ -236,7 +256,7 @@ fn plan(
 }
 
 /// Starts the target, measures the work on it, closes it (on every path: the session's drop),
-/// and notes in run.toml what the session said of itself.
+/// and notes in run.toml what the session said of itself. `clock` started with the run.
 fn measure_on(
     target: TargetKind,
     start: &Start,
@@ -244,6 +264,7 @@ fn measure_on(
     work: &Work,
     run_dir: &RunDir,
     record: &mut RunRecord,
+    clock: Instant,
 ) -> Result<Totals> {
     if target == TargetKind::Remote {
         record.remote = start.remote.map(remote::RemoteRecord::pending);
@@ -265,7 +286,7 @@ fn measure_on(
     }
     record.write(&run_dir.run_toml())?;
     let measured = match work {
-        Work::Sweep(probes) => sweep::measure(session.as_mut(), experiment, probes, run_dir),
+        Work::Sweep(plan) => sweep::measure(session.as_mut(), experiment, plan, run_dir, clock),
         Work::Climbs(climbs) => climb::climb_all(session.as_mut(), climbs, run_dir),
     };
     let (described, closed) = session.close();
@@ -286,7 +307,7 @@ fn measure_on(
 }
 
 /// Sets `--debug-corrupt` on every probe, checking that each can take it.
-fn corrupt_every_probe(probes: &mut [PlannedProbe], kind: DebugCorruption) -> Result<()> {
+fn corrupt_every_probe(plan: &mut SweepPlan, kind: DebugCorruption) -> Result<()> {
     let corruption = match kind {
         DebugCorruption::TextByte => Corruption::TextByte,
         DebugCorruption::Integer => Corruption::Integer,
@@ -295,15 +316,21 @@ fn corrupt_every_probe(probes: &mut [PlannedProbe], kind: DebugCorruption) -> Re
         "--debug-corrupt {}: one row of every probe's table is changed after its writes; this run will be invalid",
         corruption.name()
     );
-    for planned in probes {
-        planned.request.debug_corrupt = Some(corruption);
-        planned.request.validate().map_err(|e| {
-            anyhow!(
-                "--debug-corrupt {} cannot apply to probe {}: {e}",
-                corruption.name(),
-                planned.request.probe_id
-            )
-        })?;
+    for point in &mut plan.points {
+        point.request.debug_corrupt = Some(corruption);
+        for &strategy in &point.strategies {
+            let probe = point.probe(strategy, 0);
+            probe.validate().map_err(|e| {
+                anyhow!(
+                    "--debug-corrupt {} cannot apply to the {strategy} probes at columns {}, \
+                     row-bytes {}, rows {}: {e}",
+                    corruption.name(),
+                    probe.columns,
+                    probe.row_bytes,
+                    probe.rows
+                )
+            })?;
+        }
     }
     Ok(())
 }

@@ -1,68 +1,116 @@
-//! A sweep on a session: every probe set up, written (timed), verified and reconciled in
-//! invocations of their own, and appended to `results.csv` as it lands (warm-ups are reconciled,
-//! not recorded).
+//! A sweep on a session: every probe, in the shuffled rounds of its plan, set up, written
+//! (timed), verified and reconciled in invocations of their own, and appended to `results.csv`
+//! as it lands with when it started (warm-ups are reconciled, not recorded).
+
+use std::collections::HashMap;
+use std::time::Instant;
 
 use anyhow::{Result, bail};
-use d1bench_core::sql;
+use d1bench_core::{Strategy, sql};
 
 use super::progress::Progress;
 use crate::procs;
 use crate::records::csv::Appender;
 use crate::records::reconcile::{self, ContentCheck, Totals};
 use crate::records::{ResultRow, RunDir};
+use crate::reports::points::Measure;
+use crate::reports::stats::Summary;
+use crate::studies::schedule::SweepPlan;
 use crate::studies::sweep::PlannedProbe;
 use crate::targets::Session;
 
-/// Sends every probe in order; a target that stops answering ends the probe as a target
-/// failure, and the run carries on once it answers again or stops with why it does not.
+/// Sends every probe of `plan` in its order, round by round; with a precision, a point takes
+/// rounds until its times are precise enough ([`Times::settled`]). A target that stops
+/// answering ends the probe as a target failure, and the run carries on once it answers again
+/// or stops with why it does not. `clock` started with the run: each row records when its
+/// probe started on it.
 pub fn measure(
     session: &mut dyn Session,
     experiment: &str,
-    probes: &[PlannedProbe],
+    plan: &SweepPlan,
     run_dir: &RunDir,
+    clock: Instant,
 ) -> Result<Totals> {
+    let most = plan.probes().len();
+    let (total, of) = match plan.until {
+        None => (Some(most), format!("{most}")),
+        Some(_) => (None, format!("at most {most}")),
+    };
     let mut writer = Appender::<ResultRow>::open(&run_dir.results_csv())?;
-    let mut progress = Progress::new(
-        Some(probes.len()),
-        &format!("probes on {}", session.target()),
-    );
+    let mut progress = Progress::new(total, &format!("probes on {}", session.target()));
     let mut totals = Totals::default();
-    for (done, planned) in probes.iter().enumerate() {
-        if procs::interrupted() {
-            progress.finish();
-            bail!("interrupted after {done} of {} probes", probes.len());
-        }
-        let row = measure_one(session, experiment, planned);
-        if procs::interrupted() {
-            // The target was stopped under this probe: its failure is the interrupt's.
-            continue;
-        }
-        if planned.warmup {
-            totals.add_warmup(&row);
-        } else {
-            writer.append(&row)?;
-            totals.add(&row);
-        }
-        progress.record(&row, planned.warmup);
-        if row.target_failed {
-            progress.warn(&format!(
-                "the target gave no answer for probe {}: {}; waiting for it to answer again",
-                row.probe_id, row.error
-            ));
-            if let Err(why) = session.recover() {
+    let mut times = Times::default();
+    let mut schedule = plan.schedule();
+    let mut done = 0;
+    while let Some(round) = schedule.next_round(|point| times.settled(plan, point)) {
+        for planned in &round {
+            if procs::interrupted() {
                 progress.finish();
-                bail!(
-                    "the target stopped answering at probe {} of {} ({why}); everything measured \
-                     before it is kept in {}",
-                    done + 1,
-                    probes.len(),
-                    run_dir.results_csv().display()
-                );
+                bail!("interrupted after {done} of {of} probes");
+            }
+            done += 1;
+            let started_ms = clock.elapsed().as_secs_f64() * 1000.0;
+            let mut row = measure_one(session, experiment, planned);
+            row.started_ms = Some(started_ms);
+            if procs::interrupted() {
+                // The target was stopped under this probe: its failure is the interrupt's.
+                continue;
+            }
+            if planned.warmup {
+                totals.add_warmup(&row);
+            } else {
+                writer.append(&row)?;
+                totals.add(&row);
+                times.add(planned, &row);
+            }
+            progress.record(&row, planned.warmup);
+            if row.target_failed {
+                progress.warn(&format!(
+                    "the target gave no answer for probe {}: {}; waiting for it to answer again",
+                    row.probe_id, row.error
+                ));
+                if let Err(why) = session.recover() {
+                    progress.finish();
+                    bail!(
+                        "the target stopped answering at probe {done} of {of} ({why}); \
+                         everything measured before it is kept in {}",
+                        run_dir.results_csv().display()
+                    );
+                }
             }
         }
     }
     progress.finish();
     Ok(totals)
+}
+
+/// The times measured so far at each point, by strategy: what decides whether a point needs
+/// another round to reach the profile's precision.
+#[derive(Debug, Default)]
+struct Times(HashMap<(usize, Strategy), Vec<f64>>);
+
+impl Times {
+    /// A measured row's time per 1,000 rows (outside clock), when it has one.
+    fn add(&mut self, planned: &PlannedProbe, row: &ResultRow) {
+        if let Some(ms) = Measure::MsPer1000Rows.value(row) {
+            let key = (planned.point, planned.request.strategy);
+            self.0.entry(key).or_default().push(ms);
+        }
+    }
+
+    /// Whether `point` needs no more rounds: each of its strategies has the median of its time
+    /// per 1,000 rows within the plan's precision, or no time at all (refused or failed every
+    /// time so far: more repeats would not make it precise).
+    fn settled(&self, plan: &SweepPlan, point: usize) -> bool {
+        let Some(until) = plan.until else {
+            return true;
+        };
+        plan.points[point].strategies.iter().all(|strategy| {
+            self.0
+                .get(&(point, *strategy))
+                .is_none_or(|ms| Summary::of(ms).is_some_and(|s| s.within(until.precision)))
+        })
+    }
 }
 
 /// One probe: its table set up, its rows written and timed, then verified and reconciled
@@ -146,4 +194,152 @@ fn attempt(session: &mut dyn Session, experiment: &str, planned: &PlannedProbe) 
     row.reconciled = problems.is_empty();
     row.reconcile_note = problems.join("; ");
     row
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::records::csv;
+    use crate::studies::sweep::Experiment;
+    use crate::targets::sqlite::SqliteSession;
+
+    fn plan_of(source: &str) -> SweepPlan {
+        let experiment = Experiment::parse("t", Path::new("t.toml"), source.into()).unwrap();
+        let (_, profile) = experiment.profile(None).unwrap();
+        experiment.plan(profile)
+    }
+
+    /// A small sweep on in-process SQLite, measured for real into a temporary run directory.
+    fn measured(source: &str) -> (SweepPlan, Vec<ResultRow>) {
+        let plan = plan_of(source);
+        let dir = tempfile::tempdir().unwrap();
+        let run_dir = RunDir::new(dir.path().to_owned());
+        let mut session = SqliteSession::open().unwrap();
+        let totals = measure(&mut session, "t", &plan, &run_dir, Instant::now()).unwrap();
+        assert!(totals.all_reconciled());
+        (plan, csv::read(&run_dir.results_csv()).unwrap())
+    }
+
+    #[test]
+    fn probes_run_in_the_plans_order_and_record_when_they_started() {
+        let (plan, rows) = measured(
+            r#"
+description = "d"
+x-axis = "columns"
+[profile.full]
+repeats = 2
+warmup = 1
+order-seed = 3
+[[profile.full.series]]
+strategies = ["bound", "literal"]
+columns = [1, 2, 4]
+row-bytes = [100]
+rows = 20
+"#,
+        );
+        let measured: Vec<(u64, usize, usize)> = plan
+            .probes()
+            .iter()
+            .filter(|p| !p.warmup)
+            .map(|p| (p.request.probe_id, p.request.columns, p.repeat))
+            .collect();
+        let recorded: Vec<(u64, usize, usize)> = rows
+            .iter()
+            .map(|r| (r.probe_id, r.columns, r.repeat))
+            .collect();
+        assert_eq!(
+            recorded, measured,
+            "the plan's order, warm-ups not recorded"
+        );
+        let started: Vec<f64> = rows.iter().map(|r| r.started_ms.unwrap()).collect();
+        assert!(started[0] > 0.0, "the warm-ups ran first: {started:?}");
+        assert!(
+            started.windows(2).all(|w| w[0] < w[1]),
+            "each probe starts after the one before: {started:?}"
+        );
+    }
+
+    #[test]
+    fn a_precision_out_of_reach_takes_every_point_to_its_most_repeats() {
+        let (plan, rows) = measured(
+            r#"
+description = "d"
+x-axis = "columns"
+[profile.full]
+repeats = 2
+precision = 0.000000001
+max-repeats = 7
+[[profile.full.series]]
+strategies = ["bound", "literal"]
+columns = [1, 4]
+row-bytes = [100]
+rows = 20
+"#,
+        );
+        assert_eq!(plan.until.map(|u| u.max_repeats), Some(7));
+        assert_eq!(rows.len(), 2 * 2 * 7, "{rows:?}");
+        for repeat in 0..7 {
+            assert_eq!(rows.iter().filter(|r| r.repeat == repeat).count(), 4);
+        }
+    }
+
+    #[test]
+    fn a_point_is_settled_when_every_strategy_is_precise_or_has_no_time() {
+        let plan = plan_of(
+            r#"
+description = "d"
+x-axis = "columns"
+[profile.full]
+repeats = 1
+precision = 0.05
+max-repeats = 30
+[[profile.full.series]]
+strategies = ["bound", "literal"]
+columns = [1]
+row-bytes = [100]
+rows = 20
+"#,
+        );
+        let probe = |strategy| PlannedProbe {
+            point: 0,
+            series: 0,
+            label: String::new(),
+            warmup: false,
+            repeat: 0,
+            request: plan.points[0].probe(strategy, 1),
+        };
+        let row = |ms: f64| ResultRow {
+            outside_ms: ms,
+            rows: 1000,
+            ..crate::records::probe_row::tests_support::row()
+        };
+        let mut times = Times::default();
+        assert!(
+            times.settled(&plan, 0),
+            "nothing succeeded: nothing to make precise"
+        );
+        for ms in [100.0, 101.0, 99.0, 100.5, 99.5] {
+            times.add(&probe(Strategy::Bound), &row(ms));
+        }
+        assert!(!times.settled(&plan, 0), "5 repeats cover 93.75% at best");
+        times.add(&probe(Strategy::Bound), &row(100.0));
+        assert!(times.settled(&plan, 0), "6 repeats within ±1%");
+        for ms in [100.0, 100.0, 100.0, 100.0, 100.0, 200.0] {
+            times.add(&probe(Strategy::Literal), &row(ms));
+        }
+        assert!(!times.settled(&plan, 0), "literal's interval reaches 200");
+        let mut refused = row(1.0);
+        refused.outcome = d1bench_core::Outcome::Refused;
+        let mut only_bound = Times::default();
+        for ms in [100.0; 6] {
+            only_bound.add(&probe(Strategy::Bound), &row(ms));
+        }
+        only_bound.add(&probe(Strategy::Literal), &refused);
+        assert!(
+            only_bound.settled(&plan, 0),
+            "a refused strategy holds nothing open"
+        );
+    }
 }

@@ -91,6 +91,10 @@ pub struct ResultRow {
     /// unreconciled; the totals count it apart.
     #[serde(default)]
     pub target_failed: bool,
+    /// When the probe started, in ms since the run started, on a monotonic clock: where it sits
+    /// in the run's time, to see drift. Empty in a results.csv written before it was recorded.
+    #[serde(default)]
+    pub started_ms: Option<f64>,
 }
 
 impl ResultRow {
@@ -205,6 +209,7 @@ impl ResultRow {
             checksum_present: String::new(),
             checksum_equal: false,
             target_failed: true,
+            started_ms: None,
         }
     }
 
@@ -358,7 +363,7 @@ mod tests {
              outcome,refusal,rows_expected,rows_present,inside_ms,outside_ms,d1_ms,error,\
              probe_id,series,seed,statements_sent,max_statement_bytes,reconciled,reconcile_note,\
              label,escape_share,non_ascii_share,indexes,overhead_ms,\
-             checksum_expected,checksum_present,checksum_equal,target_failed"
+             checksum_expected,checksum_present,checksum_equal,target_failed,started_ms"
         );
     }
 
@@ -394,6 +399,8 @@ mod tests {
         let rows = read::<ResultRow>(&path).unwrap();
         assert!(rows.len() > 100);
         assert!(rows.iter().all(|r| !r.target_failed));
+        // Written before probes recorded when they started.
+        assert!(rows.iter().all(|r| r.started_ms.is_none()));
     }
 }
 
@@ -438,6 +445,7 @@ pub mod tests_support {
             checksum_present: "100:1:2:3:4:5:6:0".into(),
             checksum_equal: true,
             target_failed: false,
+            started_ms: Some(12.5),
         }
     }
 }

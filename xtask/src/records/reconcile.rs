@@ -229,8 +229,12 @@ pub struct Totals {
     pub target_failures: usize,
     #[serde(default)]
     pub warmups: usize,
+    /// Warm-ups that reconciled, counting those the target gave no answer for.
     #[serde(default)]
     pub warmups_reconciled: usize,
+    /// Warm-ups the target gave no answer for (not recorded in results.csv, so counted here).
+    #[serde(default)]
+    pub warmups_target_failed: usize,
 }
 
 impl Totals {
@@ -255,6 +259,7 @@ impl Totals {
     pub fn add_warmup(&mut self, record: &dyn Record) {
         self.warmups += 1;
         self.warmups_reconciled += usize::from(record.reconciled() || record.target_failed());
+        self.warmups_target_failed += usize::from(record.target_failed());
     }
 
     pub fn merged(&self, other: &Totals) -> Totals {
@@ -274,6 +279,7 @@ impl Totals {
             target_failures: self.target_failures + other.target_failures,
             warmups: self.warmups + other.warmups,
             warmups_reconciled: self.warmups_reconciled + other.warmups_reconciled,
+            warmups_target_failed: self.warmups_target_failed + other.warmups_target_failed,
         }
     }
 
@@ -323,10 +329,12 @@ impl Totals {
         if !self.all_reconciled() {
             verdict.push_str(": the run is INVALID");
         }
-        let warmups = if self.warmups > 0 {
-            format!("; {} warm-ups not recorded", self.warmups)
-        } else {
-            String::new()
+        let warmups = match (self.warmups, self.warmups_target_failed) {
+            (0, _) => String::new(),
+            (warmups, 0) => format!("; {warmups} warm-ups not recorded"),
+            (warmups, lost) => {
+                format!("; {warmups} warm-ups not recorded, {lost} of them lost to target failures")
+            }
         };
         let failures = if self.target_failures > 0 {
             format!(
@@ -572,6 +580,24 @@ mod tests {
         assert_eq!(totals.target_failures, 1);
         assert!(
             totals.line("probes").contains("1 lost to target failures"),
+            "{}",
+            totals.line("probes")
+        );
+        // A warm-up the target gave no answer for is not recorded, so it is counted apart.
+        let mut warm = Totals::default();
+        warm.add_warmup(&ok);
+        warm.add_warmup(&lost);
+        let totals = totals.merged(&warm);
+        assert!(totals.all_reconciled(), "{}", totals.line("probes"));
+        assert_eq!(
+            (totals.warmups, totals.warmups_target_failed),
+            (2, 1),
+            "{totals:?}"
+        );
+        assert!(
+            totals
+                .line("probes")
+                .contains("; 2 warm-ups not recorded, 1 of them lost to target failures)"),
             "{}",
             totals.line("probes")
         );

@@ -97,6 +97,17 @@ pub struct RunInfo {
     /// results are a test of the harness, not measurements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub debug_corrupt: Option<DebugCorruption>,
+    /// Seed of the shuffled order a sweep's probes ran in (its profile's `order-seed`); absent
+    /// for ladders, and in records written before the order was shuffled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
+    /// The precision a sweep's profile asked for (each point repeated until its median's 95%
+    /// interval lies within ± this fraction of it), and the most repeats it allowed; absent for
+    /// a fixed number of repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_repeats: Option<usize>,
     pub status: RunStatus,
     /// UTC, RFC 3339.
     pub started: String,
@@ -269,7 +280,8 @@ pub fn mark_abandoned(path: &Path, pid: u32) -> bool {
     run.insert(
         "error".into(),
         format!(
-            "process {pid} died without recording how the run ended; a later run stopped what it              had started. Everything it measured before is in results.csv"
+            "process {pid} died without recording how the run ended; a later run found it and \
+             stopped what it had left running. Everything it measured before is in results.csv"
         )
         .into(),
     );
@@ -403,6 +415,9 @@ mod tests {
                 x_axis: Some(Axis::Columns),
                 baseline: Some(TargetKind::Sqlite),
                 debug_corrupt: None,
+                order_seed: None,
+                precision: None,
+                max_repeats: None,
                 status: RunStatus::Complete,
                 started: "2026-11-29T23:55:02Z".into(),
                 ended: None,

@@ -1,5 +1,5 @@
 //! `cargo xtask compare <run-a> <run-b>`: two sweep runs of one experiment compared point by
-//! point, b ÷ a of the median time per 1,000 rows with a bootstrap interval and a verdict
+//! point, b ÷ a of the median time per 1,000 rows with its interval and a verdict
 //! (`compare.md`, `compare.json`, exit status 2 when something got slower).
 
 use std::fmt::Write;
@@ -12,12 +12,12 @@ use serde::Serialize;
 use crate::flags::{self, TargetKind};
 use crate::records::{ResultRow, RunDir, RunRecord, RunStatus, StudyKind, csv};
 use crate::reports::points::{Measure, Point, points};
-use crate::reports::stats::{self, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE};
+use crate::reports::stats;
 use crate::reports::summary::num;
 use crate::studies::sweep::Axis;
 
-/// Successful repeats each run needs at a point for a verdict: with fewer, the bootstrap has
-/// too little to resample (one repeat gives an interval of zero width, however noisy the clock).
+/// Successful repeats each run needs at a point for a verdict: with fewer, each median's
+/// interval covers too little (at most 75% at 3 repeats) to decide anything.
 pub const MIN_REPEATS: usize = 3;
 
 /// What a point's comparison says.
@@ -136,9 +136,11 @@ pub struct ComparedPoint {
     pub b: Side,
     /// Median of b ÷ median of a; absent when either has no time.
     pub ratio: Option<f64>,
-    /// The 95% bootstrap interval of the ratio.
+    /// The interval of the ratio ([`stats::ratio_of_medians`]: the two medians' order-statistic
+    /// intervals divided) and the probability it holds, at least.
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    pub ci_coverage: Option<f64>,
     pub verdict: Verdict,
 }
 
@@ -163,12 +165,8 @@ pub struct Comparison {
     pub b: RunRef,
     /// Changes within ± this percentage do not count.
     pub threshold_percent: f64,
-    /// Coverage of the intervals.
+    /// The coverage each ratio's interval aims at (each point reports what it reaches).
     pub confidence: f64,
-    /// Bootstrap resamples of each run's repeats at each point.
-    pub resamples: usize,
-    /// Seed of a's resamples; b's are drawn from `seed + 1`.
-    pub seed: u64,
     /// Successful repeats each run needs at a point for a verdict.
     pub min_repeats: usize,
     pub points: Vec<ComparedPoint>,
@@ -195,18 +193,17 @@ impl Comparison {
 
 /// The ratio b ÷ a of the medians of `a` and `b` (ms per 1,000 rows), its interval and the
 /// verdict at `threshold` (a fraction: 0.05 for 5%).
-fn judge(a: &[f64], b: &[f64], threshold: f64) -> (Option<f64>, Option<(f64, f64)>, Verdict) {
-    let ratio = match (stats::median(a), stats::median(b)) {
-        (Some(ma), Some(mb)) if ma > 0.0 => Some(mb / ma),
-        _ => None,
-    };
-    let interval =
-        stats::bootstrap_ratio_of_medians_ci(a, b, CONFIDENCE, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED);
-    let verdict = match interval {
+fn judge(a: &[f64], b: &[f64], threshold: f64) -> (Option<f64>, Option<stats::Interval>, Verdict) {
+    let measured = stats::ratio_of_medians(b, a);
+    let ratio = measured.map(|r| r.value);
+    let interval = measured.and_then(|r| r.ci);
+    let verdict = match interval.map(|i| (i.low, i.high)) {
         _ if a.is_empty() => Verdict::NoTimeInA,
         _ if b.is_empty() => Verdict::NoLongerSucceeds,
-        None => Verdict::NoTimeInA,
-        Some(_) if a.len() < MIN_REPEATS || b.len() < MIN_REPEATS => Verdict::TooFewRepeats,
+        _ if ratio.is_none() => Verdict::NoTimeInA,
+        _ if a.len() < MIN_REPEATS || b.len() < MIN_REPEATS => Verdict::TooFewRepeats,
+        // a's interval reaches 0: the ratio is unbounded above.
+        None => Verdict::IntervalTooWide,
         Some((low, _)) if low > 1.0 + threshold => Verdict::Slower,
         Some((_, high)) if high < 1.0 - threshold => Verdict::Faster,
         Some((low, high)) if low < 1.0 - threshold && high > 1.0 + threshold => {
@@ -260,8 +257,9 @@ fn compare_rows(
             a: side(&point_a),
             b: side(&point_b),
             ratio,
-            ci_low: interval.map(|i| i.0),
-            ci_high: interval.map(|i| i.1),
+            ci_low: interval.map(|i| i.low),
+            ci_high: interval.map(|i| i.high),
+            ci_coverage: interval.map(|i| i.coverage),
             verdict,
         });
     }
@@ -413,9 +411,7 @@ pub fn compare(a: &Path, b: &Path, threshold_percent: f64) -> Result<Comparison>
         a: run_ref(a, &run_a.record),
         b: run_ref(b, &run_b.record),
         threshold_percent,
-        confidence: CONFIDENCE,
-        resamples: BOOTSTRAP_RESAMPLES,
-        seed: BOOTSTRAP_SEED,
+        confidence: stats::CONFIDENCE,
         min_repeats: MIN_REPEATS,
         points,
         only_in_a,
@@ -453,18 +449,15 @@ pub fn markdown(c: &Comparison) -> String {
     writeln!(
         out,
         "\nb ÷ a of the median time per 1,000 rows on the outside clock, at each point both runs \
-         measured (same target, series, strategy and parameters). {:.0}% interval by percentile \
-         bootstrap: {},{:03} resamples of each run's successful repeats, drawn independently (seed \
-         {:#X} for a, {:#X} for b). Threshold {}%: `slower` when the interval's lower end is \
+         measured (same target, series, strategy and parameters). The interval aims at {:.0}%: \
+         each run's median with its order-statistic interval at the square root of that, divided \
+         (the runs are independent, so it holds with at least the product of the two coverages; \
+         `compare.json` gives it per point). Threshold {}%: `slower` when the interval's lower end is \
          above {}, `faster` when its upper end is below {}, else `no detectable change` \
          (`interval too wide` when it reaches past both). A verdict needs {} successful repeats \
          in each run. The interval covers the spread of the repeats within each run, not a \
          change of machine or of load on it between the runs.\n",
         c.confidence * 100.0,
-        c.resamples / 1000,
-        c.resamples % 1000,
-        c.seed,
-        c.seed.wrapping_add(1),
         c.threshold_percent,
         1.0 + t,
         1.0 - t,
@@ -635,10 +628,20 @@ mod tests {
 
     #[test]
     fn compare_finds_no_detectable_change_between_identical_samples() {
+        // Five repeats spread ±4%: each median's interval is [min, max], and their quotient
+        // reaches past ±5% on both sides: too wide to tell a 5% change, and said so.
         let p = one_point(&A, &A);
         assert_eq!(p.ratio, Some(1.0));
         let (lo, hi) = interval(&p);
-        // Each side resampled on its own: not exactly 1, but well inside ± 5%.
+        assert!(
+            (lo - 9.7 / 10.4).abs() < 1e-12 && (hi - 10.4 / 9.7).abs() < 1e-12,
+            "{lo} {hi}"
+        );
+        assert_eq!(p.verdict, Verdict::IntervalTooWide);
+        // Quieter repeats, the same twice: well inside ± 5%.
+        let quiet = [10.0, 10.1, 9.9, 10.05, 9.95, 10.02, 9.98];
+        let p = one_point(&quiet, &quiet);
+        let (lo, hi) = interval(&p);
         assert!(0.95 < lo && lo < 1.0 && 1.0 < hi && hi < 1.05, "{lo} {hi}");
         assert_eq!(p.verdict, Verdict::NoDetectableChange);
         // Without spread, the interval is the ratio itself.
@@ -667,10 +670,10 @@ mod tests {
 
     #[test]
     fn compare_gives_no_verdict_below_three_repeats_and_respects_the_threshold() {
-        // One repeat each: an interval of zero width, which is no evidence of anything.
+        // One repeat each: no interval at all, and no verdict.
         let p = one_point(&[1.0], &[10.0]);
         assert_eq!(p.ratio, Some(10.0));
-        assert_eq!(interval(&p), (10.0, 10.0));
+        assert_eq!((p.ci_low, p.ci_high), (None, None));
         assert_eq!(p.verdict, Verdict::TooFewRepeats);
         assert_eq!(
             one_point(&[1.0, 1.1], &[10.0, 10.1, 9.9]).verdict,
@@ -775,6 +778,9 @@ mod tests {
                 ended: Some("2026-11-29T23:56:02Z".into()),
                 error: None,
                 pid: None,
+                order_seed: None,
+                precision: None,
+                max_repeats: None,
             },
             studies: vec![StudyFile {
                 name: experiment.into(),
@@ -919,9 +925,10 @@ mod tests {
              - a: `{}` (run 20261129T235502Z-sqlite, sqlite, profile smoke, commit `c0ffee`, complete)\n\
              - b: `{}` (run 20261129T235502Z-sqlite, sqlite, profile smoke, commit `c0ffee`, invalid)\n\n\
              b ÷ a of the median time per 1,000 rows on the outside clock, at each point both runs \
-             measured (same target, series, strategy and parameters). 95% interval by percentile \
-             bootstrap: 2,000 resamples of each run's successful repeats, drawn independently (seed \
-             0xD1BE4C4B for a, 0xD1BE4C4C for b). Threshold 5%: `slower` when the interval's lower \
+             measured (same target, series, strategy and parameters). The interval aims at 95%: \
+             each run's median with its order-statistic interval at the square root of that, divided \
+             (the runs are independent, so it holds with at least the product of the two coverages; \
+             `compare.json` gives it per point). Threshold 5%: `slower` when the interval's lower \
              end is above 1.05, `faster` when its upper end is below 0.95, else `no detectable \
              change` (`interval too wide` when it reaches past both). A verdict needs 3 successful \
              repeats in each run. The interval covers the spread of the repeats within each run, \
@@ -947,8 +954,8 @@ mod tests {
             rest,
             format!(
                 "| sqlite | bound | 8 | 100 (n=5) | 200 (n=5) | 2.00 ({lo:.2}–{hi:.2}) | slower |\n\
-                 | sqlite | literal | 8 | 100 (n=5) | 100 (n=5) | 1.00 ({:.2}–{:.2}) | no detectable change |\n\n\
-                 2 points compared: 1 slower, 1 no detectable change.\n\n\
+                 | sqlite | literal | 8 | 100 (n=5) | 100 (n=5) | 1.00 ({:.2}–{:.2}) | no detectable change (interval too wide) |\n\n\
+                 2 points compared: 1 slower, 1 no detectable change (interval too wide).\n\n\
                  Only in run b, not compared:\n\n\
                  - sqlite literal: columns 16, row-bytes 1000, rows 100, escape-share 0, \
                  non-ascii-share 0, indexes 0\n",
@@ -1030,8 +1037,8 @@ mod tests {
             };
             let ratio = time(&rows_b) / time(&rows_a);
             assert_eq!(p.ratio, Some(ratio), "{:?}", p.key);
-            // One repeat: the interval is the ratio itself, and no verdict is drawn from it.
-            assert_eq!((p.ci_low, p.ci_high), (Some(ratio), Some(ratio)));
+            // One repeat: no interval, and no verdict.
+            assert_eq!((p.ci_low, p.ci_high), (None, None));
             assert_eq!(p.verdict, Verdict::TooFewRepeats);
         }
         assert_eq!(c.regressions(), 0);

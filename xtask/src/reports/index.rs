@@ -208,6 +208,9 @@ mod tests {
                 x_axis: Some(Axis::Columns),
                 baseline: None,
                 debug_corrupt: None,
+                order_seed: None,
+                precision: None,
+                max_repeats: None,
                 status: RunStatus::Complete,
                 started: "2026-11-29T23:55:02Z".into(),
                 ended: Some("2026-11-29T23:56:02Z".into()),
@@ -299,7 +302,7 @@ mod tests {
         );
         // The local run's summary table and its charts, captioned.
         assert!(
-            text.contains("| columns | bound ms/1k rows |\n| --- | --- |\n| 8 | 90.0 |"),
+            text.contains("| columns | bound ms/1k rows |\n| --- | --- |\n| 8 | 90.0 n=1 |"),
             "{text}"
         );
         assert!(text.contains("![time-per-1000-rows-vs-columns]("), "{text}");

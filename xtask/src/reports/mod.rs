@@ -6,6 +6,7 @@
 
 pub mod charts;
 pub mod compare;
+pub mod findings;
 pub mod index;
 pub mod ladder_summary;
 pub mod parity;
@@ -71,7 +72,7 @@ fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Re
         .x_axis
         .with_context(|| format!("{} names no x axis", run_dir.run_toml().display()))?;
     let target = record.run.target;
-    let summary_csv = points::summary_csv(&rows, axis)?;
+    let summary_csv = points::summary_csv(&rows, axis, record.run.precision)?;
     std::fs::write(run_dir.summary_csv(), summary_csv)
         .with_context(|| format!("cannot write {}", run_dir.summary_csv().display()))?;
     let drawn = charts::sweep::render_run(run_dir, &rows, axis, target, titles)?;
@@ -84,6 +85,7 @@ fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Re
         "median time per 1,000 rows on {target} (outside clock, 95% interval):\n{}",
         summary::ratio_table(&rows, axis, target)
     );
+    tables.push_str(&summary::precision_line(&rows, axis, target, record));
     if let Some(table) = summary::baseline_table(&rows, axis, target) {
         tables.push_str(&format!("{target} ÷ bare SQLite:\n{table}"));
     }

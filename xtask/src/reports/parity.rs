@@ -270,19 +270,25 @@ pub fn readme_section(
 
 /// `readme` with the text between the markers replaced by `section`.
 pub fn replace_section(readme: &str, section: &str) -> Result<String> {
+    replace_between(readme, BEGIN, END, section)
+}
+
+/// `readme` with the text between the markers `begin` and `end` replaced by `section`: how
+/// every generated section of the README is written.
+pub fn replace_between(readme: &str, begin: &str, end: &str, section: &str) -> Result<String> {
     let start = readme
-        .find(BEGIN)
-        .ok_or_else(|| anyhow!("README.md has no `{BEGIN}` marker"))?;
-    let end = readme
-        .find(END)
-        .ok_or_else(|| anyhow!("README.md has no `{END}` marker"))?;
-    if end < start {
-        bail!("README.md's `{END}` comes before `{BEGIN}`");
+        .find(begin)
+        .ok_or_else(|| anyhow!("README.md has no `{begin}` marker"))?;
+    let stop = readme
+        .find(end)
+        .ok_or_else(|| anyhow!("README.md has no `{end}` marker"))?;
+    if stop < start {
+        bail!("README.md's `{end}` comes before `{begin}`");
     }
     Ok(format!(
-        "{}{BEGIN}\n{section}{}",
+        "{}{begin}\n{section}{}",
         &readme[..start],
-        &readme[end..]
+        &readme[stop..]
     ))
 }
 
@@ -340,9 +346,16 @@ impl flags::ParityReadme {
         let readme = std::fs::read_to_string(&readme_path)
             .with_context(|| format!("cannot read {}", readme_path.display()))?;
         let updated = replace_section(&readme, &expected_section(paths)?)?;
+        let updated = super::findings::replace_section(
+            &updated,
+            &super::findings::section(&paths.root.join("docs/example-run"), "docs/example-run")?,
+        )?;
         std::fs::write(&readme_path, updated)
             .with_context(|| format!("cannot write {}", readme_path.display()))?;
-        eprintln!("rewrote the parity table in {}", readme_path.display());
+        eprintln!(
+            "rewrote the parity table and the findings in {}",
+            readme_path.display()
+        );
         Ok(())
     }
 }

@@ -11,7 +11,7 @@ use crate::flags::TargetKind;
 use serde::Serialize;
 
 use crate::records::ResultRow;
-use crate::reports::stats::Summary;
+use crate::reports::stats::{Interval, Ratio, Summary, ratio_of_medians};
 use crate::studies::sweep::Axis;
 
 /// A value measured for each probe.
@@ -119,6 +119,35 @@ impl Point<'_> {
     pub fn refused_only(&self) -> bool {
         self.ok() == 0 && self.refused() > 0
     }
+
+    /// `self ÷ other` in ms per 1,000 rows, repeat by repeat, for two strategies at the same
+    /// point of one target (they ran side by side in each repeat): the median of the ratios
+    /// of the repeats where both succeeded, with its interval (see [`crate::reports::stats`]).
+    pub fn paired_ratio(&self, other: &Point) -> Option<Summary> {
+        let theirs: BTreeMap<usize, f64> = other
+            .rows
+            .iter()
+            .filter_map(|r| Some((r.repeat, Measure::MsPer1000Rows.value(r)?)))
+            .collect();
+        let ratios: Vec<f64> = self
+            .rows
+            .iter()
+            .filter_map(|r| {
+                let denominator = theirs.get(&r.repeat).filter(|d| **d > 0.0)?;
+                Some(Measure::MsPer1000Rows.value(r)? / denominator)
+            })
+            .collect();
+        Summary::of(&ratios)
+    }
+
+    /// `self ÷ other` in ms per 1,000 rows for the same point on two targets, which did not
+    /// run side by side: the ratio of the medians, with its interval.
+    pub fn independent_ratio(&self, other: &Point) -> Option<Ratio> {
+        ratio_of_medians(
+            &self.values(Measure::MsPer1000Rows),
+            &other.values(Measure::MsPer1000Rows),
+        )
+    }
 }
 
 /// `f64` ordered by `total_cmp`, for grouping by x.
@@ -174,31 +203,135 @@ pub struct SummaryRow {
     pub indexes: usize,
     /// Rows in the largest INSERT (the plan's, the same for every repeat).
     pub rows_per_statement: usize,
-    /// Which value: `outside_ms`, `ms_per_1000_rows`, `inside_ms`, `d1_ms` or `overhead_ms`.
+    /// Which value: `outside_ms`, `ms_per_1000_rows`, `inside_ms`, `d1_ms` or `overhead_ms`;
+    /// or a ratio of ms per 1,000 rows: `ratio_to_bound` (this strategy ÷ bound at the same
+    /// point, repeat by repeat) or `ratio_to_sqlite` (this target ÷ the bare SQLite baseline).
     pub measure: &'static str,
-    /// Repeats summarized: those that succeeded.
+    /// Values summarized: the repeats that succeeded; for `ratio_to_bound` the pairs of
+    /// repeats where both succeeded; for `ratio_to_sqlite` this target's repeats.
     pub n: usize,
     /// Repeats by outcome.
     pub ok: usize,
     pub refused: usize,
     pub errors: usize,
-    /// Median, 95th percentile, min, max and the 95% bootstrap interval of the median; empty
-    /// when no repeat succeeded.
+    /// Median, min and max; empty when no repeat succeeded.
     pub median: Option<f64>,
+    /// The 95th percentile; empty below 20 repeats, where it would be the max.
     pub p95: Option<f64>,
     pub min: Option<f64>,
     pub max: Option<f64>,
+    /// The median's confidence interval (see [`crate::reports::stats`]); empty below 2
+    /// repeats.
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// What the interval covers: at least 0.95 from 6 repeats on, less below (0.9375 at 5).
+    pub ci_coverage: Option<f64>,
+    /// How the interval was obtained: `order-statistic` (of the median, or of the median of
+    /// paired ratios) or `independent-ratio` (`ratio_to_sqlite`: a lower bound of coverage).
+    pub ci_method: Option<&'static str>,
+    /// For `ratio_to_sqlite`, the baseline's repeats (`ratio_to_bound`: the pairs again);
+    /// empty for other measures.
+    pub n_denominator: Option<usize>,
+    /// The precision the profile asked for (a fraction of the median); empty for a fixed
+    /// number of repeats.
+    pub precision: Option<f64>,
+    /// With a precision, whether this measure's interval got within it (the repeats were
+    /// decided on `ms_per_1000_rows`); empty for ratios and without a precision.
+    pub precision_reached: Option<bool>,
 }
 
-/// The rows of `summary.csv`: every point, every summarized measure.
-pub fn summary_rows(rows: &[ResultRow], axis: Axis) -> Vec<SummaryRow> {
+/// What a row of `summary.csv` summarizes: a measure's repeats, or a ratio.
+struct Stat {
+    n: usize,
+    median: Option<f64>,
+    p95: Option<f64>,
+    min: Option<f64>,
+    max: Option<f64>,
+    ci: Option<Interval>,
+    n_denominator: Option<usize>,
+}
+
+impl Stat {
+    fn of(summary: Option<Summary>) -> Stat {
+        Stat {
+            n: summary.map_or(0, |s| s.n),
+            median: summary.map(|s| s.median),
+            p95: summary.and_then(|s| s.p95),
+            min: summary.map(|s| s.min),
+            max: summary.map(|s| s.max),
+            ci: summary.and_then(|s| s.ci),
+            n_denominator: None,
+        }
+    }
+
+    fn paired(summary: Option<Summary>) -> Stat {
+        Stat {
+            n_denominator: Some(summary.map_or(0, |s| s.n)),
+            ..Stat::of(summary)
+        }
+    }
+
+    fn independent(ratio: Option<Ratio>, numerator: &Point, denominator: &Point) -> Stat {
+        Stat {
+            n: numerator.values(Measure::MsPer1000Rows).len(),
+            median: ratio.map(|r| r.value),
+            p95: None,
+            min: None,
+            max: None,
+            ci: ratio.and_then(|r| r.ci),
+            n_denominator: Some(denominator.values(Measure::MsPer1000Rows).len()),
+        }
+    }
+}
+
+/// A point's key among the points of a run, for finding its pair.
+type PointKey = (TargetKind, String, Strategy, u64);
+
+fn key_of(point: &Point, target: TargetKind, strategy: Strategy) -> PointKey {
+    (
+        target,
+        point.line.label.clone(),
+        strategy,
+        point.x.to_bits(),
+    )
+}
+
+/// The rows of `summary.csv`: every point, every summarized measure, then its ratios: literal ÷
+/// bound at the same point, and a target's ÷ the sqlite baseline's. `precision`: what the
+/// profile asked for, if anything.
+pub fn summary_rows(rows: &[ResultRow], axis: Axis, precision: Option<f64>) -> Vec<SummaryRow> {
+    let points = points(rows, axis);
+    let by_key: BTreeMap<PointKey, &Point> = points
+        .iter()
+        .map(|p| (key_of(p, p.line.target, p.line.strategy), p))
+        .collect();
     let mut out = Vec::new();
-    for point in points(rows, axis) {
+    for point in &points {
+        let mut stats: Vec<(&'static str, Stat, Option<bool>)> = Measure::SUMMARIZED
+            .iter()
+            .map(|m| {
+                let summary = point.summary(*m);
+                let reached = precision.map(|p| summary.is_some_and(|s| s.within(p)));
+                (m.name(), Stat::of(summary), reached)
+            })
+            .collect();
+        let (target, strategy) = (point.line.target, point.line.strategy);
+        if strategy == Strategy::Literal
+            && let Some(bound) = by_key.get(&key_of(point, target, Strategy::Bound))
+        {
+            let ratio = Stat::paired(point.paired_ratio(bound));
+            stats.push(("ratio_to_bound", ratio, None));
+        }
+        if target != TargetKind::Sqlite
+            && let Some(baseline) = by_key.get(&key_of(point, TargetKind::Sqlite, strategy))
+        {
+            let ratio = point.independent_ratio(baseline);
+            let ratio = Stat::independent(ratio, point, baseline);
+            stats.push(("ratio_to_sqlite", ratio, None));
+        }
         let first = point.rows[0];
-        for measure in Measure::SUMMARIZED {
-            let summary = point.summary(measure);
+        for (measure, stat, precision_reached) in stats {
+            let ci = stat.ci;
             out.push(SummaryRow {
                 target: point.line.target,
                 label: point.line.label.clone(),
@@ -210,17 +343,22 @@ pub fn summary_rows(rows: &[ResultRow], axis: Axis) -> Vec<SummaryRow> {
                 non_ascii_share: first.non_ascii_share,
                 indexes: first.indexes,
                 rows_per_statement: first.rows_per_statement,
-                measure: measure.name(),
-                n: summary.map_or(0, |s| s.n),
+                measure,
+                n: stat.n,
                 ok: point.ok(),
                 refused: point.refused(),
                 errors: point.errors(),
-                median: summary.map(|s| s.median),
-                p95: summary.map(|s| s.p95),
-                min: summary.map(|s| s.min),
-                max: summary.map(|s| s.max),
-                ci_low: summary.map(|s| s.ci_low),
-                ci_high: summary.map(|s| s.ci_high),
+                median: stat.median,
+                p95: stat.p95,
+                min: stat.min,
+                max: stat.max,
+                ci_low: ci.map(|ci| ci.low),
+                ci_high: ci.map(|ci| ci.high),
+                ci_coverage: ci.map(|ci| ci.coverage),
+                ci_method: ci.map(|ci| ci.method.name()),
+                n_denominator: stat.n_denominator,
+                precision,
+                precision_reached,
             });
         }
     }
@@ -228,9 +366,9 @@ pub fn summary_rows(rows: &[ResultRow], axis: Axis) -> Vec<SummaryRow> {
 }
 
 /// `summary.csv` as bytes.
-pub fn summary_csv(rows: &[ResultRow], axis: Axis) -> Result<Vec<u8>> {
+pub fn summary_csv(rows: &[ResultRow], axis: Axis, precision: Option<f64>) -> Result<Vec<u8>> {
     let mut writer = csv::Writer::from_writer(Vec::new());
-    for row in summary_rows(rows, axis) {
+    for row in summary_rows(rows, axis, precision) {
         writer
             .serialize(&row)
             .context("cannot serialize a summary row")?;
@@ -320,20 +458,26 @@ mod tests {
             row("local", Strategy::Bound, 8, "ok", 20.0),
             row("local", Strategy::Literal, 8, "refused", 1.0),
         ];
-        let text = String::from_utf8(summary_csv(&rows, Axis::Columns).unwrap()).unwrap();
+        let text = String::from_utf8(summary_csv(&rows, Axis::Columns, None).unwrap()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
             "target,label,strategy,columns,row_bytes,rows,escape_share,non_ascii_share,indexes,\
-             rows_per_statement,measure,n,ok,refused,errors,median,p95,min,max,ci_low,ci_high"
+             rows_per_statement,measure,n,ok,refused,errors,median,p95,min,max,ci_low,ci_high,\
+             ci_coverage,ci_method,n_denominator,precision,precision_reached"
         );
-        assert_eq!(lines.len(), 1 + 2 * Measure::SUMMARIZED.len());
+        // Every measure of both points, and literal ÷ bound: no pair, as literal was refused.
+        assert_eq!(lines.len(), 1 + 2 * Measure::SUMMARIZED.len() + 1);
         assert!(
-            lines[1].starts_with(
-                "local,,bound,8,1000,100,0.0,0.0,0,12,outside_ms,3,3,0,0,20.0,29.0,10.0,30.0,"
-            ),
+            lines[11].ends_with(",ratio_to_bound,0,0,1,0,,,,,,,,,0,,"),
             "{}",
-            lines[1]
+            lines[11]
+        );
+        // Three repeats: no p95, and the interval is [min, max], covering 75%.
+        assert_eq!(
+            lines[1],
+            "local,,bound,8,1000,100,0.0,0.0,0,12,outside_ms,3,3,0,0,20.0,,10.0,30.0,10.0,30.0,\
+             0.75,order-statistic,,,"
         );
         assert!(
             lines[2].contains(",ms_per_1000_rows,3,3,0,0,200.0,"),
@@ -341,9 +485,109 @@ mod tests {
             lines[2]
         );
         assert!(
-            lines[6].ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,"),
+            lines[6].ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,,,,,,"),
             "{}",
             lines[6]
         );
+    }
+
+    fn at(target: &str, strategy: Strategy, repeat: usize, ms: f64) -> ResultRow {
+        ResultRow {
+            repeat,
+            ..row(target, strategy, 8, "ok", ms)
+        }
+    }
+
+    fn ratio_rows(rows: &[ResultRow]) -> Vec<SummaryRow> {
+        summary_rows(rows, Axis::Columns, None)
+            .into_iter()
+            .filter(|r| r.measure.starts_with("ratio_"))
+            .collect()
+    }
+
+    #[test]
+    fn literal_over_bound_pairs_the_repeats_that_ran_side_by_side() {
+        // Repeat 1 of bound failed: only repeats 0, 2 and 3 pair up, and each pair's own ratio
+        // counts (the median of 10/20, 30/60, 40/50), not the ratio of the medians.
+        let mut failed = at("local", Strategy::Bound, 1, 1.0);
+        failed.outcome = Outcome::Error;
+        let rows = [
+            at("local", Strategy::Bound, 0, 20.0),
+            failed,
+            at("local", Strategy::Bound, 2, 60.0),
+            at("local", Strategy::Bound, 3, 50.0),
+            at("local", Strategy::Literal, 0, 10.0),
+            at("local", Strategy::Literal, 1, 99.0),
+            at("local", Strategy::Literal, 2, 30.0),
+            at("local", Strategy::Literal, 3, 40.0),
+        ];
+        let ratios = ratio_rows(&rows);
+        assert_eq!(ratios.len(), 1, "{ratios:?}");
+        let r = &ratios[0];
+        assert_eq!(
+            (r.measure, r.strategy),
+            ("ratio_to_bound", Strategy::Literal)
+        );
+        assert_eq!((r.n, r.n_denominator, r.ok), (3, Some(3), 4));
+        assert_eq!((r.median, r.min, r.max), (Some(0.5), Some(0.5), Some(0.8)));
+        assert_eq!(
+            (r.ci_low, r.ci_high, r.ci_coverage, r.ci_method),
+            (Some(0.5), Some(0.8), Some(0.75), Some("order-statistic"))
+        );
+    }
+
+    #[test]
+    fn a_target_over_its_baseline_divides_the_medians_and_their_intervals() {
+        let mut rows: Vec<ResultRow> = (0..5)
+            .map(|r| at("local", Strategy::Bound, r, 100.0 + r as f64))
+            .collect();
+        rows.extend((0..6).map(|r| at("sqlite", Strategy::Bound, r, 10.0 + r as f64)));
+        let ratios = ratio_rows(&rows);
+        assert_eq!(ratios.len(), 1, "{ratios:?}");
+        let r = &ratios[0];
+        assert_eq!(
+            (r.measure, r.target),
+            ("ratio_to_sqlite", TargetKind::Local)
+        );
+        assert_eq!((r.n, r.n_denominator), (5, Some(6)));
+        // Medians 1020 and 125 (ms per 1,000 rows); both intervals [min, max] at √95%.
+        assert_eq!(r.median, Some(1020.0 / 125.0));
+        assert_eq!((r.min, r.max, r.p95), (None, None, None));
+        assert_eq!(
+            (r.ci_low, r.ci_high),
+            (Some(1000.0 / 150.0), Some(1040.0 / 100.0))
+        );
+        assert_eq!(r.ci_coverage, Some(0.9375 * 0.96875));
+        assert_eq!(r.ci_method, Some("independent-ratio"));
+    }
+
+    #[test]
+    fn with_a_precision_each_measure_says_whether_its_interval_got_there() {
+        // Six repeats: ms per 1,000 rows 1000 to 1050, within ±5% of the median 1025 but not
+        // ±1%; a refused point reaches nothing.
+        let mut rows: Vec<ResultRow> = (0..6)
+            .map(|r| at("local", Strategy::Bound, r, 100.0 + r as f64))
+            .collect();
+        rows.push(row("local", Strategy::Literal, 8, "refused", 1.0));
+        let reached = |precision| -> Vec<(&'static str, Strategy, Option<bool>)> {
+            summary_rows(&rows, Axis::Columns, precision)
+                .into_iter()
+                .filter(|r| r.measure == "ms_per_1000_rows" || r.measure == "ratio_to_bound")
+                .map(|r| (r.measure, r.strategy, r.precision_reached))
+                .collect()
+        };
+        use Strategy::{Bound, Literal};
+        assert_eq!(
+            reached(Some(0.05)),
+            [
+                ("ms_per_1000_rows", Bound, Some(true)),
+                ("ms_per_1000_rows", Literal, Some(false)),
+                ("ratio_to_bound", Literal, None),
+            ]
+        );
+        assert_eq!(reached(Some(0.01))[0].2, Some(false));
+        assert_eq!(reached(None)[0].2, None);
+        let csv = summary_rows(&rows, Axis::Columns, Some(0.05));
+        assert!(csv.iter().all(|r| r.precision == Some(0.05)));
     }
 }

@@ -1,7 +1,7 @@
 //! What a run says about itself: the key ratio tables (printed at the end of a run and put in
 //! `summary.md`) and `summary.md` itself. Pure: it returns text, run.rs writes it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use d1bench_core::{Outcome, Strategy};
@@ -12,7 +12,7 @@ use crate::records::Totals;
 use crate::records::{RunRecord, RunStatus};
 use crate::reports::charts::Drawn;
 use crate::reports::points::{Measure, Point, points};
-use crate::reports::stats::Summary;
+use crate::reports::stats::{Interval, Method};
 use crate::studies::sweep::Axis;
 use clap::ValueEnum;
 
@@ -52,18 +52,57 @@ fn strategies_of(rows: &[ResultRow], target: TargetKind) -> Vec<Strategy> {
         .collect()
 }
 
-fn ms_per_1000(point: Option<&Point>) -> Option<Summary> {
-    point.and_then(|p| p.summary(Measure::MsPer1000Rows))
+/// The intervals of a table that cover less than 95%, for the note under it: each says what
+/// it covers and at which n.
+#[derive(Debug, Default)]
+struct ShortIntervals(BTreeSet<String>);
+
+impl ShortIntervals {
+    /// `value (low–high) n=5`: the value, its interval marked `†` (and noted) when it covers
+    /// less than 95%, and `n`, the values behind it; `at` says at which n, for the note.
+    fn cell(&mut self, value: String, ci: Option<Interval>, at: String, n: &str) -> String {
+        let Some(ci) = ci else {
+            return format!("{value} {n}");
+        };
+        let mark = if ci.reaches_confidence() {
+            ""
+        } else {
+            let bound = match ci.method {
+                Method::OrderStatistic => "",
+                Method::IndependentRatio => "at least ",
+            };
+            self.0
+                .insert(format!("{bound}{:.1}% at {at}", ci.coverage * 100.0));
+            "†"
+        };
+        format!("{value} ({}–{}){mark} {n}", num(ci.low), num(ci.high))
+    }
+
+    /// The note under a table, when any of its intervals covers less than 95%.
+    fn note(&self) -> String {
+        if self.0.is_empty() {
+            return String::new();
+        }
+        let list: Vec<&str> = self.0.iter().map(String::as_str).collect();
+        format!(
+            "\n† The interval covers less than 95%, for want of repeats: {}.\n",
+            list.join("; ")
+        )
+    }
 }
 
 /// A cell: the median with its interval, or why there is none.
-fn time_cell(point: Option<&Point>) -> String {
+fn time_cell(point: Option<&Point>, short: &mut ShortIntervals) -> String {
     let Some(point) = point else {
         return "–".to_owned();
     };
     match point.summary(Measure::MsPer1000Rows) {
-        Some(s) if s.n > 1 => format!("{} ({}–{})", num(s.median), num(s.ci_low), num(s.ci_high)),
-        Some(s) => num(s.median),
+        Some(s) => short.cell(
+            num(s.median),
+            s.ci,
+            format!("n = {}", s.n),
+            &n_of(s.n, point.rows.len()),
+        ),
         None if point.refused_only() => {
             let kind = point
                 .rows
@@ -74,6 +113,15 @@ fn time_cell(point: Option<&Point>) -> String {
             format!("refused ({kind})")
         }
         None => "error".to_owned(),
+    }
+}
+
+/// `n=5`, the values a cell summarizes, or `n=3 of 5` when some repeats failed or were refused.
+fn n_of(n: usize, repeats: usize) -> String {
+    if n == repeats {
+        format!("n={n}")
+    } else {
+        format!("n={n} of {repeats}")
     }
 }
 
@@ -88,10 +136,39 @@ pub fn num(v: f64) -> String {
     }
 }
 
-fn ratio(numerator: Option<Summary>, denominator: Option<Summary>) -> String {
-    match (numerator, denominator) {
-        (Some(n), Some(d)) if d.median > 0.0 => format!("{:.2}", n.median / d.median),
-        _ => "–".to_owned(),
+/// Literal ÷ bound at one point: the median of the per-repeat ratios, its interval and the
+/// pairs behind it.
+fn paired_cell(
+    literal: Option<&Point>,
+    bound: Option<&Point>,
+    short: &mut ShortIntervals,
+) -> String {
+    match literal.zip(bound).and_then(|(l, b)| l.paired_ratio(b)) {
+        Some(s) => short.cell(
+            num(s.median),
+            s.ci,
+            format!("n = {} pairs", s.n),
+            &format!("n={}", s.n),
+        ),
+        None => "–".to_owned(),
+    }
+}
+
+/// A target ÷ its baseline at one point: the ratio of the medians, its interval and the
+/// repeats of each.
+fn baseline_cell(
+    ours: Option<&Point>,
+    theirs: Option<&Point>,
+    short: &mut ShortIntervals,
+) -> String {
+    match ours.zip(theirs).and_then(|(o, t)| o.independent_ratio(t)) {
+        Some(r) => short.cell(
+            num(r.value),
+            r.ci,
+            format!("n = {} and {}", r.n.0, r.n.1),
+            &format!("n={} vs {}", r.n.0, r.n.1),
+        ),
+        None => "–".to_owned(),
     }
 }
 
@@ -108,7 +185,8 @@ fn header(axis: Axis, labelled: bool, columns: &[String]) -> String {
 }
 
 /// The key ratio table of `target`: median ms per 1,000 rows (outside clock) of each strategy
-/// at each point, with its 95% bootstrap interval, and literal ÷ bound. Markdown.
+/// at each point, and literal ÷ bound (paired by repeat), each with its interval and n.
+/// Markdown.
 pub fn ratio_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> String {
     let strategies = strategies_of(rows, target);
     let table = cells(rows, axis, target);
@@ -122,25 +200,87 @@ pub fn ratio_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> String
         columns.push("literal ÷ bound".to_owned());
     }
     let mut out = header(axis, labelled, &columns);
+    let mut short = ShortIntervals::default();
     for ((label, _), (x, cells)) in &table {
         let mut line = vec![axis.format(*x)];
         if labelled {
             line.push(label.clone());
         }
-        line.extend(strategies.iter().map(|s| time_cell(cells.get(s))));
+        line.extend(
+            strategies
+                .iter()
+                .map(|s| time_cell(cells.get(s), &mut short)),
+        );
         if both {
-            line.push(ratio(
-                ms_per_1000(cells.get(&Strategy::Literal)),
-                ms_per_1000(cells.get(&Strategy::Bound)),
+            line.push(paired_cell(
+                cells.get(&Strategy::Literal),
+                cells.get(&Strategy::Bound),
+                &mut short,
             ));
         }
         writeln!(out, "| {} |", line.join(" | ")).unwrap();
     }
+    out.push_str(&short.note());
     out
 }
 
+/// With a profile's `precision`: at how many of `target`'s points (those with a time) the
+/// median's 95% interval got within it, and which did not, with their n. Markdown, one
+/// paragraph.
+pub fn precision_line(
+    rows: &[ResultRow],
+    axis: Axis,
+    target: TargetKind,
+    record: &RunRecord,
+) -> String {
+    let Some(precision) = record.run.precision else {
+        return String::new();
+    };
+    let mut timed = 0;
+    let mut missed = Vec::new();
+    for point in points(rows, axis) {
+        let Some(s) = point.summary(Measure::MsPer1000Rows) else {
+            continue;
+        };
+        if point.line.target != target {
+            continue;
+        }
+        timed += 1;
+        if !s.within(precision) {
+            let label = if point.line.label.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", point.line.label)
+            };
+            missed.push(format!(
+                "{}{label} at {} (n={})",
+                point.line.strategy,
+                axis.format(point.x),
+                s.n
+            ));
+        }
+    }
+    let most = record
+        .run
+        .max_repeats
+        .map(|m| format!(", up to {m} repeats"))
+        .unwrap_or_default();
+    let mut line = format!(
+        "Precision asked: every point repeated until its median's 95% interval lay within \
+         ±{}% of it{most}. Reached at {} of {timed} points of `{target}`",
+        precision * 100.0,
+        timed - missed.len()
+    );
+    if missed.is_empty() {
+        line.push_str(".\n");
+    } else {
+        line.push_str(&format!("; not at {}.\n", missed.join(", ")));
+    }
+    line
+}
+
 /// `target` ÷ the bare SQLite baseline, per strategy at each point (ratio of the medians of ms
-/// per 1,000 rows); `None` when the run has no baseline. Markdown.
+/// per 1,000 rows, with its interval); `None` when the run has no baseline. Markdown.
 pub fn baseline_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Option<String> {
     if target == TargetKind::Sqlite || !rows.iter().any(|r| r.target == TargetKind::Sqlite) {
         return None;
@@ -154,6 +294,7 @@ pub fn baseline_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Opt
         .map(|s| format!("{s}: {target} ÷ sqlite"))
         .collect();
     let mut out = header(axis, labelled, &columns);
+    let mut short = ShortIntervals::default();
     for (key, (x, cells)) in &ours {
         let mut line = vec![axis.format(*x)];
         if labelled {
@@ -161,13 +302,15 @@ pub fn baseline_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Opt
         }
         let theirs = baseline.get(key).map(|(_, c)| c);
         for s in &strategies {
-            line.push(ratio(
-                ms_per_1000(cells.get(s)),
-                ms_per_1000(theirs.and_then(|c| c.get(s))),
+            line.push(baseline_cell(
+                cells.get(s),
+                theirs.and_then(|c| c.get(s)),
+                &mut short,
             ));
         }
         writeln!(out, "| {} |", line.join(" | ")).unwrap();
     }
+    out.push_str(&short.note());
     Some(out)
 }
 
@@ -259,9 +402,18 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
         let kind = kind.get_name();
         command.push_str(&format!(" --debug-corrupt {kind}"));
     }
+    let order = run
+        .order_seed
+        .map(|seed| {
+            format!(
+                " The probes ran in rounds, one repeat of every point each, in an order shuffled \
+                 with order seed {seed}."
+            )
+        })
+        .unwrap_or_default();
     writeln!(
         out,
-        "Reproduce: `{command}` at commit `{}`{}.\n",
+        "Reproduce: `{command}` at commit `{}`{}.{order}\n",
         record.git.commit,
         if record.git.dirty {
             " (the tree had uncommitted changes)"
@@ -282,16 +434,36 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
 
     writeln!(
         out,
-        "\n## Median time per 1,000 rows on `{target}` (outside clock, 95% bootstrap interval)\n"
+        "\n## Median time per 1,000 rows on `{target}` (outside clock, 95% interval of the median)\n"
     )
     .unwrap();
+    out.push_str(
+        "Each time: the median over the repeats that succeeded, in parentheses its 95% \
+         confidence interval (the distribution-free order-statistic interval of the median; † \
+         marks one that covers less, for want of repeats), and n, the repeats behind it. \
+         literal ÷ bound: the two ran side by side in every repeat, so each repeat gives a \
+         ratio; the cell is the median of those ratios with the same kind of interval, and n \
+         the pairs where both succeeded.\n\n",
+    );
     out.push_str(&ratio_table(rows, axis, target));
+    let precision = precision_line(rows, axis, target, record);
+    if !precision.is_empty() {
+        writeln!(out, "\n{precision}").unwrap();
+    }
     if let Some(table) = baseline_table(rows, axis, target) {
         writeln!(
             out,
             "\n## `{target}` ÷ bare SQLite (ratio of median times per 1,000 rows)\n"
         )
         .unwrap();
+        out.push_str(
+            "The baseline ran after the whole target, so its repeats are not paired with the \
+             target's: each cell is the ratio of the two medians, and its interval divides each \
+             median's 97.5% interval by the other's. The two samples are independent, so both \
+             intervals hold together, and then the ratio lies in the interval, with probability \
+             at least the product of their coverages (95% from 7 repeats each). n: the repeats \
+             of each.\n\n",
+        );
         out.push_str(&table);
     }
 
@@ -341,9 +513,10 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
     )
     .unwrap();
     out.push_str(
-        "Files: `results.csv` (every probe, warm-ups excepted), `summary.csv` (every point: \
-         median, p95, min, max, 95% bootstrap interval of the median), `run.toml` (provenance and \
-         totals).\n",
+        "Files: `results.csv` (every probe, warm-ups excepted, with when it started), \
+         `summary.csv` (every point: median, min, max, p95 from 20 repeats on, the median's \
+         order-statistic interval and its coverage; literal ÷ bound and target ÷ sqlite with \
+         theirs), `run.toml` (provenance, the order seed, totals).\n",
     );
     out
 }
@@ -381,13 +554,14 @@ mod tests {
 
     #[test]
     fn medians_intervals_ratios_and_refusals() {
+        let repeat = |repeat: usize, row: ResultRow| ResultRow { repeat, ..row };
         let rows = [
-            row("local", Strategy::Bound, 64, "ok", 50.0),
-            row("local", Strategy::Bound, 64, "ok", 52.0),
-            row("local", Strategy::Bound, 64, "ok", 90.0),
-            row("local", Strategy::Literal, 64, "ok", 18.0),
-            row("local", Strategy::Literal, 64, "ok", 19.0),
-            row("local", Strategy::Literal, 64, "ok", 20.0),
+            repeat(0, row("local", Strategy::Bound, 64, "ok", 50.0)),
+            repeat(1, row("local", Strategy::Bound, 64, "ok", 52.0)),
+            repeat(2, row("local", Strategy::Bound, 64, "ok", 90.0)),
+            repeat(0, row("local", Strategy::Literal, 64, "ok", 18.0)),
+            repeat(1, row("local", Strategy::Literal, 64, "ok", 19.0)),
+            repeat(2, row("local", Strategy::Literal, 64, "ok", 20.0)),
             row("local", Strategy::Literal, 128, "refused", 3.0),
             row("local", Strategy::Bound, 128, "ok", 1.0),
         ];
@@ -405,23 +579,58 @@ mod tests {
         // 100 rows per probe: ms per 1,000 rows is ten times the probe's time.
         let at_64 = cells_of(lines[2]);
         assert_eq!(at_64[0], "64");
-        assert!(at_64[1].starts_with("520 ("), "{at_64:?}");
-        assert!(at_64[2].starts_with("190 ("), "{at_64:?}");
-        assert_eq!(at_64[3], "0.37");
+        // Three repeats: [min, max], marked as covering less than 95%, and the note says how
+        // much it does cover.
+        assert_eq!(at_64[1], "520 (500–900)† n=3");
+        assert_eq!(at_64[2], "190 (180–200)† n=3");
+        assert!(
+            text.contains(
+                "† The interval covers less than 95%, for want of repeats: 75.0% at n = 3; \
+                 75.0% at n = 3 pairs."
+            ),
+            "{text}"
+        );
+        // Literal ÷ bound repeat by repeat: 0.36, 0.365, 0.22: their median, and [min, max].
+        assert_eq!(at_64[3], "0.36 (0.22–0.37)† n=3");
         assert_eq!(
             cells_of(lines[3]),
-            ["128", "10.0", "refused (too-many-variables)", "–"]
+            ["128", "10.0 n=1", "refused (too-many-variables)", "–"]
         );
     }
 
     #[test]
+    fn from_six_repeats_the_interval_is_95_percent_and_unmarked() {
+        let rows: Vec<ResultRow> = [50.0, 51.0, 52.0, 53.0, 54.0, 90.0]
+            .into_iter()
+            .map(|ms| row("local", Strategy::Bound, 8, "ok", ms))
+            .collect();
+        let text = ratio_table(&rows, Axis::Columns, kind("local"));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(cells_of(lines[2]), ["8", "525 (500–900) n=6"]);
+        assert!(!text.contains('†'), "{text}");
+        // A failed repeat is not summarized, and the cell says so.
+        let mut failed = rows.clone();
+        failed.push(row("local", Strategy::Bound, 8, "error", 1.0));
+        let text = ratio_table(&failed, Axis::Columns, kind("local"));
+        assert!(text.contains("| 8 | 525 (500–900) n=6 of 7 |"), "{text}");
+    }
+
+    #[test]
     fn the_baseline_table_divides_by_sqlite_at_the_same_point() {
-        let rows = [
-            row("local", Strategy::Bound, 8, "ok", 40.0),
+        let repeats = |target, ms: &[f64]| -> Vec<ResultRow> {
+            let rows = ms.iter().enumerate();
+            rows.map(|(repeat, &ms)| ResultRow {
+                repeat,
+                ..row(target, Strategy::Bound, 8, "ok", ms)
+            })
+            .collect()
+        };
+        let mut rows = vec![
             row("local", Strategy::Literal, 8, "ok", 10.0),
-            row("sqlite", Strategy::Bound, 8, "ok", 4.0),
             row("sqlite", Strategy::Literal, 8, "ok", 5.0),
         ];
+        rows.extend(repeats("local", &[40.0, 41.0, 42.0, 43.0, 44.0]));
+        rows.extend(repeats("sqlite", &[4.0, 4.1, 4.2, 4.3, 4.4, 4.5]));
         let text = baseline_table(&rows, Axis::Columns, kind("local")).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
@@ -432,17 +641,25 @@ mod tests {
                 "literal: local ÷ sqlite"
             ]
         );
-        assert_eq!(cells_of(lines[2]), ["8", "10.00", "2.00"]);
+        // Bound: medians 420 and 42.5 ms per 1,000 rows; the interval divides [400, 440] by
+        // [40, 45], covering at least 93.75% × 96.875%.
         assert_eq!(
-            baseline_table(&rows[..2], Axis::Columns, kind("local")),
-            None
+            cells_of(lines[2]),
+            ["8", "9.88 (8.89–11.0)† n=5 vs 6", "2.00 n=1 vs 1"]
         );
-        assert_eq!(
-            baseline_table(&rows[2..], Axis::Columns, kind("sqlite")),
-            None
+        assert!(
+            text.contains("for want of repeats: at least 90.8% at n = 5 and 6."),
+            "{text}"
         );
+        let local: Vec<ResultRow> = rows
+            .iter()
+            .filter(|r| r.target == kind("local"))
+            .cloned()
+            .collect();
+        assert_eq!(baseline_table(&local, Axis::Columns, kind("local")), None);
+        assert_eq!(baseline_table(&rows, Axis::Columns, kind("sqlite")), None);
         // The baseline's own lines never appear in the target's table.
-        assert!(!ratio_table(&rows, Axis::Columns, kind("local")).contains("4.00"));
+        assert!(!ratio_table(&rows, Axis::Columns, kind("local")).contains("42.5"));
     }
 
     fn record(status: &str, totals: Totals) -> RunRecord {
@@ -507,16 +724,18 @@ memory_gib = 23.5
                 "/r/time-per-1000-rows-vs-columns.pdf".into(),
             ],
         }];
-        let md = markdown(&record("complete", totals.clone()), &rows, &charts);
+        let mut complete = record("complete", totals.clone());
+        complete.run.order_seed = Some(7);
+        let md = markdown(&complete, &rows, &charts);
         for expected in [
             "# column-sweep: Bound vs literal",
             "profile `smoke` of `experiments/column-sweep.toml` on the `local` target, with the same probes on sqlite (bare SQLite, the baseline: not D1)",
             "status complete.",
-            "Reproduce: `cargo xtask run column-sweep --profile smoke --target local` at commit `c0ffee`.",
+            "Reproduce: `cargo xtask run column-sweep --profile smoke --target local` at commit `c0ffee`. The probes ran in rounds, one repeat of every point each, in an order shuffled with order seed 7.",
             "- `local`: 2 probes (0 refused, 0 errors); 200 rows expected, 200 present, checksums equal; every probe reconciled",
             "- bare SQLite (baseline): 2 probes",
-            "| 8 | 400 | 100 | 0.25 |",
-            "| 8 | 10.00 | 2.00 |",
+            "| 8 | 400 n=1 | 100 n=1 | 0.25 n=1 |",
+            "| 8 | 10.0 n=1 vs 1 | 2.00 n=1 vs 1 |",
             "![time-per-1000-rows-vs-columns](time-per-1000-rows-vs-columns.png)",
             "*Median time per 1,000 rows.* ([SVG](time-per-1000-rows-vs-columns.svg), [PDF](time-per-1000-rows-vs-columns.pdf))",
             "- wrangler: 4.164.0",
@@ -549,7 +768,45 @@ memory_gib = 23.5
             cells_of(lines[0]),
             ["columns", "series", "bound ms/1k rows"]
         );
-        assert_eq!(cells_of(lines[2]), ["8", "", "100"]);
-        assert_eq!(cells_of(lines[3]), ["8", "all non-ASCII", "200"]);
+        assert_eq!(cells_of(lines[2]), ["8", "", "100 n=1"]);
+        assert_eq!(cells_of(lines[3]), ["8", "all non-ASCII", "200 n=1"]);
+    }
+
+    #[test]
+    fn with_a_precision_the_summary_says_where_it_was_reached() {
+        let repeats = |strategy, columns, ms: &[f64]| -> Vec<ResultRow> {
+            let rows = ms.iter().enumerate();
+            rows.map(|(repeat, &ms)| ResultRow {
+                repeat,
+                ..row("local", strategy, columns, "ok", ms)
+            })
+            .collect()
+        };
+        let mut rows = repeats(
+            Strategy::Bound,
+            8,
+            &[100.0, 101.0, 99.0, 100.0, 102.0, 98.0],
+        );
+        rows.extend(repeats(
+            Strategy::Literal,
+            8,
+            &[50.0, 80.0, 20.0, 50.0, 51.0, 49.0, 60.0],
+        ));
+        rows.push(row("local", Strategy::Literal, 64, "refused", 1.0));
+        let mut record = record("complete", Totals::default());
+        assert_eq!(
+            precision_line(&rows, Axis::Columns, kind("local"), &record),
+            ""
+        );
+        record.run.precision = Some(0.05);
+        record.run.max_repeats = Some(7);
+        let line = precision_line(&rows, Axis::Columns, kind("local"), &record);
+        assert_eq!(
+            line,
+            "Precision asked: every point repeated until its median's 95% interval lay within \
+             ±5% of it, up to 7 repeats. Reached at 1 of 2 points of `local`; not at literal at \
+             8 (n=7).\n"
+        );
+        assert!(markdown(&record, &rows, &[]).contains(&line));
     }
 }

@@ -2,9 +2,10 @@
 //! `file:line:column` errors, and their expansion into the probes a run sends.
 //!
 //! A file has a description, the swept axis, and profiles (`full`, `smoke`, ...). A profile
-//! sends each point `warmup` times unrecorded, then `repeats` times measured; its series are
-//! products of strategies × columns × row sizes × escape shares × non-ASCII shares × index
-//! counts (each a list) at a row count. Every probe is also checked by the core's own
+//! sends each point `warmup` times unrecorded, then `repeats` times measured, in rounds whose
+//! order is shuffled from its `order-seed` ([`super::schedule`]); its series are products of
+//! strategies × columns × row sizes × escape shares × non-ASCII shares × index counts (each a
+//! list) at a row count. Every probe is also checked by the core's own
 //! validation, so a file cannot ask for a probe the Worker would refuse, and a row size below
 //! what its columns take is refused at the value. Every point of a chart must be one set of
 //! parameters, so a chart never mixes two, and be drawn once: a list that repeats a value, a
@@ -24,6 +25,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::files::{NonEmpty, Profiles, located, toml_stems};
+use super::schedule::{PlannedPoint, SweepPlan, Until};
 
 /// The swept parameter of an experiment: the x axis of its charts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize)]
@@ -95,8 +97,15 @@ pub struct ExperimentFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Profile {
-    /// Measured repetitions of every point.
-    pub repeats: NonZeroUsize,
+    /// Measured repetitions of every point; with `precision`, the fewest.
+    pub repeats: Spanned<NonZeroUsize>,
+    /// Repeat each point until its median's 95% interval lies within ± this fraction of the
+    /// median (`0.05`: ±5%), from `repeats` up to `max-repeats` repetitions.
+    #[serde(default)]
+    pub precision: Option<Spanned<Precision>>,
+    /// The most measured repetitions of a point, with `precision`.
+    #[serde(default)]
+    pub max_repeats: Option<Spanned<MaxRepeats>>,
     /// Repetitions of every point sent before the measured ones and not recorded as results:
     /// they warm the target's caches and code paths.
     #[serde(default)]
@@ -104,11 +113,60 @@ pub struct Profile {
     /// Seed of the row generator (the same data for every strategy).
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// Seed of the shuffled order the probes run in (recorded in run.toml).
+    #[serde(default = "default_seed")]
+    pub order_seed: u64,
     pub series: NonEmpty<Spanned<Series>>,
 }
 
 fn default_seed() -> u64 {
     1
+}
+
+/// The most measured repetitions of a point: the intervals of `reports::stats` are computed
+/// from at most this many values.
+pub const MAX_REPEATS: usize = 1_000;
+
+/// Below this many repeats no order-statistic interval of a median covers 95% (see
+/// `reports::stats`), so no precision can be reached.
+pub const FEWEST_REPEATS_FOR_95: usize = 6;
+
+/// A precision: the interval's half-width as a fraction of the median, above 0 and below 1.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(try_from = "f64")]
+pub struct Precision(pub f64);
+
+impl TryFrom<f64> for Precision {
+    type Error = String;
+    fn try_from(x: f64) -> Result<Self, String> {
+        if x > 0.0 && x < 1.0 {
+            Ok(Precision(x))
+        } else {
+            Err(format!(
+                "a precision is a fraction of the median above 0 and below 1 (0.05: the \
+                 interval within ±5% of the median), got {x}"
+            ))
+        }
+    }
+}
+
+/// The most repetitions a point may take to reach a precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "i64")]
+pub struct MaxRepeats(pub usize);
+
+impl TryFrom<i64> for MaxRepeats {
+    type Error = String;
+    fn try_from(n: i64) -> Result<Self, String> {
+        match usize::try_from(n) {
+            Ok(m) if (FEWEST_REPEATS_FOR_95..=MAX_REPEATS).contains(&m) => Ok(MaxRepeats(m)),
+            _ => Err(format!(
+                "max-repeats must be {FEWEST_REPEATS_FOR_95} to {MAX_REPEATS} (below \
+                 {FEWEST_REPEATS_FOR_95} repeats no interval of a median covers 95%, so no \
+                 precision can be reached), got {n}"
+            )),
+        }
+    }
 }
 
 /// A series' list of values, each with its place in the file.
@@ -273,6 +331,8 @@ pub struct Experiment {
 /// One probe of a run, with where it sits in the experiment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedProbe {
+    /// Index of its point in [`SweepPlan::points`].
+    pub point: usize,
     pub series: usize,
     /// The series' label, empty when it has none.
     pub label: String,
@@ -322,6 +382,7 @@ impl Experiment {
         experiment.profiles().check_default()?;
         let axis = experiment.file.x_axis;
         for profile in experiment.file.profile.values() {
+            experiment.check_repeats(profile)?;
             // Each line of a chart (strategy and label) at each x: the probe that draws it.
             let mut points: BTreeMap<(Strategy, String, u64), (usize, ProbeRequest)> =
                 BTreeMap::new();
@@ -339,13 +400,16 @@ impl Experiment {
                         )
                     )));
                 }
-                // Repeats and warm-ups of a point are the same probe: the first measured one
-                // stands for them all.
-                let firsts = expand_series(series.get_ref(), profile, index, 0)
-                    .into_iter()
-                    .filter(|probe| !probe.warmup && probe.repeat == 0);
-                for probe in firsts {
-                    let request = &probe.request;
+                // Repeats and warm-ups of a point are the same probe: one per strategy stands
+                // for them all.
+                let planned = expand_series(series.get_ref(), profile, index);
+                let probes = planned.iter().flat_map(|point| {
+                    let label = &point.label;
+                    let strategies = point.strategies.iter();
+                    strategies.map(move |s| (label, point.probe(*s, 0)))
+                });
+                for (label, request) in probes {
+                    let request = &request;
                     if let Err(e) = request.validate() {
                         return Err(anyhow!(experiment.error_at(
                             Some(series.span()),
@@ -353,13 +417,13 @@ impl Experiment {
                         )));
                     }
                     let x = axis.of_probe(request);
-                    let key = (request.strategy, probe.label.clone(), x.to_bits());
+                    let key = (request.strategy, label.clone(), x.to_bits());
                     let point = (index, probe_point(request));
                     let Some((other, drawn)) = points.get(&key) else {
                         points.insert(key, point);
                         continue;
                     };
-                    let line = line_name(request.strategy, &probe.label);
+                    let line = line_name(request.strategy, label);
                     let at = format!("{} = {}", axis.name(), axis.format(x));
                     let message = match (*other == index, *drawn == point.1) {
                         (true, true) => format!(
@@ -401,6 +465,44 @@ impl Experiment {
             }
         }
         Ok(experiment)
+    }
+
+    /// `repeats` at most [`MAX_REPEATS`]; `precision` and `max-repeats` together, and
+    /// `max-repeats` not below `repeats`.
+    fn check_repeats(&self, profile: &Profile) -> Result<()> {
+        let repeats = profile.repeats.get_ref().get();
+        let fail = |span, message: String| Err(anyhow!(self.error_at(Some(span), &message)));
+        if repeats > MAX_REPEATS {
+            return fail(
+                profile.repeats.span(),
+                format!("repeats must be 1 to {MAX_REPEATS}, got {repeats}"),
+            );
+        }
+        match (&profile.precision, &profile.max_repeats) {
+            (Some(precision), None) => fail(
+                precision.span(),
+                format!(
+                    "`precision` needs `max-repeats`: the most repeats a point may take to get \
+                     its interval within ±{}% of the median",
+                    precision.get_ref().0 * 100.0
+                ),
+            ),
+            (None, Some(max)) => fail(
+                max.span(),
+                "`max-repeats` applies only with `precision`; for a fixed number of repeats, \
+                 give `repeats` alone"
+                    .to_owned(),
+            ),
+            (Some(_), Some(max)) if max.get_ref().0 < repeats => fail(
+                max.span(),
+                format!(
+                    "max-repeats ({}) is below repeats ({repeats}): every point takes `repeats` \
+                     before its precision is checked, then more up to `max-repeats`",
+                    max.get_ref().0
+                ),
+            ),
+            _ => Ok(()),
+        }
     }
 
     fn error_at(&self, span: Option<Range<usize>>, message: &str) -> String {
@@ -472,19 +574,30 @@ impl Experiment {
         self.profiles().select(name)
     }
 
-    /// Every probe of `profile`, numbered from 1. Within a point the repeats and the strategies
-    /// interleave, so slow drift of the machine spreads evenly over the strategies.
-    pub fn probes(&self, profile: &Profile) -> Vec<PlannedProbe> {
-        let mut probes = Vec::new();
-        for (index, series) in profile.series.0.iter().enumerate() {
-            probes.extend(expand_series(
-                series.get_ref(),
-                profile,
-                index,
-                probes.len() as u64,
-            ));
+    /// What `profile` runs: its points, repeats and order seed.
+    pub fn plan(&self, profile: &Profile) -> SweepPlan {
+        SweepPlan {
+            points: (profile.series.0.iter().enumerate())
+                .flat_map(|(index, series)| expand_series(series.get_ref(), profile, index))
+                .collect(),
+            warmup: profile.warmup,
+            repeats: profile.repeats.get_ref().get(),
+            until: profile
+                .precision
+                .as_ref()
+                .zip(profile.max_repeats.as_ref())
+                .map(|(precision, max)| Until {
+                    precision: precision.get_ref().0,
+                    max_repeats: max.get_ref().0,
+                }),
+            order_seed: profile.order_seed,
         }
-        probes
+    }
+
+    /// Every probe of `profile` in the order it runs, numbered from 1 (see
+    /// [`super::schedule`]).
+    pub fn probes(&self, profile: &Profile) -> Vec<PlannedProbe> {
+        self.plan(profile).probes()
     }
 }
 
@@ -521,62 +634,49 @@ fn describe(p: &ProbeRequest) -> String {
     )
 }
 
-/// The probes of one series: for each point, the warm-ups, then the measured repeats; within
-/// each, every strategy in turn.
-fn expand_series(
-    series: &Series,
-    profile: &Profile,
-    index: usize,
-    first_id: u64,
-) -> Vec<PlannedProbe> {
+/// The points of one series: every combination of its lists, each with the series'
+/// strategies.
+fn expand_series(series: &Series, profile: &Profile, index: usize) -> Vec<PlannedPoint> {
     let label = series
         .label
         .as_ref()
         .map(|l| l.0.clone())
         .unwrap_or_default();
-    let mut probes = Vec::new();
+    let strategies: Vec<Strategy> = values(&series.strategies).collect();
+    let mut points = Vec::new();
     for Columns(columns) in values(&series.columns) {
         for row_bytes in values(&series.row_bytes) {
             for Share(escape_share) in values(&series.escape_share) {
                 for Share(non_ascii_share) in values(&series.non_ascii_share) {
                     for Indexes(indexes) in values(&series.indexes) {
-                        let runs = (0..profile.warmup)
-                            .map(|r| (true, r))
-                            .chain((0..profile.repeats.get()).map(|r| (false, r)));
-                        for (warmup, repeat) in runs {
-                            for strategy in values(&series.strategies) {
-                                let probe_id = first_id + probes.len() as u64 + 1;
-                                probes.push(PlannedProbe {
-                                    series: index,
-                                    label: label.clone(),
-                                    warmup,
-                                    repeat,
-                                    request: ProbeRequest {
-                                        probe_id,
-                                        strategy,
-                                        columns,
-                                        rows: series.rows.0,
-                                        row_bytes,
-                                        seed: profile.seed,
-                                        rows_per_statement: series
-                                            .rows_per_statement
-                                            .map(NonZeroUsize::get),
-                                        text: TextMix {
-                                            escape_share,
-                                            non_ascii_share,
-                                        },
-                                        indexes,
-                                        debug_corrupt: None,
-                                    },
-                                });
-                            }
-                        }
+                        points.push(PlannedPoint {
+                            series: index,
+                            label: label.clone(),
+                            strategies: strategies.clone(),
+                            request: ProbeRequest {
+                                probe_id: 0,
+                                strategy: strategies[0],
+                                columns,
+                                rows: series.rows.0,
+                                row_bytes,
+                                seed: profile.seed,
+                                rows_per_statement: series
+                                    .rows_per_statement
+                                    .map(NonZeroUsize::get),
+                                text: TextMix {
+                                    escape_share,
+                                    non_ascii_share,
+                                },
+                                indexes,
+                                debug_corrupt: None,
+                            },
+                        });
                     }
                 }
             }
         }
     }
-    probes
+    points
 }
 
 #[cfg(test)]
@@ -610,7 +710,7 @@ mod tests {
     }
 
     #[test]
-    fn warmups_come_first_at_each_point_and_every_axis_is_a_list() {
+    fn every_axis_is_a_list_and_every_point_gets_its_warmups_then_its_repeats() {
         let source = r#"
 description = "d"
 x-axis = "escape-share"
@@ -636,41 +736,44 @@ non-ascii-share = [1]
         let experiment = Experiment::parse("t", Path::new("t.toml"), source.into()).unwrap();
         let (_, profile) = experiment.profile(None).unwrap();
         let probes = experiment.probes(profile);
-        let summary: Vec<_> = probes
-            .iter()
-            .map(|p| {
-                (
-                    p.request.probe_id,
-                    p.warmup,
-                    p.repeat,
-                    p.request.strategy.name(),
-                    p.request.text.escape_share,
-                    p.request.text.non_ascii_share,
-                    p.request.indexes,
-                    p.label.as_str(),
-                )
-            })
-            .collect();
-        assert_eq!(
-            summary,
-            [
-                (1, true, 0, "bound", 0.0, 0.0, 2, ""),
-                (2, true, 0, "literal", 0.0, 0.0, 2, ""),
-                (3, false, 0, "bound", 0.0, 0.0, 2, ""),
-                (4, false, 0, "literal", 0.0, 0.0, 2, ""),
-                (5, false, 1, "bound", 0.0, 0.0, 2, ""),
-                (6, false, 1, "literal", 0.0, 0.0, 2, ""),
-                (7, true, 0, "bound", 0.5, 0.0, 2, ""),
-                (8, true, 0, "literal", 0.5, 0.0, 2, ""),
-                (9, false, 0, "bound", 0.5, 0.0, 2, ""),
-                (10, false, 0, "literal", 0.5, 0.0, 2, ""),
-                (11, false, 1, "bound", 0.5, 0.0, 2, ""),
-                (12, false, 1, "literal", 0.5, 0.0, 2, ""),
-                (13, true, 0, "literal", 1.0, 1.0, 0, "all non-ASCII"),
-                (14, false, 0, "literal", 1.0, 1.0, 0, "all non-ASCII"),
-                (15, false, 1, "literal", 1.0, 1.0, 0, "all non-ASCII"),
+        let ids: Vec<u64> = probes.iter().map(|p| p.request.probe_id).collect();
+        assert_eq!(ids, (1..=15).collect::<Vec<u64>>());
+        // The warm-up round first, then the measured rounds: the order within each round is
+        // shuffled (see schedule.rs), so compare each round as a set.
+        let round = |probes: &[PlannedProbe]| {
+            let mut round: Vec<_> = probes
+                .iter()
+                .map(|p| {
+                    (
+                        p.warmup,
+                        p.repeat,
+                        p.request.strategy.name(),
+                        p.request.text.escape_share.to_string(),
+                        p.request.text.non_ascii_share.to_string(),
+                        p.request.indexes,
+                        p.label.clone(),
+                    )
+                })
+                .collect();
+            round.sort();
+            round
+        };
+        let expected = |warmup: bool, repeat: usize| {
+            let mut round: Vec<_> = [
+                ("bound", "0", "0", 2, ""),
+                ("literal", "0", "0", 2, ""),
+                ("bound", "0.5", "0", 2, ""),
+                ("literal", "0.5", "0", 2, ""),
+                ("literal", "1", "1", 0, "all non-ASCII"),
             ]
-        );
+            .map(|(s, e, n, i, l)| (warmup, repeat, s, e.into(), n.into(), i, l.to_owned()))
+            .to_vec();
+            round.sort();
+            round
+        };
+        assert_eq!(round(&probes[..5]), expected(true, 0));
+        assert_eq!(round(&probes[5..10]), expected(false, 0));
+        assert_eq!(round(&probes[10..]), expected(false, 1));
     }
 
     /// A file of one `full` profile (2 repeats, 1 warm-up) with these series, on `columns`.
@@ -752,53 +855,31 @@ non-ascii-share = [1]
     }
 
     #[test]
-    fn probes_interleave_strategies_and_number_from_one() {
-        let source = r#"
-description = "d"
-x-axis = "columns"
-[profile.full]
-repeats = 2
-[[profile.full.series]]
-strategies = ["bound", "literal"]
-columns = [1, 8]
-row-bytes = [100]
-rows = 10
-[[profile.full.series]]
-strategies = ["per-row"]
-columns = [4]
-row-bytes = [100]
-rows = 3
-"#;
-        let experiment = Experiment::parse("t", Path::new("t.toml"), source.into()).unwrap();
-        let (_, profile) = experiment.profile(None).unwrap();
-        let probes = experiment.probes(profile);
-        assert!(probes.iter().all(|p| !p.warmup && p.label.is_empty()));
-        let summary: Vec<_> = probes
-            .iter()
-            .map(|p| {
-                (
-                    p.request.probe_id,
-                    p.series,
-                    p.request.columns,
-                    p.repeat,
-                    p.request.strategy.name(),
-                )
-            })
-            .collect();
-        assert_eq!(
-            summary,
-            [
-                (1, 0, 1, 0, "bound"),
-                (2, 0, 1, 0, "literal"),
-                (3, 0, 1, 1, "bound"),
-                (4, 0, 1, 1, "literal"),
-                (5, 0, 8, 0, "bound"),
-                (6, 0, 8, 0, "literal"),
-                (7, 0, 8, 1, "bound"),
-                (8, 0, 8, 1, "literal"),
-                (9, 1, 4, 0, "per-row"),
-                (10, 1, 4, 1, "per-row"),
-            ]
-        );
+    fn the_order_seed_is_a_profile_key_with_a_fixed_default() {
+        let source = |seed: &str| {
+            format!(
+                "description = \"d\"\nx-axis = \"columns\"\n[profile.full]\nrepeats = 3\n{seed}\n\
+                 [[profile.full.series]]\nstrategies = [\"bound\", \"literal\"]\n\
+                 columns = [1, 2, 4, 8, 16]\nrow-bytes = [100]\nrows = 10\n"
+            )
+        };
+        let order = |seed: &str| {
+            let experiment = Experiment::parse("t", Path::new("t.toml"), source(seed)).unwrap();
+            let (_, profile) = experiment.profile(None).unwrap();
+            let plan = experiment.plan(profile);
+            let probes: Vec<_> = experiment
+                .probes(profile)
+                .iter()
+                .map(|p| (p.request.columns, p.request.strategy))
+                .collect();
+            (plan.order_seed, probes)
+        };
+        let (default, fixed) = order("");
+        assert_eq!(default, 1);
+        assert_eq!(order("order-seed = 1").1, fixed);
+        let (seven, shuffled) = order("order-seed = 7");
+        assert_eq!(seven, 7);
+        assert_ne!(shuffled, fixed);
+        assert_eq!(shuffled.len(), 5 * 2 * 3);
     }
 }

@@ -1,5 +1,7 @@
 //! HTTP to the d1bench Worker, wherever it runs: `/health`, and `/setup`, `/probe`, `/verify` and
-//! `/rung`, each request timed from the outside and bounded by one time-out.
+//! `/rung`, each request timed from the outside and bounded as a whole: the measured request by
+//! [`REQUEST_TIMEOUT`], the requests around it by [`STEP_TIMEOUT`], `/health` by
+//! [`HEALTH_TIMEOUT`].
 
 use std::time::{Duration, Instant};
 
@@ -9,6 +11,8 @@ use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
 use serde::Deserialize;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+
+use super::{HEALTH_TIMEOUT, REQUEST_TIMEOUT, STEP_TIMEOUT};
 
 /// What `GET /health` answers.
 #[derive(Debug, Clone, Deserialize)]
@@ -36,11 +40,10 @@ pub struct WorkerClient {
 const MAX_ANSWER_BYTES: u64 = 1024 * 1024;
 
 impl WorkerClient {
-    /// `timeout` bounds each request as a whole.
-    pub fn new(base_url: &str, token: &str, timeout: Duration) -> Self {
+    pub fn new(base_url: &str, token: &str) -> Self {
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_global(Some(timeout))
+            .timeout_global(Some(REQUEST_TIMEOUT))
             .timeout_connect(Some(Duration::from_secs(10)))
             .build();
         WorkerClient {
@@ -50,12 +53,16 @@ impl WorkerClient {
         }
     }
 
-    /// `GET /health`; an error when the Worker is not (yet) answering.
+    /// `GET /health`; an error when the Worker is not (yet) answering within
+    /// [`HEALTH_TIMEOUT`].
     pub fn health(&self) -> Result<Health> {
         let url = format!("{}/health", self.base_url);
         let mut response = self
             .agent
             .get(&url)
+            .config()
+            .timeout_global(Some(HEALTH_TIMEOUT))
+            .build()
             .header("Authorization", &self.authorization)
             .call()
             .with_context(|| format!("GET {url}"))?;
@@ -75,40 +82,55 @@ impl WorkerClient {
 
     /// `POST /setup`: the probe's table, in an invocation of its own.
     pub fn setup(&self, probe: &ProbeRequest) -> Result<SetupResult, String> {
-        self.post_json("/setup", probe).result
+        self.post_json("/setup", probe, STEP_TIMEOUT).result
     }
 
     /// `POST /probe`: the writes, timed around the whole exchange.
     pub fn probe(&self, probe: &ProbeRequest) -> Timed<ProbeResult> {
-        self.post_json("/probe", probe)
+        self.post_json("/probe", probe, REQUEST_TIMEOUT)
     }
 
     /// `POST /verify`: whether the probe's table exists, its rows and their checksum, computed in
     /// SQL by the Worker, which then drops the table. Not part of any measurement.
     pub fn verify(&self, probe: &ProbeRequest) -> Result<VerifyResult, String> {
-        self.post_json("/verify", probe).result
+        self.post_json("/verify", probe, STEP_TIMEOUT).result
     }
 
-    /// `POST /rung`: one step of a ladder rung, in an invocation of its own.
+    /// `POST /rung`: one step of a ladder rung, in an invocation of its own; the climb is the
+    /// measured one.
     pub fn rung<T: DeserializeOwned>(&self, step: Step, rung: &RungRequest) -> Timed<T> {
+        let timeout = match step {
+            Step::Climb => REQUEST_TIMEOUT,
+            Step::Prepare | Step::Finish => STEP_TIMEOUT,
+        };
         self.post_json(
             "/rung",
             &RungCall {
                 step,
                 rung: rung.clone(),
             },
+            timeout,
         )
     }
 
-    /// `POST <path>` with a JSON body, timed around the whole exchange; the answer decoded as
-    /// `T`, or why there is none (HTTP status and body, or transport error).
-    fn post_json<T: DeserializeOwned>(&self, path: &str, body: &impl Serialize) -> Timed<T> {
+    /// `POST <path>` with a JSON body, timed around the whole exchange and bounded by
+    /// `timeout`; the answer decoded as `T`, or why there is none (HTTP status and body, or
+    /// transport error).
+    fn post_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &impl Serialize,
+        timeout: Duration,
+    ) -> Timed<T> {
         let url = format!("{}{path}", self.base_url);
         let body = serde_json::to_string(body).expect("a request always serializes");
         let started = Instant::now();
         let answer = self
             .agent
             .post(&url)
+            .config()
+            .timeout_global(Some(timeout))
+            .build()
             .header("Authorization", &self.authorization)
             .header("Content-Type", "application/json")
             .send(body.as_str())

@@ -64,11 +64,7 @@ pub fn log_tail(path: &Path, lines: usize) -> String {
 impl LocalWorker {
     /// Starts wrangler dev and waits until the Worker answers `/health`; the client that
     /// reaches it, and what it answered.
-    pub fn start(
-        paths: &Paths,
-        tools: &Toolchain,
-        request_timeout: Duration,
-    ) -> Result<(Self, WorkerClient, Health)> {
+    pub fn start(paths: &Paths, tools: &Toolchain) -> Result<(Self, WorkerClient, Health)> {
         let port = free_port()?;
         let inspector_port = free_port()?;
         let dir = paths.scratch().join("local").join(port.to_string());
@@ -119,7 +115,7 @@ impl LocalWorker {
         }
         let mut process = ProcessGroup::spawn(command, "wrangler dev")?;
         let base_url = format!("http://127.0.0.1:{port}");
-        let client = WorkerClient::new(&base_url, &token, request_timeout);
+        let client = WorkerClient::new(&base_url, &token);
 
         let started = Instant::now();
         let health = loop {
@@ -156,6 +152,17 @@ impl LocalWorker {
             );
         }
         Ok(())
+    }
+
+    /// Why a wrangler dev that still runs does not answer, as far as its log tells.
+    pub fn wedged(&self) -> String {
+        format!(
+            "wrangler dev still runs but does not answer (after its Workers runtime is killed \
+             under it, wrangler restarts it, but the proxy in front of it may never forward a \
+             request again); its log ({}) ends with:\n{}",
+            self.log.display(),
+            log_tail(&self.log, 10)
+        )
     }
 
     /// Stops wrangler and workerd now (dropping does the same).

@@ -26,9 +26,20 @@ use crate::flags::TargetKind;
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
 
-/// Longest one request to a target may take: a probe's writes, a rung's step (query-duration's
+/// Longest the measured request may take: a probe's writes, a rung's climb (query-duration's
 /// longest rungs run for tens of seconds, and a query past D1's 30 s limit must still come back).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Longest a request around the measurement may take: a probe's setup and verification, a
+/// rung's prepare and finish (a CREATE, a count, a checksum, a DROP: milliseconds to a second or
+/// two, each query bounded by D1's own 30 s). Shorter than [`REQUEST_TIMEOUT`] so a target that
+/// accepts requests and never answers (wrangler's proxy after its runtime was restarted under
+/// it) costs a minute, not five.
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Longest one `/health` request may take: it does nothing, so a target that does not answer it
+/// within this is not answering, and the caller asks again.
+pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A target, started and answering, for the length of one run. Every `Err(String)` and every
 /// `Timed` without a result is the target failing to answer (it died, stopped answering, or

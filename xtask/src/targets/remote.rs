@@ -150,7 +150,6 @@ impl RemoteHost {
         tools: &Toolchain,
         options: &Options,
         warnings: &[String],
-        request_timeout: Duration,
     ) -> Result<(Self, WorkerClient, Health)> {
         for warning in warnings {
             say(&format!("warning: {warning}"));
@@ -179,7 +178,7 @@ impl RemoteHost {
             keep: options.keep,
         };
         let deployment = Deployment::create(wrangler, setup)?;
-        let client = WorkerClient::new(&deployment.url, deployment.token.expose(), request_timeout);
+        let client = WorkerClient::new(&deployment.url, deployment.token.expose());
         say(&format!("waiting for {} to answer", deployment.url));
         // On failure the deployment is dropped here, which deletes it.
         let health = wait_until_answering(&client, &deployment.url)?;

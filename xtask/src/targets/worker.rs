@@ -12,7 +12,7 @@ use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
 use super::http::{Health, Timed, WorkerClient};
 use super::local::LocalWorker;
 use super::remote::{self, RemoteHost};
-use super::{Described, REQUEST_TIMEOUT, Session};
+use super::{Described, Session};
 use crate::flags::TargetKind;
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
@@ -51,7 +51,7 @@ impl ServedSeen {
 
 impl WorkerSession {
     pub fn local(paths: &Paths, tools: &Toolchain) -> Result<Self> {
-        let (worker, client, health) = LocalWorker::start(paths, tools, REQUEST_TIMEOUT)?;
+        let (worker, client, health) = LocalWorker::start(paths, tools)?;
         Ok(WorkerSession::new(Host::Local(worker), client, health))
     }
 
@@ -61,8 +61,7 @@ impl WorkerSession {
         options: &remote::Options,
         warnings: &[String],
     ) -> Result<Self> {
-        let (host, client, health) =
-            RemoteHost::start(paths, tools, options, warnings, REQUEST_TIMEOUT)?;
+        let (host, client, health) = RemoteHost::start(paths, tools, options, warnings)?;
         Ok(WorkerSession::new(Host::Remote(host), client, health))
     }
 
@@ -140,9 +139,14 @@ impl Session for WorkerSession {
             match self.client.health() {
                 Ok(_) => return Ok(()),
                 Err(e) if started.elapsed() > RECOVERY_TIMEOUT => {
-                    return Err(format!(
-                        "the target did not answer again within {RECOVERY_TIMEOUT:?}: {e:#}"
-                    ));
+                    let mut why = format!(
+                        "the target did not answer again within {:.0?}: {e:#}",
+                        started.elapsed()
+                    );
+                    if let Host::Local(worker) = &self.host {
+                        why.push_str(&format!("; {}", worker.wedged()));
+                    }
+                    return Err(why);
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(250)),
             }

@@ -447,7 +447,7 @@ rows = 5
     #[test]
     fn the_readme_cost_table_matches_the_experiment_file() {
         let root = crate::paths::project_root();
-        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        let readme = std::fs::read_to_string(root.join("docs/reference.md")).unwrap();
         for profile in ["smoke", "full"] {
             let jobs = jobs(
                 &root.join("experiments"),
@@ -465,7 +465,7 @@ rows = 5
             );
             assert!(
                 readme.contains(&row),
-                "README.md's cost table lacks `{row}`: update it from `cargo xtask matrix --format table`"
+                "docs/reference.md's cost table lacks `{row}`: update it from `cargo xtask matrix --format table`"
             );
         }
     }

@@ -2,8 +2,9 @@
 //! and PDF paper figures.
 //!
 //! Each chart plots one value per line (a strategy, in a labelled series or not) against the
-//! experiment's swept axis. Points are medians over the repeats with their 95% bootstrap
-//! confidence interval as error bars; the bare SQLite baseline, when the run has one, is drawn in
+//! experiment's swept axis. Points are medians over the repeats with the median's
+//! order-statistic confidence interval as error bars (what it covers, and the repeats behind
+//! each point, are in the caption); the bare SQLite baseline, when the run has one, is drawn in
 //! dashed grey under the target's lines.
 //!
 //! Drawing happens in three steps, each testable on its own:
@@ -43,7 +44,7 @@ use super::{Drawn, measured_on};
 use crate::flags::TargetKind;
 use crate::records::{ResultRow, RunDir};
 use crate::reports::points::{Measure, points};
-use crate::reports::stats::Summary;
+use crate::reports::stats::{CONFIDENCE, Summary};
 use crate::studies::sweep::Axis;
 
 /// Share of the time chart's height given to the band of refused points above the data.
@@ -123,9 +124,12 @@ pub fn render_run(
 struct Point {
     x: f64,
     median: f64,
-    /// The 95% bootstrap confidence interval of the median: the error bar.
+    /// The median's confidence interval (see [`crate::reports::stats`]): the error bar; the
+    /// median itself when there is none (one repeat).
     low: f64,
     high: f64,
+    /// What the interval covers; 0 without one.
+    coverage: f64,
     /// Repeats that contributed.
     repeats: usize,
 }
@@ -135,8 +139,9 @@ impl Point {
         Point {
             x,
             median: summary.median,
-            low: summary.ci_low,
-            high: summary.ci_high,
+            low: summary.ci.map_or(summary.median, |ci| ci.low),
+            high: summary.ci.map_or(summary.median, |ci| ci.high),
+            coverage: summary.ci.map_or(0.0, |ci| ci.coverage),
             repeats: summary.n,
         }
     }
@@ -168,6 +173,19 @@ impl Series {
             name = format!("{name}, {BASELINE_LEGEND}");
         }
         name
+    }
+
+    /// The legend's entry: the name and the repeats behind the line's points, `bound (n=5)` or
+    /// `bound (n=6–30)` when they differ from point to point.
+    fn legend(&self) -> String {
+        let n = self.points.iter().map(|p| p.repeats);
+        match (n.clone().min(), n.max()) {
+            (Some(fewest), Some(most)) if fewest < most => {
+                format!("{} (n={fewest}–{most})", self.name())
+            }
+            (Some(n), _) => format!("{} (n={n})", self.name()),
+            (None, _) => self.name(),
+        }
     }
 }
 
@@ -371,6 +389,36 @@ fn rows_written(rows: &[ResultRow]) -> String {
     format!("Each probe writes {written}; its time is scaled to 1,000 rows")
 }
 
+/// The repeats behind the points of `series` and what their error bars are, for a caption:
+/// `n = 5 repeats per point; error bars: …`, saying what the bars cover when it is below 95%.
+fn error_bars(series: &[Series]) -> String {
+    let points = || series.iter().flat_map(|s| &s.points);
+    let Some((fewest, most)) = extent(points().map(|p| p.repeats as f64)) else {
+        return "no point to draw".to_owned();
+    };
+    let n = if fewest == most {
+        let plural = if fewest == 1.0 { "" } else { "s" };
+        format!("n = {fewest} repeat{plural} per point")
+    } else {
+        format!("n = {fewest} to {most} repeats per point")
+    };
+    let least = points()
+        .filter(|p| p.repeats > 1)
+        .map(|p| p.coverage)
+        .reduce(f64::min);
+    match least {
+        None => format!("{n}, so no error bars"),
+        Some(c) if c >= CONFIDENCE => {
+            format!("{n}; error bars: the median's 95% order-statistic confidence interval")
+        }
+        Some(c) => format!(
+            "{n}; error bars: the median's order-statistic confidence interval, which below 6 \
+             repeats is [min, max] and covers less than 95% (here as little as {:.1}%)",
+            c * 100.0
+        ),
+    }
+}
+
 /// Milliseconds per 1,000 rows against the axis; refused points in a band above the data; the
 /// baseline's lines in grey.
 fn time_chart(
@@ -389,9 +437,9 @@ fn time_chart(
     };
     let (x_scale, x_range) = x_axis_of(&series);
     let mut caption = format!(
-        "Median time per 1,000 rows written (outside clock) against {}, with 95% bootstrap \
-         confidence intervals",
-        axis.label()
+        "Median time per 1,000 rows written (outside clock) against {}; {}",
+        axis.label(),
+        error_bars(&series)
     );
     if refusal_band.is_some() {
         caption.push_str("; crosses in the top band mark points where every repeat was refused");
@@ -530,11 +578,11 @@ fn overhead_chart(
     Ok(Chart {
         name,
         caption: format!(
-            "Median outside − inside clock per probe against {}, with 95% bootstrap confidence \
-             intervals: HTTP, JSON, planning and building the statements, creating the table and \
-             counting. Lines that differ mean the outside clock adds different costs to \
-             different strategies.",
-            axis.label()
+            "Median outside − inside clock per probe against {} (HTTP, JSON, planning and \
+             building the statements, creating the table and counting); {}. Lines that differ \
+             mean the outside clock adds different costs to different strategies.",
+            axis.label(),
+            error_bars(&series)
         ),
         title: format!("Outside − inside clock, {place}"),
         draw_title: false,
@@ -597,7 +645,7 @@ fn legend_items(chart: &Chart) -> Vec<(Sample, String)> {
                 marker: Some(strategy_shape(s.strategy)),
                 small_marker: s.baseline,
             };
-            (sample, s.name())
+            (sample, s.legend())
         })
         .collect();
     if chart.series.iter().any(|s| !s.refused.is_empty()) {
@@ -798,7 +846,7 @@ mod tests {
     const LOCAL: TargetKind = TargetKind::Local;
 
     #[test]
-    fn points_are_the_median_and_its_bootstrap_interval_over_repeats() {
+    fn points_are_the_median_and_its_order_statistic_interval_over_repeats() {
         let rows = vec![
             row(Strategy::Bound, 4, 0, "ok", 10.0),
             row(Strategy::Bound, 4, 1, "ok", 30.0),
@@ -811,7 +859,7 @@ mod tests {
         assert_eq!(series.len(), 2);
         assert_eq!(series[0].strategy, Strategy::Bound);
         // 500 rows per probe: ms per 1,000 rows is twice the probe's time; the error bar is the
-        // median's bootstrap interval from stats.rs.
+        // median's interval from stats.rs: [min, max] at 3 and 2 repeats.
         let at_4 = Summary::of(&[20.0, 60.0, 40.0]).unwrap();
         let at_8 = Summary::of(&[100.0, 80.0]).unwrap();
         assert_eq!(
@@ -821,7 +869,7 @@ mod tests {
         assert_eq!(series[0].points[0].median, 40.0);
         assert_eq!(series[0].points[0].repeats, 3);
         let p = &series[0].points[0];
-        assert!(p.low <= p.median && p.median <= p.high && p.low >= 20.0 && p.high <= 60.0);
+        assert_eq!((p.low, p.high, p.coverage), (20.0, 60.0, 0.75));
         assert_eq!(series[1].strategy, Strategy::PerRow);
         assert_eq!(series[1].points[0].median, 1000.0);
         assert_eq!(
@@ -830,6 +878,49 @@ mod tests {
             "one repeat: no interval"
         );
         assert!(series.iter().all(|s| s.refused.is_empty() && !s.baseline));
+    }
+
+    #[test]
+    fn captions_give_the_repeats_and_what_the_error_bars_cover() {
+        let at = |repeats: usize, columns: usize| {
+            (0..repeats).map(move |r| row(Strategy::Bound, columns, r, "ok", 10.0 + r as f64))
+        };
+        let caption = |rows: Vec<ResultRow>| {
+            time_chart(&rows, Axis::Columns, "t", LOCAL)
+                .unwrap()
+                .caption
+        };
+        let five = caption(at(5, 4).chain(at(5, 8)).collect());
+        assert!(
+            five.contains(
+                "n = 5 repeats per point; error bars: the median's order-statistic confidence \
+                 interval, which below 6 repeats is [min, max] and covers less than 95% (here as \
+                 little as 93.8%)"
+            ),
+            "{five}"
+        );
+        let mixed = caption(at(6, 4).chain(at(30, 8)).collect());
+        assert!(
+            mixed.contains(
+                "n = 6 to 30 repeats per point; error bars: the median's 95% order-statistic \
+                 confidence interval."
+            ),
+            "{mixed}"
+        );
+        let chart = time_chart(
+            &at(6, 4).chain(at(30, 8)).collect::<Vec<_>>(),
+            Axis::Columns,
+            "t",
+            LOCAL,
+        )
+        .unwrap();
+        let legend: Vec<_> = legend_items(&chart).into_iter().map(|(_, l)| l).collect();
+        assert_eq!(legend, ["bound (n=6–30)"]);
+        let one = caption(at(1, 4).collect());
+        assert!(
+            one.contains("n = 1 repeat per point, so no error bars."),
+            "{one}"
+        );
     }
 
     #[test]
@@ -864,11 +955,11 @@ mod tests {
         assert_eq!(
             labels,
             [
-                "bound",
-                "literal",
-                "bound, all non-ASCII",
-                "bound, bare SQLite",
-                "literal, bare SQLite",
+                "bound (n=1)",
+                "literal (n=1)",
+                "bound, all non-ASCII (n=1)",
+                "bound, bare SQLite (n=1)",
+                "literal, bare SQLite (n=1)",
             ]
         );
         // Each baseline entry in the baseline's grey, told apart by its strategy's marker.
@@ -1257,13 +1348,18 @@ mod tests {
                 let texts = svg_texts(&svg);
                 let name = &drawn.name;
                 assert_eq!(texts.contains(&chart.title.as_str()), titles, "{name}");
-                for label in ["bound", "literal", "per-row", axis.label()] {
+                for label in [
+                    "bound (n=3)",
+                    "literal (n=3)",
+                    "per-row (n=3)",
+                    axis.label(),
+                ] {
                     assert!(texts.contains(&label), "{label} not in {name}: {texts:?}");
                 }
                 let is_time = name.contains("time-per-1000-rows");
                 assert_eq!(
-                    texts.contains(&"bound, bare SQLite")
-                        && texts.contains(&"literal, bare SQLite"),
+                    texts.contains(&"bound, bare SQLite (n=3)")
+                        && texts.contains(&"literal, bare SQLite (n=3)"),
                     is_time,
                     "the baseline belongs on the time chart only: {name}"
                 );

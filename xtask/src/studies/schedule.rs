@@ -1,0 +1,334 @@
+//! The order a sweep's probes run in: rounds, each holding one repeat of every point, in an
+//! order shuffled anew for every round from the profile's recorded `order-seed`; and, for a
+//! profile that asks for a precision, how many rounds.
+//!
+//! A fixed order lines slow drift of the machine (a warming disk, a neighbour's build) up with
+//! the x axis, where it looks like an effect. Shuffled rounds spread it over every point
+//! instead, and over every repeat of each point, so it widens intervals rather than bending
+//! lines. Within a round the strategies of one point run back to back, in a shuffled order of
+//! their own, so the repeats of two strategies at one point are pairs whose ratio drift cannot
+//! move much (see `reports::stats`). Warm-up rounds come first, before any measured one.
+//!
+//! A profile with `precision` runs `repeats` rounds, then keeps adding rounds of the points not
+//! yet precise enough (the caller says which, [`Schedule::next_round`]) until none is left or
+//! `max-repeats` is reached; a point once settled takes no more rounds.
+
+use d1bench_core::{ProbeRequest, Strategy};
+
+use super::sweep::PlannedProbe;
+
+/// What a profile asks of a sweep, with its points: how many rounds, in which order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPlan {
+    /// Every point, in the order of the experiment file (series, then its lists).
+    pub points: Vec<PlannedPoint>,
+    /// Unrecorded repeats of every point before the measured ones.
+    pub warmup: usize,
+    /// Measured repeats of every point; with `until`, the fewest.
+    pub repeats: usize,
+    /// A precision to repeat the points until, if the profile asks for one.
+    pub until: Option<Until>,
+    /// Seed of the shuffles, recorded in run.toml: the same seed gives the same order.
+    pub order_seed: u64,
+}
+
+/// Repeat a point until its interval is within `precision` of its median, or it has
+/// `max_repeats` repeats.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Until {
+    /// Fraction of the median (0.05: the interval within ±5% of it).
+    pub precision: f64,
+    pub max_repeats: usize,
+}
+
+/// One point of a sweep: a series at one set of parameters, with the strategies compared there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedPoint {
+    /// Index of the experiment series it belongs to.
+    pub series: usize,
+    /// The series' label, empty when it has none.
+    pub label: String,
+    /// Compared side by side, in each round.
+    pub strategies: Vec<Strategy>,
+    /// The probe of the first strategy, numbered 0: the parameters every probe of the point
+    /// shares.
+    pub request: ProbeRequest,
+}
+
+impl PlannedPoint {
+    /// The point's probe of `strategy`, numbered `probe_id`.
+    pub fn probe(&self, strategy: Strategy, probe_id: u64) -> ProbeRequest {
+        ProbeRequest {
+            probe_id,
+            strategy,
+            ..self.request.clone()
+        }
+    }
+}
+
+impl SweepPlan {
+    /// The rounds of the plan from its first.
+    pub fn schedule(&self) -> Schedule<'_> {
+        Schedule {
+            plan: self,
+            rng: fastrand::Rng::with_seed(self.order_seed),
+            round: 0,
+            next_id: 1,
+            open: vec![true; self.points.len()],
+        }
+    }
+
+    /// The most measured repeats a point may take.
+    pub fn max_repeats(&self) -> usize {
+        self.until
+            .map_or(self.repeats, |u| u.max_repeats.max(self.repeats))
+    }
+
+    /// Every probe the plan sends, in the order it sends them, numbered from 1; with a
+    /// precision, every probe it may send (no point ever precise enough).
+    pub fn probes(&self) -> Vec<PlannedProbe> {
+        let mut schedule = self.schedule();
+        std::iter::from_fn(|| schedule.next_round(|_| false))
+            .flatten()
+            .collect()
+    }
+}
+
+/// The rounds of a plan, one at a time.
+pub struct Schedule<'a> {
+    plan: &'a SweepPlan,
+    rng: fastrand::Rng,
+    /// Rounds handed out so far, warm-ups included.
+    round: usize,
+    /// The id of the next probe: ids count up in the order probes run.
+    next_id: u64,
+    /// The points still taking rounds.
+    open: Vec<bool>,
+}
+
+impl Schedule<'_> {
+    /// The next round: every open point once, points in a shuffled order and each point's
+    /// strategies back to back in a shuffled order; warm-up rounds first. After the profile's
+    /// `repeats`, a point for which `settled(index)` holds is closed for good (only asked with a
+    /// precision). `None` when done.
+    pub fn next_round(
+        &mut self,
+        mut settled: impl FnMut(usize) -> bool,
+    ) -> Option<Vec<PlannedProbe>> {
+        let plan = self.plan;
+        let round = self.round;
+        let warmup = round < plan.warmup;
+        let repeat = if warmup { round } else { round - plan.warmup };
+        if !warmup && repeat >= plan.max_repeats() {
+            return None;
+        }
+        if !warmup && repeat >= plan.repeats {
+            for (index, open) in self.open.iter_mut().enumerate() {
+                *open = *open && !settled(index);
+            }
+        }
+        let mut order: Vec<usize> = (0..plan.points.len())
+            .filter(|&index| self.open[index])
+            .collect();
+        if order.is_empty() {
+            return None;
+        }
+        self.round += 1;
+        self.rng.shuffle(&mut order);
+        let mut probes = Vec::new();
+        for index in order {
+            let point = &plan.points[index];
+            let mut strategies = point.strategies.clone();
+            self.rng.shuffle(&mut strategies);
+            for strategy in strategies {
+                probes.push(PlannedProbe {
+                    point: index,
+                    series: point.series,
+                    label: point.label.clone(),
+                    warmup,
+                    repeat,
+                    request: point.probe(strategy, self.next_id),
+                });
+                self.next_id += 1;
+            }
+        }
+        Some(probes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use d1bench_core::TextMix;
+
+    fn point(columns: usize, strategies: &[Strategy]) -> PlannedPoint {
+        PlannedPoint {
+            series: 0,
+            label: String::new(),
+            strategies: strategies.to_vec(),
+            request: ProbeRequest {
+                probe_id: 0,
+                strategy: strategies[0],
+                columns,
+                rows: 10,
+                row_bytes: 100,
+                seed: 1,
+                rows_per_statement: None,
+                text: TextMix::default(),
+                indexes: 0,
+                debug_corrupt: None,
+            },
+        }
+    }
+
+    fn plan(order_seed: u64) -> SweepPlan {
+        let both = [Strategy::Bound, Strategy::Literal];
+        SweepPlan {
+            points: [1, 2, 4, 8, 16, 32, 64, 100]
+                .map(|c| point(c, &both))
+                .to_vec(),
+            warmup: 1,
+            repeats: 3,
+            until: None,
+            order_seed,
+        }
+    }
+
+    /// A probe as (warm-up, repeat, columns, strategy).
+    fn key(p: &PlannedProbe) -> (bool, usize, usize, Strategy) {
+        (p.warmup, p.repeat, p.request.columns, p.request.strategy)
+    }
+
+    #[test]
+    fn every_round_holds_every_point_once_with_its_strategies_back_to_back() {
+        let plan = plan(1);
+        let probes = plan.probes();
+        assert_eq!(probes.len(), 8 * 2 * (1 + 3));
+        let ids: Vec<u64> = probes.iter().map(|p| p.request.probe_id).collect();
+        assert_eq!(
+            ids,
+            (1..=64).collect::<Vec<u64>>(),
+            "ids count up in run order"
+        );
+        for (round, probes) in probes.chunks(16).enumerate() {
+            let (warmup, repeat) = if round == 0 {
+                (true, 0)
+            } else {
+                (false, round - 1)
+            };
+            assert!(
+                probes
+                    .iter()
+                    .all(|p| (p.warmup, p.repeat) == (warmup, repeat))
+            );
+            let mut points: Vec<usize> = probes.iter().map(|p| p.point).collect();
+            for pair in points.chunks(2) {
+                assert_eq!(pair[0], pair[1], "a point's strategies run back to back");
+            }
+            points.sort();
+            points.dedup();
+            assert_eq!(points, (0..8).collect::<Vec<_>>());
+            for p in probes {
+                assert_eq!(p.request.columns, plan.points[p.point].request.columns);
+            }
+        }
+    }
+
+    #[test]
+    fn the_order_is_shuffled_per_round_and_the_seed_replays_it() {
+        let probes = plan(1).probes();
+        let order = |probes: &[PlannedProbe]| -> Vec<(bool, usize, usize, Strategy)> {
+            probes.iter().map(key).collect()
+        };
+        assert_eq!(
+            order(&probes),
+            order(&plan(1).probes()),
+            "same seed, same order"
+        );
+        assert_ne!(
+            order(&probes),
+            order(&plan(2).probes()),
+            "another seed, another order"
+        );
+        let columns = |round: usize| -> Vec<usize> {
+            probes[round * 16..(round + 1) * 16]
+                .iter()
+                .map(|p| p.request.columns)
+                .collect()
+        };
+        let rounds: Vec<Vec<usize>> = (0..4).map(columns).collect();
+        assert!(
+            rounds.windows(2).all(|w| w[0] != w[1]),
+            "each round has an order of its own: {rounds:?}"
+        );
+        let mut sorted = rounds[1].clone();
+        sorted.sort();
+        assert_ne!(rounds[1], sorted, "not the x axis' order");
+        // Over the rounds, bound runs first at some points and second at others.
+        let firsts = probes
+            .chunks(2)
+            .filter(|pair| pair[0].request.strategy == Strategy::Bound)
+            .count();
+        assert!((8..24).contains(&firsts), "bound first in {firsts} of 32");
+    }
+
+    #[test]
+    fn with_a_precision_points_take_rounds_until_settled_or_the_most_repeats() {
+        let plan = SweepPlan {
+            repeats: 2,
+            until: Some(Until {
+                precision: 0.05,
+                max_repeats: 5,
+            }),
+            ..plan(1)
+        };
+        assert_eq!(plan.max_repeats(), 5);
+        assert_eq!(plan.probes().len(), 8 * 2 * (1 + 5), "at most");
+        // Point 3 settles after 3 repeats, every even point after 2; the odd others never.
+        let mut schedule = plan.schedule();
+        let mut asked = Vec::new();
+        let mut rounds = Vec::new();
+        while let Some(round) = schedule.next_round(|point| {
+            asked.push(point);
+            point % 2 == 0 || (point == 3 && asked.len() > 8)
+        }) {
+            let mut points: Vec<usize> = round.iter().map(|p| p.point).collect();
+            points.sort();
+            points.dedup();
+            rounds.push((round[0].warmup, round[0].repeat, points));
+        }
+        let all: Vec<usize> = (0..8).collect();
+        assert_eq!(
+            rounds,
+            [
+                (true, 0, all.clone()),
+                (false, 0, all.clone()),
+                (false, 1, all),
+                (false, 2, vec![1, 3, 5, 7]),
+                (false, 3, vec![1, 5, 7]),
+                (false, 4, vec![1, 5, 7]),
+            ]
+        );
+        // Asked only after the fewest repeats, and never again about a closed point.
+        assert_eq!(asked[..8], [0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(asked[8..], [1, 3, 5, 7, 1, 5, 7]);
+    }
+
+    #[test]
+    fn a_round_without_an_open_point_ends_the_plan() {
+        let plan = SweepPlan {
+            until: Some(Until {
+                precision: 0.05,
+                max_repeats: 30,
+            }),
+            ..plan(1)
+        };
+        let mut schedule = plan.schedule();
+        let rounds = std::iter::from_fn(|| schedule.next_round(|_| true)).count();
+        assert_eq!(
+            rounds,
+            1 + 3,
+            "the warm-up and the fewest repeats, then every point is settled"
+        );
+    }
+}
