@@ -162,30 +162,38 @@ struct Series {
 }
 
 impl Series {
-    /// The legend's name of the line: the strategy, its series' label, and for a baseline line
-    /// what it ran on.
+    /// The legend's name of the line: the strategy and its series' label (a baseline line's
+    /// entry is under the baseline's heading).
     fn name(&self) -> String {
-        let mut name = self.strategy.name().to_owned();
-        if !self.label.is_empty() {
-            name = format!("{name}, {}", self.label);
+        if self.label.is_empty() {
+            self.strategy.name().to_owned()
+        } else {
+            format!("{}, {}", self.strategy, self.label)
         }
-        if self.baseline {
-            name = format!("{name}, {BASELINE_LEGEND}");
-        }
-        name
     }
 
     /// The legend's entry: the name and the repeats behind the line's points, `bound (n=5)` or
     /// `bound (n=6–30)` when they differ from point to point.
     fn legend(&self) -> String {
-        let n = self.points.iter().map(|p| p.repeats);
-        match (n.clone().min(), n.max()) {
-            (Some(fewest), Some(most)) if fewest < most => {
-                format!("{} (n={fewest}–{most})", self.name())
-            }
-            (Some(n), _) => format!("{} (n={n})", self.name()),
-            (None, _) => self.name(),
+        match repeats([self]) {
+            Some(n) => format!("{} ({n})", self.name()),
+            None => self.name(),
         }
+    }
+}
+
+/// The repeats behind the points of `series`: `n=5`, or `n=6–30` when they differ from point to
+/// point; `None` without points.
+fn repeats<'a>(series: impl IntoIterator<Item = &'a Series>) -> Option<String> {
+    let n: Vec<usize> = series
+        .into_iter()
+        .flat_map(|s| &s.points)
+        .map(|p| p.repeats)
+        .collect();
+    match (n.iter().min(), n.iter().max()) {
+        (Some(fewest), Some(most)) if fewest < most => Some(format!("n={fewest}–{most}")),
+        (Some(n), _) => Some(format!("n={n}")),
+        _ => None,
     }
 }
 
@@ -627,27 +635,28 @@ impl Figure for Chart {
     }
 }
 
-/// One entry per line, the target's then the baseline's (each its own: which grey line is which
-/// strategy is read off its marker), then the refusal mark and the reference curve.
+/// One entry per line: the target's, each with its repeats; then under a heading of their own
+/// (`bare SQLite (n=5):`) the baseline's, each with its strategy's marker in grey; then the
+/// refusal mark and the reference curve.
 fn legend_items(chart: &Chart) -> Vec<(Sample, String)> {
-    let mut items: Vec<_> = chart
-        .series
-        .iter()
-        .map(|s| {
-            let sample = Sample::Line {
-                color: if s.baseline {
-                    BASELINE
-                } else {
-                    strategy_color(s.strategy)
-                },
-                points: if s.baseline { THIN_PT } else { LINE_PT },
-                dashed: s.baseline || !s.label.is_empty(),
-                marker: Some(strategy_shape(s.strategy)),
-                small_marker: s.baseline,
-            };
-            (sample, s.legend())
-        })
-        .collect();
+    let line = |s: &Series| Sample::Line {
+        color: if s.baseline {
+            BASELINE
+        } else {
+            strategy_color(s.strategy)
+        },
+        points: if s.baseline { THIN_PT } else { LINE_PT },
+        dashed: s.baseline || !s.label.is_empty(),
+        marker: Some(strategy_shape(s.strategy)),
+        small_marker: s.baseline,
+    };
+    let (baseline, target): (Vec<&Series>, Vec<&Series>) =
+        chart.series.iter().partition(|s| s.baseline);
+    let mut items: Vec<_> = target.iter().map(|s| (line(s), s.legend())).collect();
+    if let Some(n) = repeats(baseline.iter().copied()) {
+        items.push((Sample::Heading, format!("{BASELINE_LEGEND} ({n}):")));
+        items.extend(baseline.iter().map(|s| (line(s), s.name())));
+    }
     if chart.series.iter().any(|s| !s.refused.is_empty()) {
         let sample = Sample::Marker {
             color: MUTED,
@@ -945,8 +954,8 @@ mod tests {
                 ("bound".to_owned(), false),
                 ("literal".to_owned(), false),
                 ("bound, all non-ASCII".to_owned(), false),
-                ("bound, bare SQLite".to_owned(), true),
-                ("literal, bare SQLite".to_owned(), true),
+                ("bound".to_owned(), true),
+                ("literal".to_owned(), true),
             ]
         );
         let chart = time_chart(&rows, Axis::Columns, "t", LOCAL).unwrap();
@@ -958,12 +967,15 @@ mod tests {
                 "bound (n=1)",
                 "literal (n=1)",
                 "bound, all non-ASCII (n=1)",
-                "bound, bare SQLite (n=1)",
-                "literal, bare SQLite (n=1)",
+                "bare SQLite (n=1):",
+                "bound",
+                "literal",
             ]
         );
-        // Each baseline entry in the baseline's grey, told apart by its strategy's marker.
-        let baseline_samples: Vec<_> = legend[3..].iter().map(|(s, _)| s.clone()).collect();
+        // The baseline's lines under their heading, each its own entry in the baseline's grey,
+        // told apart by its strategy's marker.
+        assert_eq!(legend[3].0, Sample::Heading);
+        let baseline_samples: Vec<_> = legend[4..].iter().map(|(s, _)| s.clone()).collect();
         assert_eq!(
             baseline_samples,
             [Strategy::Bound, Strategy::Literal].map(|strategy| Sample::Line {
@@ -1358,8 +1370,9 @@ mod tests {
                 }
                 let is_time = name.contains("time-per-1000-rows");
                 assert_eq!(
-                    texts.contains(&"bound, bare SQLite (n=3)")
-                        && texts.contains(&"literal, bare SQLite (n=3)"),
+                    ["bare SQLite (n=3):", "bound", "literal"]
+                        .iter()
+                        .all(|entry| texts.contains(entry)),
                     is_time,
                     "the baseline belongs on the time chart only: {name}"
                 );

@@ -113,6 +113,9 @@ pub enum Sample {
     },
     /// A marker alone.
     Marker { color: RGBColor, shape: Shape },
+    /// Nothing: the label heads the entries after it, starting a new row (`bare SQLite (n=5):
+    /// ● bound ■ literal`), so a group of lines reads as one.
+    Heading,
 }
 
 impl Sample {
@@ -121,6 +124,15 @@ impl Sample {
         match self {
             Sample::Line { .. } => px(LEGEND_SAMPLE_PT),
             Sample::Marker { .. } => px(CROSS_PT * 2.6),
+            Sample::Heading => 0,
+        }
+    }
+
+    /// From the entry's start to its label's: the sample and the space after it.
+    pub(super) fn lead(&self) -> i32 {
+        match self {
+            Sample::Heading => 0,
+            _ => self.width() + px(LEGEND_INNER_PT),
         }
     }
 
@@ -142,6 +154,7 @@ impl Sample {
                 small_marker,
             } => (color, Some((points, dashed)), marker, small_marker),
             Sample::Marker { color, shape } => (color, None, Some(shape), false),
+            Sample::Heading => return Ok(()),
         };
         if let Some((points, dashed)) = line {
             draw_line(
@@ -198,14 +211,15 @@ pub(super) struct Legend {
 }
 
 impl Legend {
+    /// Entries in rows as wide as `width` allows, a heading starting a new row.
     pub(super) fn layout(pen: &Pen, items: Vec<(Sample, String)>, width: i32) -> Legend {
         let gap = px(LEGEND_ITEM_PT);
         let mut rows: Vec<Vec<(Sample, String, i32)>> = Vec::new();
         for (sample, label) in items {
-            let item_width =
-                sample.width() + px(LEGEND_INNER_PT) + pen.width(&label, LEGEND_FONT).ceil() as i32;
+            let item_width = sample.lead() + pen.width(&label, LEGEND_FONT).ceil() as i32;
+            let heading = sample == Sample::Heading;
             match rows.last_mut() {
-                Some(row) if Legend::row_width(row) + gap + item_width <= width => {
+                Some(row) if !heading && Legend::row_width(row) + gap + item_width <= width => {
                     row.push((sample, label, item_width))
                 }
                 _ => rows.push(vec![(sample, label, item_width)]),
@@ -239,7 +253,7 @@ impl Legend {
             let mut x = (width - Legend::row_width(row)) / 2;
             for (sample, label, item_width) in row {
                 sample.draw(root, x, cy)?;
-                let at = (x + sample.width() + px(LEGEND_INNER_PT), cy);
+                let at = (x + sample.lead(), cy);
                 let anchor = (HPos::Left, VPos::Center);
                 pen.draw(root, label, LEGEND_FONT, TEXT, anchor, Direction::Right, at)?;
                 x += item_width + px(LEGEND_ITEM_PT);

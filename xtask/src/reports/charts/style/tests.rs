@@ -111,6 +111,43 @@ fn text_widths_are_positive_grow_with_the_text_and_kern() {
 }
 
 #[test]
+fn a_legend_heading_starts_a_row_and_its_entries_follow_it() {
+    let pen = Pen {
+        format: Format::Svg,
+        fonts: fonts().unwrap(),
+    };
+    let line = |shape| Sample::Line {
+        color: TEXT,
+        points: LINE_PT,
+        dashed: false,
+        marker: Some(shape),
+        small_marker: false,
+    };
+    let items = vec![
+        (line(Shape::Circle), "bound".to_owned()),
+        (Sample::Heading, "bare SQLite:".to_owned()),
+        (line(Shape::Circle), "bound".to_owned()),
+        (line(Shape::Square), "literal".to_owned()),
+    ];
+    let legend = Legend::layout(&pen, items, 1000);
+    let rows: Vec<Vec<&str>> = legend
+        .rows
+        .iter()
+        .map(|row| row.iter().map(|(_, label, _)| label.as_str()).collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [vec!["bound"], vec!["bare SQLite:", "bound", "literal"]]
+    );
+    // A heading has no sample before its label.
+    let heading = &legend.rows[1][0];
+    assert_eq!(
+        heading.2,
+        pen.width("bare SQLite:", LEGEND_FONT).ceil() as i32
+    );
+}
+
+#[test]
 fn long_titles_shrink_then_end_in_an_ellipsis() {
     let pen = Pen {
         format: Format::Svg,
