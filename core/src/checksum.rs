@@ -1,127 +1,187 @@
 //! The content checksum of a probe's table: one SELECT every target runs, and the same numbers
 //! computed on the host from the row generator, so the rows present are compared with the rows
-//! sent by content, not only by count.
+//! sent by content and position, not only by count.
 //!
-//! The checksum is a handful of exact integer sums, independent of row order:
+//! Each row becomes one string of decimal digits, its *code*: the `hex()` of every value (an
+//! integer's of its decimal text) joined by `X` in column order, and that string's own `hex()`.
+//! Hex digits and `X` are ASCII bytes 0x30–0x39, 0x41–0x46 and 0x58, so the second `hex()`
+//! writes only decimal digits, 4 per byte of a value, and the code spells the row back exactly:
+//! every byte, its position in its value, the value's column. SQL makes it with `hex()` and one
+//! `concat()` per 32 arguments, loops in C (D1 has no user functions; a `replace()` per
+//! non-decimal hex digit would cost more than the longer code does).
+//!
+//! Each row's code is hashed in two independent *lanes*, each a polynomial modulo a prime below
+//! 2^31 ([`LANES`]): read as 18-digit chunks `c_0, c_1, …`, the row's hash is
+//! `(digits + Σ (c_q mod P)·R^(q+1)) mod P`, with `R` a primitive root of `P`. SQL reads the
+//! chunks with `substr` + `CAST`, 32 per row of a recursive CTE of offsets and weights
+//! (`generate_series` is built into neither D1 nor rusqlite's SQLite), so every product stays
+//! below 2^62 and every result below 2^53, exact as a JavaScript number. The checksum is a
+//! handful of sums over rows, so it does not depend on row order:
 //!
 //! - `rows`: the rows present;
-//! - `text_bytes`: the bytes of every text value;
-//! - `text_digest`: the sum over every byte of every text value of the byte's weight: its
-//!   position (from 1) among the non-NUL bytes of [`text_alphabet`] (0 for any other byte), plus
-//!   128 for each of its two hex digits that is `0`. SQL concatenates a row's texts and counts
-//!   each alphabet byte in them with `replace()` (a pass in C over the row), and the zero digits
-//!   of `hex()`; NUL needs the second term because `replace()` takes a pattern that starts with
-//!   NUL for an empty one;
-//! - `text_heads`: the first character (`unicode()`) of every text value times its column's
-//!   weight (column `j` weighs `j + 1`), so texts that changed columns show;
-//! - `int_low`, `int_mid`, `int_high`: every integer split into 18-bit limbs (`n & 0x3FFFF`,
-//!   `(n >> 18) & 0x3FFFF`, `n >> 36`), each limb times its column's weight;
-//! - `wrong_types`: values whose type is not their column's (a NULL, a REAL, a BLOB).
+//! - `wrong_types`: values whose type is not their column's (a NULL, a REAL, a BLOB, a text in
+//!   an integer column): the code alone cannot tell a text from a BLOB of the same bytes, nor
+//!   NULL from `''`;
+//! - `code_digits`: the length of every row's code, so any change of a value's length shows;
+//! - `hash_sum_1`, `hash_squares_1` (and `_2` for the second lane): the sum of the row hashes
+//!   and of their squares, modulo the lane's prime. The squares see what sums cannot: a swap
+//!   between two rows moves hash from one to the other and keeps the sum.
 //!
-//! What it catches for certain: any one byte of a text changed, added or removed (the byte count
-//! moves, or the digest does: the first terms of two different bytes differ by less than 128 and
-//! are equal only when both are 0, i.e. a NUL and a byte outside the alphabet, whose zero digits
-//! differ), any one integer changed (its limbs determine it), a value of the wrong type, a
-//! missing or extra row. What it cannot see: changes that cancel exactly, bytes moved within a
-//! row's texts (beyond their first characters).
+//! What it catches, proven against real SQLite by the mutation tests (`checksum/mutations.rs`:
+//! 240 changes of each kind to tables of 4 and 8 columns over 40 seeds, plain and hostile text,
+//! every one caught):
 //!
-//! Cost: about 90 passes in C over the text, roughly a second per 10 MB, paid in its own request
-//! after the timed one. For tables within D1's 100 columns (larger ones are refused at CREATE
-//! TABLE) every sum stays below 2^53 up to [`MAX_EXACT_PAYLOAD_BYTES`] of payload, so D1 returns
-//! it exactly as a JavaScript number, and the SELECT fits D1's statement limit.
+//! | change | caught |
+//! | --- | --- |
+//! | a row missing or added | for certain (`rows`) |
+//! | a value's type changed (text, integer, NULL, REAL, BLOB) | for certain (`wrong_types`) |
+//! | any one byte of a value changed, added or removed | for certain (see below) |
+//! | a value swapped between two rows of a column | unless the hashes collide |
+//! | two columns swapped within a row | unless the hashes collide |
+//! | bytes reordered within a value | unless the hashes collide |
+//! | bytes moved from one value to another | unless the hashes collide |
+//! | two edits that cancel (`a`→`b` here, `d`→`c` there) | unless the hashes collide |
+//! | a row duplicated and another dropped | unless the hashes collide |
+//!
+//! One byte changed: its 4 digits of the code change in place. Inside one chunk that changes
+//! the chunk by `x·10^s` with `0 < |x| < 10^4`, never a multiple of `P`; across two neighbouring
+//! chunks the test `one_changed_byte_always_changes_both_hash_sums` shows it can never cancel
+//! for either lane's radix. Either way the row's hash changes, and with it `hash_sum_1` and
+//! `hash_sum_2`. One byte added or removed changes `code_digits` by 4.
+//!
+//! "Unless the hashes collide": every other change is caught unless both lanes miss it by
+//! chance. For a change made without knowing the radices, each lane misses it with probability
+//! about 1/P, both together about 2^-62 per changed table.
+//!
+//! Cost: two `hex()` per value and one `substr` + `CAST` per 4.5 bytes of payload, paid in its
+//! own request after the timed one: on 10 MB (10,000 rows of 1,000 bytes) 0.52 to 0.82 times
+//! the CPU time of the checksum it replaced, which summed byte weights with a `replace()` per
+//! byte value (see the README). D1 counts 4 reads of every row and one more per row of the CTE
+//! of weights it steps through ([`rows_read`]). A row's code has 4 digits per byte, so it stays
+//! within D1's 2,000,000-byte string limit for rows of up to [`MAX_CHECKSUMMED_ROW_BYTES`].
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::generate::{ColumnType, RowGenerator, Value, column_type, text_alphabet};
+use crate::generate::{ColumnType, RowGenerator, Value, column_type};
+use crate::limits::{MAX_FUNCTION_ARGS, MAX_ROW_BYTES};
+
+/// One lane of the row hash: a prime below 2^31 and a primitive root of it, so that a product
+/// of two residues stays below 2^62 and no power of the radix repeats within 2^30 chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lane {
+    pub prime: u64,
+    pub radix: u64,
+}
+
+/// The two lanes: independent primes and radices (the radices drawn at random once).
+pub const LANES: [Lane; 2] = [
+    Lane {
+        prime: 2_147_483_647,
+        radix: 1_437_671_202,
+    },
+    Lane {
+        prime: 2_147_483_629,
+        radix: 1_692_975_436,
+    },
+];
+
+/// Digits per chunk of a row's code: the most an SQLite integer holds whatever the digits.
+const CHUNK_DIGITS: usize = 18;
+
+/// Chunks read per row of the CTE of offsets and weights. Every row of it a table row steps
+/// through costs VM steps and is a row D1 counts as read; 32 keeps its 96 columns within D1's
+/// 100.
+const CHUNKS_PER_STEP: usize = 32;
+
+/// The separator between two values' `hex()` in a row, and its own `hex()` in the code.
+const SEPARATOR: u8 = b'X';
+
+/// Largest row payload whose code fits D1's 2,000,000-byte strings: 4 digits per text byte, at
+/// most 80 per integer (20 characters, 8 payload bytes) and 2 per separator, which is 4 digits
+/// per byte plus at most 1,832 at D1's 100 columns.
+pub const MAX_CHECKSUMMED_ROW_BYTES: usize = (MAX_ROW_BYTES - 2_000) / 4;
 
 /// Largest table payload (text bytes plus [`crate::generate::INTEGER_BYTES`] per integer, over
-/// all rows) whose checksum stays below 2^53, so exact in a JavaScript number, for tables within
-/// D1's 100 columns. One byte of payload adds less than 2^25 to any sum: the most is a text's
-/// first character, column weight 100 times a code point up to 0x10FFFF over its 4 bytes
-/// (an integer adds at most 100 × 2^18 to a limb sum over its 8 bytes; a text byte at most 383
-/// to the digest); and 2^28 × 2^25 = 2^53. `rows` and `wrong_types` count rows and values.
-pub const MAX_EXACT_PAYLOAD_BYTES: usize = 1 << 28;
-
-/// Bits per integer limb.
-const LIMB_BITS: u32 = 18;
-const LIMB_MASK: i64 = (1 << LIMB_BITS) - 1;
-
-/// What each `0` digit of a byte's hex form adds to its weight: more than the largest
-/// difference between two alphabet positions.
-const ZERO_DIGIT_WEIGHT: i64 = 128;
+/// all rows) whose checksum stays below 2^53, so exact in a JavaScript number: `code_digits` adds
+/// at most 10 digits per payload byte plus 2 per value, and a probe has fewer than 2^31 values
+/// (at most 1,000,000 rows of 2,000 columns, checked by a test). The hash sums are residues
+/// below 2^31.
+pub const MAX_EXACT_PAYLOAD_BYTES: usize = 1 << 30;
 
 /// The content checksum of a table (see the module documentation for each field).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Checksum {
+    /// Rows present.
     pub rows: i64,
-    pub text_bytes: i64,
-    pub text_digest: i64,
-    pub text_heads: i64,
-    pub int_low: i64,
-    pub int_mid: i64,
-    pub int_high: i64,
+    /// Values whose type is not their column's.
     pub wrong_types: i64,
+    /// Digits of every row's code, summed.
+    pub code_digits: i64,
+    /// Σ row hash in the first lane, mod its prime.
+    pub hash_sum_1: i64,
+    /// Σ (row hash)² in the first lane, mod its prime.
+    pub hash_squares_1: i64,
+    /// Σ row hash in the second lane, mod its prime.
+    pub hash_sum_2: i64,
+    /// Σ (row hash)² in the second lane, mod its prime.
+    pub hash_squares_2: i64,
 }
 
 impl Checksum {
     /// The names of the checksum SQL's result columns, in the order of [`Checksum::fields`].
-    pub const COLUMNS: [&'static str; 8] = [
+    pub const COLUMNS: [&'static str; 7] = [
         "rows",
-        "text_bytes",
-        "text_digest",
-        "text_heads",
-        "int_low",
-        "int_mid",
-        "int_high",
         "wrong_types",
+        "code_digits",
+        "hash_sum_1",
+        "hash_squares_1",
+        "hash_sum_2",
+        "hash_squares_2",
     ];
 
     /// A checksum from its parts in [`Checksum::COLUMNS`] order.
-    pub fn from_fields(f: [i64; 8]) -> Self {
+    pub fn from_fields(f: [i64; 7]) -> Self {
         let [
             rows,
-            text_bytes,
-            text_digest,
-            text_heads,
-            int_low,
-            int_mid,
-            int_high,
             wrong_types,
+            code_digits,
+            hash_sum_1,
+            hash_squares_1,
+            hash_sum_2,
+            hash_squares_2,
         ] = f;
         Checksum {
             rows,
-            text_bytes,
-            text_digest,
-            text_heads,
-            int_low,
-            int_mid,
-            int_high,
             wrong_types,
+            code_digits,
+            hash_sum_1,
+            hash_squares_1,
+            hash_sum_2,
+            hash_squares_2,
         }
     }
 
     /// A checksum read from a result row of the checksum SQL, column by column by name.
     pub fn read<E>(mut get: impl FnMut(&str) -> Result<i64, E>) -> Result<Self, E> {
-        let mut fields = [0; 8];
+        let mut fields = [0; 7];
         for (field, column) in fields.iter_mut().zip(Self::COLUMNS) {
             *field = get(column)?;
         }
         Ok(Self::from_fields(fields))
     }
 
-    fn fields(&self) -> [i64; 8] {
+    fn fields(&self) -> [i64; 7] {
         [
             self.rows,
-            self.text_bytes,
-            self.text_digest,
-            self.text_heads,
-            self.int_low,
-            self.int_mid,
-            self.int_high,
             self.wrong_types,
+            self.code_digits,
+            self.hash_sum_1,
+            self.hash_squares_1,
+            self.hash_sum_2,
+            self.hash_squares_2,
         ]
     }
 }
@@ -142,66 +202,78 @@ impl std::str::FromStr for Checksum {
             .map(str::parse)
             .collect::<Result<_, _>>()
             .map_err(|e| format!("`{s}` is not a checksum: {e}"))?;
-        let fields: [i64; 8] = parts
+        let fields: [i64; 7] = parts
             .try_into()
-            .map_err(|_| format!("`{s}` is not a checksum: expected 8 numbers separated by `:`"))?;
+            .map_err(|_| format!("`{s}` is not a checksum: expected 7 numbers separated by `:`"))?;
         Ok(Checksum::from_fields(fields))
     }
 }
 
-/// The weight of column `j` in the sums.
-fn column_weight(j: usize) -> i64 {
-    j as i64 + 1
+/// Appends the `hex()` of `byte` (two ASCII hex digits) to `code`, as the code writes it.
+fn push_hex_of(code: &mut Vec<u8>, byte: u8) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    code.extend_from_slice(&[HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xF)]]);
 }
 
-/// The alphabet bytes `replace()` can count: all but NUL.
-fn counted_bytes() -> Vec<u8> {
-    text_alphabet().into_iter().filter(|&b| b != 0).collect()
-}
-
-/// The weight of each byte value in the text digest (see the module documentation).
-fn byte_weights() -> [i64; 256] {
-    let counted = counted_bytes();
-    debug_assert!((counted.len() as i64) < ZERO_DIGIT_WEIGHT);
-    let mut weights = [0i64; 256];
-    for (b, weight) in weights.iter_mut().enumerate() {
-        let zero_digits = i64::from(b >> 4 == 0) + i64::from(b & 0xF == 0);
-        *weight = ZERO_DIGIT_WEIGHT * zero_digits;
+/// The code of a row whose values are these bytes (what `hex()` reads of each value): the
+/// `hex()` of the values' `hex()` joined by the separator.
+fn code_of<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut inner = Vec::new();
+    for (j, bytes) in values.into_iter().enumerate() {
+        if j > 0 {
+            inner.push(SEPARATOR);
+        }
+        for &byte in bytes {
+            push_hex_of(&mut inner, byte);
+        }
     }
-    for (i, &b) in counted.iter().enumerate() {
-        weights[b as usize] += i as i64 + 1;
+    let mut code = Vec::with_capacity(2 * inner.len());
+    for byte in inner {
+        push_hex_of(&mut code, byte);
     }
-    weights
+    code
 }
 
-/// The digest of some text bytes.
-fn text_digest(weights: &[i64; 256], bytes: &[u8]) -> i64 {
-    bytes.iter().map(|&b| weights[b as usize]).sum()
+/// The hash of a row's code in one lane.
+fn lane_hash(code: &[u8], lane: Lane) -> u64 {
+    let Lane { prime, radix } = lane;
+    let mut hash = code.len() as u64 % prime;
+    let mut weight = 1;
+    for chunk in code.chunks(CHUNK_DIGITS) {
+        weight = weight * radix % prime;
+        let digits = chunk.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+        hash = (hash + digits % prime * weight) % prime;
+    }
+    hash
 }
 
 impl Checksum {
-    /// The checksum of a table holding exactly `rows` (in any order).
+    /// Adds one row, given as its code, to the sums.
+    fn add_code(&mut self, code: &[u8]) {
+        self.rows += 1;
+        self.code_digits += code.len() as i64;
+        let [h1, h2] = LANES.map(|lane| lane_hash(code, lane));
+        let [p1, p2] = LANES.map(|lane| lane.prime);
+        let add = |sum: i64, term: u64, prime: u64| ((sum as u64 + term) % prime) as i64;
+        self.hash_sum_1 = add(self.hash_sum_1, h1, p1);
+        self.hash_squares_1 = add(self.hash_squares_1, h1 * h1 % p1, p1);
+        self.hash_sum_2 = add(self.hash_sum_2, h2, p2);
+        self.hash_squares_2 = add(self.hash_squares_2, h2 * h2 % p2, p2);
+    }
+
+    /// The checksum of a table holding exactly `rows` (in any order), each value of its
+    /// column's type, as the generator makes them (so `wrong_types` is 0).
     pub fn of_rows(rows: impl IntoIterator<Item = Vec<Value>>) -> Checksum {
-        let weights = byte_weights();
         let mut sum = Checksum::default();
         for row in rows {
-            sum.rows += 1;
-            for (j, value) in row.iter().enumerate() {
-                let w = column_weight(j);
-                match value {
-                    Value::Text(s) => {
-                        sum.text_bytes += s.len() as i64;
-                        sum.text_digest += text_digest(&weights, s.as_bytes());
-                        sum.text_heads +=
-                            w * s.chars().next().map_or(0, |c| i64::from(u32::from(c)));
-                    }
-                    Value::Integer(n) => {
-                        sum.int_low += w * (n & LIMB_MASK);
-                        sum.int_mid += w * ((n >> LIMB_BITS) & LIMB_MASK);
-                        sum.int_high += w * (n >> (2 * LIMB_BITS));
-                    }
-                }
-            }
+            let bytes: Vec<Vec<u8>> = row
+                .iter()
+                .map(|value| match value {
+                    Value::Text(s) => s.as_bytes().to_vec(),
+                    Value::Integer(n) => n.to_string().into_bytes(),
+                })
+                .collect();
+            sum.add_code(&code_of(bytes.iter().map(Vec::as_slice)));
         }
         sum
     }
@@ -211,6 +283,27 @@ impl Checksum {
     pub fn expected(generator: &RowGenerator, rows: usize) -> Checksum {
         Checksum::of_rows((0..rows as u64).map(|i| generator.row(i)))
     }
+}
+
+/// The most digits the code of a row `generator` makes can have: 4 per text byte, 4 per
+/// character of an integer (at most 17: a sign and 16 digits below 2^53), 2 per separator.
+pub fn longest_code(generator: &RowGenerator) -> usize {
+    let columns = generator.columns();
+    let integers = (0..columns)
+        .filter(|&j| column_type(j) == ColumnType::Integer)
+        .count();
+    let text_bytes = generator.row_payload_bytes() - integers * crate::generate::INTEGER_BYTES;
+    4 * text_bytes + 4 * 17 * integers + 2 * columns.saturating_sub(1)
+}
+
+/// Rows D1 counts as read (one each time a cursor steps onto a row, temporary tables included)
+/// by [`checksum_sql`] over `rows` rows whose longest code has `longest_code` digits: every row
+/// four times (the table, the codes twice, the hashes), for every row each row of the CTE of
+/// weights, and that CTE's steps and one more to build it. Local D1's `meta.rows_read` agreed
+/// exactly for tables of 1, 3, 8 and 64 columns.
+pub fn rows_read(rows: usize, longest_code: usize) -> usize {
+    let steps = longest_code.div_ceil(CHUNK_DIGITS * CHUNKS_PER_STEP).max(1);
+    rows * (4 + steps) + steps + 1
 }
 
 /// Deepest expression tree D1 accepts: its SQLite is built with an expression depth limit of
@@ -234,350 +327,125 @@ fn balanced(terms: &[String], op: &str, empty: &str) -> String {
     }
 }
 
+/// `terms` with the separator between them, joined by `concat`, which copies each byte once
+/// per call (`||` copies it once per level of its tree), in calls of at most D1's 32 arguments.
+/// (`concat_ws` would be shorter, but it drops empty values.)
+fn joined(terms: &[String]) -> String {
+    let separator = format!("'{}'", char::from(SEPARATOR));
+    let mut parts = Vec::new();
+    for (j, term) in terms.iter().enumerate() {
+        if j > 0 {
+            parts.push(separator.clone());
+        }
+        parts.push(term.clone());
+    }
+    concatenated(parts)
+}
+
+/// `concat` of `parts`, nested in calls of at most [`MAX_FUNCTION_ARGS`] arguments.
+fn concatenated(parts: Vec<String>) -> String {
+    if parts.len() <= MAX_FUNCTION_ARGS {
+        return format!("concat({})", parts.join(","));
+    }
+    let groups = parts
+        .chunks(MAX_FUNCTION_ARGS)
+        .map(|g| concatenated(g.to_vec()));
+    concatenated(groups.collect())
+}
+
+/// `radix^exponent mod prime`.
+fn power(lane: Lane, exponent: usize) -> u64 {
+    (0..exponent).fold(1, |w, _| w * lane.radix % lane.prime)
+}
+
 /// The SELECT that computes [`Checksum`] over `table` of `columns` columns (typed as the
 /// generator types them); it answers one row whose column names are the field names.
 ///
-/// A materialized CTE first reduces every row to its texts as one blob and its per-row sums
-/// (so the blob is made once per row, and the CTE has six columns whatever the table's width);
-/// the outer SELECT sums them. Every sum is a balanced tree, well within
-/// [`MAX_EXPRESSION_DEPTH`].
+/// `v` makes every row's code once (materialized, as a BLOB so `substr` indexes bytes); `k` is
+/// the recursive CTE of chunk offsets and weights, 32 chunks per row, as many rows as
+/// the longest code needs (materialized: left to itself SQLite runs it as a co-routine again for
+/// every table row); `h` hashes each row with a correlated subquery over `k`, whose inner
+/// `LIMIT -1` keeps it a co-routine so each chunk is cut and parsed once for both lanes; the
+/// outer SELECT sums. Every sum is a balanced tree, well within [`MAX_EXPRESSION_DEPTH`].
 pub fn checksum_sql(table: &str, columns: usize) -> String {
-    let of_type =
-        |ty: ColumnType| -> Vec<usize> { (0..columns).filter(|&j| column_type(j) == ty).collect() };
-    let (texts, integers) = (of_type(ColumnType::Text), of_type(ColumnType::Integer));
-    // A row's sum over some columns; 0 when there are none.
-    let row_sum = |columns: &[usize], term: &dyn Fn(usize) -> String| -> String {
-        let terms: Vec<String> = columns.iter().map(|&j| term(j)).collect();
-        balanced(&terms, "+", "0")
-    };
-    let w = column_weight;
-    let low = row_sum(&integers, &|j| format!("{}*(c{j}&{LIMB_MASK})", w(j)));
-    let mid = row_sum(&integers, &|j| {
-        format!("{}*((c{j}>>{LIMB_BITS})&{LIMB_MASK})", w(j))
-    });
-    let high = row_sum(&integers, &|j| {
-        format!("{}*(c{j}>>{})", w(j), 2 * LIMB_BITS)
-    });
-    let heads = row_sum(&texts, &|j| format!("{}*coalesce(unicode(c{j}),0)", w(j)));
-    let all: Vec<usize> = (0..columns).collect();
-    let wrong = row_sum(&all, &|j| {
-        let ty = match column_type(j) {
-            ColumnType::Text => "text",
-            ColumnType::Integer => "integer",
-        };
-        format!("(typeof(c{j})<>'{ty}')")
-    });
-    // A row's texts as one blob (`||` keeps every byte, NULs included).
-    let concatenated: Vec<String> = texts.iter().map(|&j| format!("c{j}")).collect();
-    let blob = balanced(&concatenated, "||", "''");
-    // Σ weight × count, with count(byte) = length − length without that byte; then the zero
-    // digits of the hex form, which has 2 × length digits.
-    let counted = counted_bytes();
-    let total_weight: i64 = (1..=counted.len() as i64).sum();
-    let without: Vec<String> = counted
-        .iter()
-        .enumerate()
-        .map(|(i, byte)| {
-            format!(
-                "length(CAST(replace(b,X'{byte:02X}','') AS BLOB))*{}",
-                i + 1
-            )
+    let values: Vec<String> = (0..columns).map(|j| format!("hex(c{j})")).collect();
+    let code = format!("hex({})", joined(&values));
+    let wrong: Vec<String> = (0..columns)
+        .map(|j| {
+            let ty = match column_type(j) {
+                ColumnType::Text => "text",
+                ColumnType::Integer => "integer",
+            };
+            format!("(typeof(c{j})<>'{ty}')")
         })
         .collect();
-    let digest = format!(
-        "length(b)*{total_weight}-{}+{ZERO_DIGIT_WEIGHT}*(2*length(b)-length(replace(hex(b),'0','')))",
-        balanced(&without, "+", "0")
-    );
+    let wrong = balanced(&wrong, "+", "0");
 
-    // Materialized, so the concatenation is made once per row, not once per use of `b`.
+    let step_digits = CHUNK_DIGITS * CHUNKS_PER_STEP;
+    let slots: Vec<usize> = (0..CHUNKS_PER_STEP).collect();
+    // Row `i` of `k`: where each of its chunks starts in a code (`o<u>`, from 1), and their
+    // weights in lane `l` (`w<l>_<u>` = radix^(i·slots + u + 1)).
+    let mut names = Vec::new();
+    let mut first = Vec::new();
+    let mut next = Vec::new();
+    for u in &slots {
+        names.push(format!("o{u}"));
+        first.push((u * CHUNK_DIGITS + 1).to_string());
+        next.push(format!("o{u}+{step_digits}"));
+    }
+    // Per lane and row of `k`: Σ (chunk mod P)·weight mod P.
+    let mut lane_terms = Vec::new();
+    for (l, lane) in LANES.iter().enumerate() {
+        let (p, step) = (lane.prime, power(*lane, CHUNKS_PER_STEP));
+        let terms: Vec<String> = slots
+            .iter()
+            .map(|u| {
+                names.push(format!("w{l}_{u}"));
+                first.push(power(*lane, u + 1).to_string());
+                next.push(format!("w{l}_{u}*{step}%{p}"));
+                format!("x{u}%{p}*w{l}_{u}%{p}")
+            })
+            .collect();
+        lane_terms.push(format!(
+            "(length(d)+coalesce(sum({}),0))%{p}",
+            balanced(&terms, "+", "0")
+        ));
+    }
+    let chunks: Vec<String> = slots
+        .iter()
+        .map(|u| format!("CAST(substr(d,o{u},{CHUNK_DIGITS}) AS INTEGER) AS x{u}"))
+        .collect();
+    let [p1, p2] = LANES.map(|lane| lane.prime);
+    // Both lanes in one integer: the first in the low 32 bits.
+    let hashes = format!("{}+({}<<32)", lane_terms[0], lane_terms[1]);
+    let weights: Vec<&str> = names[CHUNKS_PER_STEP..]
+        .iter()
+        .map(String::as_str)
+        .collect();
     format!(
-        "WITH v AS MATERIALIZED (SELECT CAST({blob} AS BLOB) AS b, {heads} AS heads, \
-         {low} AS low, {mid} AS mid, {high} AS high, {wrong} AS wrong FROM {table}) \
-         SELECT count(*) AS rows, coalesce(sum(length(b)),0) AS text_bytes, \
-         coalesce(sum({digest}),0) AS text_digest, coalesce(sum(heads),0) AS text_heads, \
-         coalesce(sum(low),0) AS int_low, coalesce(sum(mid),0) AS int_mid, \
-         coalesce(sum(high),0) AS int_high, coalesce(sum(wrong),0) AS wrong_types FROM v"
+        "WITH RECURSIVE \
+         v AS MATERIALIZED (SELECT CAST({code} AS BLOB) AS d, {wrong} AS wrong FROM {table}), \
+         k({names}) AS MATERIALIZED (SELECT {first} UNION ALL SELECT {next} FROM k \
+         WHERE o0+{step_digits}<=(SELECT max(length(d)) FROM v)), \
+         h AS MATERIALIZED (SELECT length(d) AS n, wrong, (SELECT {hashes} FROM \
+         (SELECT {chunks}, {weights} FROM k WHERE o0<=length(d) LIMIT -1)) AS x \
+         FROM v), \
+         g AS (SELECT n, wrong, x&4294967295 AS h1, x>>32 AS h2 FROM h) \
+         SELECT count(*) AS rows, coalesce(sum(wrong),0) AS wrong_types, \
+         coalesce(sum(n),0) AS code_digits, \
+         coalesce(sum(h1)%{p1},0) AS hash_sum_1, coalesce(sum(h1*h1%{p1})%{p1},0) AS hash_squares_1, \
+         coalesce(sum(h2)%{p2},0) AS hash_sum_2, coalesce(sum(h2*h2%{p2})%{p2},0) AS hash_squares_2 \
+         FROM g",
+        names = names.join(","),
+        first = first.join(","),
+        next = next.join(","),
+        chunks = chunks.join(","),
+        weights = weights.join(","),
     )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::generate::TextMix;
-    use crate::limits::{MAX_COLUMNS, MAX_STATEMENT_BYTES};
-    use crate::probe::{Corruption, ProbeRequest, Strategy};
-    use crate::sql::plan;
-    use rusqlite::Connection;
+mod mutations;
 
-    fn probe(columns: usize, rows: usize, row_bytes: usize, text: TextMix) -> ProbeRequest {
-        ProbeRequest {
-            probe_id: 5,
-            strategy: Strategy::Bound,
-            columns,
-            rows,
-            row_bytes,
-            seed: 3,
-            rows_per_statement: None,
-            text,
-            indexes: 0,
-            debug_corrupt: None,
-        }
-    }
-
-    /// Writes a probe's rows into SQLite with its plan.
-    fn written(p: &ProbeRequest) -> Connection {
-        crate::sql::tests::execute(&plan(p))
-    }
-
-    fn in_sql(db: &Connection, p: &ProbeRequest) -> Checksum {
-        db.query_row(&checksum_sql(&p.table(), p.columns), [], |r| {
-            Checksum::read(|c| r.get(c))
-        })
-        .unwrap()
-    }
-
-    fn expected(p: &ProbeRequest) -> Checksum {
-        let generator = RowGenerator::new(p.columns, p.row_bytes, p.seed, p.text);
-        Checksum::expected(&generator, p.rows)
-    }
-
-    #[test]
-    fn sqlite_computes_what_the_host_computes() {
-        for text in [TextMix::default(), TextMix::HOSTILE] {
-            for (columns, row_bytes) in [(1, 50), (2, 7), (3, 300), (8, 1_000), (64, 2_000)] {
-                let p = probe(columns, 40, row_bytes, text);
-                let db = written(&p);
-                let host = expected(&p);
-                assert_eq!(in_sql(&db, &p), host, "C={columns} bytes={row_bytes}");
-                assert_eq!(host.rows, 40);
-                assert_eq!(host.wrong_types, 0);
-                assert!(host.text_digest > 0);
-                assert_eq!(host.int_low == 0, columns < 3);
-            }
-        }
-    }
-
-    #[test]
-    fn sqlite_computes_the_host_digest_of_any_bytes_too() {
-        // Corrupted values need not be UTF-8 nor made of alphabet bytes: SQL and host must agree
-        // on those as well, or a corruption could hide in the difference.
-        let weights = byte_weights();
-        let db = Connection::open_in_memory().unwrap();
-        db.execute("CREATE TABLE t (c0 TEXT)", []).unwrap();
-        let every_byte: Vec<u8> = (0..=255u8).rev().collect();
-        let values: Vec<Vec<u8>> = vec![
-            every_byte.clone(),
-            vec![0, 0, 0],
-            vec![0x10, 0x0A, 0x00, 0x01],
-            b"plain".to_vec(),
-            Vec::new(),
-            every_byte.iter().map(|b| b.wrapping_mul(7)).collect(),
-        ];
-        for value in &values {
-            db.execute("DELETE FROM t", []).unwrap();
-            db.execute("INSERT INTO t VALUES (CAST(?1 AS TEXT))", [value])
-                .unwrap();
-            let sql: (i64, i64) = db
-                .query_row(&checksum_sql("t", 1), [], |r| {
-                    Ok((r.get("text_bytes")?, r.get("text_digest")?))
-                })
-                .unwrap();
-            assert_eq!(
-                sql,
-                (value.len() as i64, text_digest(&weights, value)),
-                "{value:02x?}"
-            );
-        }
-    }
-
-    #[test]
-    fn an_empty_table_sums_to_zero_rows_and_nothing_else() {
-        let p = probe(5, 10, 100, TextMix::HOSTILE);
-        let db = written(&p);
-        db.execute(&format!("DELETE FROM {}", p.table()), [])
-            .unwrap();
-        assert_eq!(in_sql(&db, &p), Checksum::default());
-        assert_eq!(Checksum::of_rows(Vec::new()), Checksum::default());
-    }
-
-    #[test]
-    fn every_single_byte_change_of_a_text_changes_its_digest_or_length() {
-        let weights = byte_weights();
-        let generator = RowGenerator::new(2, 40, 9, TextMix::HOSTILE);
-        let Value::Text(text) = &generator.row(0)[1] else {
-            unreachable!("column 1 is text")
-        };
-        // A value as written and as SQLite hands it back: bytes, not necessarily UTF-8 once
-        // corrupted, which is what the checksum looks at.
-        let bytes = text.as_bytes();
-        let sums = |b: &[u8]| (b.len(), text_digest(&weights, b));
-        let before = sums(bytes);
-        for at in 0..bytes.len() {
-            for new in (0..=255u8).filter(|&new| new != bytes[at]) {
-                let mut changed = bytes.to_vec();
-                changed[at] = new;
-                assert_ne!(
-                    sums(&changed),
-                    before,
-                    "byte {at}: {:#04x} -> {new:#04x}",
-                    bytes[at]
-                );
-            }
-            let mut shorter = bytes.to_vec();
-            shorter.remove(at);
-            assert_ne!(sums(&shorter), before, "byte {at} removed");
-            let mut longer = bytes.to_vec();
-            longer.insert(at, b'a');
-            assert_ne!(sums(&longer), before, "a byte inserted at {at}");
-        }
-    }
-
-    #[test]
-    fn every_changed_integer_changes_the_checksum() {
-        let generator = RowGenerator::new(3, 100, 9, TextMix::default());
-        let row = generator.row(0);
-        let before = Checksum::of_rows([row.clone()]);
-        let Value::Integer(n) = row[2] else {
-            unreachable!("column 2 is an integer")
-        };
-        for delta in [
-            1i64,
-            -1,
-            2,
-            1 << 18,
-            1 << 36,
-            -(1 << 36),
-            3 << 50,
-            i64::MIN / 2,
-        ] {
-            let mut changed = row.clone();
-            changed[2] = Value::Integer(n.wrapping_add(delta));
-            assert_ne!(Checksum::of_rows([changed]), before, "{n} + {delta}");
-        }
-    }
-
-    #[test]
-    fn the_planned_corruptions_are_caught_in_sqlite() {
-        for corruption in [Corruption::TextByte, Corruption::Integer] {
-            for text in [TextMix::default(), TextMix::HOSTILE] {
-                let mut p = probe(4, 30, 200, text);
-                p.debug_corrupt = Some(corruption);
-                let db = written(&p);
-                assert_eq!(in_sql(&db, &p), expected(&p), "before corrupting");
-                let corrupt = plan(&p).corrupt.expect("the plan holds the corruption");
-                assert_eq!(db.execute(&corrupt, []).unwrap(), 1, "one row changed");
-                let after = in_sql(&db, &p);
-                assert_ne!(after, expected(&p), "{corruption:?} went unnoticed");
-                assert_eq!(after.rows, 30, "still the same number of rows");
-                if corruption == Corruption::TextByte {
-                    assert_eq!(after.text_bytes, expected(&p).text_bytes, "same length");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_value_of_the_wrong_type_or_in_the_wrong_column_is_caught() {
-        let p = probe(4, 10, 100, TextMix::default());
-        let table = p.table();
-        for change in [
-            format!("UPDATE {table} SET c2 = c2 + 0.5 WHERE rowid = 3"),
-            format!("UPDATE {table} SET c1 = NULL WHERE rowid = 3"),
-            format!("UPDATE {table} SET c0 = c1, c1 = c0 WHERE rowid = 3"),
-            format!("DELETE FROM {table} WHERE rowid = 3"),
-        ] {
-            let db = written(&p);
-            db.execute(&change, []).unwrap();
-            assert_ne!(in_sql(&db, &p), expected(&p), "{change}");
-        }
-    }
-
-    #[test]
-    fn the_sql_runs_within_d1s_limits_at_d1s_column_limit() {
-        let sql = checksum_sql("t_5", MAX_COLUMNS);
-        assert!(sql.len() < MAX_STATEMENT_BYTES);
-        // Under D1's expression depth and column limits, a 100-column table checksums, and a
-        // left-deep sum of its columns (what the checksum avoids) would not.
-        let p = probe(MAX_COLUMNS, 20, 2_000, TextMix::HOSTILE);
-        let db = written(&p);
-        db.set_limit(
-            rusqlite::limits::Limit::SQLITE_LIMIT_EXPR_DEPTH,
-            MAX_EXPRESSION_DEPTH as i32,
-        )
-        .unwrap();
-        db.set_limit(
-            rusqlite::limits::Limit::SQLITE_LIMIT_COLUMN,
-            MAX_COLUMNS as i32,
-        )
-        .unwrap();
-        assert_eq!(in_sql(&db, &p), expected(&p));
-        let deep: Vec<String> = (0..MAX_COLUMNS).map(|j| format!("length(c{j})")).collect();
-        let err = db
-            .query_row(&format!("SELECT {} FROM t_5", deep.join("+")), [], |r| {
-                r.get::<_, i64>(0)
-            })
-            .unwrap_err();
-        assert!(
-            err.to_string().contains("Expression tree is too large"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn no_payload_byte_adds_enough_to_break_exactness() {
-        // The most one byte of payload adds to any sum, at D1's widest table.
-        let weight = column_weight(MAX_COLUMNS - 1);
-        let digest = *byte_weights().iter().max().unwrap();
-        // A text's head over the bytes of its first character, per UTF-8 length.
-        let head = [
-            (1, 0x7F),
-            (2, 0x7FF),
-            (3, 0xFFFF),
-            (4, i64::from(u32::from(char::MAX))),
-        ]
-        .into_iter()
-        .map(|(bytes, code_point)| weight * code_point / bytes)
-        .max()
-        .unwrap();
-        let limb = weight * LIMB_MASK / crate::generate::INTEGER_BYTES as i64;
-        let per_byte = digest.max(head).max(limb);
-        assert!(per_byte < 1 << 25, "{per_byte}");
-        assert!(
-            (MAX_EXACT_PAYLOAD_BYTES as i64)
-                .checked_mul(per_byte)
-                .unwrap()
-                < 1 << 53
-        );
-    }
-
-    #[test]
-    fn balanced_sums_are_shallow() {
-        let terms: Vec<String> = (1..=5).map(|i| i.to_string()).collect();
-        assert_eq!(balanced(&terms, "+", "0"), "((1+2)+(3+(4+5)))");
-        assert_eq!(balanced(&terms[..1], "+", "0"), "1");
-        assert_eq!(balanced(&[], "||", "''"), "''");
-    }
-
-    #[test]
-    fn checksums_print_and_parse_back() {
-        let sum = Checksum {
-            rows: 3,
-            text_bytes: 40,
-            text_digest: 9_000,
-            text_heads: 97,
-            int_low: -1,
-            int_mid: 2,
-            int_high: -3,
-            wrong_types: 0,
-        };
-        assert_eq!(sum.to_string(), "3:40:9000:97:-1:2:-3:0");
-        assert_eq!(sum.to_string().parse::<Checksum>(), Ok(sum));
-        assert!(
-            "1:2:3"
-                .parse::<Checksum>()
-                .unwrap_err()
-                .contains("8 numbers")
-        );
-        assert!("a:b".parse::<Checksum>().is_err());
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -73,13 +73,46 @@ pub enum Corruption {
     TextByte,
     /// Add one to the first row's first integer (column 2).
     Integer,
+    /// Swap the first text values (column 0) of the first two rows: every byte is still there,
+    /// in another row.
+    SwapRows,
+    /// Swap the first two text values (columns 0 and 1) of the first row: every byte is still
+    /// in that row, in another column.
+    SwapColumns,
 }
 
 impl Corruption {
+    pub const ALL: [Corruption; 4] = [
+        Corruption::TextByte,
+        Corruption::Integer,
+        Corruption::SwapRows,
+        Corruption::SwapColumns,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Corruption::TextByte => "text-byte",
             Corruption::Integer => "integer",
+            Corruption::SwapRows => "swap-rows",
+            Corruption::SwapColumns => "swap-columns",
+        }
+    }
+
+    /// Rows the corruption changes.
+    pub fn rows_changed(self) -> usize {
+        match self {
+            Corruption::SwapRows => 2,
+            Corruption::TextByte | Corruption::Integer | Corruption::SwapColumns => 1,
+        }
+    }
+
+    /// What a probe's table must have for the corruption to change it: (columns, rows).
+    fn needs(self) -> (usize, usize) {
+        match self {
+            Corruption::TextByte => (1, 1),
+            Corruption::Integer => (3, 1),
+            Corruption::SwapRows => (1, 2),
+            Corruption::SwapColumns => (2, 1),
         }
     }
 }
@@ -207,14 +240,20 @@ impl ProbeRequest {
                 ),
             );
         }
-        if self.debug_corrupt == Some(Corruption::Integer) && self.columns < 3 {
-            return fail(
-                "debug_corrupt",
-                format!(
-                    "`integer` needs an integer column (column 2), but the table has {} columns",
-                    self.columns
-                ),
-            );
+        if let Some(corruption) = self.debug_corrupt {
+            let (columns, rows) = corruption.needs();
+            if self.columns < columns || self.rows < rows {
+                return fail(
+                    "debug_corrupt",
+                    format!(
+                        "`{}` needs {columns} columns and {rows} rows or more, but the probe has \
+                         {} columns and {} rows",
+                        corruption.name(),
+                        self.columns,
+                        self.rows
+                    ),
+                );
+            }
         }
         Ok(())
     }
@@ -365,7 +404,7 @@ mod tests {
     #[test]
     fn each_bad_field_is_named() {
         type Breaks = fn(&mut ProbeRequest);
-        let cases: [(Breaks, &str); 14] = [
+        let cases: [(Breaks, &str); 16] = [
             (|p| p.columns = 0, "columns"),
             (|p| p.rows = 0, "rows"),
             (|p| p.row_bytes = 100_000_000, "row_bytes"),
@@ -408,6 +447,20 @@ mod tests {
                 |p| {
                     p.columns = 2;
                     p.debug_corrupt = Some(Corruption::Integer)
+                },
+                "debug_corrupt",
+            ),
+            (
+                |p| {
+                    p.rows = 1;
+                    p.debug_corrupt = Some(Corruption::SwapRows)
+                },
+                "debug_corrupt",
+            ),
+            (
+                |p| {
+                    p.columns = 1;
+                    p.debug_corrupt = Some(Corruption::SwapColumns)
                 },
                 "debug_corrupt",
             ),

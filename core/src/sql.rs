@@ -106,8 +106,8 @@ pub fn create_indexes(table: &str, indexes: usize) -> Vec<String> {
         .collect()
 }
 
-/// The UPDATE that changes one row of `table` as `corruption` says: the row with the smallest
-/// rowid, so a table without rows stays as it is.
+/// The UPDATE that changes `table` as `corruption` says: the row with the smallest rowid (the
+/// two smallest for [`Corruption::SwapRows`]), so a table without rows stays as it is.
 pub fn corrupt(table: &str, corruption: Corruption) -> String {
     let first = format!("rowid = (SELECT min(rowid) FROM {table})");
     match corruption {
@@ -125,6 +125,20 @@ pub fn corrupt(table: &str, corruption: Corruption) -> String {
         Corruption::Integer => {
             debug_assert_eq!(column_type(2), ColumnType::Integer);
             format!("UPDATE {table} SET c2 = c2 + 1 WHERE {first}")
+        }
+        // UPDATE ... FROM computes every new value before it changes a row, so each of the two
+        // rows gets the other's old value (a subquery in SET would see the first row changed).
+        Corruption::SwapRows => {
+            let two = format!("SELECT rowid AS r, c0 FROM {table} ORDER BY rowid LIMIT 2");
+            format!(
+                "UPDATE {table} SET c0 = other.c0 FROM ({two}) AS other \
+                 WHERE {table}.rowid IN (SELECT r FROM ({two})) AND other.r <> {table}.rowid"
+            )
+        }
+        // Within one row, SET reads the row's old values.
+        Corruption::SwapColumns => {
+            debug_assert_eq!(column_type(1), ColumnType::Text);
+            format!("UPDATE {table} SET c0 = c1, c1 = c0 WHERE {first}")
         }
     }
 }
@@ -487,6 +501,53 @@ pub(crate) mod tests {
         assert_eq!(indexes, 3);
         assert_round_trip(&p, &db);
         assert_eq!(plan.corrupt, None, "no corruption unless asked for");
+    }
+
+    #[test]
+    fn the_swap_corruptions_swap_exactly_the_values_they_name() {
+        let text = |s: &Value| match s {
+            Value::Text(s) => s.clone(),
+            Value::Integer(_) => unreachable!("columns 0 and 1 are text"),
+        };
+        for (corruption, want) in [
+            (Corruption::SwapRows, [[(1, 0), (0, 1)], [(0, 0), (1, 1)]]),
+            (
+                Corruption::SwapColumns,
+                [[(0, 1), (0, 0)], [(1, 0), (1, 1)]],
+            ),
+        ] {
+            let mut p = probe(Strategy::Bound, 4, 5, 100);
+            p.debug_corrupt = Some(corruption);
+            let plan = plan(&p);
+            let db = execute(&plan);
+            // Indexes on the swapped columns must not change what the UPDATE sees.
+            db.execute_batch(&create_indexes(&p.table(), 2).join(";"))
+                .unwrap();
+            let changed = db.execute(plan.corrupt.as_deref().unwrap(), []).unwrap();
+            assert_eq!(changed, corruption.rows_changed());
+            let generator = RowGenerator::new(p.columns, p.row_bytes, p.seed, p.text);
+            let rows: Vec<Vec<Value>> = (0..2).map(|i| generator.row(i)).collect();
+            let mut stmt = db
+                .prepare("SELECT c0, c1 FROM t_7 ORDER BY rowid LIMIT 2")
+                .unwrap();
+            let got: Vec<[String; 2]> = stmt
+                .query_map([], |r| Ok([r.get(0)?, r.get(1)?]))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            // Row r, column c now holds generated row want[r][c].0, column want[r][c].1.
+            for (r, row) in want.iter().enumerate() {
+                for (c, &(from_row, from_column)) in row.iter().enumerate() {
+                    assert_eq!(
+                        got[r][c],
+                        text(&rows[from_row][from_column]),
+                        "{corruption:?}: row {r} column {c}"
+                    );
+                }
+            }
+            assert_ne!(rows[0][0], rows[1][0], "the swap changes something");
+            assert_ne!(rows[0][0], rows[0][1], "the swap changes something");
+        }
     }
 
     #[test]

@@ -138,6 +138,10 @@ pub enum DebugCorruption {
     TextByte,
     /// Add one to the first row's first integer (needs 3 columns or more).
     Integer,
+    /// Swap the first text value between the first two rows (needs 2 rows or more).
+    SwapRows,
+    /// Swap the first two text values of the first row (needs 2 columns or more).
+    SwapColumns,
 }
 
 #[derive(Debug, clap::Args)]
@@ -158,7 +162,7 @@ pub struct Run {
     /// grey reference line of its time chart).
     #[arg(long)]
     pub no_baseline: bool,
-    /// Debugging the harness: corrupt one row of every probe's table after its writes, to see
+    /// Debugging the harness: corrupt every probe's table after its writes, to see
     /// reconciliation catch it. The run is then invalid and exits non-zero.
     #[arg(long, value_enum, value_name = "KIND")]
     pub debug_corrupt: Option<DebugCorruption>,

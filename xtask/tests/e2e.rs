@@ -1,8 +1,9 @@
 //! End to end, for real: builds the Worker, starts wrangler dev (workerd + local D1), runs the
 //! column sweep's smoke profile (with its bare-SQLite baseline) through the xtask binary and
 //! checks what it left on disk; runs the row-size sweep's smoke profile and checks that literal
-//! SQL hits its wall; runs with one row of every probe corrupted on purpose and checks that the
-//! run is caught and marked invalid; then interrupts a run mid-way and checks that wrangler
+//! SQL hits its wall; runs with every probe's table corrupted on purpose three ways (a byte, a
+//! value swapped between rows, two values swapped within a row) and checks that each run is
+//! caught and marked invalid; then interrupts a run mid-way and checks that wrangler
 //! stopped and the measured rows stayed; then climbs every ladder's smoke profile (`run
 //! limits`) and checks the limits it found.
 //!
@@ -150,7 +151,9 @@ fn charts_are_drawn(dir: &Path) -> Vec<String> {
 fn smoke_runs_for_real_reach_the_wall_catch_a_corrupted_row_and_an_interrupt_stops_everything() {
     smoke_run_reconciles_and_draws();
     row_size_smoke_reaches_literals_wall();
-    a_corrupted_row_is_caught_and_the_run_is_invalid();
+    for kind in ["text-byte", "swap-rows", "swap-columns"] {
+        a_corrupted_table_is_caught_and_the_run_is_invalid(kind);
+    }
     interrupt_stops_wrangler_and_keeps_results();
     ladders_find_the_local_limits_and_write_the_parity_table();
 }
@@ -489,9 +492,10 @@ fn row_size_smoke_reaches_literals_wall() {
     charts_are_drawn(&dir);
 }
 
-/// `--debug-corrupt text-byte` changes one byte of one row of every probe's table in D1 after
-/// the writes: the counts still agree, the checksums must not, and the run must say so.
-fn a_corrupted_row_is_caught_and_the_run_is_invalid() {
+/// `--debug-corrupt <kind>` changes every probe's table in D1 after the writes (one byte of one
+/// value, a value swapped between two rows, two values swapped within a row): the counts still
+/// agree, the checksums must not, and the run must say so.
+fn a_corrupted_table_is_caught_and_the_run_is_invalid(kind: &str) {
     let out = tempfile::tempdir().unwrap();
     let status = xtask_run(
         &[
@@ -500,14 +504,14 @@ fn a_corrupted_row_is_caught_and_the_run_is_invalid() {
             "smoke",
             "--no-baseline",
             "--debug-corrupt",
-            "text-byte",
+            kind,
         ],
         out.path(),
     );
     assert_eq!(
         status.code(),
         Some(1),
-        "a corrupted run must fail: {status}"
+        "a run corrupted by {kind} must fail: {status}"
     );
     let dir = run_dir(out.path());
     let rows = read_csv(&dir.join("results.csv"));
@@ -534,7 +538,7 @@ fn a_corrupted_row_is_caught_and_the_run_is_invalid() {
     }
     let record = run_record(&dir);
     assert_eq!(record["run"]["status"].as_str(), Some("invalid"));
-    assert_eq!(record["run"]["debug_corrupt"].as_str(), Some("text-byte"));
+    assert_eq!(record["run"]["debug_corrupt"].as_str(), Some(kind));
     assert_eq!(
         record["reconciliation"]["checksums_equal"].as_integer(),
         Some(0)

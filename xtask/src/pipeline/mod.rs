@@ -311,9 +311,11 @@ fn corrupt_every_probe(plan: &mut SweepPlan, kind: DebugCorruption) -> Result<()
     let corruption = match kind {
         DebugCorruption::TextByte => Corruption::TextByte,
         DebugCorruption::Integer => Corruption::Integer,
+        DebugCorruption::SwapRows => Corruption::SwapRows,
+        DebugCorruption::SwapColumns => Corruption::SwapColumns,
     };
     eprintln!(
-        "--debug-corrupt {}: one row of every probe's table is changed after its writes; this run will be invalid",
+        "--debug-corrupt {}: every probe's table is changed after its writes; this run will be invalid",
         corruption.name()
     );
     for point in &mut plan.points {

@@ -478,7 +478,7 @@ mod tests {
         let short = ContentCheck::of(&p, rows_that_must_remain(&p, &result), &verified(&p, 94));
         assert!(!short.equal());
         let mut changed = verified(&p, 95).unwrap();
-        changed.checksum.as_mut().unwrap().text_digest += 1;
+        changed.checksum.as_mut().unwrap().hash_sum_1 += 1;
         let changed = ContentCheck::of(&p, rows_that_must_remain(&p, &result), &Ok(changed));
         let problem = changed.problem().unwrap();
         assert!(

@@ -3,8 +3,8 @@
 //! (Cloudflare's published ones). `cargo xtask matrix` prices jobs with it, and a remote run
 //! warns with it before it spends anything.
 
-use d1bench_core::Strategy;
 use d1bench_core::limits::{QUERIES_PER_INVOCATION_FREE, QUERIES_PER_INVOCATION_PAID};
+use d1bench_core::{RowGenerator, Strategy, checksum};
 use serde::Serialize;
 
 use super::ladder::Climb;
@@ -55,8 +55,8 @@ pub struct Cost {
     pub worker_requests: usize,
     /// Rows the INSERTs write when every probe succeeds (DDL adds a few per probe).
     pub rows_written: usize,
-    /// Rows read checking each probe: its `COUNT(*)` and (sweeps) its content checksum each
-    /// scan the rows it wrote.
+    /// Rows read checking each probe: its `COUNT(*)` scans the rows it wrote, and (sweeps) its
+    /// content checksum reads each of them several times ([`d1bench_core::checksum::rows_read`]).
     pub rows_read: usize,
     /// Most D1 queries one measured invocation makes.
     pub max_queries_per_invocation: usize,
@@ -76,10 +76,12 @@ fn queries(probe: &PlannedProbe) -> usize {
     }
 }
 
-/// One measured invocation: its D1 queries and the rows it writes.
+/// One measured invocation: its D1 queries and the rows it writes, and the rows read checking
+/// them afterwards.
 struct Invocation {
     queries: usize,
     rows: usize,
+    reads: usize,
 }
 
 impl Cost {
@@ -88,12 +90,17 @@ impl Cost {
         Cost::of_invocations(
             probes
                 .iter()
-                .map(|p| Invocation {
-                    queries: queries(p),
-                    rows: p.request.rows,
+                .map(|p| {
+                    let r = &p.request;
+                    let generator = RowGenerator::new(r.columns, r.row_bytes, r.seed, r.text);
+                    let longest = checksum::longest_code(&generator);
+                    Invocation {
+                        queries: queries(p),
+                        rows: r.rows,
+                        reads: r.rows + checksum::rows_read(r.rows, longest),
+                    }
                 })
                 .collect(),
-            2,
         )
     }
 
@@ -115,20 +122,21 @@ impl Cost {
                 invocations.push(Invocation {
                     queries: plan.calls.len(),
                     rows: plan.rows(),
+                    reads: plan.rows(),
                 });
             }
         }
-        Cost::of_invocations(invocations, 1)
+        Cost::of_invocations(invocations)
     }
 
-    fn of_invocations(invocations: Vec<Invocation>, reads_per_row: usize) -> Cost {
+    fn of_invocations(invocations: Vec<Invocation>) -> Cost {
         let over = |budget: usize| invocations.iter().filter(|i| i.queries > budget).count();
         let rows: usize = invocations.iter().map(|i| i.rows).sum();
         Cost {
             probes: invocations.len(),
             worker_requests: 3 * invocations.len() + 1,
             rows_written: rows,
-            rows_read: reads_per_row * rows,
+            rows_read: invocations.iter().map(|i| i.reads).sum(),
             max_queries_per_invocation: invocations.iter().map(|i| i.queries).max().unwrap_or(0),
             probes_over_free_budget: over(queries_per_invocation(Plan::Free)),
             probes_over_paid_budget: over(queries_per_invocation(Plan::Paid)),

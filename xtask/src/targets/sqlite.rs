@@ -428,7 +428,7 @@ mod tests {
     #[test]
     fn a_deliberately_corrupted_row_is_caught() {
         let mut target = SqliteSession::open().unwrap();
-        for corruption in [Corruption::TextByte, Corruption::Integer] {
+        for corruption in Corruption::ALL {
             for strategy in Strategy::ALL {
                 let mut p = probe(strategy, 5, 40, 200);
                 p.debug_corrupt = Some(corruption);
