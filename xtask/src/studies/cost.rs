@@ -53,7 +53,9 @@ pub struct Cost {
     /// HTTP requests to the Worker: three per probe or rung (each step is an invocation of its
     /// own) and one health check.
     pub worker_requests: usize,
-    /// Rows the INSERTs write when every probe succeeds (DDL adds a few per probe).
+    /// Rows D1 bills as written when every probe succeeds: each row INSERTed, once more for
+    /// every secondary index on its table (D1 counts an index entry as a row written); DDL adds
+    /// a few per probe.
     pub rows_written: usize,
     /// Rows read checking each probe: its `COUNT(*)` and (sweeps) its content checksum each
     /// scan the rows it wrote.
@@ -76,10 +78,12 @@ fn queries(probe: &PlannedProbe) -> usize {
     }
 }
 
-/// One measured invocation: its D1 queries and the rows it writes.
+/// One measured invocation: its D1 queries, the rows it inserts, and the rows D1 bills as
+/// written for them (one more per row for each secondary index).
 struct Invocation {
     queries: usize,
     rows: usize,
+    rows_written: usize,
 }
 
 impl Cost {
@@ -91,6 +95,7 @@ impl Cost {
                 .map(|p| Invocation {
                     queries: queries(p),
                     rows: p.request.rows,
+                    rows_written: p.request.rows * (1 + p.request.indexes),
                 })
                 .collect(),
             2,
@@ -112,9 +117,11 @@ impl Cost {
             {
                 let plan = d1bench_core::ladder::plan(&climb.rung(id, value));
                 id += 1;
+                // Ladder tables have no secondary index.
                 invocations.push(Invocation {
                     queries: plan.calls.len(),
                     rows: plan.rows(),
+                    rows_written: plan.rows(),
                 });
             }
         }
@@ -127,7 +134,7 @@ impl Cost {
         Cost {
             probes: invocations.len(),
             worker_requests: 3 * invocations.len() + 1,
-            rows_written: rows,
+            rows_written: invocations.iter().map(|i| i.rows_written).sum(),
             rows_read: reads_per_row * rows,
             max_queries_per_invocation: invocations.iter().map(|i| i.queries).max().unwrap_or(0),
             probes_over_free_budget: over(queries_per_invocation(Plan::Free)),
@@ -185,5 +192,38 @@ mod tests {
         assert_eq!(thousands(1_000), "1,000");
         assert_eq!(thousands(1_234_567), "1,234,567");
         assert_eq!(thousands(25_000_000_000), "25,000,000,000");
+    }
+
+    fn probe(strategy: Strategy, rows: usize, indexes: usize) -> PlannedProbe {
+        PlannedProbe {
+            series: 0,
+            label: String::new(),
+            warmup: false,
+            repeat: 0,
+            request: d1bench_core::ProbeRequest {
+                probe_id: 1,
+                strategy,
+                columns: 8,
+                rows,
+                row_bytes: 200,
+                seed: 1,
+                rows_per_statement: None,
+                text: d1bench_core::TextMix::default(),
+                indexes,
+                debug_corrupt: None,
+            },
+        }
+    }
+
+    #[test]
+    fn every_secondary_index_is_billed_as_one_more_row_written_per_row() {
+        let cost = Cost::of(&[
+            probe(Strategy::Bound, 1_000, 0),
+            probe(Strategy::Literal, 1_000, 2),
+            probe(Strategy::PerRow, 10, 8),
+        ]);
+        assert_eq!(cost.rows_written, 1_000 + 3 * 1_000 + 9 * 10);
+        // The count and the checksum read the rows, not the index entries.
+        assert_eq!(cost.rows_read, 2 * (1_000 + 1_000 + 10));
     }
 }
