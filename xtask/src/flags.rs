@@ -136,7 +136,7 @@ pub enum DebugCorruption {
     Integer,
 }
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Run {
     /// The experiment or ladder: the name of a file in experiments/ without `.toml`; `limits`
     /// runs every ladder and writes the parity table.
@@ -171,6 +171,27 @@ pub struct Run {
     /// (`d1bench-run-<tag>-...`), so `clean-remote --tag` removes exactly these runs' leftovers.
     #[arg(long, value_name = "TAG")]
     pub tag: Option<String>,
+    /// Measured repeats of every point, instead of the profile's `repeats` (1 to 1000).
+    #[arg(long, value_name = "N")]
+    pub repeats: Option<usize>,
+    /// Warm-ups of every point, instead of the profile's `warmup` (0 to 100).
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<usize>,
+    /// Seed of the row generator, instead of the profile's `seed`.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Run only the probes meeting every condition, e.g. `columns=64,strategy=literal`: keys
+    /// columns, row-bytes, escape-share, non-ascii-share, indexes, strategy, label; values as
+    /// the experiment file writes them.
+    #[arg(long, value_name = "KEY=VALUE,...")]
+    pub only: Option<String>,
+}
+
+impl Run {
+    /// The experiment or ladder to run.
+    pub fn experiment(&self) -> &str {
+        &self.experiment
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -257,6 +278,16 @@ pub struct ParityReadme {
 pub struct Plot {
     /// A run directory holding results.csv and run.toml.
     pub run_dir: PathBuf,
+}
+
+/// `cargo xtask run <args>` parsed, for other modules' tests.
+#[cfg(test)]
+pub fn parse_run(args: &[&str]) -> Result<Run, clap::Error> {
+    let argv = ["xtask", "run"].into_iter().chain(args.iter().copied());
+    Xtask::try_parse_from(argv).map(|flags| match flags.task {
+        Task::Run(run) => run,
+        other => panic!("not a run: {other:?}"),
+    })
 }
 
 #[cfg(test)]
@@ -356,6 +387,31 @@ mod tests {
         for hint in ["weur", "eeur", "apac", "oc", "wnam", "enam"] {
             assert!(err.contains(hint), "{hint} missing from: {err}");
         }
+    }
+
+    #[test]
+    fn overrides_parse() {
+        let run = parse_run;
+        let r = run(&[
+            "column-sweep",
+            "--repeats",
+            "3",
+            "--warmup",
+            "0",
+            "--seed",
+            "42",
+            "--only",
+            "columns=64,strategy=literal",
+        ])
+        .unwrap();
+        assert_eq!((r.repeats, r.warmup, r.seed), (Some(3), Some(0), Some(42)));
+        assert_eq!(r.only.as_deref(), Some("columns=64,strategy=literal"));
+        assert_eq!(r.experiment(), "column-sweep");
+        let err = run(&["x", "--repeats", "many"]).unwrap_err().to_string();
+        assert!(
+            err.contains("invalid value 'many' for '--repeats <N>'"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! The one pipeline every study goes through, whatever the target:
 //!
-//! study file → plan (probes or climbs) → install and build what the targets need → a run
-//! directory and its `run.toml` → for each target (and the baseline), a session: started, every
-//! record measured, reconciled and appended to disk as it lands, closed on every way out →
-//! `run.toml` says how it ended → every report derived from what is on disk ([`crate::reports`]).
+//! study file → plan (probes or climbs, the command line's overrides applied) → install and build
+//! what the targets need → a run directory and its `run.toml` → for each target (and the
+//! baseline), a session: started, every record measured, reconciled and appended to disk as it
+//! lands, closed on every way out → `run.toml` says how it ended → every report
+//! derived from what is on disk ([`crate::reports`]).
 //!
 //! Bad input fails before anything starts; once records are measured, whatever happens, they stay
 //! on disk and run.toml says how the run ended. A run killed outright is found by the next one
@@ -26,12 +27,14 @@ use crate::records::{RunDir, RunRecord, RunStatus, StudyKind, Totals};
 use crate::studies::Study;
 use crate::studies::cost::Cost;
 use crate::studies::ladder::Climb;
-use crate::studies::sweep::PlannedProbe;
+use crate::studies::overrides::Overrides;
+use crate::studies::sweep::{Axis, PlannedProbe};
 use crate::targets::{self, Start, remote};
+use crate::toolchain::Toolchain;
 use crate::{procs, reports, toolchain};
 
 /// What a run measures, planned before anything starts.
-enum Work {
+pub enum Work {
     Sweep(Vec<PlannedProbe>),
     Climbs(Vec<Climb>),
 }
@@ -44,14 +47,15 @@ impl Work {
         }
     }
 
-    fn cost(&self) -> Cost {
+    /// What it costs on Cloudflare, warm-ups included.
+    pub fn cost(&self) -> Cost {
         match self {
             Work::Sweep(probes) => Cost::of(probes),
             Work::Climbs(climbs) => Cost::of_climbs(climbs),
         }
     }
 
-    fn unit(&self) -> &'static str {
+    pub fn unit(&self) -> &'static str {
         match self {
             Work::Sweep(_) => "probes",
             Work::Climbs(_) => "rungs",
@@ -59,49 +63,43 @@ impl Work {
     }
 }
 
+/// Everything a run will do, planned from its study and flags before anything starts.
+pub struct Plan {
+    pub work: Work,
+    /// The profile's name (for ladders, each ladder's, joined by `/` when they differ).
+    pub profile: String,
+    /// The study files read, with their SHA-256.
+    pub files: Vec<StudyFile>,
+    pub x_axis: Option<Axis>,
+    pub overrides: Overrides,
+    /// The target the same probes run on after the target (bare SQLite), if any.
+    pub baseline: Option<TargetKind>,
+}
+
 /// `cargo xtask run`.
 pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     for found in procs::reap_abandoned(&paths.scratch())? {
         eprintln!("{found}");
     }
-    let dir = paths.experiments();
-    let study = Study::load(&dir, &flags.experiment)?;
-    let (work, profile, files, x_axis) = plan(&study, flags, paths)?;
-    let baseline = match (&work, flags.target) {
-        (Work::Sweep(_), TargetKind::Local | TargetKind::Remote) if !flags.no_baseline => {
-            Some(TargetKind::Sqlite)
-        }
-        _ => None,
-    };
+    let plan = plan(flags, paths)?;
     // Remote flags and credentials are checked before anything is installed or built.
     let remote = remote::Options::from_run_flags(flags)?;
-    let warnings = match &remote {
-        Some(options) => work.cost().warnings(options.plan),
-        None => Vec::new(),
-    };
-
-    let tools = if flags.target.runs_the_worker() {
-        let tools = toolchain::ensure(sh, paths)?;
-        tools.build_worker(sh, paths)?;
-        Some(tools)
-    } else {
-        None
-    };
+    let tools = tools(flags.target, sh, paths)?;
 
     let out = flags
         .out
         .clone()
-        .unwrap_or_else(|| paths.reports().join(&flags.experiment));
+        .unwrap_or_else(|| paths.reports().join(flags.experiment()));
     let run_dir = create_run_dir(&out, flags.target)?;
-    let mut record = RunRecord {
+    let record = RunRecord {
         run: RunInfo {
             id: run_dir.id(),
-            experiment: flags.experiment.clone(),
-            kind: work.kind(),
-            profile,
+            experiment: flags.experiment().to_owned(),
+            kind: plan.work.kind(),
+            profile: plan.profile.clone(),
             target: flags.target,
-            x_axis,
-            baseline,
+            x_axis: plan.x_axis,
+            baseline: plan.baseline,
             debug_corrupt: flags.debug_corrupt,
             status: RunStatus::Running,
             started: run_record::utc_now().0,
@@ -109,25 +107,68 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
             error: None,
             pid: Some(std::process::id()),
         },
-        studies: files,
+        studies: plan.files.clone(),
         git: run_record::git(sh),
         versions: versions(sh, paths, flags.target),
         machine: run_record::machine(),
         reconciliation: None,
         remote: None,
+        overrides: plan.overrides.clone(),
     };
     record.write(&run_dir.run_toml())?;
-    let _registration = procs::register_run(&paths.scratch(), &run_dir.path)?;
     eprintln!("run directory: {}", run_dir.path.display());
+    measure(
+        flags,
+        &plan,
+        &run_dir,
+        record,
+        paths,
+        &Tools {
+            tools: tools.as_ref(),
+            remote: remote.as_ref(),
+        },
+    )
+}
 
+/// The Worker's toolchain installed and the Worker built, for a target that runs it.
+fn tools(target: TargetKind, sh: &Shell, paths: &Paths) -> Result<Option<Toolchain>> {
+    if !target.runs_the_worker() {
+        return Ok(None);
+    }
+    let tools = toolchain::ensure(sh, paths)?;
+    tools.build_worker(sh, paths)?;
+    Ok(Some(tools))
+}
+
+/// What starting the run's targets takes beyond the paths.
+pub struct Tools<'a> {
+    pub tools: Option<&'a Toolchain>,
+    pub remote: Option<&'a remote::Options>,
+}
+
+/// Measures the plan on the target and the baseline, records how the run ended, and writes every
+/// report.
+fn measure(
+    flags: &flags::Run,
+    plan: &Plan,
+    run_dir: &RunDir,
+    mut record: RunRecord,
+    paths: &Paths,
+    tools: &Tools,
+) -> Result<()> {
+    let _registration = procs::register_run(&paths.scratch(), &run_dir.path)?;
+    let warnings = match tools.remote {
+        Some(options) => plan.work.cost().warnings(options.plan),
+        None => Vec::new(),
+    };
     let start = Start {
         paths,
-        tools: tools.as_ref(),
-        remote: remote.as_ref(),
+        tools: tools.tools,
+        remote: tools.remote,
         warnings: &warnings,
     };
     // The target, then the baseline (same probes, bare SQLite), into the same results.csv.
-    let measured = std::iter::once(flags.target).chain(baseline).try_fold(
+    let measured = std::iter::once(flags.target).chain(plan.baseline).try_fold(
         Totals::default(),
         |totals, target| {
             if target != flags.target {
@@ -135,8 +176,14 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
                     "the same probes on the baseline: bare SQLite in-process (not D1), D1's limits applied"
                 );
             }
-            let measured =
-                measure_on(target, &start, &flags.experiment, &work, &run_dir, &mut record)?;
+            let measured = measure_on(
+                target,
+                &start,
+                flags.experiment(),
+                &plan.work,
+                run_dir,
+                &mut record,
+            )?;
             Ok::<_, anyhow::Error>(totals.merged(&measured))
         },
     );
@@ -149,8 +196,8 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     record.write(&run_dir.run_toml())?;
     let totals = measured?;
 
-    reports::render(&run_dir, true)?;
-    println!("reconciliation: {}", totals.line(work.unit()));
+    reports::render(run_dir, true)?;
+    println!("reconciliation: {}", totals.line(plan.work.unit()));
     if !totals.all_reconciled() {
         bail!(
             "the run is INVALID: what the target holds differs from what was sent (see \
@@ -161,18 +208,11 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     Ok(())
 }
 
-/// The study's work for the profile and target asked for, with the profile's name, the files
-/// read and the sweep's axis; every refusal of the input comes here, before anything starts.
-fn plan(
-    study: &Study,
-    flags: &flags::Run,
-    paths: &Paths,
-) -> Result<(
-    Work,
-    String,
-    Vec<StudyFile>,
-    Option<crate::studies::sweep::Axis>,
-)> {
+/// The study's plan for the profile, target and overrides asked for; every refusal of the input
+/// comes here, before anything starts.
+pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<Plan> {
+    let study = Study::load(&paths.experiments(), flags.experiment())?;
+    let overrides = Overrides::from_flags(flags)?;
     let file_of = |name: &str, path: &Path, source: &str, description: &str| StudyFile {
         name: name.to_owned(),
         file: path
@@ -183,10 +223,10 @@ fn plan(
         sha256: toolchain::hash_bytes(source.as_bytes()),
         description: description.to_owned(),
     };
-    match study {
+    match &study {
         Study::Sweep(experiment) => {
             let (profile, spec) = experiment.profile(flags.profile.as_deref())?;
-            let mut probes = experiment.probes(spec);
+            let mut probes = overrides.probes(experiment, spec)?;
             if let Some(kind) = flags.debug_corrupt {
                 corrupt_every_probe(&mut probes, kind)?;
             }
@@ -196,27 +236,32 @@ fn plan(
                 &experiment.source,
                 &experiment.file.description,
             );
-            Ok((
-                Work::Sweep(probes),
-                profile.to_owned(),
-                vec![file],
-                Some(experiment.file.x_axis),
-            ))
+            let baseline = (flags.target.runs_the_worker() && !flags.no_baseline)
+                .then_some(TargetKind::Sqlite);
+            Ok(Plan {
+                work: Work::Sweep(probes),
+                profile: profile.to_owned(),
+                files: vec![file],
+                x_axis: Some(experiment.file.x_axis),
+                overrides,
+                baseline,
+            })
         }
         Study::Ladders(ladders) => {
             if flags.debug_corrupt.is_some() || flags.no_baseline {
                 bail!(
                     "--debug-corrupt and --no-baseline apply to experiments, not to ladders (`{}` climbs ladders)",
-                    flags.experiment
+                    flags.experiment()
                 );
             }
+            overrides.refuse_for_ladders(flags.experiment())?;
             let mut climbs = Vec::new();
             let mut profiles: Vec<String> = Vec::new();
             let mut files = Vec::new();
             for l in ladders {
                 let kind = l.file.ladder;
                 if flags.target == TargetKind::Sqlite && !kind.runs_on_sqlite() {
-                    if flags.experiment == crate::studies::LIMITS {
+                    if flags.experiment() == crate::studies::LIMITS {
                         continue;
                     }
                     bail!(
@@ -230,7 +275,14 @@ fn plan(
                 }
                 files.push(file_of(&l.name, &l.path, &l.source, &l.file.description));
             }
-            Ok((Work::Climbs(climbs), profiles.join("/"), files, None))
+            Ok(Plan {
+                work: Work::Climbs(climbs),
+                profile: profiles.join("/"),
+                files,
+                x_axis: None,
+                overrides,
+                baseline: None,
+            })
         }
     }
 }

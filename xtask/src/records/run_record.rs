@@ -10,6 +10,7 @@ use xshell::{Shell, cmd};
 
 use crate::flags::{DebugCorruption, TargetKind};
 use crate::records::reconcile::Totals;
+use crate::studies::overrides::Overrides;
 use crate::studies::sweep::Axis;
 use crate::targets::remote::RemoteRecord;
 
@@ -27,6 +28,9 @@ pub struct RunRecord {
     /// Where on Cloudflare a remote run ran; absent for other targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteRecord>,
+    /// The profile's settings the command line replaced, and its `--only` filter.
+    #[serde(default, skip_serializing_if = "Overrides::is_empty")]
+    pub overrides: Overrides,
 }
 
 /// What kind of study a run ran: it decides how its records are read and reported.
@@ -423,6 +427,11 @@ mod tests {
             machine: machine(),
             reconciliation: Some(Totals::default()),
             remote: None,
+            overrides: Overrides {
+                repeats: Some(2),
+                only: Some("strategy=bound".into()),
+                ..Overrides::default()
+            },
         };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.toml");
@@ -431,6 +440,12 @@ mod tests {
         assert_eq!(back.run.status, RunStatus::Complete);
         assert_eq!(back.run.x_axis, Some(Axis::Columns));
         assert_eq!(back.reconciliation, Some(Totals::default()));
+        assert_eq!(back.overrides, record.overrides);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("[overrides]\nrepeats = 2\nonly = \"strategy=bound\""),
+            "{text}"
+        );
         assert!(!dir.path().join("run.toml.tmp").exists());
     }
 

@@ -790,6 +790,7 @@ mod tests {
             machine: crate::records::run_record::machine(),
             reconciliation: None,
             remote: None,
+            overrides: Default::default(),
         }
     }
 
@@ -972,6 +973,10 @@ mod tests {
             plan: None,
             keep: false,
             tag: None,
+            repeats: None,
+            warmup: None,
+            seed: None,
+            only: None,
         };
         let paths = crate::paths::Paths::new(root.to_owned());
         crate::pipeline::run(&run, &xshell::Shell::new().unwrap(), &paths).unwrap();

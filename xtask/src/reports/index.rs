@@ -228,6 +228,7 @@ mod tests {
             machine: crate::records::run_record::machine(),
             reconciliation: None,
             remote,
+            overrides: Default::default(),
         }
     }
 

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use d1bench_core::ladder::LadderKind;
 
 use super::parity::{self, ParityRow};
+use super::provenance;
 use crate::records::{Finding, RunRecord};
 use crate::studies::cost::thousands;
 
@@ -18,13 +19,11 @@ pub fn markdown(
     let mut out = format!("# {title}\n\n");
     writeln!(
         out,
-        "Run `{}` on `{}`, status **{}**; reproduce with `cargo xtask run {} --target {} --profile {}`.\n",
+        "Run `{}` on `{}`, status **{}**; reproduce with `{}`.\n",
         record.run.id,
         record.run.target,
         record.run.status,
-        record.run.experiment,
-        record.run.target,
-        record.run.profile.split('/').next().unwrap_or_default(),
+        provenance::command(record),
     )
     .unwrap();
     if let Some(totals) = &record.reconciliation {

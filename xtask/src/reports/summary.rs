@@ -12,6 +12,7 @@ use crate::records::Totals;
 use crate::records::{RunRecord, RunStatus};
 use crate::reports::charts::sweep::Drawn;
 use crate::reports::points::{Measure, Point, points};
+use crate::reports::provenance;
 use crate::reports::stats::Summary;
 use crate::studies::sweep::Axis;
 use clap::ValueEnum;
@@ -248,20 +249,10 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
         )
         .unwrap();
     }
-    let mut command = format!(
-        "cargo xtask run {} --profile {} --target {target}",
-        run.experiment, run.profile
-    );
-    if run.baseline.is_none() && target != TargetKind::Sqlite {
-        command.push_str(" --no-baseline");
-    }
-    if let Some(kind) = run.debug_corrupt.and_then(|k| k.to_possible_value()) {
-        let kind = kind.get_name();
-        command.push_str(&format!(" --debug-corrupt {kind}"));
-    }
     writeln!(
         out,
-        "Reproduce: `{command}` at commit `{}`{}.\n",
+        "Reproduce: `{}` at commit `{}`{}.\n",
+        provenance::command(record),
         record.git.commit,
         if record.git.dirty {
             " (the tree had uncommitted changes)"

@@ -1,10 +1,12 @@
 //! What a run can be asked to run, read from `experiments/`: a sweep ([`sweep`]), a ladder
-//! ([`ladder`]), or `limits` (every ladder); what each costs on Cloudflare ([`cost`]); and what
-//! their files share ([`files`]). A name never reaches outside `experiments/`.
+//! ([`ladder`]), or `limits` (every ladder); what the command line may change of a sweep's
+//! profile ([`overrides`]); what each costs on Cloudflare ([`cost`]); and what their files share
+//! ([`files`]). A name never reaches outside `experiments/`.
 
 pub mod cost;
 pub mod files;
 pub mod ladder;
+pub mod overrides;
 pub mod sweep;
 
 use std::path::Path;

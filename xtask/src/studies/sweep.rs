@@ -92,7 +92,7 @@ pub struct ExperimentFile {
     pub profile: BTreeMap<String, Profile>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Profile {
     /// Measured repetitions of every point.
@@ -114,7 +114,7 @@ fn default_seed() -> u64 {
 /// A series' list of values, each with its place in the file.
 pub type List<T> = NonEmpty<Spanned<T>>;
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Series {
     /// Names the series' lines in charts and tables (`bound, all non-ASCII`); series without
