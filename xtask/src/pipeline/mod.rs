@@ -3,18 +3,20 @@
 //! study file → plan (probes or climbs, the command line's overrides applied) → install and build
 //! what the targets need → a run directory and its `run.toml` → for each target (and the
 //! baseline), a session: started, every record measured, reconciled and appended to disk as it
-//! lands, closed on every way out → `run.toml` says how it ended → every report
+//! lands, closed on every way out, its time recorded → `run.toml` says how it ended → every report
 //! derived from what is on disk ([`crate::reports`]).
 //!
 //! Bad input fails before anything starts; once records are measured, whatever happens, they stay
 //! on disk and run.toml says how the run ended. A run killed outright is found by the next one
 //! ([`crate::procs::reap_abandoned`]), which stops what it started and marks it abandoned.
 
+pub mod calls;
 pub mod climb;
 pub mod progress;
 pub mod sweep;
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow, bail};
 use d1bench_core::Corruption;
@@ -22,6 +24,7 @@ use xshell::Shell;
 
 use crate::flags::{self, DebugCorruption, TargetKind};
 use crate::paths::Paths;
+use crate::records::run_history::SessionTime;
 use crate::records::run_record::{self, RunInfo, StudyFile, Versions};
 use crate::records::{RunDir, RunRecord, RunStatus, StudyKind, Totals};
 use crate::studies::Study;
@@ -29,9 +32,11 @@ use crate::studies::cost::Cost;
 use crate::studies::ladder::Climb;
 use crate::studies::overrides::Overrides;
 use crate::studies::sweep::{Axis, PlannedProbe};
-use crate::targets::{self, Start, remote};
+use crate::targets::{self, Session, Start, remote};
 use crate::toolchain::Toolchain;
 use crate::{procs, reports, toolchain};
+
+use calls::Clocked;
 
 /// What a run measures, planned before anything starts.
 pub enum Work {
@@ -114,6 +119,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         reconciliation: None,
         remote: None,
         overrides: plan.overrides.clone(),
+        sessions: Vec::new(),
     };
     record.write(&run_dir.run_toml())?;
     eprintln!("run directory: {}", run_dir.path.display());
@@ -287,8 +293,8 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<Plan> {
     }
 }
 
-/// Starts the target, measures the work on it, closes it (on every path: the session's drop),
-/// and notes in run.toml what the session said of itself.
+/// Starts the target, measures the work on it, closes it (on every path: the session's drop), and notes in run.toml what the session said of itself and
+/// how long it took.
 fn measure_on(
     target: TargetKind,
     start: &Start,
@@ -301,7 +307,8 @@ fn measure_on(
         record.remote = start.remote.map(remote::RemoteRecord::pending);
         record.write(&run_dir.run_toml())?;
     }
-    let mut session = match targets::open(target, start) {
+    let starting = Instant::now();
+    let session = match targets::open(target, start) {
         Ok(session) => session,
         Err(e) => {
             if let Some(remote) = &mut record.remote {
@@ -310,17 +317,31 @@ fn measure_on(
             return Err(e);
         }
     };
+    let start_ms = ms_since(starting);
+    let mut session = Clocked::new(session);
     let described = session.describe();
     if target == record.run.target {
         record.versions.worker = described.worker;
         record.remote = described.remote;
     }
     record.write(&run_dir.run_toml())?;
+    let measuring = Instant::now();
     let measured = match work {
-        Work::Sweep(probes) => sweep::measure(session.as_mut(), experiment, probes, run_dir),
-        Work::Climbs(climbs) => climb::climb_all(session.as_mut(), climbs, run_dir),
+        Work::Sweep(probes) => sweep::measure(&mut session, experiment, probes, run_dir),
+        Work::Climbs(climbs) => climb::climb_all(&mut session, climbs, run_dir),
     };
-    let (described, closed) = session.close();
+    let wall_ms = ms_since(measuring);
+    let (calls, calls_ms) = (session.calls(), session.inside_ms());
+    let stopping = Instant::now();
+    let (described, closed) = session.into_inner().close();
+    record.sessions.push(SessionTime {
+        target,
+        start_ms,
+        wall_ms,
+        calls_ms,
+        calls,
+        stop_ms: ms_since(stopping),
+    });
     if target == record.run.target {
         record.remote = described.remote;
     }
@@ -335,6 +356,10 @@ fn measure_on(
             "and stopping the target and removing what it created failed too: {t:#}"
         ))),
     }
+}
+
+fn ms_since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1000.0
 }
 
 /// Sets `--debug-corrupt` on every probe, checking that each can take it.

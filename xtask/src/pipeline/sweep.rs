@@ -68,8 +68,13 @@ pub fn measure(
 /// One probe: its table set up, its rows written and timed, then verified and reconciled
 /// against the host's plan and checksum.
 fn measure_one(session: &mut dyn Session, experiment: &str, planned: &PlannedProbe) -> ResultRow {
+    let before = session.calls_ms();
     let mut row = attempt(session, experiment, planned);
     row.label = planned.label.clone();
+    row.calls_ms = session
+        .calls_ms()
+        .zip(before)
+        .map(|(after, before)| after - before);
     row
 }
 

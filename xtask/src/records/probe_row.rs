@@ -91,6 +91,11 @@ pub struct ResultRow {
     /// unreconciled; the totals count it apart.
     #[serde(default)]
     pub target_failed: bool,
+    /// Milliseconds inside the target's calls for this probe (setup, probe and verify, each
+    /// timed around the call): what the probe cost the run, less the harness's own work; empty
+    /// in a results.csv written before it was recorded.
+    #[serde(default)]
+    pub calls_ms: Option<f64>,
 }
 
 impl ResultRow {
@@ -205,6 +210,7 @@ impl ResultRow {
             checksum_present: String::new(),
             checksum_equal: false,
             target_failed: true,
+            calls_ms: None,
         }
     }
 
@@ -358,7 +364,7 @@ mod tests {
              outcome,refusal,rows_expected,rows_present,inside_ms,outside_ms,d1_ms,error,\
              probe_id,series,seed,statements_sent,max_statement_bytes,reconciled,reconcile_note,\
              label,escape_share,non_ascii_share,indexes,overhead_ms,\
-             checksum_expected,checksum_present,checksum_equal,target_failed"
+             checksum_expected,checksum_present,checksum_equal,target_failed,calls_ms"
         );
     }
 
@@ -438,6 +444,7 @@ pub mod tests_support {
             checksum_present: "100:1:2:3:4:5:6:0".into(),
             checksum_equal: true,
             target_failed: false,
+            calls_ms: Some(8.5),
         }
     }
 }

@@ -10,6 +10,7 @@ use xshell::{Shell, cmd};
 
 use crate::flags::{DebugCorruption, TargetKind};
 use crate::records::reconcile::Totals;
+use crate::records::run_history::SessionTime;
 use crate::studies::overrides::Overrides;
 use crate::studies::sweep::Axis;
 use crate::targets::remote::RemoteRecord;
@@ -31,6 +32,9 @@ pub struct RunRecord {
     /// The profile's settings the command line replaced, and its `--only` filter.
     #[serde(default, skip_serializing_if = "Overrides::is_empty")]
     pub overrides: Overrides,
+    /// Each session on a target, in order, with its times.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<SessionTime>,
 }
 
 /// What kind of study a run ran: it decides how its records are read and reported.
@@ -356,7 +360,8 @@ pub fn utc_now() -> (String, String) {
     utc(secs)
 }
 
-fn utc(unix_secs: u64) -> (String, String) {
+/// RFC 3339 and the compact form of a time given in seconds since 1970.
+pub fn utc(unix_secs: u64) -> (String, String) {
     let days = (unix_secs / 86_400) as i64;
     let secs_of_day = unix_secs % 86_400;
     let (year, month, day) = civil_from_days(days);
@@ -432,6 +437,14 @@ mod tests {
                 only: Some("strategy=bound".into()),
                 ..Overrides::default()
             },
+            sessions: vec![SessionTime {
+                target: TargetKind::Local,
+                start_ms: 1.0,
+                wall_ms: 2.0,
+                calls_ms: 1.5,
+                calls: 12,
+                stop_ms: 0.5,
+            }],
         };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.toml");
@@ -441,6 +454,7 @@ mod tests {
         assert_eq!(back.run.x_axis, Some(Axis::Columns));
         assert_eq!(back.reconciliation, Some(Totals::default()));
         assert_eq!(back.overrides, record.overrides);
+        assert_eq!(back.sessions, record.sessions);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
             text.contains("[overrides]\nrepeats = 2\nonly = \"strategy=bound\""),

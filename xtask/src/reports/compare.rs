@@ -791,6 +791,7 @@ mod tests {
             reconciliation: None,
             remote: None,
             overrides: Default::default(),
+            sessions: Vec::new(),
         }
     }
 

@@ -29,6 +29,7 @@ pub fn markdown(
     if let Some(totals) = &record.reconciliation {
         writeln!(out, "Reconciliation: {}.\n", totals.line("rungs")).unwrap();
     }
+    out.push_str(&provenance::time_section(record));
     out.push_str("## Limits: documented and found\n\n");
     out.push_str(&parity::markdown(parity_rows));
     let mut kinds: Vec<LadderKind> = findings.iter().map(|f| f.ladder).collect();

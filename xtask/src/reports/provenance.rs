@@ -1,11 +1,15 @@
 //! What every `summary.md` says of how its run was run, from run.toml alone: the command that
-//! runs it again, with its overrides, and for remote runs its location and plan.
+//! runs it again (with its overrides, and for remote runs its location and plan), and where its
+//! time went: each target's measuring wall time, the time inside the
+//! target's calls, and the harness's share of it.
 
 use std::fmt::Write;
 
 use clap::ValueEnum;
 
+use crate::flags::TargetKind;
 use crate::records::RunRecord;
+use crate::records::run_history::{SessionTime, unix_secs};
 
 /// `cargo xtask run ...` with every flag that decides what the run measured.
 pub fn command(record: &RunRecord) -> String {
@@ -32,10 +36,78 @@ pub fn command(record: &RunRecord) -> String {
     command
 }
 
+/// `## Where the time went`: per target, the measuring's wall time, the time inside the
+/// target's calls and the harness's share; nothing for a run recorded before sessions were.
+pub fn time_section(record: &RunRecord) -> String {
+    let mut targets: Vec<TargetKind> = Vec::new();
+    for session in &record.sessions {
+        if !targets.contains(&session.target) {
+            targets.push(session.target);
+        }
+    }
+    if targets.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "## Where the time went\n\n\
+         | target | measuring (wall) | inside the target's calls | harness share | calls | starting and stopping the target |\n\
+         | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for target in targets {
+        let Some(t) = SessionTime::total(&record.sessions, target) else {
+            continue;
+        };
+        writeln!(
+            out,
+            "| `{target}` | {} | {} | {} | {} | {} |",
+            seconds(t.wall_ms),
+            seconds(t.calls_ms),
+            t.harness_share()
+                .map_or("–".to_owned(), |s| format!("{:.1}%", 100.0 * s)),
+            t.calls,
+            seconds(t.start_ms + t.stop_ms)
+        )
+        .unwrap();
+    }
+    let run = &record.run;
+    let whole = run
+        .ended
+        .as_deref()
+        .and_then(unix_secs)
+        .zip(unix_secs(&run.started))
+        .and_then(|(ended, started)| ended.checked_sub(started));
+    out.push_str(
+        "\nThe harness share is (wall − inside the calls) ÷ wall of the measuring: the xtask's own \
+         work between the target's calls (planning each probe again to check it, the expected \
+         checksum, results.csv, progress). Each call (setup, probe, verify; a rung's three steps) \
+         is timed around it, warm-ups included.",
+    );
+    if let Some(whole) = whole {
+        write!(
+            out,
+            " From start to end (run.toml's started → ended) the run took {whole} s."
+        )
+        .unwrap();
+    }
+    out.push_str("\n\n");
+    out
+}
+
+/// Milliseconds as seconds with three significant figures.
+fn seconds(ms: f64) -> String {
+    let s = ms / 1000.0;
+    if s >= 100.0 {
+        format!("{s:.0} s")
+    } else if s >= 10.0 {
+        format!("{s:.1} s")
+    } else {
+        format!("{s:.2} s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flags::TargetKind;
     use crate::records::StudyKind;
     use crate::studies::overrides::Overrides;
     use crate::targets::remote::RemoteRecord;
@@ -121,5 +193,33 @@ memory_gib = 1.0
         r.run.experiment = "limits".into();
         r.run.profile = "full/smoke".into();
         assert_eq!(command(&r), "cargo xtask run limits --target local");
+    }
+
+    #[test]
+    fn the_time_section_gives_each_targets_harness_share() {
+        let mut r = record();
+        assert_eq!(time_section(&r), "", "a run recorded before sessions were");
+        let session = |target, wall_ms, calls_ms| SessionTime {
+            target,
+            start_ms: 1_500.0,
+            wall_ms,
+            calls_ms,
+            calls: 300,
+            stop_ms: 500.0,
+        };
+        r.sessions = vec![
+            session(TargetKind::Remote, 90_000.0, 81_000.0),
+            session(TargetKind::Sqlite, 4_000.0, 3_000.0),
+        ];
+        let text = time_section(&r);
+        assert!(
+            text.contains("| `remote` | 90.0 s | 81.0 s | 10.0% | 300 | 2.00 s |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| `sqlite` | 4.00 s | 3.00 s | 25.0% | 300 | 2.00 s |"),
+            "{text}"
+        );
+        assert!(text.contains("the run took 125 s."), "{text}");
     }
 }

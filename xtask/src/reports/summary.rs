@@ -286,7 +286,9 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
         out.push_str(&table);
     }
 
-    out.push_str("\n## Charts\n\n");
+    out.push('\n');
+    out.push_str(&provenance::time_section(record));
+    out.push_str("## Charts\n\n");
     for chart in charts {
         let file = |ext: &str| {
             chart
