@@ -139,8 +139,10 @@ pub enum DebugCorruption {
 #[derive(Debug, Clone, clap::Args)]
 pub struct Run {
     /// The experiment or ladder: the name of a file in experiments/ without `.toml`; `limits`
-    /// runs every ladder and writes the parity table.
-    pub experiment: String,
+    /// runs every ladder and writes the parity table. Not given with --resume, which reads it
+    /// from the run's run.toml.
+    #[arg(required_unless_present = "resume")]
+    pub experiment: Option<String>,
     /// Where the Worker runs.
     #[arg(long, value_enum, default_value = "local")]
     pub target: TargetKind,
@@ -185,12 +187,24 @@ pub struct Run {
     /// the experiment file writes them.
     #[arg(long, value_name = "KEY=VALUE,...")]
     pub only: Option<String>,
+    /// Continue the interrupted, failed or abandoned run in RUN_DIR: the probes its results.csv
+    /// holds are skipped, the rest appended. Refused when the experiment file or the code
+    /// (git commit, uncommitted changes) differ from the run's.
+    #[arg(
+        long,
+        value_name = "RUN_DIR",
+        conflicts_with_all = [
+            "experiment", "target", "profile", "out", "no_baseline", "debug_corrupt",
+            "location", "plan", "repeats", "warmup", "seed", "only",
+        ]
+    )]
+    pub resume: Option<PathBuf>,
 }
 
 impl Run {
-    /// The experiment or ladder to run.
+    /// The experiment or ladder to run; a run resumed from its run.toml has it from there.
     pub fn experiment(&self) -> &str {
-        &self.experiment
+        self.experiment.as_deref().unwrap_or_default()
     }
 }
 
@@ -390,7 +404,7 @@ mod tests {
     }
 
     #[test]
-    fn overrides_parse() {
+    fn overrides_and_resume_parse() {
         let run = parse_run;
         let r = run(&[
             "column-sweep",
@@ -406,12 +420,37 @@ mod tests {
         .unwrap();
         assert_eq!((r.repeats, r.warmup, r.seed), (Some(3), Some(0), Some(42)));
         assert_eq!(r.only.as_deref(), Some("columns=64,strategy=literal"));
+        assert!(r.resume.is_none());
         assert_eq!(r.experiment(), "column-sweep");
+        let r = run(&["--resume", "reports/column-sweep/x"]).unwrap();
+        assert_eq!(r.resume, Some(PathBuf::from("reports/column-sweep/x")));
+        assert_eq!(r.experiment, None);
+        // The target's default does not conflict; giving one does.
+        assert_eq!(r.target, TargetKind::Local);
+        let err = run(&["--resume", "d", "--target", "sqlite"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'--resume <RUN_DIR>' cannot be used with '--target <TARGET>'"),
+            "{err}"
+        );
+        let err = run(&["column-sweep", "--resume", "d"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cannot be used with"), "{err}");
+        let err = run(&["--resume", "d", "--only", "columns=1"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cannot be used with '--only"), "{err}");
+        let err = run(&[]).unwrap_err().to_string();
+        assert!(err.contains("<EXPERIMENT>"), "{err}");
         let err = run(&["x", "--repeats", "many"]).unwrap_err().to_string();
         assert!(
             err.contains("invalid value 'many' for '--repeats <N>'"),
             "{err}"
         );
+        // --tag and --keep go with a resumed remote run.
+        run(&["--resume", "d", "--keep", "--tag", "t"]).unwrap();
     }
 
     #[test]

@@ -8,13 +8,16 @@
 //!
 //! Bad input fails before anything starts; once records are measured, whatever happens, they stay
 //! on disk and run.toml says how the run ended. A run killed outright is found by the next one
-//! ([`crate::procs::reap_abandoned`]), which stops what it started and marks it abandoned.
+//! ([`crate::procs::reap_abandoned`]), which stops what it started and marks it abandoned; a run
+//! that did not end is continued by [`resume`].
 
 pub mod calls;
 pub mod climb;
 pub mod progress;
+pub mod resume;
 pub mod sweep;
 
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -24,9 +27,10 @@ use xshell::Shell;
 
 use crate::flags::{self, DebugCorruption, TargetKind};
 use crate::paths::Paths;
+use crate::records::csv;
 use crate::records::run_history::SessionTime;
 use crate::records::run_record::{self, RunInfo, StudyFile, Versions};
-use crate::records::{RunDir, RunRecord, RunStatus, StudyKind, Totals};
+use crate::records::{ResultRow, RunDir, RunRecord, RunStatus, RungRow, StudyKind, Totals};
 use crate::studies::Study;
 use crate::studies::cost::Cost;
 use crate::studies::ladder::Climb;
@@ -37,6 +41,7 @@ use crate::toolchain::Toolchain;
 use crate::{procs, reports, toolchain};
 
 use calls::Clocked;
+use climb::ClimbsDone;
 
 /// What a run measures, planned before anything starts.
 pub enum Work {
@@ -81,10 +86,59 @@ pub struct Plan {
     pub baseline: Option<TargetKind>,
 }
 
+/// What earlier attempts of a run recorded, which this one skips ([`resume`] reads it).
+#[derive(Debug, Clone, Default)]
+pub struct Done {
+    /// The probes in results.csv: (target, probe id).
+    pub probes: BTreeSet<(TargetKind, u64)>,
+    /// The climbs in findings.csv, and the next free rung id.
+    pub climbs: ClimbsDone,
+    /// Whether the run is being resumed: its totals then come from what is on disk.
+    pub resuming: bool,
+}
+
+impl Done {
+    /// The probes of `probes` still to send on `target`: those results.csv does not hold, with
+    /// the warm-ups of their points (a point whose measured probes are all recorded is skipped
+    /// whole, warm-ups included).
+    pub fn remaining(&self, probes: &[PlannedProbe], target: TargetKind) -> Vec<PlannedProbe> {
+        let recorded = |p: &PlannedProbe| self.probes.contains(&(target, p.request.probe_id));
+        let open: HashSet<String> = probes
+            .iter()
+            .filter(|p| !p.warmup && !recorded(p))
+            .map(point_key)
+            .collect();
+        probes
+            .iter()
+            .filter(|p| {
+                if p.warmup {
+                    open.contains(&point_key(p))
+                } else {
+                    !recorded(p)
+                }
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+/// What a probe shares with the other repeats and warm-ups of its point: its series, label and
+/// parameters (its strategy included), without its id.
+fn point_key(probe: &PlannedProbe) -> String {
+    let request = d1bench_core::ProbeRequest {
+        probe_id: 0,
+        ..probe.request.clone()
+    };
+    format!("{}|{}|{request:?}", probe.series, probe.label)
+}
+
 /// `cargo xtask run`.
 pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     for found in procs::reap_abandoned(&paths.scratch())? {
         eprintln!("{found}");
+    }
+    if let Some(run_dir) = &flags.resume {
+        return resume::resume(flags, run_dir, sh, paths);
     }
     let plan = plan(flags, paths)?;
     // Remote flags and credentials are checked before anything is installed or built.
@@ -120,6 +174,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         remote: None,
         overrides: plan.overrides.clone(),
         sessions: Vec::new(),
+        resumed: Vec::new(),
     };
     record.write(&run_dir.run_toml())?;
     eprintln!("run directory: {}", run_dir.path.display());
@@ -128,6 +183,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         &plan,
         &run_dir,
         record,
+        &Done::default(),
         paths,
         &Tools {
             tools: tools.as_ref(),
@@ -152,13 +208,14 @@ pub struct Tools<'a> {
     pub remote: Option<&'a remote::Options>,
 }
 
-/// Measures the plan on the target and the baseline, records how the run ended, and writes every
-/// report.
+/// Measures the plan on the target and the baseline (what `done` holds skipped), records how the
+/// run ended, and writes every report.
 fn measure(
     flags: &flags::Run,
     plan: &Plan,
     run_dir: &RunDir,
     mut record: RunRecord,
+    done: &Done,
     paths: &Paths,
     tools: &Tools,
 ) -> Result<()> {
@@ -177,6 +234,16 @@ fn measure(
     let measured = std::iter::once(flags.target).chain(plan.baseline).try_fold(
         Totals::default(),
         |totals, target| {
+            let work = match &plan.work {
+                Work::Sweep(probes) => Work::Sweep(done.remaining(probes, target)),
+                Work::Climbs(climbs) => Work::Climbs(climbs.clone()),
+            };
+            if let Work::Sweep(probes) = &work
+                && probes.is_empty()
+            {
+                eprintln!("every probe on {target} is recorded already");
+                return Ok(totals);
+            }
             if target != flags.target {
                 eprintln!(
                     "the same probes on the baseline: bare SQLite in-process (not D1), D1's limits applied"
@@ -186,13 +253,19 @@ fn measure(
                 target,
                 &start,
                 flags.experiment(),
-                &plan.work,
+                &work,
+                done,
                 run_dir,
                 &mut record,
             )?;
             Ok::<_, anyhow::Error>(totals.merged(&measured))
         },
     );
+    // A resumed run's totals are those of every record on disk.
+    let measured = match measured {
+        Ok(attempt) if done.resuming => whole_run_totals(plan.work.kind(), run_dir, &attempt),
+        other => other,
+    };
     record
         .run
         .end(measured.as_ref().map(Totals::all_reconciled));
@@ -212,6 +285,23 @@ fn measure(
         );
     }
     Ok(())
+}
+
+/// The totals of a resumed run: every record in results.csv, and the warm-ups of this attempt
+/// (an attempt that did not end recorded no totals, so earlier warm-ups are not counted).
+fn whole_run_totals(kind: StudyKind, run_dir: &RunDir, attempt: &Totals) -> Result<Totals> {
+    let mut totals = Totals::default();
+    match kind {
+        StudyKind::Sweep => csv::read::<ResultRow>(&run_dir.results_csv())?
+            .iter()
+            .for_each(|r| totals.add(r)),
+        StudyKind::Ladder => csv::read::<RungRow>(&run_dir.results_csv())?
+            .iter()
+            .for_each(|r| totals.add(r)),
+    }
+    totals.warmups = attempt.warmups;
+    totals.warmups_reconciled = attempt.warmups_reconciled;
+    Ok(totals)
 }
 
 /// The study's plan for the profile, target and overrides asked for; every refusal of the input
@@ -293,13 +383,15 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<Plan> {
     }
 }
 
-/// Starts the target, measures the work on it, closes it (on every path: the session's drop), and notes in run.toml what the session said of itself and
+/// Starts the target, measures the work on it (the climbs `done` holds skipped), closes it (on
+/// every path: the session's drop), and notes in run.toml what the session said of itself and
 /// how long it took.
 fn measure_on(
     target: TargetKind,
     start: &Start,
     experiment: &str,
     work: &Work,
+    done: &Done,
     run_dir: &RunDir,
     record: &mut RunRecord,
 ) -> Result<Totals> {
@@ -328,7 +420,7 @@ fn measure_on(
     let measuring = Instant::now();
     let measured = match work {
         Work::Sweep(probes) => sweep::measure(&mut session, experiment, probes, run_dir),
-        Work::Climbs(climbs) => climb::climb_all(&mut session, climbs, run_dir),
+        Work::Climbs(climbs) => climb::climb_all(&mut session, climbs, &done.climbs, run_dir),
     };
     let wall_ms = ms_since(measuring);
     let (calls, calls_ms) = (session.calls(), session.inside_ms());

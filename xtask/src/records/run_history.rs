@@ -1,8 +1,9 @@
 //! What run.toml says of how a run went, beyond how it ended: each session's time (the wall
-//! time of its measuring and the time inside the target's calls).
+//! time of its measuring and the time inside the target's calls), and each time it was resumed.
 
 use serde::{Deserialize, Serialize};
 
+use super::RunStatus;
 use crate::flags::TargetKind;
 
 /// One session on one target: started, measured, stopped.
@@ -32,7 +33,7 @@ impl SessionTime {
         (self.wall_ms > 0.0).then(|| (self.wall_ms - self.calls_ms) / self.wall_ms)
     }
 
-    /// The sessions of `target` in `sessions`, added up.
+    /// The sessions of `target` in `sessions`, added up (a resumed run has one per attempt).
     pub fn total(sessions: &[SessionTime], target: TargetKind) -> Option<SessionTime> {
         sessions
             .iter()
@@ -51,6 +52,27 @@ impl SessionTime {
                 })
             })
     }
+}
+
+/// One `cargo xtask run --resume` of the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resumption {
+    /// When it was resumed (UTC, RFC 3339).
+    pub at: String,
+    /// How the run had ended before.
+    pub was: RunStatus,
+    /// Why it had ended so, when run.toml said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// `probes` (a sweep, every target counted) or `climbs` (ladders).
+    pub unit: String,
+    /// Already in results.csv (findings.csv for climbs), so not sent again.
+    pub skipped: usize,
+    /// Warm-ups of points whose probes were all recorded: not sent again either.
+    #[serde(default)]
+    pub warmups_skipped: usize,
+    /// Probes (warm-ups included) or climbs sent by this resumption.
+    pub remaining: usize,
 }
 
 /// Seconds since 1970 of an RFC 3339 UTC time as run.toml writes it (`2026-11-29T23:55:02Z`).

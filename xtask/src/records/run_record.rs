@@ -10,7 +10,7 @@ use xshell::{Shell, cmd};
 
 use crate::flags::{DebugCorruption, TargetKind};
 use crate::records::reconcile::Totals;
-use crate::records::run_history::SessionTime;
+use crate::records::run_history::{Resumption, SessionTime};
 use crate::studies::overrides::Overrides;
 use crate::studies::sweep::Axis;
 use crate::targets::remote::RemoteRecord;
@@ -35,6 +35,9 @@ pub struct RunRecord {
     /// Each session on a target, in order, with its times.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sessions: Vec<SessionTime>,
+    /// Each time the run was resumed (`cargo xtask run --resume`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed: Vec<Resumption>,
 }
 
 /// What kind of study a run ran: it decides how its records are read and reported.
@@ -445,6 +448,15 @@ mod tests {
                 calls: 12,
                 stop_ms: 0.5,
             }],
+            resumed: vec![Resumption {
+                at: "2026-11-29T23:56:02Z".into(),
+                was: RunStatus::Interrupted,
+                error: None,
+                unit: "probes".into(),
+                skipped: 3,
+                warmups_skipped: 1,
+                remaining: 1,
+            }],
         };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.toml");
@@ -455,6 +467,7 @@ mod tests {
         assert_eq!(back.reconciliation, Some(Totals::default()));
         assert_eq!(back.overrides, record.overrides);
         assert_eq!(back.sessions, record.sessions);
+        assert_eq!(back.resumed, record.resumed);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
             text.contains("[overrides]\nrepeats = 2\nonly = \"strategy=bound\""),

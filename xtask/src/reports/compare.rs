@@ -792,6 +792,7 @@ mod tests {
             remote: None,
             overrides: Default::default(),
             sessions: Vec::new(),
+            resumed: Vec::new(),
         }
     }
 
@@ -964,7 +965,7 @@ mod tests {
     /// in a project root of its own; the run directory it made.
     fn real_sqlite_run(root: &Path, profile: &str, out: &Path) -> PathBuf {
         let run = flags::Run {
-            experiment: "column-sweep".into(),
+            experiment: Some("column-sweep".into()),
             target: TargetKind::Sqlite,
             profile: Some(profile.into()),
             out: Some(out.to_owned()),
@@ -978,6 +979,7 @@ mod tests {
             warmup: None,
             seed: None,
             only: None,
+            resume: None,
         };
         let paths = crate::paths::Paths::new(root.to_owned());
         crate::pipeline::run(&run, &xshell::Shell::new().unwrap(), &paths).unwrap();

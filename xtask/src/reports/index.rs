@@ -230,6 +230,7 @@ mod tests {
             remote,
             overrides: Default::default(),
             sessions: Vec::new(),
+            resumed: Vec::new(),
         }
     }
 

@@ -26,6 +26,7 @@ pub fn markdown(
         provenance::command(record),
     )
     .unwrap();
+    out.push_str(&provenance::resumptions(record));
     if let Some(totals) = &record.reconciliation {
         writeln!(out, "Reconciliation: {}.\n", totals.line("rungs")).unwrap();
     }

@@ -1,6 +1,6 @@
 //! What every `summary.md` says of how its run was run, from run.toml alone: the command that
-//! runs it again (with its overrides, and for remote runs its location and plan), and where its
-//! time went: each target's measuring wall time, the time inside the
+//! runs it again (with its overrides, and for remote runs its location and plan), the times it
+//! was resumed, and where its time went: each target's measuring wall time, the time inside the
 //! target's calls, and the harness's share of it.
 
 use std::fmt::Write;
@@ -34,6 +34,33 @@ pub fn command(record: &RunRecord) -> String {
     }
     command.push_str(&record.overrides.command_line());
     command
+}
+
+/// One line per resumption, or nothing.
+pub fn resumptions(record: &RunRecord) -> String {
+    let mut out = String::new();
+    for r in &record.resumed {
+        let warmups = if r.warmups_skipped > 0 {
+            format!(" (and {} warm-ups of their points)", r.warmups_skipped)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "- resumed at {} (the run was {}): {} {} already recorded were skipped{warmups}, {} \
+             sent",
+            r.at, r.was, r.skipped, r.unit, r.remaining
+        )
+        .unwrap();
+    }
+    if !out.is_empty() {
+        out.insert_str(
+            0,
+            "This run was resumed (`cargo xtask run --resume`); every record is in the same files:\n\n",
+        );
+        out.push('\n');
+    }
+    out
 }
 
 /// `## Where the time went`: per target, the measuring's wall time, the time inside the
@@ -76,6 +103,7 @@ pub fn time_section(record: &RunRecord) -> String {
         .and_then(unix_secs)
         .zip(unix_secs(&run.started))
         .and_then(|(ended, started)| ended.checked_sub(started));
+    let attempts = record.resumed.len() + 1;
     out.push_str(
         "\nThe harness share is (wall − inside the calls) ÷ wall of the measuring: the xtask's own \
          work between the target's calls (planning each probe again to check it, the expected \
@@ -85,7 +113,12 @@ pub fn time_section(record: &RunRecord) -> String {
     if let Some(whole) = whole {
         write!(
             out,
-            " From start to end (run.toml's started → ended) the run took {whole} s."
+            " From start to end (run.toml's started → ended) the run took {whole} s{}.",
+            if attempts > 1 {
+                format!(" over {attempts} attempts (the time between them included)")
+            } else {
+                String::new()
+            }
         )
         .unwrap();
     }
@@ -108,7 +141,8 @@ fn seconds(ms: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::StudyKind;
+    use crate::records::run_history::Resumption;
+    use crate::records::{RunStatus, StudyKind};
     use crate::studies::overrides::Overrides;
     use crate::targets::remote::RemoteRecord;
 
@@ -221,5 +255,28 @@ memory_gib = 1.0
             "{text}"
         );
         assert!(text.contains("the run took 125 s."), "{text}");
+        r.resumed.push(Resumption {
+            at: "2026-11-30T00:01:00Z".into(),
+            was: RunStatus::Interrupted,
+            error: None,
+            unit: "probes".into(),
+            skipped: 20,
+            warmups_skipped: 4,
+            remaining: 40,
+        });
+        r.sessions
+            .push(session(TargetKind::Remote, 10_000.0, 9_000.0));
+        let text = time_section(&r);
+        assert!(
+            text.contains("| `remote` | 100 s | 90.0 s | 10.0% | 600 | 4.00 s |"),
+            "{text}"
+        );
+        assert!(text.contains("over 2 attempts"), "{text}");
+        assert_eq!(
+            resumptions(&r),
+            "This run was resumed (`cargo xtask run --resume`); every record is in the same \
+             files:\n\n- resumed at 2026-11-30T00:01:00Z (the run was interrupted): 20 probes \
+             already recorded were skipped (and 4 warm-ups of their points), 40 sent\n\n"
+        );
     }
 }

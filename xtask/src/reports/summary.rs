@@ -261,6 +261,7 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
         }
     )
     .unwrap();
+    out.push_str(&provenance::resumptions(record));
 
     out.push_str("## Reconciliation\n\n");
     out.push_str(

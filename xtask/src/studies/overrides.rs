@@ -1,7 +1,7 @@
 //! What `cargo xtask run` may change of an experiment's profile from the command line:
 //! `--repeats`, `--warmup`, `--seed`, and `--only` (a filter of the probes by the values of their
 //! parameters, as the experiment file writes them). Checked before anything starts, applied to
-//! the plan, and recorded in run.toml (`[overrides]`) so the run can be reproduced.
+//! the plan, and recorded in run.toml (`[overrides]`) so the run can be reproduced and resumed.
 
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
