@@ -187,6 +187,10 @@ pub struct Run {
     /// the experiment file writes them.
     #[arg(long, value_name = "KEY=VALUE,...")]
     pub only: Option<String>,
+    /// Print the probes or rungs, the estimated wall time and (remote) what the run would cost,
+    /// then stop: nothing is installed, started or written, and no credentials are read.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Continue the interrupted, failed or abandoned run in RUN_DIR: the probes its results.csv
     /// holds are skipped, the rest appended. Refused when the experiment file or the code
     /// (git commit, uncommitted changes) differ from the run's.
@@ -195,7 +199,7 @@ pub struct Run {
         value_name = "RUN_DIR",
         conflicts_with_all = [
             "experiment", "target", "profile", "out", "no_baseline", "debug_corrupt",
-            "location", "plan", "repeats", "warmup", "seed", "only",
+            "location", "plan", "repeats", "warmup", "seed", "only", "dry_run",
         ]
     )]
     pub resume: Option<PathBuf>,
@@ -404,7 +408,7 @@ mod tests {
     }
 
     #[test]
-    fn overrides_and_resume_parse() {
+    fn overrides_dry_run_and_resume_parse() {
         let run = parse_run;
         let r = run(&[
             "column-sweep",
@@ -416,11 +420,12 @@ mod tests {
             "42",
             "--only",
             "columns=64,strategy=literal",
+            "--dry-run",
         ])
         .unwrap();
         assert_eq!((r.repeats, r.warmup, r.seed), (Some(3), Some(0), Some(42)));
         assert_eq!(r.only.as_deref(), Some("columns=64,strategy=literal"));
-        assert!(r.resume.is_none());
+        assert!(r.dry_run && r.resume.is_none());
         assert_eq!(r.experiment(), "column-sweep");
         let r = run(&["--resume", "reports/column-sweep/x"]).unwrap();
         assert_eq!(r.resume, Some(PathBuf::from("reports/column-sweep/x")));

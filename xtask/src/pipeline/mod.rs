@@ -9,10 +9,11 @@
 //! Bad input fails before anything starts; once records are measured, whatever happens, they stay
 //! on disk and run.toml says how the run ended. A run killed outright is found by the next one
 //! ([`crate::procs::reap_abandoned`]), which stops what it started and marks it abandoned; a run
-//! that did not end is continued by [`resume`].
+//! that did not end is continued by [`resume`]; [`dry_run`] stops after the plan.
 
 pub mod calls;
 pub mod climb;
+pub mod dry_run;
 pub mod progress;
 pub mod resume;
 pub mod sweep;
@@ -28,7 +29,7 @@ use xshell::Shell;
 use crate::flags::{self, DebugCorruption, TargetKind};
 use crate::paths::Paths;
 use crate::records::csv;
-use crate::records::run_history::SessionTime;
+use crate::records::run_history::{Planned, SessionTime};
 use crate::records::run_record::{self, RunInfo, StudyFile, Versions};
 use crate::records::{ResultRow, RunDir, RunRecord, RunStatus, RungRow, StudyKind, Totals};
 use crate::studies::Study;
@@ -86,6 +87,25 @@ pub struct Plan {
     pub baseline: Option<TargetKind>,
 }
 
+impl Plan {
+    /// What the run sends over every target, warm-ups included: probes (rungs at most) and rows.
+    pub fn planned(&self) -> Planned {
+        let targets = 1 + usize::from(self.baseline.is_some());
+        let (probes, rows) = match &self.work {
+            Work::Sweep(probes) => (probes.len(), probes.iter().map(|p| p.request.rows).sum()),
+            // Ladder tables have no index: every row written is a row inserted.
+            Work::Climbs(climbs) => {
+                let cost = Cost::of_climbs(climbs);
+                (cost.probes, cost.rows_written)
+            }
+        };
+        Planned {
+            probes: targets * probes,
+            rows: targets * rows,
+        }
+    }
+}
+
 /// What earlier attempts of a run recorded, which this one skips ([`resume`] reads it).
 #[derive(Debug, Clone, Default)]
 pub struct Done {
@@ -134,6 +154,10 @@ fn point_key(probe: &PlannedProbe) -> String {
 
 /// `cargo xtask run`.
 pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
+    if flags.dry_run {
+        // Before reaping abandoned runs: a dry run changes nothing.
+        return dry_run::print(flags, paths);
+    }
     for found in procs::reap_abandoned(&paths.scratch())? {
         eprintln!("{found}");
     }
@@ -173,6 +197,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         reconciliation: None,
         remote: None,
         overrides: plan.overrides.clone(),
+        planned: Some(plan.planned()),
         sessions: Vec::new(),
         resumed: Vec::new(),
     };

@@ -101,7 +101,7 @@ fn check_status(record: &RunRecord, toml: &Path, alive: impl Fn(u32) -> bool) ->
 }
 
 /// The flags the run ran with, from its record, with `--keep` and `--tag` as given now.
-fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> Result<flags::Run> {
+pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> Result<flags::Run> {
     let run = &record.run;
     let remote = record.remote.as_ref();
     let location = match remote.and_then(|r| r.location_hint.as_deref()) {
@@ -137,12 +137,13 @@ fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> Result<flags
         warmup: overrides.warmup,
         seed: overrides.seed,
         only: overrides.only.clone(),
+        dry_run: false,
         resume: None,
     })
 }
 
 /// Refuses a run whose study files are not those it ran, byte for byte.
-fn check_files(record: &RunRecord, plan: &Plan, toml: &Path) -> Result<()> {
+pub(super) fn check_files(record: &RunRecord, plan: &Plan, toml: &Path) -> Result<()> {
     for file in &plan.files {
         let Some(then) = record.studies.iter().find(|s| s.name == file.name) else {
             bail!(

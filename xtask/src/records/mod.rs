@@ -1,7 +1,7 @@
 //! What a run leaves on disk, and the only code that reads and writes it: the run directory's
 //! paths ([`RunDir`]), the records of `results.csv` ([`probe_row`] for sweeps, [`rung_row`] for
 //! ladders), one CSV appender and reader ([`csv`]), `run.toml` ([`run_record`], with what it says
-//! of the run's sessions and resumptions in [`run_history`]), and the checks that decide
+//! of the run's plan, sessions and resumptions in [`run_history`]), and the checks that decide
 //! whether a record reconciles, with their totals ([`reconcile`]).
 
 pub mod csv;

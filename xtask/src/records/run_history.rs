@@ -1,10 +1,21 @@
-//! What run.toml says of how a run went, beyond how it ended: each session's time (the wall
-//! time of its measuring and the time inside the target's calls), and each time it was resumed.
+//! What run.toml says of how a run went, beyond how it ended: what it planned, each session's
+//! time (the wall time of its measuring and the time inside the target's calls), and each time
+//! it was resumed.
 
 use serde::{Deserialize, Serialize};
 
 use super::RunStatus;
 use crate::flags::TargetKind;
+
+/// What a run planned to send, warm-ups and the baseline included; it scales the estimate of a
+/// later dry run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Planned {
+    /// Probes (sweeps) or rungs at most (ladders), over every target.
+    pub probes: usize,
+    /// Rows those probes or rungs insert.
+    pub rows: usize,
+}
 
 /// One session on one target: started, measured, stopped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

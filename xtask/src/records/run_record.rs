@@ -10,7 +10,7 @@ use xshell::{Shell, cmd};
 
 use crate::flags::{DebugCorruption, TargetKind};
 use crate::records::reconcile::Totals;
-use crate::records::run_history::{Resumption, SessionTime};
+use crate::records::run_history::{Planned, Resumption, SessionTime};
 use crate::studies::overrides::Overrides;
 use crate::studies::sweep::Axis;
 use crate::targets::remote::RemoteRecord;
@@ -32,6 +32,9 @@ pub struct RunRecord {
     /// The profile's settings the command line replaced, and its `--only` filter.
     #[serde(default, skip_serializing_if = "Overrides::is_empty")]
     pub overrides: Overrides,
+    /// What the run planned to send; absent in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<Planned>,
     /// Each session on a target, in order, with its times.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sessions: Vec<SessionTime>,
@@ -440,6 +443,10 @@ mod tests {
                 only: Some("strategy=bound".into()),
                 ..Overrides::default()
             },
+            planned: Some(Planned {
+                probes: 4,
+                rows: 40,
+            }),
             sessions: vec![SessionTime {
                 target: TargetKind::Local,
                 start_ms: 1.0,
@@ -466,6 +473,7 @@ mod tests {
         assert_eq!(back.run.x_axis, Some(Axis::Columns));
         assert_eq!(back.reconciliation, Some(Totals::default()));
         assert_eq!(back.overrides, record.overrides);
+        assert_eq!(back.planned, record.planned);
         assert_eq!(back.sessions, record.sessions);
         assert_eq!(back.resumed, record.resumed);
         let text = std::fs::read_to_string(&path).unwrap();

@@ -791,6 +791,7 @@ mod tests {
             reconciliation: None,
             remote: None,
             overrides: Default::default(),
+            planned: None,
             sessions: Vec::new(),
             resumed: Vec::new(),
         }
@@ -979,6 +980,7 @@ mod tests {
             warmup: None,
             seed: None,
             only: None,
+            dry_run: false,
             resume: None,
         };
         let paths = crate::paths::Paths::new(root.to_owned());

@@ -229,6 +229,7 @@ mod tests {
             reconciliation: None,
             remote,
             overrides: Default::default(),
+            planned: None,
             sessions: Vec::new(),
             resumed: Vec::new(),
         }

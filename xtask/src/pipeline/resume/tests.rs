@@ -192,6 +192,7 @@ fn record_of(plan: &Plan, status: RunStatus) -> RunRecord {
         reconciliation: None,
         remote: None,
         overrides: Default::default(),
+        planned: None,
         sessions: Vec::new(),
         resumed: Vec::new(),
     }
