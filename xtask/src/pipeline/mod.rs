@@ -259,14 +259,18 @@ fn measure(
     let measured = std::iter::once(flags.target).chain(plan.baseline).try_fold(
         Totals::default(),
         |totals, target| {
-            let work = match &plan.work {
-                Work::Sweep(probes) => Work::Sweep(done.remaining(probes, target)),
-                Work::Climbs(climbs) => Work::Climbs(climbs.clone()),
+            let remaining;
+            let (work, left) = match &plan.work {
+                Work::Sweep(probes) => {
+                    remaining = Work::Sweep(done.remaining(probes, target));
+                    let left = matches!(&remaining, Work::Sweep(p) if !p.is_empty());
+                    (&remaining, left)
+                }
+                climbs @ Work::Climbs(all) => (climbs, all.len() > done.climbs.climbs.len()),
             };
-            if let Work::Sweep(probes) = &work
-                && probes.is_empty()
-            {
-                eprintln!("every probe on {target} is recorded already");
+            if !left {
+                // A resumed run whose records on this target are all on disk: nothing to start.
+                eprintln!("nothing is left to measure on {target}: its records are all on disk");
                 return Ok(totals);
             }
             if target != flags.target {
@@ -278,7 +282,7 @@ fn measure(
                 target,
                 &start,
                 flags.experiment(),
-                &work,
+                work,
                 done,
                 run_dir,
                 &mut record,

@@ -461,4 +461,20 @@ fn a_ladder_run_cut_short_climbs_again_the_climbs_without_a_finding() {
     let totals: Totals = record.reconciliation.unwrap();
     assert_eq!(totals.records, rows.len());
     assert!(totals.all_reconciled());
+
+    // Cut short after its last finding: nothing is left, and no target is started for it.
+    cut_short::<RungRow>(&run_dir, rows.len());
+    run(&paths, &sh, &["--resume", run_dir.path.to_str().unwrap()]).unwrap();
+    let after = RunRecord::read(&run_dir.run_toml()).unwrap();
+    assert_eq!(after.run.status, RunStatus::Complete);
+    assert_eq!(
+        after.sessions.len(),
+        record.sessions.len(),
+        "a session was opened"
+    );
+    assert_eq!(after.resumed[1].remaining, 0);
+    assert_eq!(
+        csv::read::<RungRow>(&run_dir.results_csv()).unwrap().len(),
+        rows.len()
+    );
 }
