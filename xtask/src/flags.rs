@@ -144,11 +144,13 @@ pub enum DebugCorruption {
     SwapColumns,
 }
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Run {
     /// The experiment or ladder: the name of a file in experiments/ without `.toml`; `limits`
-    /// runs every ladder and writes the parity table.
-    pub experiment: String,
+    /// runs every ladder and writes the parity table. Not given with --resume, which reads it
+    /// from the run's run.toml.
+    #[arg(required_unless_present = "resume")]
+    pub experiment: Option<String>,
     /// Where the Worker runs.
     #[arg(long, value_enum, default_value = "local")]
     pub target: TargetKind,
@@ -183,6 +185,43 @@ pub struct Run {
     /// summary.md's captions start with the title either way).
     #[arg(long)]
     pub titles: bool,
+    /// Measured repeats of every point, instead of the profile's `repeats` (1 to 1000).
+    #[arg(long, value_name = "N")]
+    pub repeats: Option<usize>,
+    /// Warm-ups of every point, instead of the profile's `warmup` (0 to 100).
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<usize>,
+    /// Seed of the row generator, instead of the profile's `seed`.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Run only the probes meeting every condition, e.g. `columns=64,strategy=literal`: keys
+    /// columns, row-bytes, escape-share, non-ascii-share, indexes, strategy, label; values as
+    /// the experiment file writes them.
+    #[arg(long, value_name = "KEY=VALUE,...")]
+    pub only: Option<String>,
+    /// Print the probes or rungs, the estimated wall time and (remote) what the run would cost,
+    /// then stop: nothing is installed, started or written, and no credentials are read.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Continue the interrupted, failed or abandoned run in RUN_DIR: the probes its results.csv
+    /// holds are skipped, the rest appended. Refused when the experiment file or the code
+    /// (git commit, uncommitted changes) differ from the run's.
+    #[arg(
+        long,
+        value_name = "RUN_DIR",
+        conflicts_with_all = [
+            "experiment", "target", "profile", "out", "no_baseline", "debug_corrupt",
+            "location", "plan", "repeats", "warmup", "seed", "only", "dry_run",
+        ]
+    )]
+    pub resume: Option<PathBuf>,
+}
+
+impl Run {
+    /// The experiment or ladder to run; a run resumed from its run.toml has it from there.
+    pub fn experiment(&self) -> &str {
+        self.experiment.as_deref().unwrap_or_default()
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -283,6 +322,16 @@ pub struct Plot {
     pub titles: bool,
 }
 
+/// `cargo xtask run <args>` parsed, for other modules' tests.
+#[cfg(test)]
+pub fn parse_run(args: &[&str]) -> Result<Run, clap::Error> {
+    let argv = ["xtask", "run"].into_iter().chain(args.iter().copied());
+    Xtask::try_parse_from(argv).map(|flags| match flags.task {
+        Task::Run(run) => run,
+        other => panic!("not a run: {other:?}"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,6 +429,57 @@ mod tests {
         for hint in ["weur", "eeur", "apac", "oc", "wnam", "enam"] {
             assert!(err.contains(hint), "{hint} missing from: {err}");
         }
+    }
+
+    #[test]
+    fn overrides_dry_run_and_resume_parse() {
+        let run = parse_run;
+        let r = run(&[
+            "column-sweep",
+            "--repeats",
+            "3",
+            "--warmup",
+            "0",
+            "--seed",
+            "42",
+            "--only",
+            "columns=64,strategy=literal",
+            "--dry-run",
+        ])
+        .unwrap();
+        assert_eq!((r.repeats, r.warmup, r.seed), (Some(3), Some(0), Some(42)));
+        assert_eq!(r.only.as_deref(), Some("columns=64,strategy=literal"));
+        assert!(r.dry_run && r.resume.is_none());
+        assert_eq!(r.experiment(), "column-sweep");
+        let r = run(&["--resume", "reports/column-sweep/x"]).unwrap();
+        assert_eq!(r.resume, Some(PathBuf::from("reports/column-sweep/x")));
+        assert_eq!(r.experiment, None);
+        // The target's default does not conflict; giving one does.
+        assert_eq!(r.target, TargetKind::Local);
+        let err = run(&["--resume", "d", "--target", "sqlite"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'--resume <RUN_DIR>' cannot be used with '--target <TARGET>'"),
+            "{err}"
+        );
+        let err = run(&["column-sweep", "--resume", "d"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cannot be used with"), "{err}");
+        let err = run(&["--resume", "d", "--only", "columns=1"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cannot be used with '--only"), "{err}");
+        let err = run(&[]).unwrap_err().to_string();
+        assert!(err.contains("<EXPERIMENT>"), "{err}");
+        let err = run(&["x", "--repeats", "many"]).unwrap_err().to_string();
+        assert!(
+            err.contains("invalid value 'many' for '--repeats <N>'"),
+            "{err}"
+        );
+        // --tag and --keep go with a resumed remote run.
+        run(&["--resume", "d", "--keep", "--tag", "t"]).unwrap();
     }
 
     #[test]

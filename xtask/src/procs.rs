@@ -328,6 +328,17 @@ impl Drop for ProcessGroup {
 
 /// When a process started, in clock ticks since boot (field 22 of `/proc/<pid>/stat`): with
 /// the pid, it names one process even after the pid is reused.
+/// Whether process `pid` is running (a zombie, dead but not yet reaped, is not).
+pub fn process_alive(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .rfind(')')
+        .and_then(|end| stat[end + 1..].split_whitespace().next());
+    !matches!(state, None | Some("Z" | "X"))
+}
+
 fn start_ticks(pid: i32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces and parentheses: count from its closing one.
@@ -544,6 +555,27 @@ mod tests {
             start_ticks(watchdog_pid).is_none(),
             "the dismissed watchdog still runs"
         );
+    }
+
+    #[test]
+    fn this_process_is_alive_and_a_pid_past_the_kernels_maximum_is_not() {
+        assert!(process_alive(std::process::id()));
+        assert!(!process_alive(999_999_999));
+        let mut child = Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Exited and not yet waited for: a zombie (state Z), not a live process.
+        let state = || {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+            let after = stat[stat.rfind(')').unwrap() + 1..].to_owned();
+            after.split_whitespace().next().unwrap().to_owned()
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while state() != "Z" && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(state(), "Z");
+        assert!(!process_alive(pid));
+        child.wait().unwrap();
     }
 
     #[test]

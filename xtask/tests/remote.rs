@@ -496,7 +496,23 @@ fn a_sweep_runs_end_to_end_on_the_remote_target_through_the_stand_in() {
         totals["rows_present"].as_integer()
     );
     assert!(totals["records"].as_integer().unwrap() > 0);
-    assert!(run_dir.join("summary.md").exists());
+    // The reproduce line runs it again on the same plan; the time of each target is reported.
+    let summary = std::fs::read_to_string(run_dir.join("summary.md")).unwrap();
+    assert!(
+        summary
+            .contains("`cargo xtask run column-sweep --profile smoke --target remote --plan paid`"),
+        "{summary}"
+    );
+    for target in ["remote", "sqlite"] {
+        assert!(summary.contains(&format!("| `{target}` | ")), "{summary}");
+    }
+    let sessions = record["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 2, "{record}");
+    assert!(
+        sessions
+            .iter()
+            .all(|s| s["calls_ms"].as_float().unwrap() > 0.0)
+    );
 }
 
 #[test]

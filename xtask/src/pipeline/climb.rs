@@ -2,6 +2,7 @@
 //! calls, count and drop) until the climber is done, reconciles every rung, and appends rows to
 //! `results.csv` and each climb's finding to `findings.csv` as they land.
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -16,14 +17,41 @@ use crate::records::{Finding, RunDir, RungRow};
 use crate::studies::ladder::{Climb, Climber, Role};
 use crate::targets::Session;
 
-/// Climbs every climb of every ladder in order; rows and findings are on disk as they land.
-pub fn climb_all(session: &mut dyn Session, climbs: &[Climb], run_dir: &RunDir) -> Result<Totals> {
+/// The climbs an earlier attempt of the run finished (their findings are in findings.csv), and
+/// the first rung id none of its rungs took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClimbsDone {
+    /// Indexes of the finished climbs in the run's list of climbs.
+    pub climbs: BTreeSet<usize>,
+    pub next_rung_id: u64,
+}
+
+impl Default for ClimbsDone {
+    fn default() -> Self {
+        ClimbsDone {
+            climbs: BTreeSet::new(),
+            next_rung_id: 1,
+        }
+    }
+}
+
+/// Climbs every climb of every ladder in order, but those `done` says are finished; rows and
+/// findings are on disk as they land.
+pub fn climb_all(
+    session: &mut dyn Session,
+    climbs: &[Climb],
+    done: &ClimbsDone,
+    run_dir: &RunDir,
+) -> Result<Totals> {
     let mut results = Appender::<RungRow>::open(&run_dir.results_csv())?;
     let mut findings = Appender::<Finding>::open(&run_dir.findings_csv())?;
     let mut progress = Progress::new(None, "rungs");
     let mut totals = Totals::default();
-    let mut next_id = 1u64;
+    let mut next_id = done.next_rung_id;
     for (index, climb) in climbs.iter().enumerate() {
+        if done.climbs.contains(&index) {
+            continue;
+        }
         let finding = climb_one(session, climb, index, &mut next_id, &mut |row| {
             totals.add(row);
             progress.record(row, false);

@@ -1,18 +1,24 @@
 //! The one pipeline every study goes through, whatever the target:
 //!
-//! study file → plan (probes or climbs) → install and build what the targets need → a run
-//! directory and its `run.toml` → for each target (and the baseline), a session: started, every
-//! record measured, reconciled and appended to disk as it lands, closed on every way out →
-//! `run.toml` says how it ended → every report derived from what is on disk ([`crate::reports`]).
+//! study file → plan (probes or climbs, the command line's overrides applied) → install and build
+//! what the targets need → a run directory and its `run.toml` → for each target (and the
+//! baseline), a session: started, every record measured, reconciled and appended to disk as it
+//! lands, closed on every way out, its time recorded → `run.toml` says how it ended → every report
+//! derived from what is on disk ([`crate::reports`]).
 //!
 //! Bad input fails before anything starts; once records are measured, whatever happens, they stay
 //! on disk and run.toml says how the run ended. A run killed outright is found by the next one
-//! ([`crate::procs::reap_abandoned`]), which stops what it started and marks it abandoned.
+//! ([`crate::procs::reap_abandoned`]), which stops what it started and marks it abandoned; a run
+//! that did not end is continued by [`resume`]; [`dry_run`] stops after the plan.
 
+pub mod calls;
 pub mod climb;
+pub mod dry_run;
 pub mod progress;
+pub mod resume;
 pub mod sweep;
 
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -22,17 +28,25 @@ use xshell::Shell;
 
 use crate::flags::{self, DebugCorruption, TargetKind};
 use crate::paths::Paths;
+use crate::records::csv;
+use crate::records::run_history::{Planned, SessionTime};
 use crate::records::run_record::{self, RunInfo, StudyFile, Versions};
-use crate::records::{RunDir, RunRecord, RunStatus, StudyKind, Totals};
+use crate::records::{ResultRow, RunDir, RunRecord, RunStatus, RungRow, StudyKind, Totals};
 use crate::studies::Study;
 use crate::studies::cost::Cost;
 use crate::studies::ladder::Climb;
+use crate::studies::overrides::Overrides;
 use crate::studies::schedule::SweepPlan;
-use crate::targets::{self, Start, remote};
+use crate::studies::sweep::{Axis, PlannedProbe};
+use crate::targets::{self, Session, Start, remote};
+use crate::toolchain::Toolchain;
 use crate::{procs, reports, toolchain};
 
+use calls::Clocked;
+use climb::ClimbsDone;
+
 /// What a run measures, planned before anything starts.
-enum Work {
+pub enum Work {
     Sweep(SweepPlan),
     Climbs(Vec<Climb>),
 }
@@ -45,14 +59,15 @@ impl Work {
         }
     }
 
-    fn cost(&self) -> Cost {
+    /// What it costs on Cloudflare, warm-ups included.
+    pub fn cost(&self) -> Cost {
         match self {
             Work::Sweep(plan) => Cost::of(&plan.probes()),
             Work::Climbs(climbs) => Cost::of_climbs(climbs),
         }
     }
 
-    fn unit(&self) -> &'static str {
+    pub fn unit(&self) -> &'static str {
         match self {
             Work::Sweep(_) => "probes",
             Work::Climbs(_) => "rungs",
@@ -60,58 +75,144 @@ impl Work {
     }
 }
 
+/// Everything a run will do, planned from its study and flags before anything starts.
+pub struct Plan {
+    pub work: Work,
+    /// The profile's name (for ladders, each ladder's, joined by `/` when they differ).
+    pub profile: String,
+    /// The study files read, with their SHA-256.
+    pub files: Vec<StudyFile>,
+    pub x_axis: Option<Axis>,
+    pub overrides: Overrides,
+    /// The target the same probes run on after the target (bare SQLite), if any.
+    pub baseline: Option<TargetKind>,
+}
+
+impl Plan {
+    /// What the run sends over every target, warm-ups included: probes (rungs at most) and rows.
+    pub fn planned(&self) -> Planned {
+        let targets = 1 + usize::from(self.baseline.is_some());
+        let (probes, rows) = match &self.work {
+            Work::Sweep(plan) => {
+                let probes = plan.probes();
+                (probes.len(), probes.iter().map(|p| p.request.rows).sum())
+            }
+            // Ladder tables have no index: every row written is a row inserted.
+            Work::Climbs(climbs) => {
+                let cost = Cost::of_climbs(climbs);
+                (cost.probes, cost.rows_written)
+            }
+        };
+        Planned {
+            probes: targets * probes,
+            rows: targets * rows,
+        }
+    }
+}
+
+/// What earlier attempts of a run recorded, which this one skips ([`resume`] reads it).
+#[derive(Debug, Clone, Default)]
+pub struct Done {
+    /// The probes in results.csv: (target, probe id).
+    pub probes: BTreeSet<(TargetKind, u64)>,
+    /// The climbs in findings.csv, and the next free rung id.
+    pub climbs: ClimbsDone,
+    /// Whether the run is being resumed: its totals then come from what is on disk.
+    pub resuming: bool,
+}
+
+impl Done {
+    /// The probes of `probes` still to send on `target`: those results.csv does not hold, with
+    /// the warm-ups of their points (a point whose measured probes are all recorded is skipped
+    /// whole, warm-ups included).
+    pub fn remaining(&self, probes: &[PlannedProbe], target: TargetKind) -> Vec<PlannedProbe> {
+        let recorded = |p: &PlannedProbe| self.probes.contains(&(target, p.request.probe_id));
+        let open: HashSet<String> = probes
+            .iter()
+            .filter(|p| !p.warmup && !recorded(p))
+            .map(point_key)
+            .collect();
+        probes
+            .iter()
+            .filter(|p| {
+                if p.warmup {
+                    open.contains(&point_key(p))
+                } else {
+                    !recorded(p)
+                }
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+impl Done {
+    /// The ids of the probes of `plan` not to send on `target`: the measured probes results.csv
+    /// holds, and the warm-ups of the points whose measured probes are all recorded (what
+    /// [`Done::remaining`] leaves out of [`SweepPlan::probes`]).
+    pub fn skipped(&self, plan: &SweepPlan, target: TargetKind) -> HashSet<u64> {
+        let probes = plan.probes();
+        let remaining: HashSet<u64> = self
+            .remaining(&probes, target)
+            .iter()
+            .map(|p| p.request.probe_id)
+            .collect();
+        probes
+            .iter()
+            .map(|p| p.request.probe_id)
+            .filter(|id| !remaining.contains(id))
+            .collect()
+    }
+}
+
+/// What a probe shares with the other repeats and warm-ups of its point: its series, label and
+/// parameters (its strategy included), without its id.
+fn point_key(probe: &PlannedProbe) -> String {
+    let request = d1bench_core::ProbeRequest {
+        probe_id: 0,
+        ..probe.request.clone()
+    };
+    format!("{}|{}|{request:?}", probe.series, probe.label)
+}
+
 /// `cargo xtask run`.
 pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
+    if flags.dry_run {
+        // Before reaping abandoned runs: a dry run changes nothing.
+        return dry_run::print(flags, paths);
+    }
     for found in procs::reap_abandoned(&paths.scratch())? {
         eprintln!("{found}");
     }
-    let dir = paths.experiments();
-    let study = Study::load(&dir, &flags.experiment)?;
-    let (work, profile, files, x_axis) = plan(&study, flags, paths)?;
-    let baseline = match (&work, flags.target) {
-        (Work::Sweep(_), TargetKind::Local | TargetKind::Remote) if !flags.no_baseline => {
-            Some(TargetKind::Sqlite)
-        }
-        _ => None,
-    };
+    if let Some(run_dir) = &flags.resume {
+        return resume::resume(flags, run_dir, sh, paths);
+    }
+    let plan = plan(flags, paths)?;
     // Remote flags and credentials are checked before anything is installed or built.
     let remote = remote::Options::from_run_flags(flags)?;
-    let warnings = match &remote {
-        Some(options) => work.cost().warnings(options.plan),
-        None => Vec::new(),
-    };
-
-    let tools = if flags.target.runs_the_worker() {
-        let tools = toolchain::ensure(sh, paths)?;
-        tools.build_worker(sh, paths)?;
-        Some(tools)
-    } else {
-        None
-    };
+    let tools = tools(flags.target, sh, paths)?;
 
     let out = flags
         .out
         .clone()
-        .unwrap_or_else(|| paths.reports().join(&flags.experiment));
+        .unwrap_or_else(|| paths.reports().join(flags.experiment()));
     let run_dir = create_run_dir(&out, flags.target)?;
-    let until = match &work {
-        Work::Sweep(plan) => plan.until,
+    let until = match &plan.work {
+        Work::Sweep(sweep) => sweep.until,
         Work::Climbs(_) => None,
     };
-    // The run's monotonic clock: each probe records when it started on it.
-    let clock = Instant::now();
-    let mut record = RunRecord {
+    let record = RunRecord {
         run: RunInfo {
             id: run_dir.id(),
-            experiment: flags.experiment.clone(),
-            kind: work.kind(),
-            profile,
+            experiment: flags.experiment().to_owned(),
+            kind: plan.work.kind(),
+            profile: plan.profile.clone(),
             target: flags.target,
-            x_axis,
-            baseline,
+            x_axis: plan.x_axis,
+            baseline: plan.baseline,
             debug_corrupt: flags.debug_corrupt,
-            order_seed: match &work {
-                Work::Sweep(plan) => Some(plan.order_seed),
+            order_seed: match &plan.work {
+                Work::Sweep(sweep) => Some(sweep.order_seed),
                 Work::Climbs(_) => None,
             },
             precision: until.map(|u| u.precision),
@@ -122,27 +223,86 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
             error: None,
             pid: Some(std::process::id()),
         },
-        studies: files,
+        studies: plan.files.clone(),
         git: run_record::git(sh),
         versions: versions(sh, paths, flags.target),
         machine: run_record::machine(),
         reconciliation: None,
         remote: None,
+        overrides: plan.overrides.clone(),
+        planned: Some(plan.planned()),
+        sessions: Vec::new(),
+        resumed: Vec::new(),
     };
     record.write(&run_dir.run_toml())?;
-    let _registration = procs::register_run(&paths.scratch(), &run_dir.path)?;
     eprintln!("run directory: {}", run_dir.path.display());
+    measure(
+        flags,
+        &plan,
+        &run_dir,
+        record,
+        &Done::default(),
+        paths,
+        &Tools {
+            tools: tools.as_ref(),
+            remote: remote.as_ref(),
+        },
+    )
+}
 
+/// The Worker's toolchain installed and the Worker built, for a target that runs it.
+fn tools(target: TargetKind, sh: &Shell, paths: &Paths) -> Result<Option<Toolchain>> {
+    if !target.runs_the_worker() {
+        return Ok(None);
+    }
+    let tools = toolchain::ensure(sh, paths)?;
+    tools.build_worker(sh, paths)?;
+    Ok(Some(tools))
+}
+
+/// What starting the run's targets takes beyond the paths.
+pub struct Tools<'a> {
+    pub tools: Option<&'a Toolchain>,
+    pub remote: Option<&'a remote::Options>,
+}
+
+/// Measures the plan on the target and the baseline (what `done` holds skipped), records how the
+/// run ended, and writes every report.
+fn measure(
+    flags: &flags::Run,
+    plan: &Plan,
+    run_dir: &RunDir,
+    mut record: RunRecord,
+    done: &Done,
+    paths: &Paths,
+    tools: &Tools,
+) -> Result<()> {
+    let _registration = procs::register_run(&paths.scratch(), &run_dir.path)?;
+    // The attempt's monotonic clock: each probe records when it started on it.
+    let clock = Instant::now();
+    let warnings = match tools.remote {
+        Some(options) => plan.work.cost().warnings(options.plan),
+        None => Vec::new(),
+    };
     let start = Start {
         paths,
-        tools: tools.as_ref(),
-        remote: remote.as_ref(),
+        tools: tools.tools,
+        remote: tools.remote,
         warnings: &warnings,
     };
     // The target, then the baseline (same probes, bare SQLite), into the same results.csv.
-    let measured = std::iter::once(flags.target).chain(baseline).try_fold(
+    let measured = std::iter::once(flags.target).chain(plan.baseline).try_fold(
         Totals::default(),
         |totals, target| {
+            let left = match &plan.work {
+                Work::Sweep(sweep) => done.skipped(sweep, target).len() < sweep.probes().len(),
+                Work::Climbs(all) => all.len() > done.climbs.climbs.len(),
+            };
+            if !left {
+                // A resumed run whose records on this target are all on disk: nothing to start.
+                eprintln!("nothing is left to measure on {target}: its records are all on disk");
+                return Ok(totals);
+            }
             if target != flags.target {
                 eprintln!(
                     "the same probes on the baseline: bare SQLite in-process (not D1), D1's limits applied"
@@ -151,15 +311,20 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
             let measured = measure_on(
                 target,
                 &start,
-                &flags.experiment,
-                &work,
-                &run_dir,
+                &plan.work,
+                done,
+                run_dir,
                 &mut record,
                 clock,
             )?;
             Ok::<_, anyhow::Error>(totals.merged(&measured))
         },
     );
+    // A resumed run's totals are those of every record on disk.
+    let measured = match measured {
+        Ok(attempt) if done.resuming => whole_run_totals(plan.work.kind(), run_dir, &attempt),
+        other => other,
+    };
     record
         .run
         .end(measured.as_ref().map(Totals::all_reconciled));
@@ -169,8 +334,8 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     record.write(&run_dir.run_toml())?;
     let totals = measured?;
 
-    reports::render(&run_dir, true, flags.titles)?;
-    println!("reconciliation: {}", totals.line(work.unit()));
+    reports::render(run_dir, true, flags.titles)?;
+    println!("reconciliation: {}", totals.line(plan.work.unit()));
     if !totals.all_reconciled() {
         bail!(
             "the run is INVALID: what the target holds differs from what was sent (see \
@@ -181,18 +346,28 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     Ok(())
 }
 
-/// The study's work for the profile and target asked for, with the profile's name, the files
-/// read and the sweep's axis; every refusal of the input comes here, before anything starts.
-fn plan(
-    study: &Study,
-    flags: &flags::Run,
-    paths: &Paths,
-) -> Result<(
-    Work,
-    String,
-    Vec<StudyFile>,
-    Option<crate::studies::sweep::Axis>,
-)> {
+/// The totals of a resumed run: every record in results.csv, and the warm-ups of this attempt
+/// (an attempt that did not end recorded no totals, so earlier warm-ups are not counted).
+fn whole_run_totals(kind: StudyKind, run_dir: &RunDir, attempt: &Totals) -> Result<Totals> {
+    let mut totals = Totals::default();
+    match kind {
+        StudyKind::Sweep => csv::read::<ResultRow>(&run_dir.results_csv())?
+            .iter()
+            .for_each(|r| totals.add(r)),
+        StudyKind::Ladder => csv::read::<RungRow>(&run_dir.results_csv())?
+            .iter()
+            .for_each(|r| totals.add(r)),
+    }
+    totals.warmups = attempt.warmups;
+    totals.warmups_reconciled = attempt.warmups_reconciled;
+    Ok(totals)
+}
+
+/// The study's plan for the profile, target and overrides asked for; every refusal of the input
+/// comes here, before anything starts.
+pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<Plan> {
+    let study = Study::load(&paths.experiments(), flags.experiment())?;
+    let overrides = Overrides::from_flags(flags)?;
     let file_of = |name: &str, path: &Path, source: &str, description: &str| StudyFile {
         name: name.to_owned(),
         file: path
@@ -203,10 +378,10 @@ fn plan(
         sha256: toolchain::hash_bytes(source.as_bytes()),
         description: description.to_owned(),
     };
-    match study {
+    match &study {
         Study::Sweep(experiment) => {
             let (profile, spec) = experiment.profile(flags.profile.as_deref())?;
-            let mut plan = experiment.plan(spec);
+            let mut plan = overrides.plan(experiment, spec)?;
             if let Some(kind) = flags.debug_corrupt {
                 corrupt_every_probe(&mut plan, kind)?;
             }
@@ -216,27 +391,32 @@ fn plan(
                 &experiment.source,
                 &experiment.file.description,
             );
-            Ok((
-                Work::Sweep(plan),
-                profile.to_owned(),
-                vec![file],
-                Some(experiment.file.x_axis),
-            ))
+            let baseline = (flags.target.runs_the_worker() && !flags.no_baseline)
+                .then_some(TargetKind::Sqlite);
+            Ok(Plan {
+                work: Work::Sweep(plan),
+                profile: profile.to_owned(),
+                files: vec![file],
+                x_axis: Some(experiment.file.x_axis),
+                overrides,
+                baseline,
+            })
         }
         Study::Ladders(ladders) => {
             if flags.debug_corrupt.is_some() || flags.no_baseline {
                 bail!(
                     "--debug-corrupt and --no-baseline apply to experiments, not to ladders (`{}` climbs ladders)",
-                    flags.experiment
+                    flags.experiment()
                 );
             }
+            overrides.refuse_for_ladders(flags.experiment())?;
             let mut climbs = Vec::new();
             let mut profiles: Vec<String> = Vec::new();
             let mut files = Vec::new();
             for l in ladders {
                 let kind = l.file.ladder;
                 if flags.target == TargetKind::Sqlite && !kind.runs_on_sqlite() {
-                    if flags.experiment == crate::studies::LIMITS {
+                    if flags.experiment() == crate::studies::LIMITS {
                         continue;
                     }
                     bail!(
@@ -250,18 +430,26 @@ fn plan(
                 }
                 files.push(file_of(&l.name, &l.path, &l.source, &l.file.description));
             }
-            Ok((Work::Climbs(climbs), profiles.join("/"), files, None))
+            Ok(Plan {
+                work: Work::Climbs(climbs),
+                profile: profiles.join("/"),
+                files,
+                x_axis: None,
+                overrides,
+                baseline: None,
+            })
         }
     }
 }
 
-/// Starts the target, measures the work on it, closes it (on every path: the session's drop),
-/// and notes in run.toml what the session said of itself. `clock` started with the run.
+/// Starts the target, measures the work on it (what `done` holds skipped), closes it (on every
+/// path: the session's drop), and notes in run.toml what the session said of itself and how long
+/// it took. `clock` started with the attempt: each probe records when it started on it.
 fn measure_on(
     target: TargetKind,
     start: &Start,
-    experiment: &str,
     work: &Work,
+    done: &Done,
     run_dir: &RunDir,
     record: &mut RunRecord,
     clock: Instant,
@@ -270,7 +458,8 @@ fn measure_on(
         record.remote = start.remote.map(remote::RemoteRecord::pending);
         record.write(&run_dir.run_toml())?;
     }
-    let mut session = match targets::open(target, start) {
+    let starting = Instant::now();
+    let session = match targets::open(target, start) {
         Ok(session) => session,
         Err(e) => {
             if let Some(remote) = &mut record.remote {
@@ -279,17 +468,36 @@ fn measure_on(
             return Err(e);
         }
     };
+    let start_ms = ms_since(starting);
+    let mut session = Clocked::new(session);
     let described = session.describe();
     if target == record.run.target {
         record.versions.worker = described.worker;
         record.remote = described.remote;
     }
     record.write(&run_dir.run_toml())?;
+    let experiment = record.run.experiment.clone();
+    let experiment = experiment.as_str();
+    let measuring = Instant::now();
     let measured = match work {
-        Work::Sweep(plan) => sweep::measure(session.as_mut(), experiment, plan, run_dir, clock),
-        Work::Climbs(climbs) => climb::climb_all(session.as_mut(), climbs, run_dir),
+        Work::Sweep(plan) => {
+            let skip = done.skipped(plan, target);
+            sweep::measure(&mut session, experiment, plan, &skip, run_dir, clock)
+        }
+        Work::Climbs(climbs) => climb::climb_all(&mut session, climbs, &done.climbs, run_dir),
     };
-    let (described, closed) = session.close();
+    let wall_ms = ms_since(measuring);
+    let (calls, calls_ms) = (session.calls(), session.inside_ms());
+    let stopping = Instant::now();
+    let (described, closed) = session.into_inner().close();
+    record.sessions.push(SessionTime {
+        target,
+        start_ms,
+        wall_ms,
+        calls_ms,
+        calls,
+        stop_ms: ms_since(stopping),
+    });
     if target == record.run.target {
         record.remote = described.remote;
     }
@@ -304,6 +512,10 @@ fn measure_on(
             "and stopping the target and removing what it created failed too: {t:#}"
         ))),
     }
+}
+
+fn ms_since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1000.0
 }
 
 /// Sets `--debug-corrupt` on every probe, checking that each can take it.

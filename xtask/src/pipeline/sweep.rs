@@ -2,7 +2,7 @@
 //! (timed), verified and reconciled in invocations of their own, and appended to `results.csv`
 //! as it lands with when it started (warm-ups are reconciled, not recorded).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use anyhow::{Result, bail};
@@ -22,16 +22,18 @@ use crate::targets::Session;
 /// Sends every probe of `plan` in its order, round by round; with a precision, a point takes
 /// rounds until its times are precise enough ([`Times::settled`]). A target that stops
 /// answering ends the probe as a target failure, and the run carries on once it answers again
-/// or stops with why it does not. `clock` started with the run: each row records when its
-/// probe started on it.
+/// or stops with why it does not. The probes of `skip` (recorded by an earlier attempt of a
+/// resumed run) are not sent; the others keep their ids. `clock` started with the attempt: each
+/// row records when its probe started on it.
 pub fn measure(
     session: &mut dyn Session,
     experiment: &str,
     plan: &SweepPlan,
+    skip: &HashSet<u64>,
     run_dir: &RunDir,
     clock: Instant,
 ) -> Result<Totals> {
-    let most = plan.probes().len();
+    let most = plan.probes().len() - skip.len();
     let (total, of) = match plan.until {
         None => (Some(most), format!("{most}")),
         Some(_) => (None, format!("at most {most}")),
@@ -44,6 +46,10 @@ pub fn measure(
     let mut done = 0;
     while let Some(round) = schedule.next_round(|point| times.settled(plan, point)) {
         for planned in &round {
+            if skip.contains(&planned.request.probe_id) {
+                // Recorded by an earlier attempt of this run (`--resume`).
+                continue;
+            }
             if procs::interrupted() {
                 progress.finish();
                 bail!("interrupted after {done} of {of} probes");
@@ -116,8 +122,13 @@ impl Times {
 /// One probe: its table set up, its rows written and timed, then verified and reconciled
 /// against the host's plan and checksum.
 fn measure_one(session: &mut dyn Session, experiment: &str, planned: &PlannedProbe) -> ResultRow {
+    let before = session.calls_ms();
     let mut row = attempt(session, experiment, planned);
     row.label = planned.label.clone();
+    row.calls_ms = session
+        .calls_ms()
+        .zip(before)
+        .map(|(after, before)| after - before);
     row
 }
 
@@ -217,7 +228,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let run_dir = RunDir::new(dir.path().to_owned());
         let mut session = SqliteSession::open().unwrap();
-        let totals = measure(&mut session, "t", &plan, &run_dir, Instant::now()).unwrap();
+        let totals = measure(
+            &mut session,
+            "t",
+            &plan,
+            &HashSet::new(),
+            &run_dir,
+            Instant::now(),
+        )
+        .unwrap();
         assert!(totals.all_reconciled());
         (plan, csv::read(&run_dir.results_csv()).unwrap())
     }

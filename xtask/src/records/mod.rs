@@ -1,11 +1,13 @@
 //! What a run leaves on disk, and the only code that reads and writes it: the run directory's
 //! paths ([`RunDir`]), the records of `results.csv` ([`probe_row`] for sweeps, [`rung_row`] for
-//! ladders), one CSV appender and reader ([`csv`]), `run.toml` ([`run_record`]), and the checks
-//! that decide whether a record reconciles, with their totals ([`reconcile`]).
+//! ladders), one CSV appender and reader ([`csv`]), `run.toml` ([`run_record`], with what it says
+//! of the run's plan, sessions and resumptions in [`run_history`]), and the checks that decide
+//! whether a record reconciles, with their totals ([`reconcile`]).
 
 pub mod csv;
 pub mod probe_row;
 pub mod reconcile;
+pub mod run_history;
 pub mod run_record;
 pub mod rung_row;
 

@@ -95,6 +95,11 @@ pub struct ResultRow {
     /// in the run's time, to see drift. Empty in a results.csv written before it was recorded.
     #[serde(default)]
     pub started_ms: Option<f64>,
+    /// Milliseconds inside the target's calls for this probe (setup, probe and verify, each
+    /// timed around the call): what the probe cost the run, less the harness's own work; empty
+    /// in a results.csv written before it was recorded.
+    #[serde(default)]
+    pub calls_ms: Option<f64>,
 }
 
 impl ResultRow {
@@ -210,6 +215,7 @@ impl ResultRow {
             checksum_equal: false,
             target_failed: true,
             started_ms: None,
+            calls_ms: None,
         }
     }
 
@@ -363,7 +369,7 @@ mod tests {
              outcome,refusal,rows_expected,rows_present,inside_ms,outside_ms,d1_ms,error,\
              probe_id,series,seed,statements_sent,max_statement_bytes,reconciled,reconcile_note,\
              label,escape_share,non_ascii_share,indexes,overhead_ms,\
-             checksum_expected,checksum_present,checksum_equal,target_failed,started_ms"
+             checksum_expected,checksum_present,checksum_equal,target_failed,started_ms,calls_ms"
         );
     }
 
@@ -446,6 +452,7 @@ pub mod tests_support {
             checksum_equal: true,
             target_failed: false,
             started_ms: Some(12.5),
+            calls_ms: Some(8.5),
         }
     }
 }

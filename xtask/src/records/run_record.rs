@@ -10,6 +10,8 @@ use xshell::{Shell, cmd};
 
 use crate::flags::{DebugCorruption, TargetKind};
 use crate::records::reconcile::Totals;
+use crate::records::run_history::{Planned, Resumption, SessionTime};
+use crate::studies::overrides::Overrides;
 use crate::studies::sweep::Axis;
 use crate::targets::remote::RemoteRecord;
 
@@ -27,6 +29,18 @@ pub struct RunRecord {
     /// Where on Cloudflare a remote run ran; absent for other targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteRecord>,
+    /// The profile's settings the command line replaced, and its `--only` filter.
+    #[serde(default, skip_serializing_if = "Overrides::is_empty")]
+    pub overrides: Overrides,
+    /// What the run planned to send; absent in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<Planned>,
+    /// Each session on a target, in order, with its times.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<SessionTime>,
+    /// Each time the run was resumed (`cargo xtask run --resume`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed: Vec<Resumption>,
 }
 
 /// What kind of study a run ran: it decides how its records are read and reported.
@@ -364,7 +378,8 @@ pub fn utc_now() -> (String, String) {
     utc(secs)
 }
 
-fn utc(unix_secs: u64) -> (String, String) {
+/// RFC 3339 and the compact form of a time given in seconds since 1970.
+pub fn utc(unix_secs: u64) -> (String, String) {
     let days = (unix_secs / 86_400) as i64;
     let secs_of_day = unix_secs % 86_400;
     let (year, month, day) = civil_from_days(days);
@@ -438,6 +453,32 @@ mod tests {
             machine: machine(),
             reconciliation: Some(Totals::default()),
             remote: None,
+            overrides: Overrides {
+                repeats: Some(2),
+                only: Some("strategy=bound".into()),
+                ..Overrides::default()
+            },
+            planned: Some(Planned {
+                probes: 4,
+                rows: 40,
+            }),
+            sessions: vec![SessionTime {
+                target: TargetKind::Local,
+                start_ms: 1.0,
+                wall_ms: 2.0,
+                calls_ms: 1.5,
+                calls: 12,
+                stop_ms: 0.5,
+            }],
+            resumed: vec![Resumption {
+                at: "2026-11-29T23:56:02Z".into(),
+                was: RunStatus::Interrupted,
+                error: None,
+                unit: "probes".into(),
+                skipped: 3,
+                warmups_skipped: 1,
+                remaining: 1,
+            }],
         };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.toml");
@@ -446,6 +487,15 @@ mod tests {
         assert_eq!(back.run.status, RunStatus::Complete);
         assert_eq!(back.run.x_axis, Some(Axis::Columns));
         assert_eq!(back.reconciliation, Some(Totals::default()));
+        assert_eq!(back.overrides, record.overrides);
+        assert_eq!(back.planned, record.planned);
+        assert_eq!(back.sessions, record.sessions);
+        assert_eq!(back.resumed, record.resumed);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("[overrides]\nrepeats = 2\nonly = \"strategy=bound\""),
+            "{text}"
+        );
         assert!(!dir.path().join("run.toml.tmp").exists());
     }
 

@@ -796,6 +796,10 @@ mod tests {
             machine: crate::records::run_record::machine(),
             reconciliation: None,
             remote: None,
+            overrides: Default::default(),
+            planned: None,
+            sessions: Vec::new(),
+            resumed: Vec::new(),
         }
     }
 
@@ -969,7 +973,7 @@ mod tests {
     /// in a project root of its own; the run directory it made.
     fn real_sqlite_run(root: &Path, profile: &str, out: &Path) -> PathBuf {
         let run = flags::Run {
-            experiment: "column-sweep".into(),
+            experiment: Some("column-sweep".into()),
             target: TargetKind::Sqlite,
             profile: Some(profile.into()),
             out: Some(out.to_owned()),
@@ -980,6 +984,12 @@ mod tests {
             keep: false,
             tag: None,
             titles: false,
+            repeats: None,
+            warmup: None,
+            seed: None,
+            only: None,
+            dry_run: false,
+            resume: None,
         };
         let paths = crate::paths::Paths::new(root.to_owned());
         crate::pipeline::run(&run, &xshell::Shell::new().unwrap(), &paths).unwrap();

@@ -231,6 +231,10 @@ mod tests {
             machine: crate::records::run_record::machine(),
             reconciliation: None,
             remote,
+            overrides: Default::default(),
+            planned: None,
+            sessions: Vec::new(),
+            resumed: Vec::new(),
         }
     }
 

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use d1bench_core::ladder::LadderKind;
 
 use super::parity::{self, ParityRow};
+use super::provenance;
 use crate::records::{Finding, RunRecord};
 use crate::studies::cost::thousands;
 
@@ -18,18 +19,18 @@ pub fn markdown(
     let mut out = format!("# {title}\n\n");
     writeln!(
         out,
-        "Run `{}` on `{}`, status **{}**; reproduce with `cargo xtask run {} --target {} --profile {}`.\n",
+        "Run `{}` on `{}`, status **{}**; reproduce with `{}`.\n",
         record.run.id,
         record.run.target,
         record.run.status,
-        record.run.experiment,
-        record.run.target,
-        record.run.profile.split('/').next().unwrap_or_default(),
+        provenance::command(record),
     )
     .unwrap();
+    out.push_str(&provenance::resumptions(record));
     if let Some(totals) = &record.reconciliation {
         writeln!(out, "Reconciliation: {}.\n", totals.line("rungs")).unwrap();
     }
+    out.push_str(&provenance::time_section(record));
     out.push_str("## Limits: documented and found\n\n");
     out.push_str(&parity::markdown(parity_rows));
     let mut kinds: Vec<LadderKind> = findings.iter().map(|f| f.ladder).collect();

@@ -1,6 +1,7 @@
 //! Every report of a run, derived from what is on disk and nothing else: `summary.csv`, the
 //! charts and `summary.md` of a sweep; `parity.csv`, `summary.md` and the param-ceiling chart of
-//! a ladder run; `index.md` over many runs ([`index`]); two runs compared ([`compare`]). The
+//! a ladder run, both saying how the run was run ([`provenance`]); `index.md` over many runs
+//! ([`index`]); two runs compared ([`compare`]). The
 //! same code serves `cargo xtask run` at its end, `cargo xtask plot` and `cargo xtask report`,
 //! so they cannot disagree.
 
@@ -11,6 +12,7 @@ pub mod index;
 pub mod ladder_summary;
 pub mod parity;
 pub mod points;
+pub mod provenance;
 pub mod stats;
 pub mod summary;
 

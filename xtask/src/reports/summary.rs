@@ -12,6 +12,7 @@ use crate::records::Totals;
 use crate::records::{RunRecord, RunStatus};
 use crate::reports::charts::Drawn;
 use crate::reports::points::{Measure, Point, points};
+use crate::reports::provenance;
 use crate::reports::stats::{Interval, Method};
 use crate::studies::sweep::Axis;
 use clap::ValueEnum;
@@ -391,17 +392,6 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
         )
         .unwrap();
     }
-    let mut command = format!(
-        "cargo xtask run {} --profile {} --target {target}",
-        run.experiment, run.profile
-    );
-    if run.baseline.is_none() && target != TargetKind::Sqlite {
-        command.push_str(" --no-baseline");
-    }
-    if let Some(kind) = run.debug_corrupt.and_then(|k| k.to_possible_value()) {
-        let kind = kind.get_name();
-        command.push_str(&format!(" --debug-corrupt {kind}"));
-    }
     let order = run
         .order_seed
         .map(|seed| {
@@ -413,7 +403,8 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
         .unwrap_or_default();
     writeln!(
         out,
-        "Reproduce: `{command}` at commit `{}`{}.{order}\n",
+        "Reproduce: `{}` at commit `{}`{}.{order}\n",
+        provenance::command(record),
         record.git.commit,
         if record.git.dirty {
             " (the tree had uncommitted changes)"
@@ -422,6 +413,7 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
         }
     )
     .unwrap();
+    out.push_str(&provenance::resumptions(record));
 
     out.push_str("## Reconciliation\n\n");
     out.push_str(
@@ -467,7 +459,9 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
         out.push_str(&table);
     }
 
-    out.push_str("\n## Charts\n\n");
+    out.push('\n');
+    out.push_str(&provenance::time_section(record));
+    out.push_str("## Charts\n\n");
     for chart in charts {
         let file = |ext: &str| {
             chart

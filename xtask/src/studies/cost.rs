@@ -53,7 +53,9 @@ pub struct Cost {
     /// HTTP requests to the Worker: three per probe or rung (each step is an invocation of its
     /// own) and one health check.
     pub worker_requests: usize,
-    /// Rows the INSERTs write when every probe succeeds (DDL adds a few per probe).
+    /// Rows D1 bills as written when every probe succeeds: each row INSERTed, once more for
+    /// every secondary index on its table (D1 counts an index entry as a row written); DDL adds
+    /// a few per probe.
     pub rows_written: usize,
     /// Rows read checking each probe: its `COUNT(*)` scans the rows it wrote, and (sweeps) its
     /// content checksum reads each of them several times ([`d1bench_core::checksum::rows_read`]).
@@ -76,11 +78,11 @@ fn queries(probe: &PlannedProbe) -> usize {
     }
 }
 
-/// One measured invocation: its D1 queries and the rows it writes, and the rows read checking
-/// them afterwards.
+/// One measured invocation: its D1 queries, the rows D1 bills as written for it (each row
+/// inserted, once more for each secondary index), and the rows read checking them afterwards.
 struct Invocation {
     queries: usize,
-    rows: usize,
+    rows_written: usize,
     reads: usize,
 }
 
@@ -96,7 +98,7 @@ impl Cost {
                     let longest = checksum::longest_code(&generator);
                     Invocation {
                         queries: queries(p),
-                        rows: r.rows,
+                        rows_written: r.rows * (1 + r.indexes),
                         reads: r.rows + checksum::rows_read(r.rows, longest),
                     }
                 })
@@ -119,9 +121,10 @@ impl Cost {
             {
                 let plan = d1bench_core::ladder::plan(&climb.rung(id, value));
                 id += 1;
+                // Ladder tables have no secondary index.
                 invocations.push(Invocation {
                     queries: plan.calls.len(),
-                    rows: plan.rows(),
+                    rows_written: plan.rows(),
                     reads: plan.rows(),
                 });
             }
@@ -131,11 +134,10 @@ impl Cost {
 
     fn of_invocations(invocations: Vec<Invocation>) -> Cost {
         let over = |budget: usize| invocations.iter().filter(|i| i.queries > budget).count();
-        let rows: usize = invocations.iter().map(|i| i.rows).sum();
         Cost {
             probes: invocations.len(),
             worker_requests: 3 * invocations.len() + 1,
-            rows_written: rows,
+            rows_written: invocations.iter().map(|i| i.rows_written).sum(),
             rows_read: invocations.iter().map(|i| i.reads).sum(),
             max_queries_per_invocation: invocations.iter().map(|i| i.queries).max().unwrap_or(0),
             probes_over_free_budget: over(queries_per_invocation(Plan::Free)),
@@ -193,5 +195,43 @@ mod tests {
         assert_eq!(thousands(1_000), "1,000");
         assert_eq!(thousands(1_234_567), "1,234,567");
         assert_eq!(thousands(25_000_000_000), "25,000,000,000");
+    }
+
+    fn probe(strategy: Strategy, rows: usize, indexes: usize) -> PlannedProbe {
+        PlannedProbe {
+            point: 0,
+            series: 0,
+            label: String::new(),
+            warmup: false,
+            repeat: 0,
+            request: d1bench_core::ProbeRequest {
+                probe_id: 1,
+                strategy,
+                columns: 8,
+                rows,
+                row_bytes: 200,
+                seed: 1,
+                rows_per_statement: None,
+                text: d1bench_core::TextMix::default(),
+                indexes,
+                debug_corrupt: None,
+            },
+        }
+    }
+
+    #[test]
+    fn every_secondary_index_is_billed_as_one_more_row_written_per_row() {
+        let cost = Cost::of(&[
+            probe(Strategy::Bound, 1_000, 0),
+            probe(Strategy::Literal, 1_000, 2),
+            probe(Strategy::PerRow, 10, 8),
+        ]);
+        assert_eq!(cost.rows_written, 1_000 + 3 * 1_000 + 9 * 10);
+        // The count and the checksum read the rows, not the index entries.
+        // Exactly: each probe's count and checksum over its rows of 8 columns of 200 bytes.
+        let generator = RowGenerator::new(8, 200, 1, d1bench_core::TextMix::default());
+        let longest = checksum::longest_code(&generator);
+        let read = |rows| rows + checksum::rows_read(rows, longest);
+        assert_eq!(cost.rows_read, read(1_000) + read(1_000) + read(10));
     }
 }

@@ -1,11 +1,13 @@
 //! What a run can be asked to run, read from `experiments/`: a sweep ([`sweep`]), a ladder
 //! ([`ladder`]), or `limits` (every ladder); the shuffled order a sweep runs in ([`schedule`]);
-//! what each costs on Cloudflare ([`cost`]); and what their files share ([`files`]). A name
-//! never reaches outside `experiments/`.
+//! what the command line may change of a sweep's profile ([`overrides`]); what each costs on
+//! Cloudflare ([`cost`]); and what their files share ([`files`]). A name never reaches outside
+//! `experiments/`.
 
 pub mod cost;
 pub mod files;
 pub mod ladder;
+pub mod overrides;
 pub mod schedule;
 pub mod sweep;
 

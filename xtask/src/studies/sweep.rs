@@ -94,7 +94,7 @@ pub struct ExperimentFile {
     pub profile: BTreeMap<String, Profile>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Profile {
     /// Measured repetitions of every point; with `precision`, the fewest.
@@ -172,7 +172,7 @@ impl TryFrom<i64> for MaxRepeats {
 /// A series' list of values, each with its place in the file.
 pub type List<T> = NonEmpty<Spanned<T>>;
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Series {
     /// Names the series' lines in charts and tables (`bound, all non-ASCII`); series without

@@ -49,6 +49,11 @@ pub trait Session {
     fn target(&self) -> TargetKind;
     /// Whether answers carry D1's own clock (`meta.duration`).
     fn has_d1_clock(&self) -> bool;
+    /// Milliseconds spent inside this session's calls so far, for a session that times its
+    /// calls (the pipeline's clocked session); `None` for the others.
+    fn calls_ms(&self) -> Option<f64> {
+        None
+    }
 
     /// Creates a probe's table and indexes (an invocation of its own on the Worker).
     fn setup(&mut self, probe: &ProbeRequest) -> Result<SetupResult, String>;

@@ -349,6 +349,10 @@ mod tests {
             },
             reconciliation: None,
             remote: None,
+            overrides: Default::default(),
+            planned: None,
+            sessions: Vec::new(),
+            resumed: Vec::new(),
         };
         record.write(&run_dir.join("run.toml")).unwrap();
         std::fs::write(run_dir.join("results.csv"), "experiment,target\n").unwrap();

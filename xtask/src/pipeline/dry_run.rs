@@ -1,0 +1,434 @@
+//! `cargo xtask run --dry-run`: a run's plan, printed, and nothing else. The probes by line (a
+//! strategy and series label) with their points, or the climbs and rungs by ladder; the wall
+//! time estimated from the newest complete run of the same experiment, profile and target on
+//! this machine, scaled by the time each point took in it (or by rows, or probes); and for remote
+//! runs the Worker requests and the D1
+//! rows written (index entries included) and read against the plan's quotas. Nothing is
+//! installed, started or written, no abandoned run is reaped, and no credential is read.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use d1bench_core::Strategy;
+
+use super::{Plan, Work};
+use crate::flags::{self, TargetKind};
+use crate::paths::Paths;
+use crate::records::csv;
+use crate::records::run_history::unix_secs;
+use crate::records::run_record::{self, Machine};
+use crate::records::{ResultRow, RunRecord, RunStatus};
+use crate::studies::cost::{self, Cost, thousands};
+use crate::studies::ladder::Climb;
+use crate::studies::schedule::SweepPlan;
+use crate::studies::sweep::Axis;
+use crate::targets::remote::{self, lifecycle};
+
+/// Prints what `flags` would run; every refusal of the input comes as for a run.
+pub fn print(flags: &flags::Run, paths: &Paths) -> Result<()> {
+    let plan = super::plan(flags, paths)?;
+    let account = if flags.target == TargetKind::Remote {
+        // The flags a remote run checks, but not its credentials.
+        if let Some(tag) = &flags.tag {
+            lifecycle::check_tag(tag)?;
+        }
+        Some(flags.plan.unwrap_or(flags::Plan::Free))
+    } else {
+        // Refuses remote-only flags; reads nothing for other targets.
+        remote::Options::from_run_flags(flags)?;
+        None
+    };
+    let out = flags
+        .out
+        .clone()
+        .unwrap_or_else(|| paths.reports().join(flags.experiment()));
+    let estimate = estimate(&out, flags, &plan, &run_record::machine(), paths);
+    print!("{}", describe(flags, &plan, &estimate, account));
+    Ok(())
+}
+
+/// The dry run's text.
+fn describe(
+    flags: &flags::Run,
+    plan: &Plan,
+    estimate: &str,
+    account: Option<flags::Plan>,
+) -> String {
+    let mut out = format!(
+        "dry run of `{}`, profile `{}`, on {}: nothing is installed, started or written\n",
+        flags.experiment(),
+        plan.profile,
+        flags.target
+    );
+    if !plan.overrides.is_empty() {
+        writeln!(out, "overrides:{}", plan.overrides.command_line()).unwrap();
+    }
+    match &plan.work {
+        Work::Sweep(sweep) => sweep_lines(&mut out, sweep, plan.x_axis.unwrap_or(Axis::Columns)),
+        Work::Climbs(climbs) => climb_lines(&mut out, climbs),
+    }
+    if let (Some(baseline), Work::Sweep(sweep)) = (plan.baseline, &plan.work) {
+        writeln!(
+            out,
+            "then the same {} probes on the baseline, {baseline} (bare SQLite in-process)",
+            sweep.probes().len()
+        )
+        .unwrap();
+    }
+    writeln!(out, "estimated wall time: {estimate}").unwrap();
+    if let Some(account) = account {
+        cloudflare_lines(&mut out, &plan.work.cost(), account);
+    }
+    out
+}
+
+/// Each line of the sweep: its points (the x values), probes with their warm-ups, rows.
+fn sweep_lines(out: &mut String, plan: &SweepPlan, axis: Axis) {
+    // The probes by point, in the experiment file's order, and by strategy as the point lists
+    // them (the plan runs them shuffled).
+    let mut probes = plan.probes();
+    probes.sort_by_key(|p| {
+        let strategies = &plan.points[p.point].strategies;
+        let strategy = strategies.iter().position(|s| *s == p.request.strategy);
+        (p.point, strategy)
+    });
+    // (line name, x values in order, probes, warm-ups, rows), in the order of the file.
+    let mut lines: Vec<(String, Vec<String>, usize, usize, usize)> = Vec::new();
+    for p in &probes {
+        let name = if p.label.is_empty() {
+            p.request.strategy.name().to_owned()
+        } else {
+            format!("{} ({})", p.request.strategy, p.label)
+        };
+        let index = match lines.iter().position(|l| l.0 == name) {
+            Some(i) => i,
+            None => {
+                lines.push((name, Vec::new(), 0, 0, 0));
+                lines.len() - 1
+            }
+        };
+        let line = &mut lines[index];
+        let x = axis.format(axis.of_probe(&p.request));
+        if !line.1.contains(&x) {
+            line.1.push(x);
+        }
+        line.2 += 1;
+        line.3 += usize::from(p.warmup);
+        line.4 += p.request.rows;
+    }
+    let points: usize = lines.iter().map(|l| l.1.len()).sum();
+    let warmups: usize = lines.iter().map(|l| l.3).sum();
+    let rows: usize = lines.iter().map(|l| l.4).sum();
+    writeln!(
+        out,
+        "{} probes ({} measured, {warmups} warm-ups) at {points} points, {} rows:",
+        probes.len(),
+        probes.len() - warmups,
+        thousands(rows)
+    )
+    .unwrap();
+    let width = lines.iter().map(|l| l.0.len()).max().unwrap_or(0);
+    for (name, xs, n, w, rows) in &lines {
+        writeln!(
+            out,
+            "  {name:width$}  {:>10}  {:>11}  {:>13}  {:>15}  {} {}",
+            count(xs.len(), "point"),
+            count(*n, "probe"),
+            format!("({})", count(*w, "warm-up")),
+            format!("{} rows", thousands(*rows)),
+            axis.name(),
+            compact(xs)
+        )
+        .unwrap();
+    }
+}
+
+/// Each ladder: its climbs (what they hold) and the most rungs they may take.
+fn climb_lines(out: &mut String, climbs: &[Climb]) {
+    let mut ladders: Vec<(String, Vec<&Climb>)> = Vec::new();
+    for climb in climbs {
+        let name = climb.ladder.to_string();
+        match ladders.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, group)) => group.push(climb),
+            None => ladders.push((name, vec![climb])),
+        }
+    }
+    writeln!(
+        out,
+        "{} climbs, at most {} rungs:",
+        climbs.len(),
+        Cost::of_climbs(climbs).probes
+    )
+    .unwrap();
+    let width = ladders.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    for (name, group) in &ladders {
+        let owned: Vec<Climb> = group.iter().map(|c| (*c).clone()).collect();
+        let held: Vec<String> = group.iter().map(|c| c.held.label()).collect();
+        writeln!(
+            out,
+            "  {name:width$}  {:>10}  at most {:>10}  {}",
+            count(group.len(), "climb"),
+            count(Cost::of_climbs(&owned).probes, "rung"),
+            compact(&held)
+        )
+        .unwrap();
+    }
+}
+
+/// `1 probe`, `3 probes`.
+fn count(n: usize, what: &str) -> String {
+    format!("{} {what}{}", thousands(n), if n == 1 { "" } else { "s" })
+}
+
+/// Up to 12 values as they are; more as the first ones, `…` and the last.
+fn compact(values: &[String]) -> String {
+    let shown: Vec<&str> = values
+        .iter()
+        .map(|v| if v.is_empty() { "-" } else { v.as_str() })
+        .collect();
+    if shown.len() <= 12 {
+        return shown.join(", ");
+    }
+    format!(
+        "{}, …, {} ({} values)",
+        shown[..10].join(", "),
+        shown[shown.len() - 1],
+        shown.len()
+    )
+}
+
+/// What the run costs on Cloudflare against `plan`'s quotas, with the warnings a run would give.
+fn cloudflare_lines(out: &mut String, cost: &Cost, plan: flags::Plan) {
+    let (requests, written, read) = match plan {
+        flags::Plan::Free => (
+            format!("Free: {} a day", thousands(cost::FREE_REQUESTS_PER_DAY)),
+            format!("Free: {} a day", thousands(cost::FREE_ROWS_WRITTEN_PER_DAY)),
+            format!("Free: {} a day", thousands(cost::FREE_ROWS_READ_PER_DAY)),
+        ),
+        flags::Plan::Paid => (
+            format!(
+                "Paid: {} a month included",
+                thousands(cost::PAID_REQUESTS_PER_MONTH)
+            ),
+            format!(
+                "Paid: {} a month included",
+                thousands(cost::PAID_ROWS_WRITTEN_PER_MONTH)
+            ),
+            format!(
+                "Paid: {} a month included",
+                thousands(cost::PAID_ROWS_READ_PER_MONTH)
+            ),
+        ),
+    };
+    writeln!(
+        out,
+        "on Cloudflare, plan {} (no credentials were read):",
+        plan.name()
+    )
+    .unwrap();
+    for (what, used, quota) in [
+        ("Worker requests", cost.worker_requests, requests),
+        (
+            "D1 rows written (each index entry a row)",
+            cost.rows_written,
+            written,
+        ),
+        ("D1 rows read", cost.rows_read, read),
+    ] {
+        writeln!(out, "  {what:41} {:>13}  ({quota})", thousands(used)).unwrap();
+    }
+    writeln!(
+        out,
+        "  most D1 queries in one invocation: {} ({} allows {})",
+        thousands(cost.max_queries_per_invocation),
+        plan.name(),
+        cost::queries_per_invocation(plan)
+    )
+    .unwrap();
+    for warning in cost.warnings(plan) {
+        writeln!(out, "warning: {warning}").unwrap();
+    }
+}
+
+/// The newest complete run under `out` of the same experiment, profile, target and baseline on
+/// this machine (same CPU model and count), never resumed nor corrupted on purpose; its wall
+/// time in seconds.
+fn earlier_run(
+    out: &Path,
+    flags: &flags::Run,
+    plan: &Plan,
+    machine: &Machine,
+) -> Option<(PathBuf, RunRecord, u64)> {
+    let mut found: Option<(PathBuf, RunRecord, u64)> = None;
+    for entry in std::fs::read_dir(out).ok()?.flatten() {
+        let dir = entry.path();
+        let Ok(record) = RunRecord::read(&dir.join("run.toml")) else {
+            continue;
+        };
+        let run = &record.run;
+        let comparable = run.status == RunStatus::Complete
+            && run.experiment == flags.experiment()
+            && run.profile == plan.profile
+            && run.target == flags.target
+            && run.baseline == plan.baseline
+            && run.debug_corrupt.is_none()
+            && record.resumed.is_empty()
+            && record.machine.cpu == machine.cpu
+            && record.machine.cpus == machine.cpus;
+        let wall = run
+            .ended
+            .as_deref()
+            .and_then(unix_secs)
+            .zip(unix_secs(&run.started))
+            .and_then(|(ended, started)| ended.checked_sub(started));
+        let (true, Some(wall)) = (comparable, wall) else {
+            continue;
+        };
+        if found
+            .as_ref()
+            .is_none_or(|(_, newest, _)| newest.run.started < record.run.started)
+        {
+            found = Some((dir, record, wall));
+        }
+    }
+    found
+}
+
+/// The estimated wall time, or why there is none: the earlier run's wall time scaled by each
+/// point's time in its results.csv when its plan can be made again (same experiment file) and
+/// holds every point of this one; else by rows (or probes, for a record without rows).
+fn estimate(
+    out: &Path,
+    flags: &flags::Run,
+    plan: &Plan,
+    machine: &Machine,
+    paths: &Paths,
+) -> String {
+    let Some((dir, record, wall)) = earlier_run(out, flags, plan, machine) else {
+        return format!(
+            "no earlier run to estimate from (none complete of `{}`, profile `{}`, on {} with \
+             this baseline on this machine in {})",
+            flags.experiment(),
+            plan.profile,
+            flags.target,
+            out.display()
+        );
+    };
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Some(share) = share_of_points(&dir, &record, flags, plan, paths) {
+        return format!(
+            "about {}, from run {name} ({}; scaled by the time each point took in it: this plan \
+             is {:.1}% of that run's)",
+            duration(wall as f64 * share),
+            duration(wall as f64),
+            100.0 * share
+        );
+    }
+    let now = plan.planned();
+    let (basis, then_n, now_n) = match (record.planned, &record.reconciliation) {
+        (Some(then), _) if then.rows > 0 && now.rows > 0 => ("rows", then.rows, now.rows),
+        (Some(then), _) => ("probes", then.probes, now.probes),
+        (None, Some(totals)) => ("probes", totals.records + totals.warmups, now.probes),
+        (None, None) => ("probes", 0, now.probes),
+    };
+    if then_n == 0 {
+        return format!("no earlier run to estimate from ({name} records no count to scale by)");
+    }
+    let secs = wall as f64 * now_n as f64 / then_n as f64;
+    format!(
+        "about {}, from run {name} ({} for {} {basis}, scaled to {} {basis})",
+        duration(secs),
+        duration(wall as f64),
+        thousands(then_n),
+        thousands(now_n)
+    )
+}
+
+/// This plan's share of the earlier run's work, each probe weighed by the mean time its point
+/// took there (inside the target's calls, or on the outside clock in older results); `None` when the earlier plan cannot be made again or lacks a
+/// point of this one.
+fn share_of_points(
+    dir: &Path,
+    record: &RunRecord,
+    flags: &flags::Run,
+    plan: &Plan,
+    paths: &Paths,
+) -> Option<f64> {
+    let toml = dir.join("run.toml");
+    let then_flags = super::resume::flags_of(record, flags, &toml).ok()?;
+    let then_plan = super::plan(&then_flags, paths).ok()?;
+    super::resume::check_files(record, &then_plan, &toml).ok()?;
+    let rows: Vec<ResultRow> = csv::read(&dir.join("results.csv")).ok()?;
+    // The time inside a probe's calls where results.csv has it (setup and verify included),
+    // else its write's time on the outside clock.
+    let timed = rows.iter().all(|r| r.calls_ms.is_some());
+    let mut times: HashMap<String, (f64, usize)> = HashMap::new();
+    for row in &rows {
+        let key = point(
+            row.target,
+            row.strategy,
+            &row.label,
+            [row.columns, row.row_bytes, row.rows, row.indexes],
+            [row.escape_share, row.non_ascii_share],
+        );
+        let time = times.entry(key).or_default();
+        time.0 += match row.calls_ms {
+            Some(ms) if timed => ms,
+            _ => row.outside_ms,
+        };
+        time.1 += 1;
+    }
+    let weight = |plan: &Plan| -> Option<f64> {
+        let Work::Sweep(sweep) = &plan.work else {
+            return None;
+        };
+        let probes = sweep.probes();
+        let mut sum = 0.0;
+        for target in std::iter::once(flags.target).chain(plan.baseline) {
+            for p in &probes {
+                let r = &p.request;
+                let key = point(
+                    target,
+                    r.strategy,
+                    &p.label,
+                    [r.columns, r.row_bytes, r.rows, r.indexes],
+                    [r.text.escape_share, r.text.non_ascii_share],
+                );
+                let (total, n) = times.get(&key)?;
+                sum += total / *n as f64;
+            }
+        }
+        Some(sum)
+    };
+    let (now, then) = (weight(plan)?, weight(&then_plan)?);
+    (then > 0.0).then(|| now / then)
+}
+
+/// A point of a sweep on a target: what its probes share.
+fn point(
+    target: TargetKind,
+    strategy: Strategy,
+    label: &str,
+    counts: [usize; 4],
+    shares: [f64; 2],
+) -> String {
+    format!("{target}|{strategy}|{label}|{counts:?}|{shares:?}")
+}
+
+/// `42 s`, `3 min 5 s`, `2 h 4 min`.
+fn duration(secs: f64) -> String {
+    let s = secs.round() as u64;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {} min", s / 3600, s / 60 % 60),
+    }
+}
+
+#[cfg(test)]
+mod tests;

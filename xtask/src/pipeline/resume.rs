@@ -1,0 +1,378 @@
+//! `cargo xtask run --resume <run-dir>`: continues a run that did not end (interrupted, failed or
+//! abandoned) in its own directory. The run's plan is made again from its run.toml (experiment,
+//! profile, target, baseline, overrides); the probes results.csv holds (by target and probe id)
+//! are skipped, with the warm-ups of points whose probes are all recorded; ladder climbs with a
+//! finding in findings.csv are skipped, the others climbed again; everything new is appended to
+//! the same files, and run.toml says when the run was resumed and what was skipped.
+//!
+//! Refused, before anything starts: a run that ended (complete or invalid) or still runs, and a
+//! run whose experiment file (SHA-256) or code (git commit; uncommitted changes count as
+//! different code) is not what it ran with, since the probes added would not be the plan's.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use clap::ValueEnum;
+use xshell::Shell;
+
+use super::{Done, Plan, Tools, Work};
+use crate::flags::{self, Location, TargetKind};
+use crate::paths::Paths;
+use crate::procs;
+use crate::records::csv;
+use crate::records::run_history::Resumption;
+use crate::records::run_record::{self, GitInfo};
+use crate::records::{Finding, ResultRow, RunDir, RunRecord, RunStatus, RungRow, StudyKind};
+use crate::studies::sweep::PlannedProbe;
+use crate::targets::remote;
+
+/// Resumes the run in `dir`; `given` may add only what --resume allows (`--keep`, `--tag`).
+pub fn resume(given: &flags::Run, dir: &Path, sh: &Shell, paths: &Paths) -> Result<()> {
+    let run_dir = RunDir::new(dir.to_owned());
+    let toml = run_dir.run_toml();
+    let mut record = RunRecord::read(&toml)
+        .with_context(|| format!("cannot resume {}: no run record to resume", dir.display()))?;
+    check_status(&record, &toml, procs::process_alive)?;
+    let flags = flags_of(&record, given, &toml)?;
+    let plan = super::plan(&flags, paths)
+        .with_context(|| format!("cannot make the plan of {} again", toml.display()))?;
+    check_files(&record, &plan, &toml)?;
+    check_code(&record.git, &run_record::git(sh), &toml)?;
+    let done = done(&run_dir, &plan, flags.target)?;
+    let remote = remote::Options::from_run_flags(&flags)?;
+    let tools = super::tools(flags.target, sh, paths)?;
+
+    let resumption = resumption(&record, &plan, &done, flags.target);
+    eprintln!(
+        "resuming {}: {} {} already recorded are skipped{}; {} to go",
+        dir.display(),
+        resumption.skipped,
+        resumption.unit,
+        if resumption.warmups_skipped > 0 {
+            format!(
+                " (with {} warm-ups of their points)",
+                resumption.warmups_skipped
+            )
+        } else {
+            String::new()
+        },
+        resumption.remaining
+    );
+    record.resumed.push(resumption);
+    record.run.status = RunStatus::Running;
+    record.run.ended = None;
+    record.run.error = None;
+    record.run.pid = Some(std::process::id());
+    record.write(&toml)?;
+    super::measure(
+        &flags,
+        &plan,
+        &run_dir,
+        record,
+        &done,
+        paths,
+        &Tools {
+            tools: tools.as_ref(),
+            remote: remote.as_ref(),
+        },
+    )
+}
+
+/// Refuses a run that ended, or whose process still runs.
+fn check_status(record: &RunRecord, toml: &Path, alive: impl Fn(u32) -> bool) -> Result<()> {
+    let path = toml.display();
+    match record.run.status {
+        RunStatus::Interrupted | RunStatus::Failed | RunStatus::Abandoned => Ok(()),
+        RunStatus::Complete => bail!("{path}: the run is complete: there is nothing to resume"),
+        RunStatus::Invalid => bail!(
+            "{path}: the run ended invalid (a record did not reconcile): resuming would add to \
+             data that is not to be trusted; start a new run"
+        ),
+        RunStatus::Running => match record.run.pid {
+            Some(pid) if alive(pid) => bail!(
+                "{path}: the run is still running (process {pid}): resume it once that process \
+                 has ended"
+            ),
+            // Its process is gone without a word: the run was abandoned.
+            _ => Ok(()),
+        },
+    }
+}
+
+/// The flags the run ran with, from its record, with `--keep` and `--tag` as given now.
+pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> Result<flags::Run> {
+    let run = &record.run;
+    let remote = record.remote.as_ref();
+    let location = match remote.and_then(|r| r.location_hint.as_deref()) {
+        Some(hint) => Some(
+            Location::from_str(hint, false)
+                .map_err(|e| anyhow::anyhow!("{}: [remote] location_hint: {e}", toml.display()))?,
+        ),
+        None => None,
+    };
+    let plan = match remote.map(|r| r.plan.as_str()) {
+        Some(plan) => Some(
+            flags::Plan::from_str(plan, false)
+                .map_err(|e| anyhow::anyhow!("{}: [remote] plan: {e}", toml.display()))?,
+        ),
+        None => None,
+    };
+    let overrides = &record.overrides;
+    Ok(flags::Run {
+        experiment: Some(run.experiment.clone()),
+        target: run.target,
+        // Ladders that ran different profiles (`full/smoke`) each ran their default.
+        profile: (!run.profile.contains('/')).then(|| run.profile.clone()),
+        out: None,
+        no_baseline: run.kind == StudyKind::Sweep
+            && run.target.runs_the_worker()
+            && run.baseline.is_none(),
+        debug_corrupt: run.debug_corrupt,
+        location,
+        plan,
+        keep: given.keep,
+        tag: given.tag.clone(),
+        titles: given.titles,
+        repeats: overrides.repeats,
+        warmup: overrides.warmup,
+        seed: overrides.seed,
+        only: overrides.only.clone(),
+        dry_run: false,
+        resume: None,
+    })
+}
+
+/// Refuses a run whose study files are not those it ran, byte for byte.
+pub(super) fn check_files(record: &RunRecord, plan: &Plan, toml: &Path) -> Result<()> {
+    for file in &plan.files {
+        let Some(then) = record.studies.iter().find(|s| s.name == file.name) else {
+            bail!(
+                "{}: the run did not read {} ({}): its plan cannot be made again",
+                toml.display(),
+                file.file,
+                file.name
+            );
+        };
+        if then.sha256 != file.sha256 {
+            bail!(
+                "{}: {} changed since the run (SHA-256 {} in run.toml, {} now): the probes left \
+                 would not be those of the run's plan; restore the file or start a new run",
+                toml.display(),
+                file.file,
+                then.sha256,
+                file.sha256
+            );
+        }
+    }
+    if let Some(gone) = record
+        .studies
+        .iter()
+        .find(|s| !plan.files.iter().any(|f| f.name == s.name))
+    {
+        bail!(
+            "{}: the run read {} ({}), which the plan made again does not: its plan cannot be \
+             made again",
+            toml.display(),
+            gone.file,
+            gone.name
+        );
+    }
+    Ok(())
+}
+
+/// Refuses when the code is not the run's: another commit, or uncommitted changes then or now.
+fn check_code(then: &GitInfo, now: &GitInfo, toml: &Path) -> Result<()> {
+    let path = toml.display();
+    if then.commit == "unknown" || now.commit == "unknown" {
+        bail!(
+            "{path}: cannot tell whether the code is the run's: git gives no commit (the run's: \
+             {}, now: {})",
+            then.commit,
+            now.commit
+        );
+    }
+    if then.dirty {
+        bail!(
+            "{path}: the run was made from a tree with uncommitted changes, whose code cannot be \
+             told apart from other changes: start a new run"
+        );
+    }
+    if then.commit != now.commit {
+        bail!(
+            "{path}: the run was made at commit {}, the tree is at {}: the probes left would be \
+             measured by other code; check out {} to resume, or start a new run",
+            then.commit,
+            now.commit,
+            then.commit
+        );
+    }
+    if now.dirty {
+        bail!(
+            "{path}: the tree has uncommitted changes, so its code is not the run's (commit {}): \
+             commit or stash them to resume",
+            then.commit
+        );
+    }
+    Ok(())
+}
+
+/// What the run's files already hold, each record checked against the plan made again (the
+/// probe of its id, with the same parameters; the climb of its index, of the same ladder).
+fn done(run_dir: &RunDir, plan: &Plan, target: TargetKind) -> Result<Done> {
+    let mut done = Done {
+        resuming: true,
+        ..Done::default()
+    };
+    let results = run_dir.results_csv();
+    match &plan.work {
+        Work::Sweep(sweep) => {
+            if let Some(until) = sweep.until {
+                bail!(
+                    "{}: the run's profile `{}` repeats its points until a precision ({} of the \
+                     median, at most {} repeats): which probes it sends, and so their ids, depend \
+                     on the times measured, so the probes recorded cannot be matched to a plan \
+                     made again; start a new run",
+                    run_dir.run_toml().display(),
+                    plan.profile,
+                    until.precision,
+                    until.max_repeats
+                );
+            }
+            if !results.exists() {
+                return Ok(done);
+            }
+            let probes = sweep.probes();
+            let planned: HashMap<u64, &PlannedProbe> = probes
+                .iter()
+                .filter(|p| !p.warmup)
+                .map(|p| (p.request.probe_id, p))
+                .collect();
+            let targets = [Some(target), plan.baseline];
+            for (i, row) in csv::read::<ResultRow>(&results)?.iter().enumerate() {
+                let at = format!("{}:{}", results.display(), i + 2);
+                if !targets.contains(&Some(row.target)) {
+                    bail!(
+                        "{at}: a probe on {}, which this run does not measure",
+                        row.target
+                    );
+                }
+                let Some(probe) = planned.get(&row.probe_id) else {
+                    bail!(
+                        "{at}: probe {} is not a measured probe of the run's plan made again: \
+                         results.csv is not this plan's",
+                        row.probe_id
+                    );
+                };
+                let (theirs, ours) = (recorded_point(row), planned_point(probe));
+                if theirs != ours {
+                    bail!(
+                        "{at}: probe {} is {theirs} in results.csv, but {ours} in the run's plan \
+                         made again: results.csv is not this plan's",
+                        row.probe_id
+                    );
+                }
+                done.probes.insert((row.target, row.probe_id));
+            }
+        }
+        Work::Climbs(climbs) => {
+            let findings = run_dir.findings_csv();
+            if findings.exists() {
+                for (i, finding) in csv::read::<Finding>(&findings)?.iter().enumerate() {
+                    let planned = climbs.get(finding.climb).map(|c| c.ladder);
+                    if finding.target != target || planned != Some(finding.ladder) {
+                        bail!(
+                            "{}:{}: climb {} of {} on {} is not a climb of the run's plan made \
+                             again",
+                            findings.display(),
+                            i + 2,
+                            finding.climb,
+                            finding.ladder,
+                            finding.target
+                        );
+                    }
+                    done.climbs.climbs.insert(finding.climb);
+                }
+            }
+            if results.exists() {
+                let rungs = csv::read::<RungRow>(&results)?;
+                if let Some(last) = rungs.iter().map(|r| r.rung_id).max() {
+                    done.climbs.next_rung_id = last + 1;
+                }
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// A recorded probe's place in the plan: series, repeat and parameters.
+fn recorded_point(row: &ResultRow) -> String {
+    format!(
+        "series {} repeat {} {} columns {} row-bytes {} rows {} escape-share {} non-ascii-share {} \
+         indexes {} seed {}",
+        row.series + 1,
+        row.repeat,
+        row.strategy,
+        row.columns,
+        row.row_bytes,
+        row.rows,
+        row.escape_share,
+        row.non_ascii_share,
+        row.indexes,
+        row.seed
+    )
+}
+
+fn planned_point(probe: &PlannedProbe) -> String {
+    let p = &probe.request;
+    format!(
+        "series {} repeat {} {} columns {} row-bytes {} rows {} escape-share {} non-ascii-share {} \
+         indexes {} seed {}",
+        probe.series + 1,
+        probe.repeat,
+        p.strategy,
+        p.columns,
+        p.row_bytes,
+        p.rows,
+        p.text.escape_share,
+        p.text.non_ascii_share,
+        p.indexes,
+        p.seed
+    )
+}
+
+/// What run.toml says of this resumption: what was skipped and what is left, over every target.
+fn resumption(record: &RunRecord, plan: &Plan, done: &Done, target: TargetKind) -> Resumption {
+    let (unit, skipped, warmups_skipped, remaining) = match &plan.work {
+        Work::Sweep(sweep) => {
+            let probes = &sweep.probes();
+            let mut left = 0;
+            let mut warmups_skipped = 0;
+            for t in std::iter::once(target).chain(plan.baseline) {
+                let remaining = done.remaining(probes, t);
+                left += remaining.len();
+                warmups_skipped += probes.iter().filter(|p| p.warmup).count()
+                    - remaining.iter().filter(|p| p.warmup).count();
+            }
+            ("probes", done.probes.len(), warmups_skipped, left)
+        }
+        Work::Climbs(climbs) => (
+            "climbs",
+            done.climbs.climbs.len(),
+            0,
+            climbs.len() - done.climbs.climbs.len(),
+        ),
+    };
+    Resumption {
+        at: run_record::utc_now().0,
+        was: record.run.status,
+        error: record.run.error.clone(),
+        unit: unit.to_owned(),
+        skipped,
+        warmups_skipped,
+        remaining,
+    }
+}
+
+#[cfg(test)]
+mod tests;
