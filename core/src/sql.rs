@@ -150,37 +150,40 @@ pub fn push_literal(out: &mut String, value: &Value) {
     match value {
         Value::Integer(n) => write!(out, "{n}").unwrap(),
         Value::Text(s) if s.contains('\0') => {
+            const HEX: &[u8; 16] = b"0123456789ABCDEF";
+            out.reserve(2 * s.len() + 16);
             out.push_str("CAST(X'");
             for b in s.bytes() {
-                write!(out, "{b:02X}").unwrap();
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 0xF)]));
             }
             out.push_str("' AS TEXT)");
         }
         Value::Text(s) => {
             out.reserve(s.len() + 2);
             out.push('\'');
-            for c in s.chars() {
-                if c == '\'' {
-                    out.push('\'');
-                }
-                out.push(c);
+            // Whole runs between quotes at once; each quote doubled.
+            let mut runs = s.split('\'');
+            out.push_str(runs.next().unwrap_or_default());
+            for run in runs {
+                out.push_str("''");
+                out.push_str(run);
             }
             out.push('\'');
         }
     }
 }
 
-/// `(v0,v1,...)` with every value a literal.
-fn literal_tuple(row: &[Value]) -> String {
-    let mut tuple = String::from("(");
+/// Appends `(v0,v1,...)` with every value a literal.
+fn push_literal_tuple(out: &mut String, row: &[Value]) {
+    out.push('(');
     for (j, value) in row.iter().enumerate() {
         if j > 0 {
-            tuple.push(',');
+            out.push(',');
         }
-        push_literal(&mut tuple, value);
+        push_literal(out, value);
     }
-    tuple.push(')');
-    tuple
+    out.push(')');
 }
 
 /// `(?,?,...)` for one row of `columns` values.
@@ -259,8 +262,11 @@ fn literal_inserts(
         params: Vec::new(),
         rows: 0,
     };
+    // One buffer for every row's tuple: measured against the statement before it is copied in.
+    let mut tuple = String::new();
     for row in rows {
-        let tuple = literal_tuple(&row);
+        tuple.clear();
+        push_literal_tuple(&mut tuple, &row);
         let full = match fixed {
             Some(n) => current.rows == n,
             None => current.rows > 0 && current.sql.len() + 1 + tuple.len() > MAX_STATEMENT_BYTES,
