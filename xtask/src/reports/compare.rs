@@ -1025,7 +1025,7 @@ mod tests {
                     .filter(|r| r.strategy == p.key.strategy && r.columns == p.key.columns)
                     .collect();
                 assert_eq!(at.len(), 1, "{:?}", p.key);
-                at[0].outside_ms * 1000.0 / at[0].rows as f64
+                (at[0].outside_ms - at[0].prepare_ms.unwrap()) * 1000.0 / at[0].rows as f64
             };
             let ratio = time(&rows_b) / time(&rows_a);
             assert_eq!(p.ratio, Some(ratio), "{:?}", p.key);

@@ -5,6 +5,7 @@
 //! so they cannot disagree.
 
 pub mod charts;
+pub mod clocks;
 pub mod compare;
 pub mod index;
 pub mod ladder_summary;
@@ -80,11 +81,17 @@ fn render_sweep(run_dir: &RunDir, record: &RunRecord) -> Result<Rendered> {
     )
     .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
     let mut tables = format!(
-        "median time per 1,000 rows on {target} (outside clock, 95% interval):\n{}",
+        "median time per 1,000 rows on {target} (outside clock less preparation, 95% \
+         interval):\n{}",
         summary::ratio_table(&rows, axis, target)
     );
     if let Some(table) = summary::baseline_table(&rows, axis, target) {
-        tables.push_str(&format!("{target} ÷ bare SQLite:\n{table}"));
+        tables.push_str(&format!("{target} ÷ bare SQLite (inside clocks):\n{table}"));
+    }
+    if let Some(table) = clocks::table(&rows, axis, target) {
+        tables.push_str(&format!(
+            "median ms per probe on {target}, clock by clock:\n{table}"
+        ));
     }
     Ok(Rendered {
         charts: drawn

@@ -17,15 +17,20 @@ use crate::studies::sweep::Axis;
 /// A value measured for each probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Measure {
-    /// The outside clock (authoritative), ms.
+    /// The outside clock, ms: the whole request, the target's preparation included.
     OutsideMs,
+    /// The target's preparation (generating rows, building statements), ms.
+    PrepareMs,
     /// The inside clock, ms.
     InsideMs,
+    /// Within the inside clock, handing values to the D1 binding, ms.
+    BindMs,
     /// D1's own clock, ms.
     D1Ms,
-    /// Outside − inside, ms.
+    /// Outside − inside − prepare, ms.
     OverheadMs,
-    /// The outside clock per 1,000 rows written, ms.
+    /// The outside clock without the target's preparation, per 1,000 rows written, ms: the
+    /// authoritative time.
     MsPer1000Rows,
     /// Rows in the largest INSERT.
     RowsPerStatement,
@@ -33,18 +38,22 @@ pub enum Measure {
 
 impl Measure {
     /// The measures of `summary.csv`, in its order.
-    pub const SUMMARIZED: [Measure; 5] = [
+    pub const SUMMARIZED: [Measure; 7] = [
         Measure::OutsideMs,
         Measure::MsPer1000Rows,
         Measure::InsideMs,
         Measure::D1Ms,
         Measure::OverheadMs,
+        Measure::PrepareMs,
+        Measure::BindMs,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
             Measure::OutsideMs => "outside_ms",
+            Measure::PrepareMs => "prepare_ms",
             Measure::InsideMs => "inside_ms",
+            Measure::BindMs => "bind_ms",
             Measure::D1Ms => "d1_ms",
             Measure::OverheadMs => "overhead_ms",
             Measure::MsPer1000Rows => "ms_per_1000_rows",
@@ -59,11 +68,14 @@ impl Measure {
         let ok = row.outcome == Outcome::Ok;
         let value = match self {
             Measure::OutsideMs if ok => row.outside_ms,
+            Measure::PrepareMs if ok => row.prepare_ms?,
             Measure::InsideMs if ok => row.inside_ms,
+            Measure::BindMs if ok => row.bind_ms?,
             Measure::D1Ms if ok => row.d1_ms?,
             Measure::OverheadMs if ok => row.overhead_ms?,
+            // Rows from before `prepare_ms` existed count their preparation in.
             Measure::MsPer1000Rows if ok && row.rows > 0 => {
-                row.outside_ms * 1000.0 / row.rows as f64
+                (row.outside_ms - row.prepare_ms.unwrap_or_default()) * 1000.0 / row.rows as f64
             }
             Measure::RowsPerStatement if ok || row.outcome == Outcome::Refused => {
                 row.rows_per_statement as f64
@@ -174,7 +186,8 @@ pub struct SummaryRow {
     pub indexes: usize,
     /// Rows in the largest INSERT (the plan's, the same for every repeat).
     pub rows_per_statement: usize,
-    /// Which value: `outside_ms`, `ms_per_1000_rows`, `inside_ms`, `d1_ms` or `overhead_ms`.
+    /// Which value: `outside_ms`, `ms_per_1000_rows`, `inside_ms`, `d1_ms`, `overhead_ms`,
+    /// `prepare_ms` or `bind_ms`.
     pub measure: &'static str,
     /// Repeats summarized: those that succeeded.
     pub n: usize,
@@ -305,6 +318,14 @@ mod tests {
         assert_eq!(Measure::OutsideMs.value(&sqlite), Some(4.0));
         // 100 rows: per 1,000 rows is ten times the probe's time.
         assert_eq!(Measure::MsPer1000Rows.value(&sqlite), Some(40.0));
+        let mut local = row("local", Strategy::Bound, 8, "ok", 4.0);
+        assert_eq!(Measure::PrepareMs.value(&local), None);
+        (local.prepare_ms, local.bind_ms) = (Some(1.5), Some(0.25));
+        assert_eq!(Measure::OutsideMs.value(&local), Some(4.0));
+        assert_eq!(Measure::PrepareMs.value(&local), Some(1.5));
+        assert_eq!(Measure::BindMs.value(&local), Some(0.25));
+        // The authoritative time leaves the target's preparation out.
+        assert_eq!(Measure::MsPer1000Rows.value(&local), Some(25.0));
         let refused = row("local", Strategy::Literal, 8, "refused", 3.0);
         assert_eq!(Measure::OutsideMs.value(&refused), None);
         assert_eq!(Measure::RowsPerStatement.value(&refused), Some(12.0));
@@ -340,10 +361,10 @@ mod tests {
             "{}",
             lines[2]
         );
+        let literal = lines[1 + Measure::SUMMARIZED.len()];
         assert!(
-            lines[6].ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,"),
-            "{}",
-            lines[6]
+            literal.ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,"),
+            "{literal}"
         );
     }
 }

@@ -11,6 +11,7 @@ use crate::records::ResultRow;
 use crate::records::Totals;
 use crate::records::{RunRecord, RunStatus};
 use crate::reports::charts::sweep::Drawn;
+use crate::reports::clocks;
 use crate::reports::points::{Measure, Point, points};
 use crate::reports::stats::Summary;
 use crate::studies::sweep::Axis;
@@ -139,8 +140,9 @@ pub fn ratio_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> String
     out
 }
 
-/// `target` ÷ the bare SQLite baseline, per strategy at each point (ratio of the medians of ms
-/// per 1,000 rows); `None` when the run has no baseline. Markdown.
+/// `target` ÷ the bare SQLite baseline, per strategy at each point, on the one clock both have
+/// alike: the inside clock (the writes, values bound included; no HTTP, no preparation). The
+/// ratio of the medians of `inside_ms`; `None` when the run has no baseline. Markdown.
 pub fn baseline_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Option<String> {
     if target == TargetKind::Sqlite || !rows.iter().any(|r| r.target == TargetKind::Sqlite) {
         return None;
@@ -160,10 +162,11 @@ pub fn baseline_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Opt
             line.push(key.0.clone());
         }
         let theirs = baseline.get(key).map(|(_, c)| c);
+        let inside = |point: Option<&Point>| point.and_then(|p| p.summary(Measure::InsideMs));
         for s in &strategies {
             line.push(ratio(
-                ms_per_1000(cells.get(s)),
-                ms_per_1000(theirs.and_then(|c| c.get(s))),
+                inside(cells.get(s)),
+                inside(theirs.and_then(|c| c.get(s))),
             ));
         }
         writeln!(out, "| {} |", line.join(" | ")).unwrap();
@@ -282,14 +285,29 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
 
     writeln!(
         out,
-        "\n## Median time per 1,000 rows on `{target}` (outside clock, 95% bootstrap interval)\n"
+        "\n## Median time per 1,000 rows on `{target}` (outside clock less the target's \
+         preparation, 95% bootstrap interval)\n"
     )
     .unwrap();
     out.push_str(&ratio_table(rows, axis, target));
     if let Some(table) = baseline_table(rows, axis, target) {
         writeln!(
             out,
-            "\n## `{target}` ÷ bare SQLite (ratio of median times per 1,000 rows)\n"
+            "\n## `{target}` ÷ bare SQLite (ratio of median inside clocks: the writes alone on \
+             both sides)\n"
+        )
+        .unwrap();
+        out.push_str(&table);
+    }
+    if let Some(table) = clocks::table(rows, axis, target) {
+        writeln!(
+            out,
+            "\n## Where the time goes on `{target}` (median ms per probe)\n\n\
+             outside: the runner's clock around the request; prepare: the target generating the \
+             rows and building the statements, before its inside clock starts; inside: the \
+             writes (bind: handing the values to the D1 binding; D1: D1's own `meta.duration`); \
+             outside − inside − prepare: what the request adds (HTTP, JSON, reading D1's \
+             answers).\n"
         )
         .unwrap();
         out.push_str(&table);
@@ -363,6 +381,7 @@ mod tests {
         row.columns = columns;
         row.outcome = outcome.parse().unwrap();
         row.outside_ms = outside_ms;
+        row.inside_ms = outside_ms / 2.0;
         if outcome == "refused" {
             row.refusal = Some(d1bench_core::RefusalKind::TooManyVariables);
         }
@@ -427,6 +446,13 @@ mod tests {
             ]
         );
         assert_eq!(cells_of(lines[2]), ["8", "10.00", "2.00"]);
+        // The inside clocks are divided, whatever the outside clock carried besides.
+        let mut slow_outside = rows.clone();
+        slow_outside[0].outside_ms = 4_000.0;
+        assert_eq!(
+            baseline_table(&slow_outside, Axis::Columns, kind("local")),
+            Some(text)
+        );
         assert_eq!(
             baseline_table(&rows[..2], Axis::Columns, kind("local")),
             None
@@ -510,6 +536,9 @@ memory_gib = 23.5
             "- bare SQLite (baseline): 2 probes",
             "| 8 | 400 | 100 | 0.25 |",
             "| 8 | 10.00 | 2.00 |",
+            "## `local` ÷ bare SQLite (ratio of median inside clocks: the writes alone on both sides)",
+            "## Where the time goes on `local` (median ms per probe)",
+            "| 8 | bound | 40.0 | – | 20.0 | – | 2.0 | 4.0 |",
             "![time-per-1000-rows-vs-columns](time-per-1000-rows-vs-columns.png)",
             "*Median time per 1,000 rows.* ([SVG](time-per-1000-rows-vs-columns.svg))",
             "- wrangler: 4.164.0",

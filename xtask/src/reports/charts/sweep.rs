@@ -321,8 +321,8 @@ fn time_chart(
     };
     let (x_scale, x_range) = x_axis_of(&series);
     let mut caption = format!(
-        "Median time per 1,000 rows written (outside clock) against {}, with 95% bootstrap \
-         confidence intervals",
+        "Median time per 1,000 rows written (outside clock less the target's preparation) \
+         against {}, with 95% bootstrap confidence intervals",
         axis.label()
     );
     if refusal_band.is_some() {
@@ -330,7 +330,8 @@ fn time_chart(
     }
     if series.iter().any(|s| s.baseline) {
         caption.push_str(&format!(
-            "; dashed grey lines: the same probes on {BASELINE_LABEL}, timed around its writes"
+            "; dashed grey lines: the same probes on {BASELINE_LABEL}, timed around its writes \
+             (no HTTP)"
         ));
     }
     caption.push('.');
@@ -410,9 +411,10 @@ fn rows_per_statement_chart(
     })
 }
 
-/// Outside − inside clock against the axis, per strategy: if it differs between strategies, a
-/// gap between them could be the instrument's. Only the target's rows: the baseline has one
-/// clock.
+/// Outside − inside − prepare against the axis, per strategy: what the request adds to the
+/// target's own clocks. If it differs between strategies, a gap between them could be the
+/// instrument's. Only the target's rows: the baseline has no request around its clocks. (The
+/// file keeps the name it had when this was outside − inside.)
 fn overhead_chart(
     rows: &[ResultRow],
     axis: Axis,
@@ -425,8 +427,8 @@ fn overhead_chart(
     let Some((y_range, _)) = y_range_with_band(&series) else {
         let reason = if own.iter().any(|r| r.outcome == Outcome::Ok) {
             format!(
-                "the {target} target's two clocks are one (outside = inside), so there is no \
-                 overhead to plot"
+                "the {target} target's outside clock is its preparation and writes, so there \
+                 is no overhead to plot"
             )
         } else {
             nothing_succeeded(&own)
@@ -448,15 +450,15 @@ fn overhead_chart(
     Ok(Chart {
         name,
         caption: format!(
-            "Median outside − inside clock per probe against {}, with 95% bootstrap confidence \
-             intervals: HTTP, JSON, planning and building the statements, creating the table and \
-             counting. Lines that differ mean the outside clock adds different costs to \
-             different strategies.",
+            "Median outside − inside − prepare clock per probe against {}, with 95% bootstrap \
+             confidence intervals: what the request adds to the target's preparation and \
+             writes (HTTP, JSON, reading D1's answers). Lines that differ mean the outside \
+             clock adds different costs to different strategies.",
             axis.label()
         ),
-        title: chart_title(title, "outside − inside clock"),
+        title: chart_title(title, "outside − inside − prepare"),
         x_label: axis.label(),
-        y_label: "outside − inside (ms per probe)",
+        y_label: "outside − inside − prepare (ms per probe)",
         x_scale,
         x_range,
         y_range,
@@ -856,7 +858,11 @@ mod tests {
         rows[0].inside_ms = 10.0;
         rows[0].overhead_ms = Some(0.0);
         let skip = overhead_chart(&rows, Axis::Columns, "t", TargetKind::Sqlite).unwrap_err();
-        assert!(skip.reason.contains("two clocks are one"), "{skip}");
+        assert!(
+            skip.reason
+                .contains("outside clock is its preparation and writes"),
+            "{skip}"
+        );
         let local = vec![row(Strategy::Bound, 8, 0, "ok", 10.0)];
         let chart = overhead_chart(&local, Axis::Columns, "t", LOCAL).unwrap();
         assert_eq!(chart.series[0].points[0].median, 5.0);
