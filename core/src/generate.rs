@@ -51,14 +51,22 @@ pub fn integer_columns(columns: usize) -> usize {
     columns / 3
 }
 
-/// What the generated text values contain.
+/// What the generated text values contain. Each share is drawn for each value on its own, so a
+/// value can be escaping, non-ASCII and hold a NUL at once.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct TextMix {
-    /// Share (0 to 1) of text values that contain characters SQL literals must escape or encode:
-    /// single quotes, backslashes, newlines and NUL.
+    /// Share (0 to 1) of text values with characters that SQL text escapes or that trip
+    /// escaping code: single quotes (doubled in a literal), backslashes, newlines, carriage
+    /// returns, double quotes and percent signs. Such a value starts with one of them. No NUL:
+    /// that is [`TextMix::nul_share`].
     #[serde(default)]
     pub escape_share: f64,
+    /// Share (0 to 1) of text values that start with a NUL. SQL text cannot hold a NUL, so a
+    /// literal writes the whole value in hex (`CAST(X'..' AS TEXT)`, twice its bytes and more);
+    /// a bound value carries it as it is.
+    #[serde(default)]
+    pub nul_share: f64,
     /// Share (0 to 1) of text values made of multi-byte UTF-8 characters (2, 3 and 4 bytes).
     #[serde(default)]
     pub non_ascii_share: f64,
@@ -68,30 +76,34 @@ impl Default for TextMix {
     fn default() -> Self {
         TextMix {
             escape_share: 0.0,
+            nul_share: 0.0,
             non_ascii_share: 0.0,
         }
     }
 }
 
 impl TextMix {
-    /// Every value needs escaping and is non-ASCII: the mix the escaping tests use.
+    /// Every value needs escaping, holds a NUL and is non-ASCII: the mix the escaping tests use.
     pub const HOSTILE: TextMix = TextMix {
         escape_share: 1.0,
+        nul_share: 1.0,
         non_ascii_share: 1.0,
     };
 }
 
 const PLAIN: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-const NEEDS_ESCAPE: &[char] = &['\'', '\'', '\\', '\n', '\0', '"', '%', '\r'];
+/// Drawn with the low 3 bits of a draw. The quote at index 4 was a NUL until NUL got a share of
+/// its own: escaping values are what they were with every NUL a quote.
+const NEEDS_ESCAPE: &[char] = &['\'', '\'', '\\', '\n', '\'', '"', '%', '\r'];
 const MULTI_BYTE: &[char] = &['é', 'ß', 'Ж', '日', '本', '€', '🦀', '𝄞'];
 
 /// Every byte a generated text can contain, sorted and without repeats: the ASCII letters and
-/// digits, the characters that need escaping, and the UTF-8 bytes of the multi-byte characters.
-/// The list is complete, so the content checksum can count exactly these bytes.
+/// digits, the characters that need escaping, NUL, and the UTF-8 bytes of the multi-byte
+/// characters. The list is complete, so the content checksum can count exactly these bytes.
 pub fn text_alphabet() -> Vec<u8> {
     let mut bytes: Vec<u8> = PLAIN.to_vec();
     let mut buffer = [0u8; 4];
-    for &c in NEEDS_ESCAPE.iter().chain(MULTI_BYTE) {
+    for &c in NEEDS_ESCAPE.iter().chain(&['\0']).chain(MULTI_BYTE) {
         bytes.extend_from_slice(c.encode_utf8(&mut buffer).as_bytes());
     }
     bytes.sort_unstable();
@@ -208,7 +220,10 @@ impl RowGenerator {
     fn text(&self, rng: &mut SplitMix64, bytes: usize) -> String {
         let escape = rng.unit() < self.text.escape_share;
         let non_ascii = rng.unit() < self.text.non_ascii_share;
-        if !escape && !non_ascii {
+        // Drawn only when the mix asks for NUL: a mix without it gives the rows it gave before
+        // NUL had a share of its own.
+        let nul = self.text.nul_share > 0.0 && rng.unit() < self.text.nul_share;
+        if !escape && !non_ascii && !nul {
             // Most text, and the same characters as the loop below would draw: one byte per
             // draw, collected in one pass without a length check and UTF-8 encoding per
             // character (half the time in wasm).
@@ -216,11 +231,16 @@ impl RowGenerator {
             return String::from_utf8(plain).expect("plain text is ASCII");
         }
         let mut out = String::with_capacity(bytes);
+        // One NUL, first, is all it takes to send a literal down the hex path.
+        if nul && bytes > 0 {
+            out.push('\0');
+        }
+        let first = out.len();
         while out.len() < bytes {
             let left = bytes - out.len();
-            // The first character of an escaping value is always one that needs escaping, so a
-            // value marked as needing it really does.
-            let want_escape = escape && (out.is_empty() || rng.below(4) == 0);
+            // The first character (after a NUL) of an escaping value is always one that needs
+            // escaping, so a value marked as needing it really does.
+            let want_escape = escape && (out.len() == first || rng.below(4) == 0);
             let c = if want_escape {
                 NEEDS_ESCAPE[rng.below(NEEDS_ESCAPE.len())]
             } else if non_ascii && rng.below(2) == 0 {
@@ -396,33 +416,51 @@ mod tests {
     /// The rows of a seed are part of every recorded run: its checksums, and the rows a replay
     /// reconciles against. These digests were taken from the generator as it stood before it was
     /// made faster (one draw per character, pushed one at a time), so any change to what it
-    /// generates for these shapes, seeds and mixes fails here.
+    /// generates for these shapes, seeds and mixes fails here. Escaping values held NUL then:
+    /// the digests marked `escaping` were taken from those rows with every NUL replaced by a
+    /// quote, which is what escaping values are since NUL has a share of its own. The `nul`
+    /// digests were taken when it got it.
     #[test]
     fn the_same_rows_as_the_generator_always_made() {
-        let mix = |escape_share, non_ascii_share| TextMix {
+        let mix = |escape_share, nul_share, non_ascii_share| TextMix {
             escape_share,
+            nul_share,
             non_ascii_share,
         };
-        let cases: [(usize, usize, u64, TextMix, u64, u64); 12] = [
-            (1, 7, 1, TextMix::default(), 50, 0xa78e_f448_325b_4843),
-            (8, 1_000, 1, TextMix::default(), 20, 0x717e_fec8_b136_c556),
-            (64, 1_000, 1, TextMix::default(), 20, 0x0a70_9ef9_2358_e8d8),
-            (8, 1_000, 42, TextMix::HOSTILE, 20, 0x5cb5_6d1e_ee83_614d),
-            (64, 1_000, 7, TextMix::HOSTILE, 20, 0x3ffd_7047_c557_4729),
-            (8, 1_000, 1, mix(0.5, 0.0), 20, 0x3519_3575_5d82_0462),
-            (8, 1_000, 1, mix(0.0, 0.5), 20, 0xf167_d5f4_6d0c_ac19),
-            (8, 1_000, 3, mix(0.25, 0.75), 20, 0x21ec_12d4_a405_5a88),
-            (4, 100_000, 1, mix(0.1, 0.0), 3, 0x25bc_ba76_440f_e4b0),
+        let plain = TextMix::default();
+        let cases: [(usize, usize, u64, TextMix, u64, u64); 15] = [
+            (1, 7, 1, plain, 50, 0xa78e_f448_325b_4843),
+            (8, 1_000, 1, plain, 20, 0x717e_fec8_b136_c556),
+            (64, 1_000, 1, plain, 20, 0x0a70_9ef9_2358_e8d8),
+            (8, 1_000, 1, mix(0.0, 0.0, 0.5), 20, 0xf167_d5f4_6d0c_ac19),
+            (2, 5, 0, mix(0.0, 0.0, 1.0), 200, 0x46a3_b71e_1549_72b7),
+            // No value of these 9 escapes: the same digest with NUL or without.
+            (4, 100_000, 1, mix(0.1, 0.0, 0.0), 3, 0x25bc_ba76_440f_e4b0),
+            // escaping
+            (8, 1_000, 42, mix(1.0, 0.0, 1.0), 20, 0xe18b_dbb0_a89a_b72b),
+            (64, 1_000, 7, mix(1.0, 0.0, 1.0), 20, 0x1efa_bcc7_00ac_e657),
+            (8, 1_000, 1, mix(0.5, 0.0, 0.0), 20, 0x3e4f_a311_5ceb_461d),
+            (8, 1_000, 3, mix(0.25, 0.0, 0.75), 20, 0x8cad_7d08_5ad5_b623),
+            (
+                3,
+                31,
+                u64::MAX,
+                mix(1.0, 0.0, 1.0),
+                100,
+                0x5a34_79a3_942c_c68b,
+            ),
+            (100, 1_000, 9, mix(1.0, 0.0, 0.0), 10, 0x9e55_c4ee_9727_4a52),
+            // nul
+            (8, 1_000, 42, TextMix::HOSTILE, 20, 0x0816_9d9a_6075_b4c2),
+            (8, 1_000, 1, mix(0.0, 0.5, 0.0), 20, 0x0d7a_d772_cd8c_a3b1),
             (
                 3,
                 31,
                 u64::MAX,
                 TextMix::HOSTILE,
                 100,
-                0x7484_e713_0877_7d74,
+                0x1097_8ea6_4c64_9f45,
             ),
-            (2, 5, 0, mix(0.0, 1.0), 200, 0x46a3_b71e_1549_72b7),
-            (100, 1_000, 9, mix(1.0, 0.0), 10, 0x46b2_de31_3bc2_ddf6),
         ];
         let mut wrong = Vec::new();
         for (columns, row_bytes, seed, text, rows, want) in cases {
@@ -436,18 +474,73 @@ mod tests {
         assert!(wrong.is_empty(), "rows changed:\n{}", wrong.join("\n"));
     }
 
+    /// The texts of rows `0..rows`.
+    fn texts(generator: &RowGenerator, rows: u64) -> Vec<String> {
+        (0..rows)
+            .flat_map(|i| generator.row(i))
+            .filter_map(|v| match v {
+                Value::Text(s) => Some(s),
+                Value::Integer(_) => None,
+            })
+            .collect()
+    }
+
     #[test]
     fn shares_are_respected_roughly() {
         let mix = TextMix {
             escape_share: 0.5,
-            non_ascii_share: 0.0,
+            ..TextMix::default()
         };
-        let generator = RowGenerator::new(2, 200, 11, mix);
-        let escaped = (0..1_000)
-            .flat_map(|i| generator.row(i))
-            .filter(|v| matches!(v, Value::Text(s) if s.contains(NEEDS_ESCAPE)))
-            .count();
+        let escaping = texts(&RowGenerator::new(2, 200, 11, mix), 1_000);
+        let escaped = escaping.iter().filter(|s| s.contains(NEEDS_ESCAPE)).count();
         // 2,000 values at p = 0.5: far outside 800..1200 would mean the share is ignored.
         assert!((800..1_200).contains(&escaped), "{escaped} of 2000 escaped");
+        assert!(
+            escaping.iter().all(|s| !s.contains('\0')),
+            "escapes hold no NUL"
+        );
+        let mix = TextMix {
+            nul_share: 0.25,
+            ..TextMix::default()
+        };
+        let nul = texts(&RowGenerator::new(2, 200, 11, mix), 1_000);
+        let with_nul: Vec<&String> = nul.iter().filter(|s| s.contains('\0')).collect();
+        assert!(
+            (400..600).contains(&with_nul.len()),
+            "{} of 2000",
+            with_nul.len()
+        );
+        // One NUL, first; the rest plain.
+        for s in with_nul {
+            assert!(s.starts_with('\0') && s[1..].bytes().all(|b| b.is_ascii_alphanumeric()));
+        }
+    }
+
+    #[test]
+    fn escaping_and_nul_are_drawn_apart_and_nul_alone_leaves_the_other_draws_alone() {
+        let escape = TextMix {
+            escape_share: 1.0,
+            ..TextMix::default()
+        };
+        let both = TextMix {
+            nul_share: 1.0,
+            ..escape
+        };
+        let generator = RowGenerator::new(4, 400, 3, both);
+        for s in texts(&generator, 50) {
+            // NUL first, then an escaping character.
+            let mut chars = s.chars();
+            assert_eq!(chars.next(), Some('\0'), "{s:?}");
+            assert!(NEEDS_ESCAPE.contains(&chars.next().unwrap()), "{s:?}");
+        }
+        // A share of 0 draws nothing: the rows are those of a mix without NUL at all.
+        let none = TextMix {
+            nul_share: 0.0,
+            ..escape
+        };
+        assert_eq!(
+            RowGenerator::new(4, 400, 3, none).row(7),
+            RowGenerator::new(4, 400, 3, escape).row(7)
+        );
     }
 }

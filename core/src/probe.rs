@@ -192,6 +192,7 @@ impl ProbeRequest {
         }
         for (field, share) in [
             ("text.escape-share", self.text.escape_share),
+            ("text.nul-share", self.text.nul_share),
             ("text.non-ascii-share", self.text.non_ascii_share),
         ] {
             if !(0.0..=1.0).contains(&share) {
@@ -384,7 +385,7 @@ mod tests {
     #[test]
     fn each_bad_field_is_named() {
         type Breaks = fn(&mut ProbeRequest);
-        let cases: [(Breaks, &str); 14] = [
+        let cases: [(Breaks, &str); 15] = [
             (|p| p.columns = 0, "columns"),
             (|p| p.rows = 0, "rows"),
             (|p| p.row_bytes = 100_000_000, "row_bytes"),
@@ -440,6 +441,7 @@ mod tests {
                 "rows_per_statement",
             ),
             (|p| p.text.escape_share = 1.5, "text.escape-share"),
+            (|p| p.text.nul_share = f64::NAN, "text.nul-share"),
         ];
         for (break_it, field) in cases {
             let mut p = probe();

@@ -65,7 +65,8 @@ pub struct ResultRow {
     /// The experiment series' label (empty when it has none): tells apart lines of one strategy.
     #[serde(default)]
     pub label: String,
-    /// Share (0 to 1) of text values generated with characters that need escaping.
+    /// Share (0 to 1) of text values generated with characters that need escaping (in runs
+    /// before `nul_share` existed, NUL among them).
     #[serde(default)]
     pub escape_share: f64,
     /// Share (0 to 1) of text values generated with multi-byte characters.
@@ -102,6 +103,9 @@ pub struct ResultRow {
     /// binding; empty for a target without one (sqlite binds inside each statement's run).
     #[serde(default)]
     pub bind_ms: Option<f64>,
+    /// Share (0 to 1) of text values generated starting with a NUL.
+    #[serde(default)]
+    pub nul_share: f64,
 }
 
 impl ResultRow {
@@ -224,6 +228,7 @@ impl ResultRow {
             target_failed: true,
             prepare_ms: None,
             bind_ms: None,
+            nul_share: probe.text.nul_share,
         }
     }
 
@@ -233,6 +238,7 @@ impl ResultRow {
             Axis::Columns => self.columns as f64,
             Axis::RowBytes => self.row_bytes as f64,
             Axis::EscapeShare => self.escape_share,
+            Axis::NulShare => self.nul_share,
             Axis::NonAsciiShare => self.non_ascii_share,
             Axis::Indexes => self.indexes as f64,
         }
@@ -265,7 +271,7 @@ impl super::Record for ResultRow {
     }
     fn describe(&self) -> String {
         format!(
-            "{} {}{} C={} bytes={} esc={} idx={} rep {}: {}{} {:.1} ms",
+            "{} {}{} C={} bytes={} esc={}{} idx={} rep {}: {}{} {:.1} ms",
             self.target,
             self.strategy,
             if self.label.is_empty() {
@@ -276,6 +282,11 @@ impl super::Record for ResultRow {
             self.columns,
             self.row_bytes,
             self.escape_share,
+            if self.nul_share > 0.0 {
+                format!(" nul={}", self.nul_share)
+            } else {
+                String::new()
+            },
             self.indexes,
             self.repeat,
             self.outcome,
@@ -379,7 +390,8 @@ mod tests {
              outcome,refusal,rows_expected,rows_present,inside_ms,outside_ms,d1_ms,error,\
              probe_id,series,seed,statements_sent,max_statement_bytes,reconciled,reconcile_note,\
              label,escape_share,non_ascii_share,indexes,overhead_ms,\
-             checksum_expected,checksum_present,checksum_equal,target_failed,prepare_ms,bind_ms"
+             checksum_expected,checksum_present,checksum_equal,target_failed,prepare_ms,bind_ms,\
+             nul_share"
         );
     }
 
@@ -434,6 +446,7 @@ mod tests {
             rows.iter()
                 .all(|r| r.prepare_ms.is_none() && r.bind_ms.is_none())
         );
+        assert!(rows.iter().all(|r| r.nul_share == 0.0));
     }
 }
 
@@ -480,6 +493,7 @@ pub mod tests_support {
             target_failed: false,
             prepare_ms: None,
             bind_ms: None,
+            nul_share: 0.0,
         }
     }
 }

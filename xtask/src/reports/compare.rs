@@ -73,6 +73,7 @@ pub struct PointKey {
     pub escape_share: f64,
     pub non_ascii_share: f64,
     pub indexes: usize,
+    pub nul_share: f64,
 }
 
 impl PointKey {
@@ -88,6 +89,7 @@ impl PointKey {
             escape_share: first.escape_share,
             non_ascii_share: first.non_ascii_share,
             indexes: first.indexes,
+            nul_share: first.nul_share,
         }
     }
 
@@ -99,7 +101,7 @@ impl PointKey {
             format!(" (series \"{}\")", self.label)
         };
         format!(
-            "{} {}{series}: columns {}, row-bytes {}, rows {}, escape-share {}, \
+            "{} {}{series}: columns {}, row-bytes {}, rows {}, escape-share {}, nul-share {}, \
              non-ascii-share {}, indexes {}",
             self.target,
             self.strategy,
@@ -107,6 +109,7 @@ impl PointKey {
             self.row_bytes,
             self.rows,
             self.escape_share,
+            self.nul_share,
             self.non_ascii_share,
             self.indexes
         )
@@ -740,7 +743,7 @@ mod tests {
             described(&only_a),
             [
                 "sqlite bound: columns 8, row-bytes 1000, rows 100, escape-share 0, \
-              non-ascii-share 0, indexes 0"
+              nul-share 0, non-ascii-share 0, indexes 0"
             ]
         );
         let only_b = described(&only_b);
@@ -951,7 +954,7 @@ mod tests {
                  2 points compared: 1 slower, 1 no detectable change.\n\n\
                  Only in run b, not compared:\n\n\
                  - sqlite literal: columns 16, row-bytes 1000, rows 100, escape-share 0, \
-                 non-ascii-share 0, indexes 0\n",
+                 nul-share 0, non-ascii-share 0, indexes 0\n",
                 c.points[1].ci_low.unwrap(),
                 c.points[1].ci_high.unwrap()
             )

@@ -203,6 +203,8 @@ pub struct SummaryRow {
     pub max: Option<f64>,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// Last, as it came after the others: share of text values starting with a NUL.
+    pub nul_share: f64,
 }
 
 /// The rows of `summary.csv`: every point, every summarized measure.
@@ -234,6 +236,7 @@ pub fn summary_rows(rows: &[ResultRow], axis: Axis) -> Vec<SummaryRow> {
                 max: summary.map(|s| s.max),
                 ci_low: summary.map(|s| s.ci_low),
                 ci_high: summary.map(|s| s.ci_high),
+                nul_share: first.nul_share,
             });
         }
     }
@@ -346,7 +349,8 @@ mod tests {
         assert_eq!(
             lines[0],
             "target,label,strategy,columns,row_bytes,rows,escape_share,non_ascii_share,indexes,\
-             rows_per_statement,measure,n,ok,refused,errors,median,p95,min,max,ci_low,ci_high"
+             rows_per_statement,measure,n,ok,refused,errors,median,p95,min,max,ci_low,ci_high,\
+             nul_share"
         );
         assert_eq!(lines.len(), 1 + 2 * Measure::SUMMARIZED.len());
         assert!(
@@ -363,7 +367,7 @@ mod tests {
         );
         let literal = lines[1 + Measure::SUMMARIZED.len()];
         assert!(
-            literal.ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,"),
+            literal.ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,,0.0"),
             "{literal}"
         );
     }
