@@ -121,7 +121,8 @@ impl PointKey {
 pub struct Side {
     /// Successful repeats: the ones timed.
     pub n: usize,
-    /// Median ms per 1,000 rows (outside clock) of those; absent when none succeeded.
+    /// Median ms per 1,000 rows (outside clock less the target's preparation) of those;
+    /// absent when none succeeded.
     pub median_ms_per_1000_rows: Option<f64>,
     /// Repeats refused by a limit, and repeats that ended in an error.
     pub refused: usize,
@@ -455,8 +456,8 @@ pub fn markdown(c: &Comparison) -> String {
     out.push_str(&run_line("b", &c.b));
     writeln!(
         out,
-        "\nb ÷ a of the median time per 1,000 rows on the outside clock, at each point both runs \
-         measured (same target, series, strategy and parameters). {:.0}% interval by percentile \
+        "\nb ÷ a of the median time per 1,000 rows on the outside clock less the target's \
+         preparation, at each point both runs measured (same target, series, strategy and parameters). {:.0}% interval by percentile \
          bootstrap: {},{:03} resamples of each run's successful repeats, drawn independently (seed \
          {:#X} for a, {:#X} for b). Threshold {}%: `slower` when the interval's lower end is \
          above {}, `faster` when its upper end is below {}, else `no detectable change` \
@@ -921,8 +922,8 @@ mod tests {
             "# compare: column-sweep\n\n\
              - a: `{}` (run 20261129T235502Z-sqlite, sqlite, profile smoke, commit `c0ffee`, complete)\n\
              - b: `{}` (run 20261129T235502Z-sqlite, sqlite, profile smoke, commit `c0ffee`, invalid)\n\n\
-             b ÷ a of the median time per 1,000 rows on the outside clock, at each point both runs \
-             measured (same target, series, strategy and parameters). 95% interval by percentile \
+             b ÷ a of the median time per 1,000 rows on the outside clock less the target's \
+             preparation, at each point both runs measured (same target, series, strategy and parameters). 95% interval by percentile \
              bootstrap: 2,000 resamples of each run's successful repeats, drawn independently (seed \
              0xD1BE4C4B for a, 0xD1BE4C4C for b). Threshold 5%: `slower` when the interval's lower \
              end is above 1.05, `faster` when its upper end is below 0.95, else `no detectable \

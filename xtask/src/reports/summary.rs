@@ -108,8 +108,9 @@ fn header(axis: Axis, labelled: bool, columns: &[String]) -> String {
     out
 }
 
-/// The key ratio table of `target`: median ms per 1,000 rows (outside clock) of each strategy
-/// at each point, with its 95% bootstrap interval, and literal ÷ bound. Markdown.
+/// The key ratio table of `target`: median ms per 1,000 rows (outside clock less the target's
+/// preparation) of each strategy at each point, with its 95% bootstrap interval, and literal ÷
+/// bound. Markdown.
 pub fn ratio_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> String {
     let strategies = strategies_of(rows, target);
     let table = cells(rows, axis, target);

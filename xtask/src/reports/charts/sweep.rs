@@ -340,7 +340,7 @@ fn time_chart(
         caption,
         title: chart_title(title, "time per 1,000 rows"),
         x_label: axis.label(),
-        y_label: "ms per 1,000 rows (outside clock)",
+        y_label: "ms per 1,000 rows (outside − prepare)",
         x_scale,
         x_range,
         y_range,
