@@ -324,9 +324,10 @@ pub struct ProbeResult {
     #[serde(default)]
     pub prepare_ms: Option<f64>,
     /// Milliseconds of the window around the writes: handing every statement and its values to
-    /// the binding ([`ProbeResult::bind_ms`]), then the D1 calls until their answers arrive.
-    /// The Worker's clock only advances on I/O in production (locally it runs on), so there the
-    /// window's start reads the time of the last I/O before it.
+    /// the binding ([`ProbeResult::bind_ms`]), then the D1 calls until their answers arrive,
+    /// then reading those answers (on the sqlite target: running the statements). The
+    /// Worker's clock only advances on I/O in production (locally it runs on), so there the
+    /// window's start reads the time of the last I/O before it, and the preparation falls in.
     pub inside_ms: f64,
     /// Milliseconds, within `inside_ms`, handing the statements and their values to the
     /// binding (`prepare` and `bind`) before the first D1 call. `None` from a target that does
