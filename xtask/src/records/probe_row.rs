@@ -76,7 +76,7 @@ pub struct ResultRow {
     #[serde(default)]
     pub indexes: usize,
     /// `outside_ms − inside_ms − prepare_ms`: what the outside clock sees beyond the writes and
-    /// the Worker's preparation (HTTP, JSON, reading D1's answers); empty when the request
+    /// the Worker's preparation (HTTP, JSON, freeing what the probe built); empty when the request
     /// failed. In runs without `prepare_ms` it is `outside_ms − inside_ms`.
     #[serde(default)]
     pub overhead_ms: Option<f64>,

@@ -306,9 +306,9 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
             "\n## Where the time goes on `{target}` (median ms per probe)\n\n\
              outside: the runner's clock around the request; prepare: the target generating the \
              rows and building the statements, before its inside clock starts; inside: the \
-             writes (bind: handing the values to the D1 binding; D1: D1's own `meta.duration`); \
-             outside − inside − prepare: what the request adds (HTTP, JSON, reading D1's \
-             answers).\n"
+             writes and reading D1's answers (bind: handing the values to the D1 binding; D1: \
+             D1's own `meta.duration`); outside − inside − prepare: what the request adds \
+             (HTTP, JSON, freeing what the probe built).\n"
         )
         .unwrap();
         out.push_str(&table);

@@ -452,7 +452,7 @@ fn overhead_chart(
         caption: format!(
             "Median outside − inside − prepare clock per probe against {}, with 95% bootstrap \
              confidence intervals: what the request adds to the target's preparation and \
-             writes (HTTP, JSON, reading D1's answers). Lines that differ mean the outside \
+             writes (HTTP, JSON, freeing what the probe built). Lines that differ mean the outside \
              clock adds different costs to different strategies.",
             axis.label()
         ),
