@@ -225,6 +225,7 @@ impl ProbeRequest {
         }
         for (field, share) in [
             ("text.escape-share", self.text.escape_share),
+            ("text.nul-share", self.text.nul_share),
             ("text.non-ascii-share", self.text.non_ascii_share),
         ] {
             if !(0.0..=1.0).contains(&share) {
@@ -329,7 +330,10 @@ pub struct VerifyResult {
     pub served_by: Option<ServedBy>,
 }
 
-/// What the Worker measured for one probe, inside one invocation.
+/// What the Worker measured for one probe, inside one invocation. Its clocks, in the order they
+/// run: [`ProbeResult::prepare_ms`], then the window of [`ProbeResult::inside_ms`], which holds
+/// [`ProbeResult::bind_ms`] and the D1 calls (D1's own share of them is
+/// [`ProbeResult::d1_ms`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProbeResult {
@@ -338,8 +342,10 @@ pub struct ProbeResult {
     pub columns: usize,
     /// Payload bytes of every row as generated.
     pub row_bytes: usize,
-    /// Rows of the statements D1 acknowledged: what must be present afterwards (counted by
-    /// `POST /verify`, in an invocation of its own).
+    /// Rows D1 (or SQLite) said the INSERTs changed, summed over the statements it reported
+    /// done (D1's `meta.changes`; a statement that reports none counts nothing): what must be
+    /// present afterwards (counted by `POST /verify`, in an invocation of its own). Not taken
+    /// from the plan, so reconciliation can hold the two against each other.
     pub rows_expected: usize,
     /// INSERT statements the plan holds.
     pub statements_planned: usize,
@@ -351,10 +357,25 @@ pub struct ProbeResult {
     pub rows_per_statement: usize,
     /// UTF-8 bytes of the longest INSERT statement's SQL text.
     pub max_statement_bytes: usize,
-    /// Milliseconds on the Worker's clock around the INSERTs (only advances on I/O in production).
+    /// Milliseconds generating the rows and building the statements (SQL text, and the values
+    /// to bind encoded for JavaScript), before the inside clock starts. `None` from a target
+    /// that does not say.
+    #[serde(default)]
+    pub prepare_ms: Option<f64>,
+    /// Milliseconds of the window around the writes: handing every statement and its values to
+    /// the binding ([`ProbeResult::bind_ms`]), then the D1 calls until their answers arrive,
+    /// then reading those answers (on the sqlite target: running the statements). The
+    /// Worker's clock only advances on I/O in production (locally it runs on), so there the
+    /// window's start reads the time of the last I/O before it, and the preparation falls in.
     pub inside_ms: f64,
-    /// Milliseconds D1 reported in `meta.duration`, summed over the INSERT statements.
-    pub d1_ms: f64,
+    /// Milliseconds, within `inside_ms`, handing the statements and their values to the
+    /// binding (`prepare` and `bind`) before the first D1 call. `None` from a target that does
+    /// not say.
+    #[serde(default)]
+    pub bind_ms: Option<f64>,
+    /// Milliseconds D1 reported in `meta.duration`, summed over the INSERT statements; `None`
+    /// when D1 answered none, or one without a duration (never a made-up 0).
+    pub d1_ms: Option<f64>,
     pub outcome: Outcome,
     /// The limit D1 refused on, or `other` for an error text no rule knows.
     pub refusal: Option<RefusalKind>,
@@ -404,7 +425,7 @@ mod tests {
     #[test]
     fn each_bad_field_is_named() {
         type Breaks = fn(&mut ProbeRequest);
-        let cases: [(Breaks, &str); 16] = [
+        let cases: [(Breaks, &str); 17] = [
             (|p| p.columns = 0, "columns"),
             (|p| p.rows = 0, "rows"),
             (|p| p.row_bytes = 100_000_000, "row_bytes"),
@@ -474,6 +495,7 @@ mod tests {
                 "rows_per_statement",
             ),
             (|p| p.text.escape_share = 1.5, "text.escape-share"),
+            (|p| p.text.nul_share = f64::NAN, "text.nul-share"),
         ];
         for (break_it, field) in cases {
             let mut p = probe();

@@ -3,24 +3,21 @@
 //! Routes: `GET /health` answers the Worker's version. A probe is three invocations, each
 //! taking a [`d1bench_core::ProbeRequest`] as JSON: `POST /setup` creates the probe's table and
 //! indexes (one batch) and answers a [`d1bench_core::SetupResult`]; `POST /probe` writes the rows
-//! and nothing else, so its D1 calls are exactly the INSERT calls (`d1_calls`) and only they meet
-//! the per-invocation query budget, and answers a [`d1bench_core::ProbeResult`]; `POST /verify`
-//! checks the table exists, counts its rows, computes the content checksum in SQL and drops the
-//! table, answering a [`d1bench_core::VerifyResult`]. Setup and verification have invocations of
+//! and nothing else, and answers a [`d1bench_core::ProbeResult`] with its clocks (`probe.rs`);
+//! `POST /verify` checks the table exists, counts its rows, computes the content checksum in SQL
+//! and drops the table, answering a [`d1bench_core::VerifyResult`]. Setup and verification have invocations of
 //! their own so that their cost never reaches the probe's clocks or its query budget. All need
 //! `Authorization: Bearer <BENCH_TOKEN>`. The SQL comes from the shared planner, never from the
 //! request. `POST /rung` runs one step of a ladder rung (see `rung.rs`).
 
-use d1bench_core::sql::{self, Plan, Statement};
-use d1bench_core::{
-    Checksum, Outcome, ProbeRequest, ProbeResult, RefusalKind, ServedBy, SetupResult, Strategy,
-    Value, VerifyResult,
-};
+use d1bench_core::sql::{self, Statement};
+use d1bench_core::{Checksum, ProbeRequest, ServedBy, SetupResult, Value, VerifyResult};
 use serde::Serialize;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::{D1Database, D1Result, Env, Request, Response, Result, RouteContext, Router, event};
 
+mod probe;
 mod rung;
 
 const BINDING: &str = "DB";
@@ -34,7 +31,7 @@ async fn fetch(req: Request, env: Env, _ctx: worker::Context) -> Result<Response
     Router::new()
         .get("/health", handle_health)
         .post_async("/setup", handle_setup)
-        .post_async("/probe", handle_probe)
+        .post_async("/probe", probe::handle_probe)
         .post_async("/verify", handle_verify)
         .post_async("/rung", rung::handle_rung)
         .run(req, env)
@@ -98,27 +95,6 @@ async fn read_probe(req: &mut Request) -> Result<std::result::Result<ProbeReques
         return json_error(400, &format!("invalid probe: {e}"), Some(e.field)).map(Err);
     }
     Ok(Ok(probe))
-}
-
-async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
-    let probe = match read_probe(&mut req).await? {
-        Ok(probe) => probe,
-        Err(rejected) => return Ok(rejected),
-    };
-    let db = ctx.env.d1(BINDING)?;
-    let plan = sql::plan(&probe);
-    match perform(&db, &probe, &plan).await {
-        Ok(result) => Response::from_json(&result),
-        Err(e) => json_error(
-            500,
-            &format!(
-                "probe {} failed outside its writes: {}",
-                probe.probe_id,
-                error_text(&e)
-            ),
-            None,
-        ),
-    }
 }
 
 /// `POST /setup`: the probe's table and indexes, in one batch. A refusal is answered as data.
@@ -193,44 +169,6 @@ async fn verify(db: &D1Database, probe: &ProbeRequest) -> Result<VerifyResult> {
     })
 }
 
-/// Writes the rows, and nothing else: the table was created by `POST /setup`, and the rows are
-/// counted by `POST /verify`.
-async fn perform(db: &D1Database, probe: &ProbeRequest, plan: &Plan) -> Result<ProbeResult> {
-    let started = js_sys::Date::now();
-    let writes = write_rows(db, probe.strategy, &plan.inserts).await;
-    let inside_ms = js_sys::Date::now() - started;
-
-    // Debugging the harness only (see `ProbeRequest::debug_corrupt`): after the clock stopped.
-    if let Some(corrupt) = &plan.corrupt {
-        db.prepare(corrupt).run().await?;
-    }
-
-    let (outcome, refusal, error) = match &writes.error {
-        None => (Outcome::Ok, None, None),
-        Some(text) => match RefusalKind::classify(text) {
-            RefusalKind::Other => (Outcome::Error, Some(RefusalKind::Other), Some(text.clone())),
-            kind => (Outcome::Refused, Some(kind), Some(text.clone())),
-        },
-    };
-    Ok(ProbeResult {
-        probe_id: probe.probe_id,
-        strategy: probe.strategy,
-        columns: probe.columns,
-        row_bytes: probe.row_bytes,
-        rows_expected: writes.rows_acknowledged,
-        statements_planned: plan.inserts.len(),
-        statements_sent: writes.statements_sent,
-        d1_calls: writes.d1_calls,
-        rows_per_statement: plan.rows_per_statement(),
-        max_statement_bytes: plan.max_statement_bytes(),
-        inside_ms,
-        d1_ms: writes.d1_ms,
-        outcome,
-        refusal,
-        error,
-    })
-}
-
 /// Runs one counting query (answering a column `n`) through the JS binding directly, because
 /// the worker crate's `D1ResultMeta` drops `served_by_region` and `served_by_colo`, which say
 /// where D1 ran the queries. Answers the count and where it ran.
@@ -263,61 +201,6 @@ async fn query_count(db: &D1Database, sql: &str) -> Result<(usize, Option<Served
     Ok((n, reported.then_some(served_by)))
 }
 
-/// What the INSERTs did, as D1 acknowledged them.
-#[derive(Default)]
-struct Writes {
-    statements_sent: usize,
-    d1_calls: usize,
-    /// Rows of the statements D1 reported as done: what must be present afterwards.
-    rows_acknowledged: usize,
-    d1_ms: f64,
-    error: Option<String>,
-}
-
-async fn write_rows(db: &D1Database, strategy: Strategy, inserts: &[Statement]) -> Writes {
-    let mut writes = Writes::default();
-    match strategy {
-        Strategy::PerRow => {
-            for statement in inserts {
-                writes.statements_sent += 1;
-                writes.d1_calls += 1;
-                let outcome = match prepare(db, statement) {
-                    Ok(prepared) => prepared.run().await,
-                    Err(e) => Err(e),
-                };
-                match outcome {
-                    Ok(result) => {
-                        writes.d1_ms += duration_ms(&result);
-                        writes.rows_acknowledged += statement.rows;
-                    }
-                    Err(e) => {
-                        writes.error = Some(error_text(&e));
-                        break;
-                    }
-                }
-            }
-        }
-        Strategy::Bound | Strategy::Literal => {
-            let prepared: Result<Vec<_>> = inserts.iter().map(|s| prepare(db, s)).collect();
-            writes.statements_sent = inserts.len();
-            writes.d1_calls = 1;
-            let outcome = match prepared {
-                Ok(statements) => db.batch(statements).await,
-                Err(e) => Err(e),
-            };
-            match outcome {
-                Ok(results) => {
-                    writes.d1_ms = results.iter().map(duration_ms).sum();
-                    writes.rows_acknowledged = inserts.iter().map(|s| s.rows).sum();
-                }
-                // A failed batch is rolled back whole: nothing is acknowledged.
-                Err(e) => writes.error = Some(error_text(&e)),
-            }
-        }
-    }
-    writes
-}
-
 fn prepare(db: &D1Database, statement: &Statement) -> Result<worker::D1PreparedStatement> {
     let prepared = db.prepare(&statement.sql);
     if statement.params.is_empty() {
@@ -335,13 +218,9 @@ fn prepare(db: &D1Database, statement: &Statement) -> Result<worker::D1PreparedS
     prepared.bind(&params)
 }
 
-fn duration_ms(result: &D1Result) -> f64 {
-    result
-        .meta()
-        .ok()
-        .flatten()
-        .and_then(|m| m.duration)
-        .unwrap_or(0.0)
+/// D1's `meta.duration` of one answer; `None` when it gives none.
+fn duration_ms(result: &D1Result) -> Option<f64> {
+    result.meta().ok().flatten().and_then(|m| m.duration)
 }
 
 /// D1's error text with its cause, verbatim.

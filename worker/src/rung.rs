@@ -50,7 +50,9 @@ async fn climb(db: &D1Database, rung: &RungRequest, plan: &RungPlan) -> RungResu
     for call in &plan.calls {
         let outcome = match call {
             Call::One(statement) => match prepare(db, statement) {
-                Ok(prepared) => prepared.run().await.map(|r| duration_ms(&r)),
+                // A rung's D1 clock reads 0 when D1 gives no duration: the climb treats 0 as
+                // absent and falls back to the inside clock.
+                Ok(prepared) => prepared.run().await.map(|r| duration_ms(&r).unwrap_or(0.0)),
                 Err(e) => Err(e),
             },
             Call::Batch(statements) => {
@@ -59,7 +61,7 @@ async fn climb(db: &D1Database, rung: &RungRequest, plan: &RungPlan) -> RungResu
                     Ok(prepared) => db
                         .batch(prepared)
                         .await
-                        .map(|results| results.iter().map(duration_ms).sum()),
+                        .map(|results| results.iter().filter_map(duration_ms).sum()),
                     Err(e) => Err(e),
                 }
             }

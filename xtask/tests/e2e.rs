@@ -284,7 +284,13 @@ fn smoke_run_reconciles_and_draws() {
         assert_eq!(row["reconciled"], "true", "{row:?}");
         assert_eq!(row["checksum_equal"], "true", "{row:?}");
         assert_eq!(row["d1_ms"], "", "bare SQLite has no D1 clock: {row:?}");
-        assert_eq!(ms(row, "outside_ms"), ms(row, "inside_ms"), "one clock");
+        assert_eq!(row["bind_ms"], "", "nor a binding: {row:?}");
+        assert_eq!(
+            ms(row, "outside_ms"),
+            ms(row, "prepare_ms") + ms(row, "inside_ms"),
+            "no request around its clocks: {row:?}"
+        );
+        assert_eq!(ms(row, "overhead_ms"), 0.0, "{row:?}");
     }
     for row in &rows {
         assert_eq!(row["outcome"], "ok", "{row:?}");
@@ -302,15 +308,22 @@ fn smoke_run_reconciles_and_draws() {
             row["checksum_present"].starts_with(&format!("{}:", row["rows"])),
             "{row:?}"
         );
+        // The clocks nest: prepare, then inside (bind within it), all within outside; D1's
+        // own clock is there, summed from its answers (the Worker's clock counts whole ms).
         let outside = ms(row, "outside_ms");
-        let inside = ms(row, "inside_ms");
-        assert!(
-            outside > 0.0 && outside >= inside,
-            "outside {outside} ms < inside {inside} ms"
+        let (prepare, inside, bind) = (
+            ms(row, "prepare_ms"),
+            ms(row, "inside_ms"),
+            ms(row, "bind_ms"),
         );
+        assert!(
+            outside > 0.0 && outside >= prepare + inside,
+            "outside {outside} ms < prepare {prepare} + inside {inside} ms"
+        );
+        assert!(prepare >= 0.0 && (0.0..=inside).contains(&bind), "{row:?}");
         assert!(ms(row, "d1_ms") >= 0.0, "{row:?}");
         assert!(
-            (ms(row, "overhead_ms") - (outside - inside)).abs() < 1e-6,
+            (ms(row, "overhead_ms") - (outside - (prepare + inside))).abs() < 1e-6,
             "{row:?}"
         );
         let columns = num(row, "columns");
@@ -391,6 +404,7 @@ fn smoke_run_reconciles_and_draws() {
         "checksums equal; every probe reconciled",
         "literal ÷ bound",
         "local ÷ sqlite",
+        "## Where the time goes on `local`",
         "## Environment",
     ] {
         assert!(

@@ -35,9 +35,11 @@ pub struct ResultRow {
     pub rows_expected: usize,
     /// Rows counted in the table afterwards, in an invocation of their own.
     pub rows_present: usize,
-    /// Milliseconds on the Worker's clock around the INSERTs.
+    /// Milliseconds on the Worker's clock around the INSERTs: binding their values, then the
+    /// D1 calls (see `ProbeResult::inside_ms`).
     pub inside_ms: f64,
-    /// Milliseconds on the xtask's clock around the whole HTTP request of the writes.
+    /// Milliseconds on the xtask's clock around the whole HTTP request of the writes, the
+    /// Worker's `prepare_ms` included.
     pub outside_ms: f64,
     /// Milliseconds D1 reported (`meta.duration`), summed over the INSERTs; empty for the sqlite
     /// target, which has no D1.
@@ -63,7 +65,8 @@ pub struct ResultRow {
     /// The experiment series' label (empty when it has none): tells apart lines of one strategy.
     #[serde(default)]
     pub label: String,
-    /// Share (0 to 1) of text values generated with characters that need escaping.
+    /// Share (0 to 1) of text values generated with characters that need escaping (in runs
+    /// before `nul_share` existed, NUL among them).
     #[serde(default)]
     pub escape_share: f64,
     /// Share (0 to 1) of text values generated with multi-byte characters.
@@ -72,8 +75,9 @@ pub struct ResultRow {
     /// Secondary indexes on the probe's table.
     #[serde(default)]
     pub indexes: usize,
-    /// `outside_ms − inside_ms`: what the outside clock sees beyond the writes (HTTP, JSON,
-    /// generating the rows and building the statements); empty when the request failed.
+    /// `outside_ms − inside_ms − prepare_ms`: what the outside clock sees beyond the writes and
+    /// the Worker's preparation (HTTP, JSON, freeing what the probe built); empty when the request
+    /// failed. In runs without `prepare_ms` it is `outside_ms − inside_ms`.
     #[serde(default)]
     pub overhead_ms: Option<f64>,
     /// The content checksum the host computed from the generator for the rows that must be
@@ -100,6 +104,17 @@ pub struct ResultRow {
     /// in a results.csv written before it was recorded.
     #[serde(default)]
     pub calls_ms: Option<f64>,
+    /// Milliseconds the target spent generating the rows and building the statements, before
+    /// its inside clock started (see `ProbeResult::prepare_ms`); empty when it did not say.
+    #[serde(default)]
+    pub prepare_ms: Option<f64>,
+    /// Milliseconds, within `inside_ms`, handing the statements and their values to the D1
+    /// binding; empty for a target without one (sqlite binds inside each statement's run).
+    #[serde(default)]
+    pub bind_ms: Option<f64>,
+    /// Share (0 to 1) of text values generated starting with a NUL.
+    #[serde(default)]
+    pub nul_share: f64,
 }
 
 impl ResultRow {
@@ -121,11 +136,17 @@ impl ResultRow {
             refusal: result.refusal,
             rows_expected: result.rows_expected,
             inside_ms: result.inside_ms,
-            d1_ms: Some(result.d1_ms),
+            d1_ms: result.d1_ms,
             error: one_line(result.error.as_deref().unwrap_or_default()),
             statements_sent: result.statements_sent,
             max_statement_bytes: result.max_statement_bytes,
-            overhead_ms: Some(outside_ms - result.inside_ms),
+            // Summed first, so a target whose outside clock is exactly its preparation and
+            // writes (sqlite) has no overhead at all.
+            overhead_ms: Some(
+                outside_ms - (result.prepare_ms.unwrap_or_default() + result.inside_ms),
+            ),
+            prepare_ms: result.prepare_ms,
+            bind_ms: result.bind_ms,
             reconcile_note: String::new(),
             target_failed: false,
             ..ResultRow::unanswered(experiment, target, series, repeat, probe, outside_ms)
@@ -216,6 +237,9 @@ impl ResultRow {
             target_failed: true,
             started_ms: None,
             calls_ms: None,
+            prepare_ms: None,
+            bind_ms: None,
+            nul_share: probe.text.nul_share,
         }
     }
 
@@ -225,6 +249,7 @@ impl ResultRow {
             Axis::Columns => self.columns as f64,
             Axis::RowBytes => self.row_bytes as f64,
             Axis::EscapeShare => self.escape_share,
+            Axis::NulShare => self.nul_share,
             Axis::NonAsciiShare => self.non_ascii_share,
             Axis::Indexes => self.indexes as f64,
         }
@@ -257,7 +282,7 @@ impl super::Record for ResultRow {
     }
     fn describe(&self) -> String {
         format!(
-            "{} {}{} C={} bytes={} esc={} idx={} rep {}: {}{} {:.1} ms",
+            "{} {}{} C={} bytes={} esc={}{} idx={} rep {}: {}{} {:.1} ms",
             self.target,
             self.strategy,
             if self.label.is_empty() {
@@ -268,6 +293,11 @@ impl super::Record for ResultRow {
             self.columns,
             self.row_bytes,
             self.escape_share,
+            if self.nul_share > 0.0 {
+                format!(" nul={}", self.nul_share)
+            } else {
+                String::new()
+            },
             self.indexes,
             self.repeat,
             self.outcome,
@@ -310,8 +340,10 @@ mod tests {
             d1_calls: 1,
             rows_per_statement: 10,
             max_statement_bytes: 700,
+            prepare_ms: Some(1.25),
             inside_ms: 2.0,
-            d1_ms: 0.5,
+            bind_ms: Some(0.5),
+            d1_ms: Some(0.5),
             outcome: Outcome::Refused,
             refusal: Some(RefusalKind::StatementTooLong),
             error: Some(
@@ -369,14 +401,29 @@ mod tests {
              outcome,refusal,rows_expected,rows_present,inside_ms,outside_ms,d1_ms,error,\
              probe_id,series,seed,statements_sent,max_statement_bytes,reconciled,reconcile_note,\
              label,escape_share,non_ascii_share,indexes,overhead_ms,\
-             checksum_expected,checksum_present,checksum_equal,target_failed,started_ms,calls_ms"
+             checksum_expected,checksum_present,checksum_equal,target_failed,started_ms,calls_ms,\
+             prepare_ms,bind_ms,nul_share"
         );
     }
 
     #[test]
-    fn overhead_is_outside_minus_inside_and_absent_without_a_result() {
+    fn overhead_is_outside_minus_inside_minus_prepare_and_absent_without_a_result() {
         let row = ResultRow::measured("e", TargetKind::Local, 0, 0, &probe(), &result(), 7.5);
-        assert_eq!(row.overhead_ms, Some(5.5));
+        assert_eq!(row.overhead_ms, Some(4.25));
+        assert_eq!(
+            (row.prepare_ms, row.bind_ms, row.d1_ms),
+            (Some(1.25), Some(0.5), Some(0.5))
+        );
+        let mut silent = result();
+        (silent.prepare_ms, silent.d1_ms) = (None, None);
+        let row = ResultRow::measured("e", TargetKind::Local, 0, 0, &probe(), &silent, 7.5);
+        assert_eq!((row.overhead_ms, row.d1_ms), (Some(5.5), None));
+        // The sqlite target's outside clock is its preparation and writes, summed: nothing
+        // else, exactly (0.1 + 0.2 is not 0.3 in floating point, so the order matters).
+        let mut sqlite = result();
+        (sqlite.prepare_ms, sqlite.inside_ms) = (Some(0.1), 0.2);
+        let row = ResultRow::measured("e", TargetKind::Sqlite, 0, 0, &probe(), &sqlite, 0.1 + 0.2);
+        assert_eq!(row.overhead_ms, Some(0.0));
         let failed =
             ResultRow::target_failure("e", TargetKind::Local, 0, 0, &probe(), 7.5, "HTTP 500");
         assert_eq!(failed.overhead_ms, None);
@@ -407,6 +454,12 @@ mod tests {
         assert!(rows.iter().all(|r| !r.target_failed));
         // Written before probes recorded when they started.
         assert!(rows.iter().all(|r| r.started_ms.is_none()));
+        // Written before the Worker reported its preparation and binding: read as absent.
+        assert!(
+            rows.iter()
+                .all(|r| r.prepare_ms.is_none() && r.bind_ms.is_none())
+        );
+        assert!(rows.iter().all(|r| r.nul_share == 0.0));
     }
 }
 
@@ -453,6 +506,9 @@ pub mod tests_support {
             target_failed: false,
             started_ms: Some(12.5),
             calls_ms: Some(8.5),
+            prepare_ms: None,
+            bind_ms: None,
+            nul_share: 0.0,
         }
     }
 }

@@ -112,6 +112,8 @@ pub fn check(
         plan.max_statement_bytes(),
         result.max_statement_bytes,
     );
+    // The rows acknowledged are what D1 (or SQLite) said its statements changed; the plan says
+    // what they should have changed.
     match (probe.strategy, result.outcome) {
         (_, Outcome::Ok) => {
             expect(
@@ -389,8 +391,10 @@ mod tests {
             },
             rows_per_statement: plan.rows_per_statement(),
             max_statement_bytes: plan.max_statement_bytes(),
+            prepare_ms: Some(1.0),
             inside_ms: 1.0,
-            d1_ms: 1.0,
+            bind_ms: Some(0.5),
+            d1_ms: Some(1.0),
             outcome: Outcome::Ok,
             refusal: None,
             error: None,
@@ -416,6 +420,26 @@ mod tests {
             err.contains("rows present: expected 95, the target reported 94"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn fewer_rows_acknowledged_than_planned_is_caught_even_when_they_are_all_there() {
+        for strategy in Strategy::ALL {
+            let p = probe(strategy);
+            let plan = plan(&p);
+            let mut result = honest(&p, &plan);
+            result.rows_expected = p.rows - 1;
+            let err = check(&p, &plan, &result, p.rows - 1).unwrap_err();
+            assert_eq!(
+                err,
+                format!(
+                    "rows acknowledged: expected {}, the target reported {}",
+                    p.rows,
+                    p.rows - 1
+                ),
+                "{strategy}"
+            );
+        }
     }
 
     #[test]

@@ -73,6 +73,7 @@ pub struct PointKey {
     pub escape_share: f64,
     pub non_ascii_share: f64,
     pub indexes: usize,
+    pub nul_share: f64,
 }
 
 impl PointKey {
@@ -88,6 +89,7 @@ impl PointKey {
             escape_share: first.escape_share,
             non_ascii_share: first.non_ascii_share,
             indexes: first.indexes,
+            nul_share: first.nul_share,
         }
     }
 
@@ -99,7 +101,7 @@ impl PointKey {
             format!(" (series \"{}\")", self.label)
         };
         format!(
-            "{} {}{series}: columns {}, row-bytes {}, rows {}, escape-share {}, \
+            "{} {}{series}: columns {}, row-bytes {}, rows {}, escape-share {}, nul-share {}, \
              non-ascii-share {}, indexes {}",
             self.target,
             self.strategy,
@@ -107,6 +109,7 @@ impl PointKey {
             self.row_bytes,
             self.rows,
             self.escape_share,
+            self.nul_share,
             self.non_ascii_share,
             self.indexes
         )
@@ -118,7 +121,8 @@ impl PointKey {
 pub struct Side {
     /// Successful repeats: the ones timed.
     pub n: usize,
-    /// Median ms per 1,000 rows (outside clock) of those; absent when none succeeded.
+    /// Median ms per 1,000 rows (outside clock less the target's preparation) of those;
+    /// absent when none succeeded.
     pub median_ms_per_1000_rows: Option<f64>,
     /// Repeats refused by a limit, and repeats that ended in an error.
     pub refused: usize,
@@ -448,8 +452,8 @@ pub fn markdown(c: &Comparison) -> String {
     out.push_str(&run_line("b", &c.b));
     writeln!(
         out,
-        "\nb ÷ a of the median time per 1,000 rows on the outside clock, at each point both runs \
-         measured (same target, series, strategy and parameters). The interval aims at {:.0}%: \
+        "\nb ÷ a of the median time per 1,000 rows on the outside clock less the target's \
+         preparation, at each point both runs measured (same target, series, strategy and parameters). The interval aims at {:.0}%: \
          each run's median with its order-statistic interval at the square root of that, divided \
          (the runs are independent, so it holds with at least the product of the two coverages; \
          `compare.json` gives it per point). Threshold {}%: `slower` when the interval's lower end is \
@@ -743,7 +747,7 @@ mod tests {
             described(&only_a),
             [
                 "sqlite bound: columns 8, row-bytes 1000, rows 100, escape-share 0, \
-              non-ascii-share 0, indexes 0"
+              nul-share 0, non-ascii-share 0, indexes 0"
             ]
         );
         let only_b = described(&only_b);
@@ -928,8 +932,8 @@ mod tests {
             "# compare: column-sweep\n\n\
              - a: `{}` (run 20261129T235502Z-sqlite, sqlite, profile smoke, commit `c0ffee`, complete)\n\
              - b: `{}` (run 20261129T235502Z-sqlite, sqlite, profile smoke, commit `c0ffee`, invalid)\n\n\
-             b ÷ a of the median time per 1,000 rows on the outside clock, at each point both runs \
-             measured (same target, series, strategy and parameters). The interval aims at 95%: \
+             b ÷ a of the median time per 1,000 rows on the outside clock less the target's \
+             preparation, at each point both runs measured (same target, series, strategy and parameters). The interval aims at 95%: \
              each run's median with its order-statistic interval at the square root of that, divided \
              (the runs are independent, so it holds with at least the product of the two coverages; \
              `compare.json` gives it per point). Threshold 5%: `slower` when the interval's lower \
@@ -962,7 +966,7 @@ mod tests {
                  2 points compared: 1 slower, 1 no detectable change (interval too wide).\n\n\
                  Only in run b, not compared:\n\n\
                  - sqlite literal: columns 16, row-bytes 1000, rows 100, escape-share 0, \
-                 non-ascii-share 0, indexes 0\n",
+                 nul-share 0, non-ascii-share 0, indexes 0\n",
                 c.points[1].ci_low.unwrap(),
                 c.points[1].ci_high.unwrap()
             )
@@ -1043,7 +1047,7 @@ mod tests {
                     .filter(|r| r.strategy == p.key.strategy && r.columns == p.key.columns)
                     .collect();
                 assert_eq!(at.len(), 1, "{:?}", p.key);
-                at[0].outside_ms * 1000.0 / at[0].rows as f64
+                (at[0].outside_ms - at[0].prepare_ms.unwrap()) * 1000.0 / at[0].rows as f64
             };
             let ratio = time(&rows_b) / time(&rows_a);
             assert_eq!(p.ratio, Some(ratio), "{:?}", p.key);

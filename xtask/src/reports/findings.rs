@@ -65,7 +65,8 @@ pub fn section(dir: &Path, link: &str) -> Result<String> {
         out,
         "From [`{link}/`]({link}/) (run `{}` of `{}` on `{target}`, profile `{}`, commit `{}`, \
          {} cores; {} probes, {} rows expected and {} present, status {}); {repeats} measured \
-         repeats per point, medians on the outside clock with their order-statistic intervals \
+         repeats per point, medians on the outside clock less the target's preparation with \
+         their order-statistic intervals \
          (see [Intervals](docs/reference.md#intervals)):\n",
         record.run.id,
         record.run.experiment,
@@ -178,6 +179,20 @@ pub fn section(dir: &Path, link: &str) -> Result<String> {
             "- **{target} ÷ bare SQLite** (the same statements in-process, no Worker or D1 around \
              them; medians over the points): {}.",
             against.join(", ")
+        )
+        .unwrap();
+    }
+    // A run from before the targets reported their preparation: say what its times hold.
+    if rows
+        .iter()
+        .filter(|r| r.target == target)
+        .all(|r| r.prepare_ms.is_none())
+    {
+        writeln!(
+            out,
+            "\nThis run was made before the Worker reported `prepare_ms`: its outside clock still \
+             holds generating the rows, building the statements and binding the values one at a \
+             time, so its times per 1,000 rows and its {target} ÷ bare SQLite include them."
         )
         .unwrap();
     }

@@ -6,6 +6,7 @@
 //! so they cannot disagree.
 
 pub mod charts;
+pub mod clocks;
 pub mod compare;
 pub mod findings;
 pub mod index;
@@ -84,12 +85,18 @@ fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Re
     )
     .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
     let mut tables = format!(
-        "median time per 1,000 rows on {target} (outside clock, 95% interval):\n{}",
+        "median time per 1,000 rows on {target} (outside clock less preparation, 95% \
+         interval):\n{}",
         summary::ratio_table(&rows, axis, target)
     );
     tables.push_str(&summary::precision_line(&rows, axis, target, record));
     if let Some(table) = summary::baseline_table(&rows, axis, target) {
-        tables.push_str(&format!("{target} ÷ bare SQLite:\n{table}"));
+        tables.push_str(&format!("{target} ÷ bare SQLite (inside clocks):\n{table}"));
+    }
+    if let Some(table) = clocks::table(&rows, axis, target) {
+        tables.push_str(&format!(
+            "median ms per probe on {target}, clock by clock:\n{table}"
+        ));
     }
     Ok(Rendered {
         charts: drawn.into_iter().flat_map(chart_files).collect(),

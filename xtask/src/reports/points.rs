@@ -17,15 +17,20 @@ use crate::studies::sweep::Axis;
 /// A value measured for each probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Measure {
-    /// The outside clock (authoritative), ms.
+    /// The outside clock, ms: the whole request, the target's preparation included.
     OutsideMs,
+    /// The target's preparation (generating rows, building statements), ms.
+    PrepareMs,
     /// The inside clock, ms.
     InsideMs,
+    /// Within the inside clock, handing values to the D1 binding, ms.
+    BindMs,
     /// D1's own clock, ms.
     D1Ms,
-    /// Outside − inside, ms.
+    /// Outside − inside − prepare, ms.
     OverheadMs,
-    /// The outside clock per 1,000 rows written, ms.
+    /// The outside clock without the target's preparation, per 1,000 rows written, ms: the
+    /// authoritative time.
     MsPer1000Rows,
     /// Rows in the largest INSERT.
     RowsPerStatement,
@@ -33,18 +38,22 @@ pub enum Measure {
 
 impl Measure {
     /// The measures of `summary.csv`, in its order.
-    pub const SUMMARIZED: [Measure; 5] = [
+    pub const SUMMARIZED: [Measure; 7] = [
         Measure::OutsideMs,
         Measure::MsPer1000Rows,
         Measure::InsideMs,
         Measure::D1Ms,
         Measure::OverheadMs,
+        Measure::PrepareMs,
+        Measure::BindMs,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
             Measure::OutsideMs => "outside_ms",
+            Measure::PrepareMs => "prepare_ms",
             Measure::InsideMs => "inside_ms",
+            Measure::BindMs => "bind_ms",
             Measure::D1Ms => "d1_ms",
             Measure::OverheadMs => "overhead_ms",
             Measure::MsPer1000Rows => "ms_per_1000_rows",
@@ -59,11 +68,14 @@ impl Measure {
         let ok = row.outcome == Outcome::Ok;
         let value = match self {
             Measure::OutsideMs if ok => row.outside_ms,
+            Measure::PrepareMs if ok => row.prepare_ms?,
             Measure::InsideMs if ok => row.inside_ms,
+            Measure::BindMs if ok => row.bind_ms?,
             Measure::D1Ms if ok => row.d1_ms?,
             Measure::OverheadMs if ok => row.overhead_ms?,
+            // Rows from before `prepare_ms` existed count their preparation in.
             Measure::MsPer1000Rows if ok && row.rows > 0 => {
-                row.outside_ms * 1000.0 / row.rows as f64
+                (row.outside_ms - row.prepare_ms.unwrap_or_default()) * 1000.0 / row.rows as f64
             }
             Measure::RowsPerStatement if ok || row.outcome == Outcome::Refused => {
                 row.rows_per_statement as f64
@@ -203,9 +215,10 @@ pub struct SummaryRow {
     pub indexes: usize,
     /// Rows in the largest INSERT (the plan's, the same for every repeat).
     pub rows_per_statement: usize,
-    /// Which value: `outside_ms`, `ms_per_1000_rows`, `inside_ms`, `d1_ms` or `overhead_ms`;
-    /// or a ratio of ms per 1,000 rows: `ratio_to_bound` (this strategy ÷ bound at the same
-    /// point, repeat by repeat) or `ratio_to_sqlite` (this target ÷ the bare SQLite baseline).
+    /// Which value: `outside_ms`, `ms_per_1000_rows`, `inside_ms`, `d1_ms`, `overhead_ms`,
+    /// `prepare_ms` or `bind_ms`; or a ratio of ms per 1,000 rows: `ratio_to_bound` (this
+    /// strategy ÷ bound at the same point, repeat by repeat) or `ratio_to_sqlite` (this target ÷
+    /// the bare SQLite baseline).
     pub measure: &'static str,
     /// Values summarized: the repeats that succeeded; for `ratio_to_bound` the pairs of
     /// repeats where both succeeded; for `ratio_to_sqlite` this target's repeats.
@@ -238,6 +251,8 @@ pub struct SummaryRow {
     /// With a precision, whether this measure's interval got within it (the repeats were
     /// decided on `ms_per_1000_rows`); empty for ratios and without a precision.
     pub precision_reached: Option<bool>,
+    /// Last, as it came after the others: share of text values starting with a NUL.
+    pub nul_share: f64,
 }
 
 /// What a row of `summary.csv` summarizes: a measure's repeats, or a ratio.
@@ -359,6 +374,7 @@ pub fn summary_rows(rows: &[ResultRow], axis: Axis, precision: Option<f64>) -> V
                 n_denominator: stat.n_denominator,
                 precision,
                 precision_reached,
+                nul_share: first.nul_share,
             });
         }
     }
@@ -443,6 +459,14 @@ mod tests {
         assert_eq!(Measure::OutsideMs.value(&sqlite), Some(4.0));
         // 100 rows: per 1,000 rows is ten times the probe's time.
         assert_eq!(Measure::MsPer1000Rows.value(&sqlite), Some(40.0));
+        let mut local = row("local", Strategy::Bound, 8, "ok", 4.0);
+        assert_eq!(Measure::PrepareMs.value(&local), None);
+        (local.prepare_ms, local.bind_ms) = (Some(1.5), Some(0.25));
+        assert_eq!(Measure::OutsideMs.value(&local), Some(4.0));
+        assert_eq!(Measure::PrepareMs.value(&local), Some(1.5));
+        assert_eq!(Measure::BindMs.value(&local), Some(0.25));
+        // The authoritative time leaves the target's preparation out.
+        assert_eq!(Measure::MsPer1000Rows.value(&local), Some(25.0));
         let refused = row("local", Strategy::Literal, 8, "refused", 3.0);
         assert_eq!(Measure::OutsideMs.value(&refused), None);
         assert_eq!(Measure::RowsPerStatement.value(&refused), Some(12.0));
@@ -464,30 +488,30 @@ mod tests {
             lines[0],
             "target,label,strategy,columns,row_bytes,rows,escape_share,non_ascii_share,indexes,\
              rows_per_statement,measure,n,ok,refused,errors,median,p95,min,max,ci_low,ci_high,\
-             ci_coverage,ci_method,n_denominator,precision,precision_reached"
+             ci_coverage,ci_method,n_denominator,precision,precision_reached,nul_share"
         );
         // Every measure of both points, and literal ÷ bound: no pair, as literal was refused.
         assert_eq!(lines.len(), 1 + 2 * Measure::SUMMARIZED.len() + 1);
+        let ratio = lines[1 + 2 * Measure::SUMMARIZED.len()];
         assert!(
-            lines[11].ends_with(",ratio_to_bound,0,0,1,0,,,,,,,,,0,,"),
-            "{}",
-            lines[11]
+            ratio.ends_with(",ratio_to_bound,0,0,1,0,,,,,,,,,0,,,0.0"),
+            "{ratio}"
         );
         // Three repeats: no p95, and the interval is [min, max], covering 75%.
         assert_eq!(
             lines[1],
             "local,,bound,8,1000,100,0.0,0.0,0,12,outside_ms,3,3,0,0,20.0,,10.0,30.0,10.0,30.0,\
-             0.75,order-statistic,,,"
+             0.75,order-statistic,,,,0.0"
         );
         assert!(
             lines[2].contains(",ms_per_1000_rows,3,3,0,0,200.0,"),
             "{}",
             lines[2]
         );
+        let literal = lines[1 + Measure::SUMMARIZED.len()];
         assert!(
-            lines[6].ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,,,,,,"),
-            "{}",
-            lines[6]
+            literal.ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,,,,,,,0.0"),
+            "{literal}"
         );
     }
 

@@ -11,9 +11,10 @@ use crate::records::ResultRow;
 use crate::records::Totals;
 use crate::records::{RunRecord, RunStatus};
 use crate::reports::charts::Drawn;
+use crate::reports::clocks;
 use crate::reports::points::{Measure, Point, points};
 use crate::reports::provenance;
-use crate::reports::stats::{Interval, Method};
+use crate::reports::stats::{Interval, Method, ratio_of_medians};
 use crate::studies::sweep::Axis;
 use clap::ValueEnum;
 
@@ -155,14 +156,18 @@ fn paired_cell(
     }
 }
 
-/// A target ÷ its baseline at one point: the ratio of the medians, its interval and the
-/// repeats of each.
+/// A target ÷ its baseline at one point, on the inside clock: the ratio of the medians of
+/// `inside_ms`, its interval and the repeats of each.
 fn baseline_cell(
     ours: Option<&Point>,
     theirs: Option<&Point>,
     short: &mut ShortIntervals,
 ) -> String {
-    match ours.zip(theirs).and_then(|(o, t)| o.independent_ratio(t)) {
+    let inside = |p: &Point| p.values(Measure::InsideMs);
+    let ratio = ours
+        .zip(theirs)
+        .and_then(|(o, t)| ratio_of_medians(&inside(o), &inside(t)));
+    match ratio {
         Some(r) => short.cell(
             num(r.value),
             r.ci,
@@ -185,9 +190,9 @@ fn header(axis: Axis, labelled: bool, columns: &[String]) -> String {
     out
 }
 
-/// The key ratio table of `target`: median ms per 1,000 rows (outside clock) of each strategy
-/// at each point, and literal ÷ bound (paired by repeat), each with its interval and n.
-/// Markdown.
+/// The key ratio table of `target`: median ms per 1,000 rows (outside clock less the target's
+/// preparation) of each strategy at each point, and literal ÷ bound (paired by repeat), each
+/// with its interval and n. Markdown.
 pub fn ratio_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> String {
     let strategies = strategies_of(rows, target);
     let table = cells(rows, axis, target);
@@ -280,8 +285,9 @@ pub fn precision_line(
     line
 }
 
-/// `target` ÷ the bare SQLite baseline, per strategy at each point (ratio of the medians of ms
-/// per 1,000 rows, with its interval); `None` when the run has no baseline. Markdown.
+/// `target` ÷ the bare SQLite baseline, per strategy at each point, on the one clock both have
+/// alike: the inside clock (the writes, values bound included; no HTTP, no preparation). The
+/// ratio of the medians of `inside_ms`; `None` when the run has no baseline. Markdown.
 pub fn baseline_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Option<String> {
     if target == TargetKind::Sqlite || !rows.iter().any(|r| r.target == TargetKind::Sqlite) {
         return None;
@@ -426,7 +432,8 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
 
     writeln!(
         out,
-        "\n## Median time per 1,000 rows on `{target}` (outside clock, 95% interval of the median)\n"
+        "\n## Median time per 1,000 rows on `{target}` (outside clock less the target's \
+         preparation, 95% interval of the median)\n"
     )
     .unwrap();
     out.push_str(
@@ -445,7 +452,8 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
     if let Some(table) = baseline_table(rows, axis, target) {
         writeln!(
             out,
-            "\n## `{target}` ÷ bare SQLite (ratio of median times per 1,000 rows)\n"
+            "\n## `{target}` ÷ bare SQLite (ratio of median inside clocks: the writes alone on \
+             both sides)\n"
         )
         .unwrap();
         out.push_str(
@@ -456,6 +464,19 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
              at least the product of their coverages (95% from 7 repeats each). n: the repeats \
              of each.\n\n",
         );
+        out.push_str(&table);
+    }
+    if let Some(table) = clocks::table(rows, axis, target) {
+        writeln!(
+            out,
+            "\n## Where the time goes on `{target}` (median ms per probe)\n\n\
+             outside: the runner's clock around the request; prepare: the target generating the \
+             rows and building the statements, before its inside clock starts; inside: the \
+             writes and reading D1's answers (bind: handing the values to the D1 binding; D1: \
+             D1's own `meta.duration`); outside − inside − prepare: what the request adds \
+             (HTTP, JSON, freeing what the probe built).\n"
+        )
+        .unwrap();
         out.push_str(&table);
     }
 
@@ -536,6 +557,7 @@ mod tests {
         row.columns = columns;
         row.outcome = outcome.parse().unwrap();
         row.outside_ms = outside_ms;
+        row.inside_ms = outside_ms / 2.0;
         if outcome == "refused" {
             row.refusal = Some(d1bench_core::RefusalKind::TooManyVariables);
         }
@@ -641,6 +663,17 @@ mod tests {
             cells_of(lines[2]),
             ["8", "9.88 (8.89–11.0)† n=5 vs 6", "2.00 n=1 vs 1"]
         );
+        // The inside clocks are divided, whatever the outside clock carried besides.
+        let mut slow_outside = rows.clone();
+        slow_outside[0].outside_ms = 4_000.0;
+        assert_eq!(
+            baseline_table(&slow_outside, Axis::Columns, kind("local")),
+            Some(text.clone())
+        );
+        assert_eq!(
+            cells_of(lines[2]),
+            ["8", "9.88 (8.89–11.0)† n=5 vs 6", "2.00 n=1 vs 1"]
+        );
         assert!(
             text.contains("for want of repeats: at least 90.8% at n = 5 and 6."),
             "{text}"
@@ -730,6 +763,9 @@ memory_gib = 23.5
             "- bare SQLite (baseline): 2 probes",
             "| 8 | 400 n=1 | 100 n=1 | 0.25 n=1 |",
             "| 8 | 10.0 n=1 vs 1 | 2.00 n=1 vs 1 |",
+            "## `local` ÷ bare SQLite (ratio of median inside clocks: the writes alone on both sides)",
+            "## Where the time goes on `local` (median ms per probe)",
+            "| 8 | bound | 40.0 | – | 20.0 | – | 2.0 | 4.0 |",
             "![time-per-1000-rows-vs-columns](time-per-1000-rows-vs-columns.png)",
             "*Median time per 1,000 rows.* ([SVG](time-per-1000-rows-vs-columns.svg), [PDF](time-per-1000-rows-vs-columns.pdf))",
             "- wrangler: 4.164.0",

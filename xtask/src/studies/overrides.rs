@@ -230,10 +230,11 @@ enum Key {
     Label,
 }
 
-const AXES: [Axis; 5] = [
+const AXES: [Axis; 6] = [
     Axis::Columns,
     Axis::RowBytes,
     Axis::EscapeShare,
+    Axis::NulShare,
     Axis::NonAsciiShare,
     Axis::Indexes,
 ];
@@ -276,6 +277,7 @@ impl Key {
             Axis::EscapeShare => written(source, &series.escape_share, |s| {
                 s.0 == request.text.escape_share
             }),
+            Axis::NulShare => written(source, &series.nul_share, |s| s.0 == request.text.nul_share),
             Axis::NonAsciiShare => written(source, &series.non_ascii_share, |s| {
                 s.0 == request.text.non_ascii_share
             }),
@@ -487,7 +489,7 @@ non-ascii-share = [1]
         assert_eq!(
             err,
             "--only rows=10: there is no key `rows`; the keys are columns, row-bytes, \
-             escape-share, non-ascii-share, indexes, strategy, label"
+             escape-share, nul-share, non-ascii-share, indexes, strategy, label"
         );
         assert!(check("columns").contains("`columns` is not a condition"));
         assert!(check("columns=8,").contains("`` is not a condition"));

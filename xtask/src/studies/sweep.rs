@@ -4,8 +4,8 @@
 //! A file has a description, the swept axis, and profiles (`full`, `smoke`, ...). A profile
 //! sends each point `warmup` times unrecorded, then `repeats` times measured, in rounds whose
 //! order is shuffled from its `order-seed` ([`super::schedule`]); its series are products of
-//! strategies × columns × row sizes × escape shares × non-ASCII shares × index counts (each a
-//! list) at a row count. Every probe is also checked by the core's own
+//! strategies × columns × row sizes × escape shares × NUL shares × non-ASCII shares × index
+//! counts (each a list) at a row count. Every probe is also checked by the core's own
 //! validation, so a file cannot ask for a probe the Worker would refuse, and a row size below
 //! what its columns take is refused at the value. Every point of a chart must be one set of
 //! parameters, so a chart never mixes two, and be drawn once: a list that repeats a value, a
@@ -34,6 +34,7 @@ pub enum Axis {
     Columns,
     RowBytes,
     EscapeShare,
+    NulShare,
     NonAsciiShare,
     Indexes,
 }
@@ -45,6 +46,7 @@ impl Axis {
             Axis::Columns => "columns",
             Axis::RowBytes => "row-bytes",
             Axis::EscapeShare => "escape-share",
+            Axis::NulShare => "nul-share",
             Axis::NonAsciiShare => "non-ascii-share",
             Axis::Indexes => "indexes",
         }
@@ -56,6 +58,7 @@ impl Axis {
             Axis::Columns => "columns per row",
             Axis::RowBytes => "row size (bytes)",
             Axis::EscapeShare => "share of text values needing escapes (0-1)",
+            Axis::NulShare => "share of text values holding a NUL (0-1)",
             Axis::NonAsciiShare => "share of non-ASCII text values (0-1)",
             Axis::Indexes => "secondary indexes on the table",
         }
@@ -67,6 +70,7 @@ impl Axis {
             Axis::Columns => probe.columns as f64,
             Axis::RowBytes => probe.row_bytes as f64,
             Axis::EscapeShare => probe.text.escape_share,
+            Axis::NulShare => probe.text.nul_share,
             Axis::NonAsciiShare => probe.text.non_ascii_share,
             Axis::Indexes => probe.indexes as f64,
         }
@@ -75,7 +79,7 @@ impl Axis {
     /// This axis's value as a table shows it.
     pub fn format(self, value: f64) -> String {
         match self {
-            Axis::EscapeShare | Axis::NonAsciiShare => format!("{value}"),
+            Axis::EscapeShare | Axis::NulShare | Axis::NonAsciiShare => format!("{value}"),
             _ => format!("{}", value as u64),
         }
     }
@@ -186,9 +190,12 @@ pub struct Series {
     /// Overrides the planner's rows per statement (bound and literal only).
     #[serde(default)]
     pub rows_per_statement: Option<NonZeroUsize>,
-    /// Shares of text values generated with characters that need escaping.
+    /// Shares of text values generated with characters that need escaping (NUL apart).
     #[serde(default = "zero_share")]
     pub escape_share: List<Share>,
+    /// Shares of text values generated starting with a NUL.
+    #[serde(default = "zero_share")]
+    pub nul_share: List<Share>,
     /// Shares of text values generated with multi-byte characters.
     #[serde(default = "zero_share")]
     pub non_ascii_share: List<Share>,
@@ -214,6 +221,15 @@ fn no_indexes() -> List<Indexes> {
 /// The values of a list, without their places in the file.
 fn values<T: Copy>(list: &List<T>) -> impl Iterator<Item = T> + '_ {
     list.0.iter().map(|value| *value.get_ref())
+}
+
+/// Every pair of a value of `a` and one of `b`, `a` the outer: one loop less in the series'
+/// product.
+fn pairs<'a, A: Copy, B: Copy>(
+    a: &'a List<A>,
+    b: &'a List<B>,
+) -> impl Iterator<Item = (A, B)> + 'a {
+    values(a).flat_map(move |x| values(b).map(move |y| (x, y)))
 }
 
 /// The first value of a list that an earlier one repeats.
@@ -518,6 +534,7 @@ impl Experiment {
             .or_else(|| first_repeat(&series.columns).map(|v| ("columns", v.span())))
             .or_else(|| first_repeat(&series.row_bytes).map(|v| ("row-bytes", v.span())))
             .or_else(|| first_repeat(&series.escape_share).map(|v| ("escape-share", v.span())))
+            .or_else(|| first_repeat(&series.nul_share).map(|v| ("nul-share", v.span())))
             .or_else(|| {
                 first_repeat(&series.non_ascii_share).map(|v| ("non-ascii-share", v.span()))
             })
@@ -621,11 +638,13 @@ fn line_name(strategy: Strategy, label: &str) -> String {
 /// A point's parameters, as an error message shows them.
 fn describe(p: &ProbeRequest) -> String {
     format!(
-        "columns {}, row-bytes {}, rows {}, escape-share {}, non-ascii-share {}, indexes {}{}",
+        "columns {}, row-bytes {}, rows {}, escape-share {}, nul-share {}, non-ascii-share {}, \
+         indexes {}{}",
         p.columns,
         p.row_bytes,
         p.rows,
         p.text.escape_share,
+        p.text.nul_share,
         p.text.non_ascii_share,
         p.indexes,
         p.rows_per_statement
@@ -646,7 +665,9 @@ fn expand_series(series: &Series, profile: &Profile, index: usize) -> Vec<Planne
     let mut points = Vec::new();
     for Columns(columns) in values(&series.columns) {
         for row_bytes in values(&series.row_bytes) {
-            for Share(escape_share) in values(&series.escape_share) {
+            for (Share(escape_share), Share(nul_share)) in
+                pairs(&series.escape_share, &series.nul_share)
+            {
                 for Share(non_ascii_share) in values(&series.non_ascii_share) {
                     for Indexes(indexes) in values(&series.indexes) {
                         points.push(PlannedPoint {
@@ -665,6 +686,7 @@ fn expand_series(series: &Series, profile: &Profile, index: usize) -> Vec<Planne
                                     .map(NonZeroUsize::get),
                                 text: TextMix {
                                     escape_share,
+                                    nul_share,
                                     non_ascii_share,
                                 },
                                 indexes,
@@ -774,6 +796,54 @@ non-ascii-share = [1]
         assert_eq!(round(&probes[..5]), expected(true, 0));
         assert_eq!(round(&probes[5..10]), expected(false, 0));
         assert_eq!(round(&probes[10..]), expected(false, 1));
+    }
+
+    #[test]
+    fn nul_share_is_an_axis_of_its_own_and_defaults_to_none() {
+        let source = r#"
+description = "d"
+x-axis = "nul-share"
+[profile.full]
+repeats = 1
+[[profile.full.series]]
+strategies = ["literal"]
+columns = [4]
+row-bytes = [100]
+rows = 10
+escape-share = [0.5]
+nul-share = [0, 0.25, 1]
+"#;
+        let experiment = Experiment::parse("t", Path::new("t.toml"), source.into()).unwrap();
+        let (_, profile) = experiment.profile(None).unwrap();
+        // The round's order is shuffled (see schedule.rs): compare it as a set.
+        let probes = experiment.probes(profile);
+        let mut texts: Vec<(f64, f64)> = probes
+            .iter()
+            .map(|p| (p.request.text.escape_share, p.request.text.nul_share))
+            .collect();
+        texts.sort_by(|a, b| a.1.total_cmp(&b.1));
+        assert_eq!(texts, [(0.5, 0.0), (0.5, 0.25), (0.5, 1.0)]);
+        let quarter = probes
+            .iter()
+            .find(|p| p.request.text.nul_share == 0.25)
+            .unwrap();
+        assert_eq!(Axis::NulShare.of_probe(&quarter.request), 0.25);
+        // A file without it (every file before it existed) asks for no NUL.
+        let old = source.replace("nul-share = [0, 0.25, 1]\n", "");
+        let old = old.replace("x-axis = \"nul-share\"", "x-axis = \"escape-share\"");
+        let experiment = Experiment::parse("t", Path::new("t.toml"), old).unwrap();
+        let (_, profile) = experiment.profile(None).unwrap();
+        assert!(
+            experiment
+                .probes(profile)
+                .iter()
+                .all(|p| p.request.text.nul_share == 0.0)
+        );
+        let repeated = source.replace("[0, 0.25, 1]", "[0, 1, 1]");
+        let err = Experiment::parse("t", Path::new("t.toml"), repeated)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`nul-share` lists 1 twice"), "{err}");
     }
 
     /// A file of one `full` profile (2 repeats, 1 warm-up) with these series, on `columns`.

@@ -12,7 +12,7 @@ use d1bench_core::limits::{
     MAX_BOUND_PARAMETERS, MAX_COLUMNS, MAX_FUNCTION_ARGS, MAX_LIKE_PATTERN_BYTES, MAX_ROW_BYTES,
     MAX_STATEMENT_BYTES,
 };
-use d1bench_core::sql::{self, Plan};
+use d1bench_core::sql;
 use d1bench_core::{
     Checksum, ProbeRequest, ProbeResult, SetupResult, Statement, Strategy, Value, VerifyResult,
 };
@@ -51,8 +51,11 @@ pub fn version() -> String {
 
 /// The `sqlite` target: every probe planned by the shared planner and run in-process on
 /// [`open_d1_like`], as D1 runs it: a batch in one transaction (rolled back whole when a
-/// statement fails), per-row as one autocommit statement per row. Its one clock, around the
-/// writes, is both `inside_ms` and `outside_ms`; it has no D1 clock. Rungs run the SQL the core
+/// statement fails), per-row as one autocommit statement per row. Its clocks: `prepare_ms`
+/// (planning, and the values converted for rusqlite), then `inside_ms` around the writes
+/// (binding happens inside each statement's execution, so there is no `bind_ms`); `outside_ms`
+/// is the two together, as the Worker's outside clock holds its own (without HTTP); it has no
+/// D1 clock. The rows acknowledged are the changes SQLite reports. Rungs run the SQL the core
 /// plans for them, step for step, as the Worker does.
 pub struct SqliteSession {
     db: Connection,
@@ -85,17 +88,20 @@ impl SqliteSession {
         })
     }
 
-    /// Writes the rows (timed); the table stays for `verify`.
-    fn perform(&self, probe: &ProbeRequest, plan: &Plan) -> Result<ProbeResult, String> {
+    /// Plans the probe and writes its rows, each timed; the table stays for `verify`.
+    fn perform(&self, probe: &ProbeRequest) -> Result<ProbeResult, String> {
+        let started = Instant::now();
+        let plan = sql::plan(probe);
         let prepared: Prepared = plan
             .inserts
             .iter()
             .map(|s| (s.sql.as_str(), s.params.iter().map(to_sqlite).collect()))
             .collect();
+        let prepare_ms = ms_since(started);
 
-        let started = Instant::now();
-        let writes = self.write_rows(probe.strategy, &prepared, plan);
-        let elapsed_ms = started.elapsed().as_secs_f64() * 1_000.0;
+        let opened = Instant::now();
+        let writes = self.write_rows(probe.strategy, &prepared);
+        let inside_ms = ms_since(opened);
 
         // Debugging the harness only (see `ProbeRequest::debug_corrupt`): after the clock.
         if let Some(corrupt) = &plan.corrupt {
@@ -115,15 +121,19 @@ impl SqliteSession {
             d1_calls: writes.calls,
             rows_per_statement: plan.rows_per_statement(),
             max_statement_bytes: plan.max_statement_bytes(),
-            inside_ms: elapsed_ms,
-            d1_ms: 0.0,
+            prepare_ms: Some(prepare_ms),
+            inside_ms,
+            bind_ms: None,
+            d1_ms: None,
             outcome,
             refusal,
             error: writes.error,
         })
     }
 
-    fn write_rows(&self, strategy: Strategy, prepared: &Prepared, plan: &Plan) -> Writes {
+    /// Runs the INSERTs; the rows acknowledged are the changes SQLite reports for them.
+    fn write_rows(&self, strategy: Strategy, prepared: &Prepared) -> Writes {
+        // The rows the statement changed.
         let execute = |(sql, values): &(&str, Vec<rusqlite::types::Value>)| {
             self.db
                 .prepare(sql)
@@ -140,11 +150,11 @@ impl SqliteSession {
             // One autocommit statement per row: each is its own call, and stays when a later
             // one fails.
             Strategy::PerRow => {
-                for (statement, planned) in prepared.iter().zip(&plan.inserts) {
+                for statement in prepared {
                     writes.statements_sent += 1;
                     writes.calls += 1;
                     match execute(statement) {
-                        Ok(_) => writes.rows_acknowledged += planned.rows,
+                        Ok(changed) => writes.rows_acknowledged += changed,
                         Err(e) => {
                             writes.error = Some(e);
                             break;
@@ -160,10 +170,13 @@ impl SqliteSession {
                     .db
                     .execute_batch("BEGIN")
                     .map_err(|e| e.to_string())
-                    .and_then(|()| prepared.iter().try_for_each(|s| execute(s).map(drop)))
-                    .and_then(|()| self.db.execute_batch("COMMIT").map_err(|e| e.to_string()));
+                    .and_then(|()| prepared.iter().map(execute).sum::<Result<usize, _>>())
+                    .and_then(|changed| {
+                        let committed = self.db.execute_batch("COMMIT");
+                        committed.map(|()| changed).map_err(|e| e.to_string())
+                    });
                 match outcome {
-                    Ok(()) => writes.rows_acknowledged = plan.rows(),
+                    Ok(changed) => writes.rows_acknowledged = changed,
                     Err(e) => {
                         if !self.db.is_autocommit() {
                             // If even the rollback fails, the count and the checksum show it.
@@ -202,6 +215,10 @@ impl SqliteSession {
     }
 }
 
+fn ms_since(started: Instant) -> f64 {
+    started.elapsed().as_secs_f64() * 1_000.0
+}
+
 fn to_sqlite(value: &Value) -> rusqlite::types::Value {
     match value {
         Value::Integer(n) => rusqlite::types::Value::Integer(*n),
@@ -231,9 +248,10 @@ impl Session for SqliteSession {
     }
 
     fn probe(&mut self, probe: &ProbeRequest) -> Timed<ProbeResult> {
-        match self.perform(probe, &sql::plan(probe)) {
+        match self.perform(probe) {
+            // No HTTP around it: the outside clock is the preparation and the writes.
             Ok(result) => Timed {
-                outside_ms: result.inside_ms,
+                outside_ms: result.prepare_ms.unwrap_or_default() + result.inside_ms,
                 result: Ok(result),
             },
             Err(e) => Timed {
@@ -379,7 +397,15 @@ mod tests {
         assert_eq!(target.setup(p).unwrap().error, None);
         let timed = target.probe(p);
         let result = timed.result.unwrap();
-        assert_eq!(timed.outside_ms, result.inside_ms, "one clock");
+        let prepare_ms = result
+            .prepare_ms
+            .expect("the sqlite target times its preparation");
+        assert_eq!(timed.outside_ms, prepare_ms + result.inside_ms);
+        assert_eq!(
+            (result.bind_ms, result.d1_ms),
+            (None, None),
+            "no binding, no D1"
+        );
         let verified = target.verify(p);
         let present = verified.as_ref().unwrap().rows_present;
         let plan_check = reconcile::check(p, &sql::plan(p), &result, present);

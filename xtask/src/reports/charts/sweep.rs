@@ -439,7 +439,8 @@ fn time_chart(
     };
     let (x_scale, x_range) = x_axis_of(&series);
     let mut caption = format!(
-        "Median time per 1,000 rows written (outside clock) against {}; {}",
+        "Median time per 1,000 rows written (outside clock less the target's preparation) \
+         against {}; {}",
         axis.label(),
         error_bars(&series)
     );
@@ -448,7 +449,8 @@ fn time_chart(
     }
     if series.iter().any(|s| s.baseline) {
         caption.push_str(&format!(
-            "; dashed grey lines: the same probes on {BASELINE_LABEL}, timed around its writes"
+            "; dashed grey lines: the same probes on {BASELINE_LABEL}, timed around its writes \
+             (no HTTP)"
         ));
     }
     caption.push('.');
@@ -459,7 +461,7 @@ fn time_chart(
         title: format!("Time per 1,000 rows written, {place}"),
         draw_title: false,
         x_label: axis.label(),
-        y_label: "ms per 1,000 rows (outside clock)",
+        y_label: "ms per 1,000 rows (outside − prepare)",
         x_scale,
         x_range,
         y_scale,
@@ -537,9 +539,10 @@ fn rows_per_statement_chart(
     })
 }
 
-/// Outside − inside clock against the axis, per strategy: if it differs between strategies, a
-/// gap between them could be the instrument's. Only the target's rows: the baseline has one
-/// clock.
+/// Outside − inside − prepare against the axis, per strategy: what the request adds to the
+/// target's own clocks. If it differs between strategies, a gap between them could be the
+/// instrument's. Only the target's rows: the baseline has no request around its clocks. (The
+/// file keeps the name it had when this was outside − inside.)
 fn overhead_chart(
     rows: &[ResultRow],
     axis: Axis,
@@ -565,8 +568,8 @@ fn overhead_chart(
     let Some((y_scale, y_range, _)) = y_axis else {
         let reason = if own.iter().any(|r| r.outcome == Outcome::Ok) {
             format!(
-                "the {target} target's two clocks are one (outside = inside), so there is no \
-                 overhead to plot"
+                "the {target} target's outside clock is its preparation and writes, so there \
+                 is no overhead to plot"
             )
         } else {
             nothing_succeeded(&own)
@@ -580,16 +583,17 @@ fn overhead_chart(
     Ok(Chart {
         name,
         caption: format!(
-            "Median outside − inside clock per probe against {} (HTTP, JSON, planning and \
-             building the statements, creating the table and counting); {}. Lines that differ \
-             mean the outside clock adds different costs to different strategies.",
+            "Median outside − inside − prepare clock per probe against {}; {}: what the request \
+             adds to the target's preparation and writes (HTTP, JSON, freeing what the probe \
+             built). Lines that differ mean the outside clock adds different costs to different \
+             strategies.",
             axis.label(),
             error_bars(&series)
         ),
-        title: format!("Outside − inside clock, {place}"),
+        title: format!("Outside − inside − prepare clock, {place}"),
         draw_title: false,
         x_label: axis.label(),
-        y_label: "outside − inside (ms per probe)",
+        y_label: "outside − inside − prepare (ms per probe)",
         x_scale,
         x_range,
         y_scale,

@@ -1,0 +1,313 @@
+//! `POST /probe`: a probe's rows written through the D1 binding, and the Worker's clocks.
+//!
+//! In the order they run, each on the Worker's clock (`Date.now()`, whole milliseconds):
+//! - `prepare_ms`: generating the rows and building every statement (its SQL text, and the
+//!   bound values of all statements as one JSON text, see [`sql::values_json`]), before the
+//!   window opens;
+//! - `inside_ms`, the window: `bind_ms` (one `JSON.parse` of those values, then each statement
+//!   prepared on the binding and its values bound), then the D1 calls until their answers
+//!   arrive, then D1's answers read: `meta.changes` (the rows acknowledged) and `meta.duration`
+//!   (`d1_ms`).
+//!
+//! Its D1 calls are exactly the INSERT calls, so only they meet the per-invocation query budget.
+
+use d1bench_core::sql;
+use d1bench_core::{Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy};
+use js_sys::{Array, Date, Function, JsString, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::worker_sys::{D1Database as Binding, D1PreparedStatement as Bound};
+use worker::{D1Database, Request, Response, Result, RouteContext};
+
+use crate::{BINDING, error_text, json_error, read_probe};
+
+pub async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
+    let probe = match read_probe(&mut req).await? {
+        Ok(probe) => probe,
+        Err(rejected) => return Ok(rejected),
+    };
+    let db = ctx.env.d1(BINDING)?;
+    let started = Date::now();
+    let prepared = Prepared::of(&probe);
+    let prepare_ms = Date::now() - started;
+    match perform(&db, &probe, &prepared, prepare_ms).await {
+        Ok(result) => Response::from_json(&result),
+        Err(e) => json_error(
+            500,
+            &format!(
+                "probe {} failed outside its writes: {}",
+                probe.probe_id,
+                error_text(&e)
+            ),
+            None,
+        ),
+    }
+}
+
+/// A probe's statements, ready for the binding: a few strings, so that little is left to free
+/// after the writes.
+struct Prepared {
+    /// The SQL texts of the INSERTs, each once (all of a bound probe's full statements are the
+    /// same text).
+    texts: Vec<String>,
+    /// Which of `texts` each INSERT runs, in order.
+    text_of: Vec<usize>,
+    /// The bound values of every INSERT (see [`sql::values_json`]); `None` when no statement
+    /// binds any.
+    values: Option<String>,
+    statements: usize,
+    rows_per_statement: usize,
+    max_statement_bytes: usize,
+    corrupt: Option<String>,
+}
+
+impl Prepared {
+    fn of(probe: &ProbeRequest) -> Self {
+        let plan = sql::plan(probe);
+        let binds = plan.inserts.iter().any(|s| !s.params.is_empty());
+        let values = binds.then(|| sql::values_json(&plan.inserts));
+        let (rows_per_statement, max_statement_bytes) =
+            (plan.rows_per_statement(), plan.max_statement_bytes());
+        let statements = plan.inserts.len();
+        let mut texts: Vec<String> = Vec::new();
+        let mut text_of = Vec::with_capacity(statements);
+        for statement in plan.inserts {
+            if texts.last() != Some(&statement.sql) {
+                texts.push(statement.sql);
+            }
+            text_of.push(texts.len() - 1);
+        }
+        Prepared {
+            texts,
+            text_of,
+            values,
+            statements,
+            rows_per_statement,
+            max_statement_bytes,
+            corrupt: plan.corrupt,
+        }
+    }
+}
+
+/// Writes the rows, and nothing else: the table was created by `POST /setup`, and the rows are
+/// counted by `POST /verify`.
+async fn perform(
+    db: &D1Database,
+    probe: &ProbeRequest,
+    prepared: &Prepared,
+    prepare_ms: f64,
+) -> Result<ProbeResult> {
+    let binding: &Binding = db.as_ref().unchecked_ref();
+
+    let opened = Date::now();
+    let bound = bind_all(binding, prepared);
+    let bound_at = Date::now();
+    let calls = match bound {
+        Ok(statements) => call(binding, probe.strategy, statements).await,
+        Err(e) => Calls::failed(0, 0, e),
+    };
+    let answers = Answers::read(&calls.answers)?;
+    let inside_ms = Date::now() - opened;
+
+    // Debugging the harness only (see `ProbeRequest::debug_corrupt`): after the clock stopped.
+    if let Some(corrupt) = &prepared.corrupt {
+        db.prepare(corrupt).run().await?;
+    }
+
+    let (outcome, refusal, error) = match &calls.error {
+        None => (Outcome::Ok, None, None),
+        Some(text) => match RefusalKind::classify(text) {
+            RefusalKind::Other => (Outcome::Error, Some(RefusalKind::Other), Some(text.clone())),
+            kind => (Outcome::Refused, Some(kind), Some(text.clone())),
+        },
+    };
+    Ok(ProbeResult {
+        probe_id: probe.probe_id,
+        strategy: probe.strategy,
+        columns: probe.columns,
+        row_bytes: probe.row_bytes,
+        rows_expected: answers.changes,
+        statements_planned: prepared.statements,
+        statements_sent: calls.statements_sent,
+        d1_calls: calls.d1_calls,
+        rows_per_statement: prepared.rows_per_statement,
+        max_statement_bytes: prepared.max_statement_bytes,
+        prepare_ms: Some(prepare_ms),
+        inside_ms,
+        bind_ms: Some(bound_at - opened),
+        d1_ms: answers.duration_ms,
+        outcome,
+        refusal,
+        error,
+    })
+}
+
+/// Every INSERT prepared on the binding with its values bound, in an array as `db.batch()`
+/// takes them: one `JSON.parse` for all the values, then per statement its SQL text (each
+/// distinct text passed to JavaScript once) and one variadic `bind` of its array of values. The
+/// `worker` crate's `bind` takes one JavaScript value per value, each a call across the
+/// boundary and a string decoded, and its `prepare` copies and decodes the text every time.
+fn bind_all(binding: &Binding, prepared: &Prepared) -> std::result::Result<Array, String> {
+    let prepare: Function = Reflect::get(binding, &JsValue::from_str("prepare"))
+        .map_err(js_error_text)?
+        .unchecked_into();
+    let texts: Vec<JsValue> = prepared
+        .texts
+        .iter()
+        .map(|text| JsValue::from_str(text))
+        .collect();
+    let values: Option<Array> = match &prepared.values {
+        None => None,
+        Some(json) => Some(
+            js_sys::JSON::parse(json)
+                .map_err(js_error_text)?
+                .unchecked_into(),
+        ),
+    };
+    let statements = Array::new();
+    for (k, &text) in prepared.text_of.iter().enumerate() {
+        let statement: Bound = prepare
+            .call1(binding, &texts[text])
+            .map_err(js_error_text)?
+            .unchecked_into();
+        let statement = match &values {
+            Some(values) => statement
+                .bind(values.get(k as u32).unchecked_into())
+                .map_err(js_error_text)?,
+            None => statement,
+        };
+        statements.push(&statement);
+    }
+    Ok(statements)
+}
+
+/// The D1 calls of a probe and D1's answers to them, before they are read.
+struct Calls {
+    statements_sent: usize,
+    d1_calls: usize,
+    /// D1's answer (a `D1Result`) to each statement it reported done, in order.
+    answers: Vec<JsValue>,
+    /// D1's error text, when a call failed.
+    error: Option<String>,
+}
+
+impl Calls {
+    fn failed(statements_sent: usize, d1_calls: usize, error: String) -> Self {
+        Calls {
+            statements_sent,
+            d1_calls,
+            answers: Vec::new(),
+            error: Some(error),
+        }
+    }
+}
+
+/// Per-row: one call per statement, stopping at the first failure. Bound and literal: one
+/// `db.batch()`, which D1 rolls back whole when a statement fails.
+async fn call(binding: &Binding, strategy: Strategy, statements: Array) -> Calls {
+    let planned = statements.length() as usize;
+    match strategy {
+        Strategy::PerRow => {
+            let mut calls = Calls {
+                statements_sent: 0,
+                d1_calls: 0,
+                answers: Vec::with_capacity(planned),
+                error: None,
+            };
+            for statement in statements.iter() {
+                calls.statements_sent += 1;
+                calls.d1_calls += 1;
+                match settle(statement.unchecked_into::<Bound>().run()).await {
+                    Ok(answer) => calls.answers.push(answer),
+                    Err(e) => {
+                        calls.error = Some(e);
+                        break;
+                    }
+                }
+            }
+            calls
+        }
+        Strategy::Bound | Strategy::Literal => match settle(binding.batch(statements)).await {
+            Ok(answers) => Calls {
+                statements_sent: planned,
+                d1_calls: 1,
+                answers: answers.unchecked_into::<Array>().to_vec(),
+                error: None,
+            },
+            Err(e) => Calls::failed(planned, 1, e),
+        },
+    }
+}
+
+/// The value a binding call's promise resolves to, or D1's error text.
+async fn settle(
+    promise: std::result::Result<js_sys::Promise, JsValue>,
+) -> std::result::Result<JsValue, String> {
+    JsFuture::from(promise.map_err(js_error_text)?)
+        .await
+        .map_err(js_error_text)
+}
+
+/// What D1's answers say.
+struct Answers {
+    /// `meta.changes` summed.
+    changes: usize,
+    /// `meta.duration` summed; `None` when there is no answer or one has no duration.
+    duration_ms: Option<f64>,
+}
+
+impl Answers {
+    /// Reads `meta.changes` and `meta.duration` of each answer directly (the `worker` crate's
+    /// `meta()` converts every field of every answer, thousands of calls across the boundary
+    /// for a bound batch).
+    fn read(answers: &[JsValue]) -> Result<Self> {
+        let (meta, changes, duration) = (
+            JsValue::from_str("meta"),
+            JsValue::from_str("changes"),
+            JsValue::from_str("duration"),
+        );
+        let mut read = Answers {
+            changes: 0,
+            duration_ms: (!answers.is_empty()).then_some(0.0),
+        };
+        for answer in answers {
+            let meta = Reflect::get(answer, &meta)?;
+            if !meta.is_object() {
+                read.duration_ms = None;
+                continue;
+            }
+            let changed = Reflect::get(&meta, &changes)?.as_f64().unwrap_or(0.0);
+            read.changes += changed as usize;
+            read.duration_ms = match (read.duration_ms, Reflect::get(&meta, &duration)?.as_f64()) {
+                (Some(sum), Some(ms)) => Some(sum + ms),
+                _ => None,
+            };
+        }
+        Ok(read)
+    }
+}
+
+/// A binding call's error as text, as [`error_text`] words the `worker` crate's: a D1 error's
+/// message with its cause, anything else as the crate converts it.
+fn js_error_text(e: JsValue) -> String {
+    match e.dyn_into::<js_sys::Error>() {
+        Ok(error) if String::from(error.message()).starts_with("D1") => {
+            let message = String::from(error.message());
+            let cause = error
+                .cause()
+                .dyn_into::<js_sys::Error>()
+                .map(|c| String::from(c.message()))
+                .unwrap_or_else(|_| "unknown error".to_owned());
+            if cause == "unknown error" || message.contains(&cause) {
+                message
+            } else {
+                format!("{message} (cause: {cause})")
+            }
+        }
+        Ok(error) => error_text(&worker::Error::from(JsValue::from(error))),
+        Err(other) => match other.dyn_ref::<JsString>() {
+            Some(text) => String::from(text),
+            None => error_text(&worker::Error::from(other)),
+        },
+    }
+}
