@@ -177,7 +177,8 @@ pub fn section(dir: &Path, link: &str) -> Result<String> {
         writeln!(
             out,
             "- **{target} ÷ bare SQLite** (the same statements in-process, no Worker or D1 around \
-             them; medians over the points): {}.",
+             them; the ratio of the median inside clocks, the writes alone on both sides, over \
+             the points): {}.",
             against.join(", ")
         )
         .unwrap();
@@ -192,7 +193,8 @@ pub fn section(dir: &Path, link: &str) -> Result<String> {
             out,
             "\nThis run was made before the Worker reported `prepare_ms`: its outside clock still \
              holds generating the rows, building the statements and binding the values one at a \
-             time, so its times per 1,000 rows and its {target} ÷ bare SQLite include them."
+             time, so its times per 1,000 rows include them, and its inside clock the binding, \
+             so its {target} ÷ bare SQLite does too."
         )
         .unwrap();
     }

@@ -14,7 +14,7 @@ use crate::reports::charts::Drawn;
 use crate::reports::clocks;
 use crate::reports::points::{Measure, Point, points};
 use crate::reports::provenance;
-use crate::reports::stats::{Interval, Method, ratio_of_medians};
+use crate::reports::stats::{Interval, Method};
 use crate::studies::sweep::Axis;
 use clap::ValueEnum;
 
@@ -163,10 +163,7 @@ fn baseline_cell(
     theirs: Option<&Point>,
     short: &mut ShortIntervals,
 ) -> String {
-    let inside = |p: &Point| p.values(Measure::InsideMs);
-    let ratio = ours
-        .zip(theirs)
-        .and_then(|(o, t)| ratio_of_medians(&inside(o), &inside(t)));
+    let ratio = ours.zip(theirs).and_then(|(o, t)| o.independent_ratio(t));
     match ratio {
         Some(r) => short.cell(
             num(r.value),
