@@ -173,11 +173,18 @@ fn attempt(session: &mut dyn Session, experiment: &str, planned: &PlannedProbe) 
     }
     let verified = match session.verify(probe) {
         Ok(verified) => Ok(verified),
+        // Without the verification nothing of the probe can be trusted, whatever the writes
+        // answered: a target failure like any other (outcome `error`), the writes' answer kept
+        // in the error text.
         Err(e) => {
-            let mut lost = failure(row.outside_ms, &format!("the verification failed: {e}"));
-            lost.outcome = row.outcome;
-            lost.refusal = row.refusal;
-            return lost;
+            return failure(
+                row.outside_ms,
+                &format!(
+                    "the verification failed: {e} (the writes had answered {}{})",
+                    row.outcome,
+                    row.refusal.map_or(String::new(), |r| format!(", {r}"))
+                ),
+            );
         }
     };
     row.rows_present = verified.as_ref().map_or(0, |v| v.rows_present);
