@@ -500,8 +500,9 @@ mod tests {
     }
 
     #[test]
-    fn the_committed_example_run_record_still_reads() {
-        let path = crate::paths::project_root().join("docs/example-run/run.toml");
+    fn a_sweep_record_of_the_earlier_shape_still_reads() {
+        // The example run's run.toml as committed before records listed their studies.
+        let path = crate::paths::project_root().join("xtask/tests/golden/run-before-studies.toml");
         let record = RunRecord::read(&path).unwrap();
         assert_eq!(record.run.kind, StudyKind::Sweep);
         assert_eq!(record.run.x_axis, Some(Axis::Columns));

@@ -124,17 +124,16 @@ pub fn section(dir: &Path, link: &str) -> Result<String> {
         list(&|r| !(r.ci_high.is_some_and(|h| h < 1.0) || r.ci_low.is_some_and(|l| l > 1.0)));
     let columns = |v: &[String]| {
         if v.is_empty() {
-            "none".to_owned()
+            "no column count".to_owned()
         } else {
-            v.join(", ")
+            format!("{} columns", v.join(", "))
         }
     };
     writeln!(
         out,
         "- **literal ÷ bound** (the median of the paired repeats' ratios of ms per 1,000 rows): \
-         literal is faster, its interval wholly below 1, at {} columns; bound is faster, wholly \
-         above 1, at {} columns; the interval includes 1 at {} columns, where these repeats \
-         cannot tell them apart.",
+         literal is faster, its interval wholly below 1, at {}; bound is faster, wholly above 1, \
+         at {}; the interval includes 1 at {}, where these repeats cannot tell them apart.",
         columns(&literal_faster),
         columns(&bound_faster),
         columns(&undecided),
