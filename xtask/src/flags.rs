@@ -25,7 +25,8 @@ pub enum Task {
     List,
     /// Redraw a run's charts from its results.csv, without running anything.
     Plot(Plot),
-    /// Install the toolchain and build the Worker, without running anything.
+    /// Install what running the Worker needs, and build it only if the committed build in
+    /// worker/build is not the build of the sources; runs nothing.
     Setup,
     /// Rewrite the README's generated sections: the parity table (from the committed parity CSVs,
     /// replaced by those of `run limits` runs given here) and the findings of docs/example-run.
@@ -44,6 +45,17 @@ pub enum Task {
     /// Pack a run into one .tar.gz: its directory, the experiment files it ran, the lock files,
     /// VERSIONS and SHA256SUMS.
     Archive(Archive),
+    /// Rebuild the Worker from its sources into worker/build and rewrite
+    /// worker/build-manifest.toml; with --check, rebuild in a scratch copy and compare byte for
+    /// byte with what is committed (exit 1 on any difference).
+    BuildWorker(BuildWorker),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct BuildWorker {
+    /// Compare instead of replacing: the committed build against a rebuild of the sources.
+    #[arg(long)]
+    pub check: bool,
 }
 
 #[derive(

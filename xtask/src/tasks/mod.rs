@@ -31,12 +31,51 @@ impl flags::Plot {
     }
 }
 
-/// `cargo xtask setup`: the toolchain and the Worker, without running anything.
+/// `cargo xtask setup`: what running the Worker needs, and its build, without running anything.
 pub fn setup(sh: &Shell, paths: &Paths) -> Result<()> {
     let tools = crate::toolchain::ensure(sh, paths)?;
-    tools.build_worker(sh, paths)?;
-    eprintln!("[setup] ready: toolchain installed and the Worker built");
+    let how = match crate::worker_build::ensure(sh, paths, &tools)? {
+        crate::worker_build::Ready::Committed => "the committed build of these sources",
+        crate::worker_build::Ready::Rebuilt => "rebuilt from these sources",
+    };
+    eprintln!("[setup] ready: wrangler installed; the Worker is {how}");
     Ok(())
+}
+
+impl flags::BuildWorker {
+    /// `cargo xtask build-worker [--check]`.
+    pub fn run(self, sh: &Shell, paths: &Paths) -> Result<()> {
+        let tools = crate::toolchain::ensure(sh, paths)?;
+        if !self.check {
+            let manifest = crate::worker_build::rebuild(sh, paths, &tools)?;
+            eprintln!(
+                "[setup] built worker/build from sources {}; wrote {}",
+                &manifest.sources[..12],
+                crate::worker_build::MANIFEST
+            );
+            return Ok(());
+        }
+        let report = crate::worker_build::check(sh, paths, &tools)?;
+        if let Some(why) = &report.not_rebuilt {
+            eprintln!("[check] NOT rebuilt byte for byte: {why}");
+        }
+        if report.problems.is_empty() {
+            let what = if report.not_rebuilt.is_some() {
+                "the manifest matches the sources and the committed files"
+            } else {
+                "a rebuild of the sources is byte for byte the committed worker/build"
+            };
+            eprintln!("[check] ok: {what}");
+            return Ok(());
+        }
+        for problem in &report.problems {
+            eprintln!("[check] {problem}");
+        }
+        anyhow::bail!(
+            "the committed Worker build is not what the sources produce (see the [check] lines above: {})",
+            report.problems.len()
+        )
+    }
 }
 
 /// `cargo xtask list`: each experiment and ladder with its description; a broken file shows its

@@ -1,0 +1,378 @@
+//! The Worker build committed in `worker/build/` and the manifest beside it naming the sources it
+//! was built from: a fresh clone runs that build without compiling anything for wasm (no
+//! wasm-bindgen-cli, no worker-build, minutes saved), a changed source tree rebuilds it, and
+//! [`check`] proves in a scratch copy that the committed build is what the sources produce,
+//! byte for byte.
+//!
+//! Byte-identical rebuilds hold because the build's inputs are pinned (Cargo.lock, the tool
+//! versions, `worker/package-lock.json` for wasm-opt and esbuild) and the paths that would leak
+//! into the wasm (the workspace, the cargo registry) are remapped (see [`BuildTools::env`]). The
+//! compiler is the one input the project cannot pin here (a machine has the one rustc it has),
+//! so the manifest records it and [`check`] rebuilds only under the same one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use xshell::{Shell, cmd};
+
+use crate::paths::Paths;
+use crate::toolchain::{self, BuildTools, Toolchain, WORKER_BUILD_VERSION};
+
+/// Where the manifest lives, relative to the project root.
+pub const MANIFEST: &str = "worker/build-manifest.toml";
+/// What worker-build writes into `worker/build/` that the Worker runs from.
+const BUILD_FILES: [&str; 4] = [
+    "index.js",
+    "index_bg.wasm",
+    "package.json",
+    "worker/shim.mjs",
+];
+/// Source trees and files whose contents decide the build (relative to the root).
+const INPUT_DIRS: [&str; 2] = ["worker/src", "core/src"];
+const INPUT_FILES: [&str; 6] = [
+    "Cargo.toml",
+    "Cargo.lock",
+    "worker/Cargo.toml",
+    "core/Cargo.toml",
+    // wasm-opt and esbuild, which worker-build runs, come from here.
+    "worker/package-lock.json",
+    "worker/package.json",
+];
+
+fn say(message: &str) {
+    eprintln!("[setup] {message}");
+}
+
+/// `worker/build-manifest.toml`: what the committed build was made from and with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Manifest {
+    /// SHA-256 over the inputs' relative paths and contents.
+    pub sources: String,
+    /// `rustc --version` of the compiler that built it.
+    pub rustc: String,
+    pub worker_build: String,
+    pub wasm_bindgen: String,
+    /// SHA-256 of each file under `worker/build/`.
+    pub files: BTreeMap<String, String>,
+}
+
+impl Manifest {
+    fn path(root: &Path) -> PathBuf {
+        root.join(MANIFEST)
+    }
+
+    /// The committed manifest, or `None` when there is none.
+    pub fn read(root: &Path) -> Result<Option<Manifest>> {
+        let path = Self::path(root);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        toml::from_str(&text).map(Some).map_err(|e| {
+            anyhow::anyhow!(crate::studies::files::located(
+                &path,
+                &text,
+                e.span(),
+                e.message()
+            ))
+        })
+    }
+
+    fn write(&self, root: &Path) -> Result<()> {
+        let header = "# The Worker build committed in worker/build/: the sources it was built from and the\n\
+                      # tools it was built with. Written by `cargo xtask build-worker` (and by any run whose\n\
+                      # sources changed); `cargo xtask build-worker --check` rebuilds it in a scratch copy\n\
+                      # and compares byte for byte.\n";
+        let path = Self::path(root);
+        std::fs::write(&path, format!("{header}{}", toml::to_string(self)?))
+            .with_context(|| format!("cannot write {}", path.display()))
+    }
+}
+
+/// The files whose contents decide the build, in a fixed order.
+fn inputs(root: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for dir in INPUT_DIRS {
+        toolchain::files_under(&root.join(dir), &mut files)?;
+    }
+    files.extend(INPUT_FILES.iter().map(|file| root.join(file)));
+    Ok(files)
+}
+
+/// The hash the manifest's `sources` must equal for the tree at `root`.
+pub fn sources_hash(root: &Path) -> Result<String> {
+    toolchain::hash_tree(root, &inputs(root)?)
+}
+
+/// SHA-256 of each of the build's files under `build_dir`; an error names a missing one.
+fn build_hashes(build_dir: &Path) -> Result<BTreeMap<String, String>> {
+    BUILD_FILES
+        .iter()
+        .map(|name| {
+            let path = build_dir.join(name);
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            Ok((name.to_string(), toolchain::hash_bytes(&bytes)))
+        })
+        .collect()
+}
+
+/// How the Worker came to be ready.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ready {
+    /// The committed build is the build of these sources: nothing compiled.
+    Committed,
+    /// The sources changed: built here, and the manifest rewritten.
+    Rebuilt,
+}
+
+/// Makes the Worker in `worker/build/` the build of the current sources: the committed one when
+/// the manifest says it is (and its files are intact), else a rebuild.
+pub fn ensure(sh: &Shell, paths: &Paths, npm: &Toolchain) -> Result<Ready> {
+    let sources = sources_hash(&paths.root)?;
+    if let Some(manifest) = Manifest::read(&paths.root)?
+        && manifest.sources == sources
+        && build_hashes(&paths.worker().join("build")).ok().as_ref() == Some(&manifest.files)
+    {
+        return Ok(Ready::Committed);
+    }
+    say(&format!(
+        "worker/build is not the build of these sources ({MANIFEST} says otherwise): building it"
+    ));
+    rebuild(sh, paths, npm)?;
+    say(&format!(
+        "rebuilt worker/build and {MANIFEST}: commit both with the change to the sources"
+    ));
+    Ok(Ready::Rebuilt)
+}
+
+/// Builds the Worker in place from the sources and rewrites the manifest.
+pub fn rebuild(sh: &Shell, paths: &Paths, npm: &Toolchain) -> Result<Manifest> {
+    let tools = toolchain::ensure_build_tools(sh, paths)?;
+    build_in(sh, &paths.root, npm, &tools, &paths.worker_target())?;
+    let manifest = manifest_for(&paths.root, &tools, &paths.worker().join("build"))?;
+    manifest.write(&paths.root)?;
+    Ok(manifest)
+}
+
+fn manifest_for(root: &Path, tools: &BuildTools, build_dir: &Path) -> Result<Manifest> {
+    Ok(Manifest {
+        sources: sources_hash(root)?,
+        rustc: tools.rustc.clone(),
+        worker_build: WORKER_BUILD_VERSION.to_owned(),
+        wasm_bindgen: toolchain::locked_version(&root.join("Cargo.lock"), "wasm-bindgen")?,
+        files: build_hashes(build_dir)?,
+    })
+}
+
+/// `worker-build --release` in `<workspace>/worker`, off the network and path-independent.
+fn build_in(
+    sh: &Shell,
+    workspace: &Path,
+    npm: &Toolchain,
+    tools: &BuildTools,
+    target_dir: &Path,
+) -> Result<()> {
+    say("building the Worker (worker-build --release; ~1 min cold, seconds after)");
+    let _dir = sh.push_dir(workspace.join("worker"));
+    let worker_build = &tools.worker_build;
+    let mut build = cmd!(sh, "{worker_build} --release");
+    for (key, value) in tools.env(npm, workspace, target_dir) {
+        build = build.env(key, value);
+    }
+    build.run().with_context(|| {
+        format!(
+            "cannot build the Worker (worker-build --release in {})",
+            workspace.join("worker").display()
+        )
+    })
+}
+
+/// What [`check`] found.
+#[derive(Debug, Default)]
+pub struct CheckReport {
+    /// Each way the committed build differs from what the sources produce.
+    pub problems: Vec<String>,
+    /// Why the byte-for-byte rebuild was not done, when it was not.
+    pub not_rebuilt: Option<String>,
+}
+
+/// The differences between the committed manifest and what was found: a line per difference.
+fn differences(committed: &Manifest, found: &Manifest) -> Vec<String> {
+    let mut problems = Vec::new();
+    if committed.sources != found.sources {
+        problems.push(format!(
+            "{MANIFEST}: the sources changed since the committed build (sources {} committed, {} now); run `cargo xtask build-worker` and commit worker/build and {MANIFEST}",
+            short(&committed.sources),
+            short(&found.sources)
+        ));
+    }
+    for name in BUILD_FILES {
+        let (was, is) = (committed.files.get(name), found.files.get(name));
+        if was != is {
+            problems.push(format!(
+                "worker/build/{name}: {MANIFEST} records {}, the build has {}",
+                was.map_or("nothing", |h| short(h)),
+                is.map_or("nothing", |h| short(h))
+            ));
+        }
+    }
+    problems
+}
+
+fn short(hash: &str) -> &str {
+    &hash[..hash.len().min(12)]
+}
+
+/// Checks the committed build: its manifest against the sources and the files, then (under the
+/// manifest's rustc) a rebuild from a scratch copy of the sources compared byte for byte.
+pub fn check(sh: &Shell, paths: &Paths, npm: &Toolchain) -> Result<CheckReport> {
+    let root = &paths.root;
+    let Some(committed) = Manifest::read(root)? else {
+        bail!("{MANIFEST} is missing: run `cargo xtask build-worker` and commit what it writes");
+    };
+    let mut report = CheckReport::default();
+    let as_committed = Manifest {
+        sources: sources_hash(root)?,
+        files: build_hashes(&paths.worker().join("build"))?,
+        ..committed.clone()
+    };
+    report.problems = differences(&committed, &as_committed);
+
+    let rustc = toolchain::rustc_version(sh)?;
+    if rustc != committed.rustc {
+        report.not_rebuilt = Some(format!(
+            "the committed build was made with `{}`, this machine has `{rustc}`: a byte-for-byte rebuild needs the same compiler",
+            committed.rustc
+        ));
+        return Ok(report);
+    }
+    let tools = toolchain::ensure_build_tools(sh, paths)?;
+    let scratch = paths.scratch().join("worker-check");
+    copy_sources(root, &scratch)?;
+    build_in(sh, &scratch, npm, &tools, &paths.worker_target())?;
+    // The sources were compared above; here only what they build.
+    let rebuilt = Manifest {
+        files: build_hashes(&scratch.join("worker").join("build"))?,
+        ..committed.clone()
+    };
+    for line in differences(&committed, &rebuilt) {
+        report
+            .problems
+            .push(format!("rebuilt from the sources: {line}"));
+    }
+    Ok(report)
+}
+
+/// A copy of the workspace that building the Worker reads (no build output, no node_modules),
+/// at `to`, replacing what was there.
+fn copy_sources(root: &Path, to: &Path) -> Result<()> {
+    if to.exists() {
+        std::fs::remove_dir_all(to).with_context(|| format!("cannot clear {}", to.display()))?;
+    }
+    let mut files = inputs(root)?;
+    // The workspace's other member must be loadable for cargo to read the workspace.
+    files.push(root.join("xtask/Cargo.toml"));
+    toolchain::files_under(&root.join("xtask/src"), &mut files)?;
+    for file in files {
+        let relative = file.strip_prefix(root).expect("inputs lie under the root");
+        let dest = to.join(relative);
+        std::fs::create_dir_all(dest.parent().expect("a file has a parent"))?;
+        std::fs::copy(&file, &dest)
+            .with_context(|| format!("cannot copy {} to {}", file.display(), dest.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest() -> Manifest {
+        Manifest {
+            sources: "a".repeat(64),
+            rustc: "rustc 1.95.0".into(),
+            worker_build: WORKER_BUILD_VERSION.into(),
+            wasm_bindgen: "0.2.130".into(),
+            files: BUILD_FILES
+                .iter()
+                .map(|f| (f.to_string(), "b".repeat(64)))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_changed_file_or_source_tree_is_named() {
+        let committed = manifest();
+        assert!(differences(&committed, &committed).is_empty());
+        let mut found = committed.clone();
+        found.files.insert("index_bg.wasm".into(), "c".repeat(64));
+        found.sources = "d".repeat(64);
+        let problems = differences(&committed, &found);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].contains("the sources changed"), "{problems:?}");
+        assert!(
+            problems[1].starts_with("worker/build/index_bg.wasm"),
+            "{problems:?}"
+        );
+        found.files.remove("index.js");
+        let problems = differences(&committed, &found);
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with("worker/build/index.js:")
+                    && p.ends_with("the build has nothing")),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn the_committed_manifest_names_the_committed_build_of_these_sources() {
+        let root = crate::paths::project_root();
+        let manifest = Manifest::read(&root)
+            .unwrap()
+            .expect("the manifest is committed");
+        let found = Manifest {
+            sources: sources_hash(&root).unwrap(),
+            files: build_hashes(&root.join("worker/build")).unwrap(),
+            ..manifest.clone()
+        };
+        assert_eq!(
+            differences(&manifest, &found),
+            Vec::<String>::new(),
+            "run `cargo xtask build-worker` and commit worker/build and {MANIFEST}"
+        );
+    }
+
+    #[test]
+    fn ci_builds_with_the_compiler_that_built_the_committed_worker() {
+        let root = crate::paths::project_root();
+        let manifest = Manifest::read(&root)
+            .unwrap()
+            .expect("the manifest is committed");
+        let version = manifest.rustc.split_whitespace().nth(1).unwrap();
+        let ci = std::fs::read_to_string(root.join(".github/workflows/ci.yml")).unwrap();
+        assert!(
+            ci.contains(&format!("rustup default {version}")),
+            "ci.yml must install rustc {version}, which built worker/build"
+        );
+    }
+
+    #[test]
+    fn the_manifest_round_trips_and_refuses_unknown_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("worker")).unwrap();
+        manifest().write(dir.path()).unwrap();
+        assert_eq!(Manifest::read(dir.path()).unwrap(), Some(manifest()));
+        let path = dir.path().join(MANIFEST);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("colour = \"red\"\n{text}")).unwrap();
+        let error = format!("{:#}", Manifest::read(dir.path()).unwrap_err());
+        assert!(error.contains("build-manifest.toml:"), "{error}");
+    }
+}
