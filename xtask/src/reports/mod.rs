@@ -119,7 +119,7 @@ fn render_ladder(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<R
     } else {
         Vec::new()
     };
-    let rows = parity::rows(&findings);
+    let rows = parity::rows(&findings, &parity::Source::of(record));
     csv::write(&run_dir.parity_csv(), &rows)?;
     let title = title(record);
     std::fs::write(

@@ -41,6 +41,66 @@ pub struct ParityRow {
     pub refusal: String,
     /// The first refusal's error text, verbatim, or empty.
     pub error: String,
+    /// Where the row came from: the run's id, its commit, and the versions it ran on (each
+    /// empty in tables written before they were kept).
+    #[serde(default)]
+    pub run: String,
+    #[serde(default)]
+    pub commit: String,
+    #[serde(default)]
+    pub versions: String,
+}
+
+/// The run a parity table comes from, as its rows carry it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    pub run: String,
+    /// The commit, with `-dirty` when tracked files differed from it.
+    pub commit: String,
+    /// What the target ran on: d1bench, and wrangler, workerd and the worker crate for targets
+    /// that run the Worker, or the bundled SQLite for the sqlite target.
+    pub versions: String,
+}
+
+impl Source {
+    pub fn of(record: &crate::records::RunRecord) -> Source {
+        let v = &record.versions;
+        let mut versions = vec![format!("d1bench {}", v.d1bench)];
+        if record.run.target.runs_the_worker() {
+            versions.push(format!("wrangler {}", v.wrangler));
+            versions.push(format!("workerd {}", v.workerd));
+            versions.push(format!("worker crate {}", v.worker_crate));
+        } else {
+            versions.push(format!("SQLite {}", v.sqlite));
+        }
+        versions.push(v.rustc.clone());
+        Source {
+            run: record.run.id.clone(),
+            commit: format!(
+                "{}{}",
+                record.git.commit,
+                if record.git.dirty { "-dirty" } else { "" }
+            ),
+            versions: versions.join("; "),
+        }
+    }
+
+    /// The source every row of a committed table names, or `None` when a row names none or the
+    /// rows disagree.
+    fn of_rows(rows: &[ParityRow]) -> Option<Source> {
+        let first = rows.first()?;
+        let source = Source {
+            run: first.run.clone(),
+            commit: first.commit.clone(),
+            versions: first.versions.clone(),
+        };
+        let named =
+            !source.run.is_empty() && !source.commit.is_empty() && !source.versions.is_empty();
+        let agree = rows.iter().all(|r| {
+            r.run == source.run && r.commit == source.commit && r.versions == source.versions
+        });
+        (named && agree).then_some(source)
+    }
 }
 
 /// A value in a ladder's unit, as a reader says it.
@@ -90,18 +150,18 @@ fn found(kind: LadderKind, f: &Finding) -> String {
 }
 
 /// The parity rows of a run's findings, one per ladder, in [`LadderKind::ALL`] order.
-pub fn rows(findings: &[Finding]) -> Vec<ParityRow> {
+pub fn rows(findings: &[Finding], source: &Source) -> Vec<ParityRow> {
     let mut by_ladder: BTreeMap<LadderKind, Vec<&Finding>> = BTreeMap::new();
     for f in findings {
         by_ladder.entry(f.ladder).or_default().push(f);
     }
     LadderKind::ALL
         .into_iter()
-        .filter_map(|kind| by_ladder.get(&kind).map(|fs| row(kind, fs)))
+        .filter_map(|kind| by_ladder.get(&kind).map(|fs| row(kind, fs, source)))
         .collect()
 }
 
-fn row(kind: LadderKind, fs: &[&Finding]) -> ParityRow {
+fn row(kind: LadderKind, fs: &[&Finding], source: &Source) -> ParityRow {
     let documented = kind.documented();
     let failures: Vec<&&Finding> = fs.iter().filter(|f| f.first_failed.is_some()).collect();
     let first = failures.first();
@@ -154,6 +214,9 @@ fn row(kind: LadderKind, fs: &[&Finding]) -> ParityRow {
             .map(|r| r.to_string())
             .unwrap_or_default(),
         error: first.map(|f| f.error.clone()).unwrap_or_default(),
+        run: source.run.clone(),
+        commit: source.commit.clone(),
+        versions: source.versions.clone(),
     }
 }
 
@@ -265,6 +328,26 @@ pub fn readme_section(
         )
         .unwrap();
     }
+    out.push_str("\nMeasured by ");
+    let mut sources = vec![("local", local), ("SQLite", sqlite)];
+    if let Some(remote) = remote {
+        sources.push(("Cloudflare", remote));
+    }
+    let described: Vec<String> = sources
+        .into_iter()
+        .filter(|(_, rows)| !rows.is_empty())
+        .map(|(target, rows)| match Source::of_rows(rows) {
+            Some(s) => format!(
+                "{target}: run `{}` at commit `{}` ({})",
+                s.run,
+                &s.commit[..s.commit.len().min(7)],
+                s.versions
+            ),
+            None => format!("{target}: a run its table does not name"),
+        })
+        .collect();
+    out.push_str(&described.join("; "));
+    out.push_str(".\n");
     out
 }
 
@@ -318,26 +401,41 @@ impl flags::ParityReadme {
             ("remote", &self.remote),
         ] {
             let Some(dir) = dir else { continue };
-            let source = dir.join("parity.csv");
-            let rows: Vec<ParityRow> = read_csv(&source).with_context(|| {
-                format!("{} is not a parity table of a ladder run", source.display())
+            let table = dir.join("parity.csv");
+            let rows: Vec<ParityRow> = read_csv(&table).with_context(|| {
+                format!("{} is not a parity table of a ladder run", table.display())
             })?;
-            let record = std::fs::read_to_string(dir.join("run.toml"))
-                .with_context(|| format!("cannot read {}", dir.join("run.toml").display()))?;
-            if !record.contains(&format!("target = \"{target}\"")) {
-                bail!("{} is not a run on the {target} target", dir.display());
-            }
-            if !record.contains("status = \"complete\"") {
+            let record = crate::records::RunRecord::read(&dir.join("run.toml"))?;
+            if record.run.target.name() != target {
                 bail!(
-                    "{} did not complete with every rung reconciled; refusing to publish it",
-                    dir.display()
+                    "{} is a run on the {} target, not {target}",
+                    dir.display(),
+                    record.run.target
                 );
             }
+            if record.run.status != crate::records::RunStatus::Complete {
+                bail!(
+                    "{} ended {:?}, not complete with every rung reconciled; refusing to publish it",
+                    dir.display(),
+                    record.run.status
+                );
+            }
+            // Every row names the run it came from, whatever the run's own table carried.
+            let source = Source::of(&record);
+            let rows: Vec<ParityRow> = rows
+                .into_iter()
+                .map(|r| ParityRow {
+                    run: source.run.clone(),
+                    commit: source.commit.clone(),
+                    versions: source.versions.clone(),
+                    ..r
+                })
+                .collect();
             let dest = committed(paths, target);
             crate::records::csv::write(&dest, &rows)?;
             eprintln!(
                 "{} ({} limits) → {}",
-                source.display(),
+                table.display(),
                 rows.len(),
                 dest.display()
             );
@@ -479,6 +577,13 @@ mod tests {
         let paths = Paths::new(project_root());
         for target in ["local", "sqlite"] {
             let rows: Vec<ParityRow> = read_csv(&committed(&paths, target)).unwrap();
+            let source = Source::of_rows(&rows);
+            assert!(
+                source
+                    .as_ref()
+                    .is_some_and(|s| !s.commit.ends_with("-dirty")),
+                "reports/parity-{target}.csv must name one run, its clean commit and its versions in every row: {source:?}"
+            );
             for r in &rows {
                 if !r.error.is_empty() {
                     assert_eq!(
