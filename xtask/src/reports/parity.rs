@@ -463,6 +463,14 @@ mod tests {
     use super::*;
     use crate::paths::project_root;
 
+    fn source() -> Source {
+        Source {
+            run: "20261130T000000Z-local".into(),
+            commit: "0123456789abcdef".into(),
+            versions: "d1bench 0.1.0".into(),
+        }
+    }
+
     fn finding(
         kind: LadderKind,
         last_ok: Option<usize>,
@@ -499,26 +507,60 @@ mod tests {
 
     #[test]
     fn enforced_at_the_documented_value_elsewhere_or_not_at_all() {
-        let at = rows(&[finding(
-            LadderKind::StatementLength,
-            Some(100_000),
-            Some(100_001),
-            "statement-too-long",
-        )]);
+        let at = rows(
+            &[finding(
+                LadderKind::StatementLength,
+                Some(100_000),
+                Some(100_001),
+                "statement-too-long",
+            )],
+            &source(),
+        );
         assert_eq!(at[0].found, "100,000 bytes ok, 100,001 refused");
         assert_eq!(at[0].enforced, "yes");
-        let off = rows(&[finding(
-            LadderKind::FunctionArgs,
-            Some(127),
-            Some(128),
-            "too-many-function-args",
-        )]);
+        let off = rows(
+            &[finding(
+                LadderKind::FunctionArgs,
+                Some(127),
+                Some(128),
+                "too-many-function-args",
+            )],
+            &source(),
+        );
         assert_eq!(off[0].enforced, "yes, at 127");
-        let none = rows(&[finding(LadderKind::QueryBudget, Some(2000), None, "")]);
+        let none = rows(
+            &[finding(LadderKind::QueryBudget, Some(2000), None, "")],
+            &source(),
+        );
         assert_eq!(none[0].found, "no refusal up to 2,000 queries");
         assert_eq!(none[0].enforced, "no");
-        let wrong = rows(&[finding(LadderKind::RowSize, Some(100), Some(200), "other")]);
+        let wrong = rows(
+            &[finding(LadderKind::RowSize, Some(100), Some(200), "other")],
+            &source(),
+        );
         assert_eq!(wrong[0].enforced, "stopped by an error, not by this limit");
+        assert_eq!(Source::of_rows(&wrong), Some(source()));
+    }
+
+    #[test]
+    fn a_table_names_its_source_only_when_every_row_names_the_same_one() {
+        let row = |run: &str| ParityRow {
+            run: run.into(),
+            ..rows(
+                &[finding(LadderKind::QueryBudget, Some(2000), None, "")],
+                &source(),
+            )[0]
+            .clone()
+        };
+        let one = row("20261130T000000Z-local");
+        assert_eq!(Source::of_rows(&[one.clone(), one.clone()]), Some(source()));
+        assert_eq!(Source::of_rows(&[one.clone(), row("another")]), None);
+        assert_eq!(Source::of_rows(&[row("")]), None);
+        let section = readme_section(&[one], &[], None);
+        assert!(
+            section.contains("Measured by local: run `20261130T000000Z-local` at commit `0123456`"),
+            "{section}"
+        );
     }
 
     #[test]
@@ -534,7 +576,7 @@ mod tests {
             f.columns = Some(c);
             fs.push(f);
         }
-        let r = rows(&fs);
+        let r = rows(&fs, &source());
         assert_eq!(r[0].enforced, "yes");
         assert!(
             r[0].found
@@ -543,7 +585,7 @@ mod tests {
             r[0].found
         );
         fs[1].last_ok = Some(34);
-        let r = rows(&fs);
+        let r = rows(&fs, &source());
         assert_eq!(r[0].enforced, "yes, at 34");
         assert!(r[0].found.contains("C=3: 34 rows"), "{}", r[0].found);
     }
