@@ -328,6 +328,7 @@ fn measure(
     record
         .run
         .end(measured.as_ref().map(Totals::all_reconciled));
+    record.machine.load_at_end = run_record::load_average();
     if let Ok(totals) = &measured {
         record.reconciliation = Some(totals.clone());
     }

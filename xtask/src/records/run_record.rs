@@ -197,6 +197,22 @@ pub struct Machine {
     pub cpu: String,
     pub cpus: usize,
     pub memory_gib: f64,
+    /// The kernel's 1-minute load average when the run started and when it ended: above `cpus`,
+    /// other work shared the machine with the run (absent in older records, and off Linux).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_at_start: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_at_end: Option<f64>,
+}
+
+/// The 1-minute load average from `/proc/loadavg`, when there is one.
+pub fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 impl RunRecord {
@@ -367,6 +383,8 @@ pub fn machine() -> Machine {
         cpu,
         cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
         memory_gib: (memory_kib / 1024.0 / 1024.0 * 10.0).round() / 10.0,
+        load_at_start: load_average(),
+        load_at_end: None,
     }
 }
 

@@ -520,10 +520,11 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
     }
     writeln!(
         out,
-        "- machine: {}, {}, {} ({} CPUs), {} GiB\n",
+        "- machine: {}, {}, {} ({} CPUs), {} GiB",
         m.os, m.arch, m.cpu, m.cpus, m.memory_gib
     )
     .unwrap();
+    writeln!(out, "{}", load_line(m)).unwrap();
     out.push_str(
         "Files: `results.csv` (every probe, warm-ups excepted, with when it started), \
          `summary.csv` (every point: median, min, max, p95 from 20 repeats on, the median's \
@@ -533,9 +534,44 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
     out
 }
 
+/// What the load average says of the machine during the run: whether other work shared it.
+fn load_line(m: &crate::records::run_record::Machine) -> String {
+    let fmt = |load: Option<f64>| load.map_or("not recorded".to_owned(), |l| format!("{l:.2}"));
+    let busy = [m.load_at_start, m.load_at_end]
+        .into_iter()
+        .flatten()
+        .any(|load| load > m.cpus as f64);
+    let verdict = if m.load_at_start.is_none() && m.load_at_end.is_none() {
+        ""
+    } else if busy {
+        ": above the CPU count, so other work shared the machine and the times carry its interference"
+    } else {
+        ": at most the CPU count"
+    };
+    format!(
+        "- load average (1 min): {} at the start, {} at the end{verdict}\n",
+        fmt(m.load_at_start),
+        fmt(m.load_at_end)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_load_line_says_when_other_work_shared_the_machine() {
+        let mut m = crate::records::run_record::machine();
+        m.cpus = 2;
+        (m.load_at_start, m.load_at_end) = (Some(0.4), Some(1.9));
+        assert!(
+            load_line(&m).ends_with("0.40 at the start, 1.90 at the end: at most the CPU count\n")
+        );
+        m.load_at_end = Some(4.03);
+        assert!(load_line(&m).contains("4.03 at the end: above the CPU count"));
+        (m.load_at_start, m.load_at_end) = (None, None);
+        assert!(load_line(&m).ends_with("not recorded at the end\n"));
+    }
 
     fn kind(name: &str) -> TargetKind {
         serde_json::from_value(serde_json::json!(name)).unwrap()

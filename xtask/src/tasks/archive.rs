@@ -346,6 +346,8 @@ mod tests {
                 cpu: "c".into(),
                 cpus: 2,
                 memory_gib: 1.0,
+                load_at_start: None,
+                load_at_end: None,
             },
             reconciliation: None,
             remote: None,
