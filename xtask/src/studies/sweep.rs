@@ -689,6 +689,7 @@ fn expand_series(series: &Series, profile: &Profile, index: usize) -> Vec<Planne
                                 rows_per_statement: series
                                     .rows_per_statement
                                     .map(NonZeroUsize::get),
+                                json_payload_bytes: None,
                                 text: TextMix {
                                     escape_share,
                                     nul_share,

@@ -118,6 +118,9 @@ pub fn strategy_color(strategy: Strategy) -> RGBColor {
         Strategy::Bound => RGBColor(0x00, 0x72, 0xb2),
         Strategy::Literal => RGBColor(0xd5, 0x5e, 0x00),
         Strategy::PerRow => RGBColor(0x00, 0x9e, 0x73),
+        Strategy::Json => RGBColor(0xcc, 0x79, 0xa7),
+        Strategy::BatchedRows => RGBColor(0xe6, 0x9f, 0x00),
+        Strategy::Exec => RGBColor(0x56, 0xb4, 0xe9),
     }
 }
 
@@ -127,6 +130,9 @@ pub fn strategy_shape(strategy: Strategy) -> Shape {
         Strategy::Bound => Shape::Circle,
         Strategy::Literal => Shape::Square,
         Strategy::PerRow => Shape::Triangle,
+        Strategy::Json => Shape::Diamond,
+        Strategy::BatchedRows => Shape::TriangleDown,
+        Strategy::Exec => Shape::Pentagon,
     }
 }
 
