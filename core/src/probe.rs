@@ -42,6 +42,17 @@ impl Strategy {
         Strategy::Exec,
     ];
 
+    /// The order tables, legends and charts list strategies in: the multi-row strategies
+    /// first, the one-call-per-row baseline last.
+    pub const REPORT_ORDER: [Strategy; 6] = [
+        Strategy::Bound,
+        Strategy::Literal,
+        Strategy::Json,
+        Strategy::BatchedRows,
+        Strategy::Exec,
+        Strategy::PerRow,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Strategy::PerRow => "per-row",
@@ -700,5 +711,8 @@ mod tests {
             assert_eq!(s.name().parse::<Strategy>().unwrap(), s);
         }
         assert!("batch".parse::<Strategy>().is_err());
+        let mut ordered = Strategy::REPORT_ORDER.to_vec();
+        ordered.sort();
+        assert_eq!(ordered, Strategy::ALL, "every strategy is reported, once");
     }
 }

@@ -1030,10 +1030,10 @@ mod tests {
         }
         .run()
         .unwrap();
-        // Bound and literal at 5 column counts, per-row at 8: all in both, one repeat each.
+        // Five strategies at 5 column counts, per-row at 8: all in both, one repeat each.
         assert_eq!(
             (c.points.len(), c.only_in_a.len(), c.only_in_b.len()),
-            (11, 0, 0)
+            (26, 0, 0)
         );
         assert!(c.notes.is_empty(), "{:?}", c.notes);
         let (rows_a, rows_b): (Vec<ResultRow>, Vec<ResultRow>) = (
@@ -1058,7 +1058,7 @@ mod tests {
         assert_eq!(c.regressions(), 0);
         let md = std::fs::read_to_string(b.join("compare.md")).unwrap();
         assert!(
-            md.contains("\n11 points compared: 11 too few repeats.\n"),
+            md.contains("\n26 points compared: 26 too few repeats.\n"),
             "{md}"
         );
         // The table shows such a ratio without its zero-width interval.
@@ -1068,7 +1068,7 @@ mod tests {
         }
         let json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(b.join("compare.json")).unwrap()).unwrap();
-        assert_eq!(json["points"].as_array().unwrap().len(), 11);
+        assert_eq!(json["points"].as_array().unwrap().len(), 26);
         assert_eq!(json["points"][0]["verdict"], "too-few-repeats");
 
         // Three repeats, against themselves and against the same rows 100 times slower (written

@@ -19,7 +19,7 @@ use crate::studies::sweep::Axis;
 use clap::ValueEnum;
 
 /// The order strategies are listed in, in every table.
-const STRATEGIES: [Strategy; 3] = [Strategy::Bound, Strategy::Literal, Strategy::PerRow];
+const STRATEGIES: [Strategy; 6] = Strategy::REPORT_ORDER;
 
 /// A table row's key: the series label, then x (ordered by `total_cmp`).
 type RowKey = (String, u64);
