@@ -7,8 +7,12 @@ use std::fmt::Write;
 
 use crate::checksum::checksum_sql;
 use crate::generate::{ColumnType, RowGenerator, Value, column_type};
-use crate::limits::{MAX_STATEMENT_BYTES, MAX_STRING_BYTES, bound_rows_per_statement};
+use crate::limits::{
+    MAX_BOUND_PARAMETERS, MAX_COLUMNS, MAX_ROW_BYTES, MAX_STATEMENT_BYTES, MAX_STRING_BYTES,
+    bound_rows_per_statement,
+};
 use crate::probe::{Corruption, ProbeRequest, Strategy};
+use crate::refusal::RefusalKind;
 
 /// One INSERT statement: its SQL text, the values bound to its `?`s, and the rows it writes.
 #[derive(Debug, Clone, PartialEq)]
@@ -473,6 +477,87 @@ fn json_inserts(
     out
 }
 
+/// A documented limit that stops a probe before it starts: even one of its rows cannot be
+/// written the way its strategy writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wall {
+    /// The refusal the limit gives.
+    pub refusal: RefusalKind,
+    /// The limit, in words with its documented value.
+    pub limit: &'static str,
+    /// What one row needs of it, in [`Wall::unit`].
+    pub needed: usize,
+    /// What `needed` counts: `bytes of SQL`, `bound parameters`, ...
+    pub unit: &'static str,
+}
+
+/// The documented limit `probe` meets by construction, if any: its first row alone, planned as
+/// its strategy plans it, is past a limit, so every statement would be refused. `None` says
+/// the first row fits; later rows of a mix of escaped text may still differ a little.
+pub fn wall(probe: &ProbeRequest) -> Option<Wall> {
+    let at = |refusal, limit, needed, unit| {
+        Some(Wall {
+            refusal,
+            limit,
+            needed,
+            unit,
+        })
+    };
+    if probe.columns > MAX_COLUMNS {
+        return at(
+            RefusalKind::TooManyColumns,
+            "100 columns per table",
+            probe.columns,
+            "columns",
+        );
+    }
+    if probe.row_bytes > MAX_ROW_BYTES {
+        return at(
+            RefusalKind::StringOrBlobTooBig,
+            "2,000,000-byte rows",
+            probe.row_bytes,
+            "bytes of payload",
+        );
+    }
+    let one = ProbeRequest {
+        rows: 1,
+        rows_per_statement: None,
+        debug_corrupt: None,
+        ..probe.clone()
+    };
+    let plan = plan(&one);
+    let statement = plan.inserts.first()?;
+    if statement.params.len() > MAX_BOUND_PARAMETERS {
+        return at(
+            RefusalKind::TooManyVariables,
+            "100 bound parameters per statement",
+            statement.params.len(),
+            "bound parameters",
+        );
+    }
+    if statement.sql.len() > MAX_STATEMENT_BYTES {
+        return at(
+            RefusalKind::StatementTooLong,
+            "100,000-byte statements",
+            statement.sql.len(),
+            "bytes of SQL",
+        );
+    }
+    let longest_text = statement.params.iter().map(|v| match v {
+        Value::Text(s) => s.len(),
+        Value::Integer(_) => 0,
+    });
+    match longest_text.max() {
+        Some(bytes) if bytes > MAX_STRING_BYTES => at(
+            RefusalKind::StringOrBlobTooBig,
+            "2,000,000-byte strings",
+            bytes,
+            "bytes in one bound string",
+        ),
+        _ => None,
+    }
+}
+
 /// The script a `db.exec()` runs: the statements' SQL, one a line.
 pub fn exec_script(statements: &[Statement]) -> String {
     let mut script =
@@ -500,7 +585,6 @@ pub fn rows_of_first(statements: &[Statement], count: usize) -> usize {
 pub(crate) mod tests {
     use super::*;
     use crate::generate::TextMix;
-    use crate::limits::MAX_BOUND_PARAMETERS;
     use rusqlite::{Connection, params_from_iter, types::ValueRef};
 
     fn probe(strategy: Strategy, columns: usize, rows: usize, row_bytes: usize) -> ProbeRequest {
@@ -790,6 +874,40 @@ pub(crate) mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("too big"), "{err}");
+    }
+
+    #[test]
+    fn the_wall_of_each_strategy_is_the_limit_its_first_row_meets() {
+        let wall_of = |strategy, columns, row_bytes| {
+            let mut p = probe(strategy, columns, 10, row_bytes);
+            p.text = TextMix::default();
+            wall(&p).map(|w| w.refusal)
+        };
+        for strategy in Strategy::ALL {
+            assert_eq!(wall_of(strategy, 8, 1_000), None, "{strategy}");
+            assert_eq!(
+                wall_of(strategy, 4, 2_000_001),
+                Some(RefusalKind::StringOrBlobTooBig),
+                "{strategy}"
+            );
+        }
+        // One literal row of 99,950 payload bytes and its SQL pass 100,000 bytes.
+        for strategy in [Strategy::Literal, Strategy::Exec] {
+            assert_eq!(
+                wall_of(strategy, 4, 99_950),
+                Some(RefusalKind::StatementTooLong)
+            );
+            assert_eq!(wall_of(strategy, 4, 99_000), None);
+        }
+        for strategy in [Strategy::Bound, Strategy::Json, Strategy::BatchedRows] {
+            assert_eq!(wall_of(strategy, 4, 1_000_000), None, "{strategy}");
+        }
+        // A json row's text near 2,000,000 bytes: its quotes and brackets pass the string limit.
+        assert_eq!(
+            wall_of(Strategy::Json, 1, 1_999_999),
+            Some(RefusalKind::StringOrBlobTooBig)
+        );
+        assert_eq!(wall_of(Strategy::Bound, 1, 1_999_999), None);
     }
 
     #[test]

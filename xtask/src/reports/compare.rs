@@ -775,6 +775,7 @@ mod tests {
                 profile: "smoke".into(),
                 target: TargetKind::Sqlite,
                 x_axis: (kind == StudyKind::Sweep).then_some(Axis::Columns),
+                y_axis: None,
                 baseline: None,
                 debug_corrupt: None,
                 status: RunStatus::Complete,

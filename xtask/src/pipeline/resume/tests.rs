@@ -248,6 +248,7 @@ fn record_of(plan: &Plan, status: RunStatus) -> RunRecord {
             profile: plan.profile.clone(),
             target: TargetKind::Sqlite,
             x_axis: plan.x_axis,
+            y_axis: None,
             baseline: None,
             debug_corrupt: None,
             order_seed: None,
