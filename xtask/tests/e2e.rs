@@ -151,6 +151,7 @@ fn charts_are_drawn(dir: &Path) -> Vec<String> {
 fn smoke_runs_for_real_reach_the_wall_catch_a_corrupted_row_and_an_interrupt_stops_everything() {
     smoke_run_reconciles_and_draws();
     hostile_text_reaches_local_d1_intact_through_every_escaping_strategy();
+    decision_map_smoke_reconciles_and_answers_every_cell();
     row_size_smoke_reaches_literals_wall();
     for kind in ["text-byte", "swap-rows", "swap-columns"] {
         a_corrupted_table_is_caught_and_the_run_is_invalid(kind);
@@ -296,6 +297,53 @@ fn hostile_text_reaches_local_d1_intact_through_every_escaping_strategy() {
             && ms(r, "nul_share") == 1.0),
         "no json probe with every value escaping and holding a NUL"
     );
+}
+
+/// The decision map's smoke profile on local D1: every probe reconciled by count and
+/// checksum, then one answer per cell of the grid, literal and exec marked where one row is
+/// past the statement limit, and the map drawn.
+fn decision_map_smoke_reconciles_and_answers_every_cell() {
+    let out = tempfile::tempdir().unwrap();
+    let status = xtask_run(&["decision-map", "--profile", "smoke"], out.path());
+    assert!(
+        status.success(),
+        "the decision map's smoke run failed: {status}"
+    );
+    let dir = run_dir(out.path());
+    let all = read_csv(&dir.join("results.csv"));
+    // 2 columns × (5 strategies at 1,000 bytes + 3 at 100,000) × 3 repeats, on both targets.
+    assert_eq!(all.len(), 2 * 2 * (5 + 3) * 3, "{} probes", all.len());
+    for row in &all {
+        assert_eq!(row["outcome"], "ok", "{row:?}");
+        assert_eq!(row["reconciled"], "true", "{row:?}");
+        assert_eq!(num(row, "rows_present"), num(row, "rows"), "{row:?}");
+        assert_eq!(row["checksum_equal"], "true", "{row:?}");
+    }
+    let map = read_csv(&dir.join("decision-map.csv"));
+    assert_eq!(map.len(), 4, "one answer per cell: {map:?}");
+    for cell in &map {
+        assert!(!cell["fastest"].is_empty(), "{cell:?}");
+        assert!(
+            ms(cell, "margin") >= 1.0,
+            "the runner-up is not faster: {cell:?}"
+        );
+        assert!(
+            !cell["margin_ci_low"].is_empty(),
+            "three repeats give an interval: {cell:?}"
+        );
+        let past_the_wall = ms(cell, "y") == 100_000.0;
+        assert_eq!(
+            cell["stopped"].contains("literal: cannot run, statement length")
+                && cell["stopped"].contains("exec: cannot run, statement length"),
+            past_the_wall,
+            "{cell:?}"
+        );
+    }
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains("## Which strategy to use"), "{md}");
+    assert!(md.contains("| 64 | 100000 | **"), "{md}");
+    assert_eq!(charts_are_drawn(&dir), ["decision-map.png"]);
+    assert_eq!(run_record(&dir)["run"]["status"].as_str(), Some("complete"));
 }
 
 fn smoke_run_reconciles_and_draws() {

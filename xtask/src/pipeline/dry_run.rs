@@ -94,8 +94,9 @@ fn sweep_lines(out: &mut String, plan: &SweepPlan, axis: Axis) {
         let strategy = strategies.iter().position(|s| *s == p.request.strategy);
         (p.point, strategy)
     });
-    // (line name, x values in order, probes, warm-ups, rows), in the order of the file.
-    let mut lines: Vec<(String, Vec<String>, usize, usize, usize)> = Vec::new();
+    // (line name, x values in order, probes, warm-ups, rows, points), in the order of the file.
+    // A grid has several points at one x: points are counted apart from the x values.
+    let mut lines: Vec<(String, Vec<String>, usize, usize, usize, Vec<usize>)> = Vec::new();
     for p in &probes {
         let name = if p.label.is_empty() {
             p.request.strategy.name().to_owned()
@@ -105,7 +106,7 @@ fn sweep_lines(out: &mut String, plan: &SweepPlan, axis: Axis) {
         let index = match lines.iter().position(|l| l.0 == name) {
             Some(i) => i,
             None => {
-                lines.push((name, Vec::new(), 0, 0, 0));
+                lines.push((name, Vec::new(), 0, 0, 0, Vec::new()));
                 lines.len() - 1
             }
         };
@@ -114,11 +115,14 @@ fn sweep_lines(out: &mut String, plan: &SweepPlan, axis: Axis) {
         if !line.1.contains(&x) {
             line.1.push(x);
         }
+        if !line.5.contains(&p.point) {
+            line.5.push(p.point);
+        }
         line.2 += 1;
         line.3 += usize::from(p.warmup);
         line.4 += p.request.rows;
     }
-    let points: usize = lines.iter().map(|l| l.1.len()).sum();
+    let points: usize = lines.iter().map(|l| l.5.len()).sum();
     let warmups: usize = lines.iter().map(|l| l.3).sum();
     let rows: usize = lines.iter().map(|l| l.4).sum();
     writeln!(
@@ -130,11 +134,11 @@ fn sweep_lines(out: &mut String, plan: &SweepPlan, axis: Axis) {
     )
     .unwrap();
     let width = lines.iter().map(|l| l.0.len()).max().unwrap_or(0);
-    for (name, xs, n, w, rows) in &lines {
+    for (name, xs, n, w, rows, points) in &lines {
         writeln!(
             out,
             "  {name:width$}  {:>10}  {:>11}  {:>13}  {:>15}  {} {}",
-            count(xs.len(), "point"),
+            count(points.len(), "point"),
             count(*n, "probe"),
             format!("({})", count(*w, "warm-up")),
             format!("{} rows", thousands(*rows)),

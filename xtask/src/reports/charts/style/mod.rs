@@ -9,8 +9,8 @@
 //! so both formats place it identically on every machine.
 //!
 //! Its parts: [`files`] (the PNG, the SVG and the PDF), [`text`] (the font and [`Pen`]), [`axes`]
-//! (scales and ticks), [`frame`] (title, legend, axes around the data), [`dodge`] (points that
-//! would overlap, moved apart).
+//! (scales and ticks), [`frame`] (title, legend, axes around the data), [`grid`] (the frame of a
+//! chart of cells), [`dodge`] (points that would overlap, moved apart).
 
 use d1bench_core::Strategy;
 use plotters::prelude::*;
@@ -19,6 +19,7 @@ mod axes;
 mod dodge;
 mod files;
 mod frame;
+mod grid;
 #[cfg(test)]
 mod tests;
 mod text;
@@ -27,6 +28,7 @@ pub use axes::*;
 pub use dodge::*;
 pub use files::*;
 pub use frame::*;
+pub use grid::*;
 pub use text::*;
 
 /// Resolution of the PNG files, also written into them (`pHYs`) so that LaTeX and word
