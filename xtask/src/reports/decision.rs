@@ -248,7 +248,7 @@ pub fn markdown_table(cells: &[Cell], x_axis: Axis, y_axis: Axis) -> String {
         })
         .filter_map(|s| s.ci.map(|ci| (s.n, ci.coverage)))
         .collect();
-    coverages.sort_by(|a, b| a.0.cmp(&b.0));
+    coverages.sort_by_key(|c| c.0);
     coverages.dedup_by_key(|c| c.0);
     if !coverages.is_empty() {
         let each: Vec<String> = coverages
