@@ -297,6 +297,15 @@ fn load(path: &Path, which: &str) -> Result<Loaded> {
             record.run.experiment
         );
     }
+    if let Some(y_axis) = record.run.y_axis {
+        bail!(
+            "run {which}: {shown} is a grid run (`{}`, x {} × y {}): compare pairs points along \
+             one axis and would mix the grid's rows; compare its decision-map.csv instead",
+            record.run.experiment,
+            record.run.x_axis.map_or("?", |a| a.name()),
+            y_axis.name()
+        );
+    }
     let axis = record
         .run
         .x_axis
@@ -831,6 +840,9 @@ mod tests {
             Some(&rows),
         );
         let ladder = write_run(&at("ladder"), &record("columns", StudyKind::Ladder), None);
+        let mut grid_record = record("decision-map", StudyKind::Sweep);
+        grid_record.run.y_axis = Some(Axis::RowBytes);
+        let grid = write_run(&at("grid"), &grid_record, Some(&rows));
         let unmeasured = write_run(&at("unmeasured"), &sweep, None);
         let empty = write_run(&at("empty"), &sweep, Some(&[]));
         std::fs::create_dir_all(at("plain")).unwrap();
@@ -871,6 +883,14 @@ mod tests {
                 format!(
                     "run a: {} is a ladder run (`columns`): compare applies to sweeps",
                     shown(&ladder)
+                ),
+            ),
+            (
+                err(&grid, &grid),
+                format!(
+                    "run a: {} is a grid run (`decision-map`, x columns × y row-bytes): compare \
+                     pairs points along one axis",
+                    shown(&grid)
                 ),
             ),
             (
