@@ -72,22 +72,22 @@ fn lines(cell: &Cell) -> Vec<CellLine> {
     match (cell.fastest(), cell.runner_up(), cell.margin) {
         (None, _, _) => lines.push(CellLine::Plain("nothing ran".into())),
         (Some(a), Some(b), Some(m)) => {
-            lines.push(CellLine::Head(short(a).into()));
+            // A tie names both: the repeats cannot tell them apart.
+            let tie = m.ci.is_some() && !cell.clear();
+            lines.push(CellLine::Head(if tie {
+                format!("{}/{}", short(a), short(b))
+            } else {
+                short(a).into()
+            }));
             lines.push(CellLine::Plain(format!("×{:.2} vs {}", m.median, short(b))));
             match m.ci {
-                Some(ci) if ci.low > 1.0 => {
-                    lines.push(CellLine::Plain(format!("({:.2}–{:.2})", ci.low, ci.high)))
-                }
-                Some(ci) => lines.push(CellLine::Plain(format!(
-                    "({:.2}–{:.2}) tie",
-                    ci.low, ci.high
-                ))),
+                Some(ci) => lines.push(CellLine::Plain(format!("{:.2}–{:.2}", ci.low, ci.high))),
                 None => lines.push(CellLine::Note("n=1, no interval".into())),
             }
         }
         (Some(a), _, _) => lines.push(CellLine::Head(short(a).into())),
     }
-    // Stopped strategies grouped by limit: `✕ literal, exec: statement length`.
+    // Stopped strategies grouped by limit: `✕ literal, exec` then `statement length`.
     let mut by_limit: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
     for (strategy, stopped) in &cell.stopped {
         let limit = stopped.limit();
@@ -98,7 +98,8 @@ fn lines(cell: &Cell) -> Vec<CellLine> {
         }
     }
     for (limit, names) in by_limit {
-        lines.push(CellLine::Note(format!("✕ {}: {limit}", names.join(", "))));
+        lines.push(CellLine::Note(format!("✕ {}", names.join(", "))));
+        lines.push(CellLine::Note(format!("({limit})")));
     }
     lines
 }
@@ -168,9 +169,9 @@ pub fn render(
     });
     let caption = format!(
         "{title}. Each cell names the strategy with the lowest median time per 1,000 rows \
-         (outside clock less the target's preparation), then ×r: the runner-up's time over the \
-         fastest's, the median of their paired repeats' ratios, with its interval in brackets \
-         (`tie` when it includes 1: the repeats cannot tell the two apart). ✕ lists the \
+         (outside clock less the target's preparation), or `a/b` when the repeats cannot \
+         tell the two fastest apart; then ×r vs the runner-up: its time over the fastest's, the \
+         median of their paired repeats' ratios, with its interval under it. ✕ lists the \
          strategies that were refused there{}, with the limit that stopped them.",
         if by_construction {
             " or that cannot run there by construction (one row is past a documented limit, so \
@@ -262,9 +263,10 @@ mod tests {
         for text in [
             "json",
             "×2.00 vs literal",
-            "(1.80–2.20)",
+            "1.80–2.20",
             "bound",
-            "✕ literal: statement length",
+            "✕ literal",
+            "(statement length)",
             "200k",
         ] {
             assert!(svg.contains(text), "no `{text}` in the map");

@@ -58,6 +58,19 @@ pub struct Grid<'a> {
     pub rows: Vec<String>,
 }
 
+/// `font`, made smaller when `text` would be wider than `room` pixels (never below 4 pt):
+/// a cell's text stays inside its cell.
+fn fitted(pen: &Pen, text: &str, font: Font, room: f64) -> Font {
+    let width = pen.width(text, font);
+    if width <= room || width <= 0.0 {
+        return font;
+    }
+    Font {
+        points: (font.points * room / width).max(4.0),
+        ..font
+    }
+}
+
 /// `color` washed towards white by `1 - share`.
 fn tint(color: RGBColor, share: f64) -> RGBColor {
     let mix = |c: u8| (255.0 - (255.0 - f64::from(c)) * share).round() as u8;
@@ -135,16 +148,21 @@ pub fn draw_grid<DB: DrawingBackend>(
         let total: f64 = cell.lines.iter().map(line_height).sum();
         let mut y = f64::from(y0) + (f64::from(cell_height) - total) / 2.0;
         let cx = x0 + cell_width / 2;
+        let room = f64::from(cell_width - 2 * px(GAP_PT));
         for line in &cell.lines {
             let (text, font, color) = match line {
                 CellLine::Head(text) => (text, CELL_BOLD_FONT, TEXT),
                 CellLine::Plain(text) => (text, CELL_FONT, TEXT),
                 CellLine::Note(text) => (text, CELL_SMALL_FONT, MUTED),
             };
+            let lead = match (line, cell.mark) {
+                (CellLine::Head(_), Some(_)) => px(MARKER_PT * 2.0 + 1.5),
+                _ => 0,
+            };
+            let font = fitted(pen, text, font, room - f64::from(lead));
             let mut x = cx;
             if let (CellLine::Head(_), Some((color, shape))) = (line, cell.mark) {
                 // The marker before the name: its width and a little air, the pair centred.
-                let lead = px(MARKER_PT * 2.0 + 1.5);
                 let text_width = pen.width(text, font) as i32;
                 let start = cx - (lead + text_width) / 2;
                 let centre = (start + px(MARKER_PT), (y + Pen::em(font) * 0.55) as i32);
