@@ -21,8 +21,8 @@ pub mod sql;
 pub use checksum::Checksum;
 pub use generate::{RowGenerator, TextMix, Value};
 pub use probe::{
-    Corruption, Outcome, ProbeError, ProbeRequest, ProbeResult, ServedBy, SetupResult, Strategy,
-    VerifyResult,
+    CallShape, Corruption, Outcome, ProbeError, ProbeRequest, ProbeResult, ServedBy, SetupResult,
+    Strategy, VerifyResult,
 };
 pub use refusal::RefusalKind;
 pub use sql::{Plan, Statement};

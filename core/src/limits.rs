@@ -15,6 +15,10 @@ pub const MAX_COLUMNS: usize = 100;
 /// Bytes allowed in one string, BLOB or row.
 pub const MAX_ROW_BYTES: usize = 2_000_000;
 
+/// Bytes allowed in one string (the same documented limit as [`MAX_ROW_BYTES`]): what caps the
+/// JSON text a `json` statement binds. Local D1 accepts about 8 MiB; production documents this.
+pub const MAX_STRING_BYTES: usize = MAX_ROW_BYTES;
+
 /// Arguments allowed in one call of an SQL function.
 pub const MAX_FUNCTION_ARGS: usize = 32;
 

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::checksum::Checksum;
 use crate::generate::{INTEGER_BYTES, RowGenerator, TextMix, integer_columns};
+use crate::limits::MAX_STRING_BYTES;
 use crate::refusal::RefusalKind;
 
 /// How a probe writes its rows.
@@ -19,18 +20,78 @@ pub enum Strategy {
     /// Multi-row INSERTs with the values written into the SQL, as many rows as fit under the
     /// statement limit, all in one `db.batch()`.
     Literal,
+    /// `INSERT ... SELECT ... FROM json_each(?)`: the rows as one JSON array bound as the one
+    /// parameter of a statement, as many rows as fit the documented string limit, all in one
+    /// `db.batch()`.
+    Json,
+    /// One single-row prepared statement per row, all in one `db.batch()`: one D1 call, as many
+    /// statements as rows (what ORMs emit).
+    BatchedRows,
+    /// Literal multi-row INSERTs (as [`Strategy::Literal`], each on one line) joined into one
+    /// script for `db.exec()`: one D1 call, nothing bound.
+    Exec,
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 3] = [Strategy::PerRow, Strategy::Bound, Strategy::Literal];
+    pub const ALL: [Strategy; 6] = [
+        Strategy::PerRow,
+        Strategy::Bound,
+        Strategy::Literal,
+        Strategy::Json,
+        Strategy::BatchedRows,
+        Strategy::Exec,
+    ];
+
+    /// The order tables, legends and charts list strategies in: the multi-row strategies
+    /// first, the one-call-per-row baseline last.
+    pub const REPORT_ORDER: [Strategy; 6] = [
+        Strategy::Bound,
+        Strategy::Literal,
+        Strategy::Json,
+        Strategy::BatchedRows,
+        Strategy::Exec,
+        Strategy::PerRow,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Strategy::PerRow => "per-row",
             Strategy::Bound => "bound",
             Strategy::Literal => "literal",
+            Strategy::Json => "json",
+            Strategy::BatchedRows => "batched-rows",
+            Strategy::Exec => "exec",
         }
     }
+
+    /// How the strategy's statements reach D1.
+    pub fn calls(self) -> CallShape {
+        match self {
+            Strategy::PerRow => CallShape::OneCallPerStatement,
+            Strategy::Bound | Strategy::Literal | Strategy::Json | Strategy::BatchedRows => {
+                CallShape::OneBatch
+            }
+            Strategy::Exec => CallShape::OneExec,
+        }
+    }
+
+    /// Whether the strategy writes a fixed one row per statement (no rows-per-statement
+    /// override makes sense for it).
+    pub fn one_row_per_statement(self) -> bool {
+        matches!(self, Strategy::PerRow | Strategy::BatchedRows)
+    }
+}
+
+/// How a strategy's statements reach D1, which decides its D1 calls and what a failure leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallShape {
+    /// Each statement its own call; the statements before a failed one stay.
+    OneCallPerStatement,
+    /// All statements in one `db.batch()`, rolled back whole when one fails.
+    OneBatch,
+    /// All statements as one script in one `db.exec()`; local D1 runs the script in one
+    /// transaction, so a failure leaves nothing.
+    OneExec,
 }
 
 impl fmt::Display for Strategy {
@@ -46,7 +107,11 @@ impl std::str::FromStr for Strategy {
             .into_iter()
             .find(|st| st.name() == s)
             .ok_or_else(|| {
-                format!("unknown strategy `{s}`; expected one of: per-row, bound, literal")
+                let names: Vec<&str> = Strategy::ALL.iter().map(|st| st.name()).collect();
+                format!(
+                    "unknown strategy `{s}`; expected one of: {}",
+                    names.join(", ")
+                )
             })
     }
 }
@@ -131,9 +196,13 @@ pub struct ProbeRequest {
     pub row_bytes: usize,
     /// Seed of the row generator.
     pub seed: u64,
-    /// Overrides the planner's rows per statement (bound and literal only).
+    /// Overrides the planner's rows per statement (not for per-row and batched-rows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows_per_statement: Option<usize>,
+    /// Caps the bytes of one `json` statement's JSON payload below the documented string limit
+    /// ([`crate::limits::MAX_STRING_BYTES`], the default); `json` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_payload_bytes: Option<usize>,
     #[serde(default)]
     pub text: TextMix,
     /// Secondary indexes created with the table, before the rows are written: index `k` is on
@@ -214,14 +283,32 @@ impl ProbeRequest {
             );
         }
         match (self.strategy, self.rows_per_statement) {
-            (Strategy::PerRow, Some(_)) => {
+            (strategy, Some(_)) if strategy.one_row_per_statement() => {
                 return fail(
                     "rows_per_statement",
-                    "per-row writes one row per statement; leave it unset".into(),
+                    format!("{strategy} writes one row per statement; leave it unset"),
                 );
             }
             (_, Some(0)) => return fail("rows_per_statement", "must be at least 1".into()),
             _ => {}
+        }
+        match (self.strategy, self.json_payload_bytes) {
+            (Strategy::Json, Some(bytes)) if bytes == 0 || bytes > MAX_STRING_BYTES => {
+                return fail(
+                    "json_payload_bytes",
+                    format!(
+                        "must be 1 to the documented {MAX_STRING_BYTES}-byte string limit, got \
+                         {bytes}: the planner never plans past a documented limit"
+                    ),
+                );
+            }
+            (Strategy::Json, _) | (_, None) => {}
+            (strategy, Some(_)) => {
+                return fail(
+                    "json_payload_bytes",
+                    format!("{strategy} binds no JSON payload; leave it unset"),
+                );
+            }
         }
         for (field, share) in [
             ("text.escape-share", self.text.escape_share),
@@ -408,6 +495,7 @@ mod tests {
             row_bytes: 100,
             seed: 1,
             rows_per_statement: None,
+            json_payload_bytes: None,
             text: TextMix::default(),
             indexes: 0,
             debug_corrupt: None,
@@ -425,7 +513,29 @@ mod tests {
     #[test]
     fn each_bad_field_is_named() {
         type Breaks = fn(&mut ProbeRequest);
-        let cases: [(Breaks, &str); 17] = [
+        let cases: [(Breaks, &str); 21] = [
+            (
+                |p| {
+                    p.strategy = Strategy::Json;
+                    p.json_payload_bytes = Some(2_000_001)
+                },
+                "json_payload_bytes",
+            ),
+            (
+                |p| {
+                    p.strategy = Strategy::Json;
+                    p.json_payload_bytes = Some(0)
+                },
+                "json_payload_bytes",
+            ),
+            (|p| p.json_payload_bytes = Some(1_000), "json_payload_bytes"),
+            (
+                |p| {
+                    p.strategy = Strategy::BatchedRows;
+                    p.rows_per_statement = Some(3)
+                },
+                "rows_per_statement",
+            ),
             (|p| p.columns = 0, "columns"),
             (|p| p.rows = 0, "rows"),
             (|p| p.row_bytes = 100_000_000, "row_bytes"),
@@ -601,5 +711,8 @@ mod tests {
             assert_eq!(s.name().parse::<Strategy>().unwrap(), s);
         }
         assert!("batch".parse::<Strategy>().is_err());
+        let mut ordered = Strategy::REPORT_ORDER.to_vec();
+        ordered.sort();
+        assert_eq!(ordered, Strategy::ALL, "every strategy is reported, once");
     }
 }

@@ -7,8 +7,12 @@ use std::fmt::Write;
 
 use crate::checksum::checksum_sql;
 use crate::generate::{ColumnType, RowGenerator, Value, column_type};
-use crate::limits::{MAX_STATEMENT_BYTES, bound_rows_per_statement};
+use crate::limits::{
+    MAX_BOUND_PARAMETERS, MAX_COLUMNS, MAX_ROW_BYTES, MAX_STATEMENT_BYTES, MAX_STRING_BYTES,
+    bound_rows_per_statement,
+};
 use crate::probe::{Corruption, ProbeRequest, Strategy};
+use crate::refusal::RefusalKind;
 
 /// One INSERT statement: its SQL text, the values bound to its `?`s, and the rows it writes.
 #[derive(Debug, Clone, PartialEq)]
@@ -161,9 +165,23 @@ fn insert_head(table: &str, columns: usize) -> String {
 /// cannot travel inside a quoted literal (SQL text ends at NUL), so it is written as its UTF-8
 /// bytes in hex, cast back to TEXT.
 pub fn push_literal(out: &mut String, value: &Value) {
+    push_literal_as(out, value, Lines::Any)
+}
+
+/// Whether a literal may hold a line break. `db.exec()` splits its script at every `\n` and
+/// runs each line as a statement of its own, so an exec statement must be one line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lines {
+    Any,
+    One,
+}
+
+/// [`push_literal`], with a text holding `\n` also written in hex when `lines` is
+/// [`Lines::One`].
+fn push_literal_as(out: &mut String, value: &Value, lines: Lines) {
     match value {
         Value::Integer(n) => write!(out, "{n}").unwrap(),
-        Value::Text(s) if s.contains('\0') => {
+        Value::Text(s) if s.contains('\0') || (lines == Lines::One && s.contains('\n')) => {
             const HEX: &[u8; 16] = b"0123456789ABCDEF";
             out.reserve(2 * s.len() + 16);
             out.push_str("CAST(X'");
@@ -189,13 +207,13 @@ pub fn push_literal(out: &mut String, value: &Value) {
 }
 
 /// Appends `(v0,v1,...)` with every value a literal.
-fn push_literal_tuple(out: &mut String, row: &[Value]) {
+fn push_literal_tuple(out: &mut String, row: &[Value], lines: Lines) {
     out.push('(');
     for (j, value) in row.iter().enumerate() {
         if j > 0 {
             out.push(',');
         }
-        push_literal(out, value);
+        push_literal_as(out, value, lines);
     }
     out.push(')');
 }
@@ -237,8 +255,9 @@ pub fn values_json(statements: &[Statement]) -> String {
 }
 
 /// Appends `s` as a JSON string: `"` and `\` escaped, control characters as `\u00XX`, the rest
-/// (non-ASCII included) as it is, a run at a time.
-fn push_json_string(out: &mut String, s: &str) {
+/// (non-ASCII included) as it is, a run at a time. SQLite's `json_each` reads it back to the
+/// same bytes (NUL included; tested against SQLite itself).
+pub fn push_json_string(out: &mut String, s: &str) {
     out.push('"');
     let mut run_start = 0;
     for (i, b) in s.bytes().enumerate() {
@@ -282,7 +301,16 @@ pub fn plan(probe: &ProbeRequest) -> Plan {
                 .unwrap_or_else(|| bound_rows_per_statement(probe.columns));
             bound_inserts(&head, probe.columns, per, rows)
         }
-        Strategy::Literal => literal_inserts(&head, probe.rows_per_statement, rows),
+        Strategy::Literal => literal_inserts(&head, probe.rows_per_statement, rows, Lines::Any),
+        Strategy::Json => json_inserts(
+            &table,
+            probe.columns,
+            probe.rows_per_statement,
+            probe.json_payload_bytes.unwrap_or(MAX_STRING_BYTES),
+            rows,
+        ),
+        Strategy::BatchedRows => bound_inserts(&head, probe.columns, 1, rows),
+        Strategy::Exec => literal_inserts(&head, probe.rows_per_statement, rows, Lines::One),
     };
     Plan {
         setup: setup(probe),
@@ -326,6 +354,7 @@ fn literal_inserts(
     head: &str,
     fixed: Option<usize>,
     rows: impl Iterator<Item = Vec<Value>>,
+    lines: Lines,
 ) -> Vec<Statement> {
     let mut out = Vec::new();
     let mut current = Statement {
@@ -337,7 +366,7 @@ fn literal_inserts(
     let mut tuple = String::new();
     for row in rows {
         tuple.clear();
-        push_literal_tuple(&mut tuple, &row);
+        push_literal_tuple(&mut tuple, &row, lines);
         let full = match fixed {
             Some(n) => current.rows == n,
             None => current.rows > 0 && current.sql.len() + 1 + tuple.len() > MAX_STATEMENT_BYTES,
@@ -364,11 +393,198 @@ fn literal_inserts(
     out
 }
 
+/// `INSERT INTO t (c0,...) SELECT value->>0, ... FROM json_each(?)`: one statement text for
+/// every `json` statement, its one parameter a JSON array of rows, each row an array of values.
+/// `->>` answers an SQL integer for a JSON integer and SQL text for a JSON string, so the types
+/// come back as generated; `json_each` walks the array in order, so rowids follow the rows.
+pub fn json_insert_sql(table: &str, columns: usize) -> String {
+    let mut sql = format!("INSERT INTO {table} (");
+    for j in 0..columns {
+        if j > 0 {
+            sql.push(',');
+        }
+        write!(sql, "c{j}").unwrap();
+    }
+    sql.push_str(") SELECT ");
+    for j in 0..columns {
+        if j > 0 {
+            sql.push(',');
+        }
+        write!(sql, "value->>{j}").unwrap();
+    }
+    sql.push_str(" FROM json_each(?)");
+    sql
+}
+
+/// Appends one row as a JSON array: `[text,text,integer,...]`.
+pub fn push_json_row(out: &mut String, row: &[Value]) {
+    out.push('[');
+    for (j, value) in row.iter().enumerate() {
+        if j > 0 {
+            out.push(',');
+        }
+        match value {
+            Value::Integer(n) => write!(out, "{n}").unwrap(),
+            Value::Text(s) => push_json_string(out, s),
+        }
+    }
+    out.push(']');
+}
+
+/// `json` INSERTs: `fixed` rows each when given, otherwise as many as keep the JSON payload
+/// within `payload_bytes` (at least one row, even when that one is bigger: SQLite or D1 then
+/// says where the wall is).
+fn json_inserts(
+    table: &str,
+    columns: usize,
+    fixed: Option<usize>,
+    payload_bytes: usize,
+    rows: impl Iterator<Item = Vec<Value>>,
+) -> Vec<Statement> {
+    let sql = json_insert_sql(table, columns);
+    let mut out = Vec::new();
+    let mut payload = String::from("[");
+    let mut in_payload = 0;
+    let mut encoded = String::new();
+    let mut flush = |payload: &mut String, in_payload: &mut usize| {
+        payload.push(']');
+        out.push(Statement {
+            sql: sql.clone(),
+            params: vec![Value::Text(std::mem::replace(payload, String::from("[")))],
+            rows: std::mem::take(in_payload),
+        });
+    };
+    for row in rows {
+        encoded.clear();
+        push_json_row(&mut encoded, &row);
+        let full = match fixed {
+            Some(n) => in_payload == n,
+            // The comma before the row and the closing bracket after it.
+            None => in_payload > 0 && payload.len() + 1 + encoded.len() + 1 > payload_bytes,
+        };
+        if full {
+            flush(&mut payload, &mut in_payload);
+        }
+        if in_payload > 0 {
+            payload.push(',');
+        }
+        payload.push_str(&encoded);
+        in_payload += 1;
+    }
+    if in_payload > 0 {
+        flush(&mut payload, &mut in_payload);
+    }
+    out
+}
+
+/// A documented limit that stops a probe before it starts: even one of its rows cannot be
+/// written the way its strategy writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wall {
+    /// The refusal the limit gives.
+    pub refusal: RefusalKind,
+    /// The limit, in words with its documented value.
+    pub limit: &'static str,
+    /// What one row needs of it, in [`Wall::unit`].
+    pub needed: usize,
+    /// What `needed` counts: `bytes of SQL`, `bound parameters`, ...
+    pub unit: &'static str,
+}
+
+/// The documented limit `probe` meets by construction, if any: its first row alone, planned as
+/// its strategy plans it, is past a limit, so every statement would be refused. `None` says
+/// the first row fits; later rows of a mix of escaped text may still differ a little.
+pub fn wall(probe: &ProbeRequest) -> Option<Wall> {
+    let at = |refusal, limit, needed, unit| {
+        Some(Wall {
+            refusal,
+            limit,
+            needed,
+            unit,
+        })
+    };
+    if probe.columns > MAX_COLUMNS {
+        return at(
+            RefusalKind::TooManyColumns,
+            "100 columns per table",
+            probe.columns,
+            "columns",
+        );
+    }
+    if probe.row_bytes > MAX_ROW_BYTES {
+        return at(
+            RefusalKind::StringOrBlobTooBig,
+            "2,000,000-byte rows",
+            probe.row_bytes,
+            "bytes of payload",
+        );
+    }
+    let one = ProbeRequest {
+        rows: 1,
+        rows_per_statement: None,
+        debug_corrupt: None,
+        ..probe.clone()
+    };
+    let plan = plan(&one);
+    let statement = plan.inserts.first()?;
+    if statement.params.len() > MAX_BOUND_PARAMETERS {
+        return at(
+            RefusalKind::TooManyVariables,
+            "100 bound parameters per statement",
+            statement.params.len(),
+            "bound parameters",
+        );
+    }
+    if statement.sql.len() > MAX_STATEMENT_BYTES {
+        return at(
+            RefusalKind::StatementTooLong,
+            "100,000-byte statements",
+            statement.sql.len(),
+            "bytes of SQL",
+        );
+    }
+    let longest_text = statement.params.iter().map(|v| match v {
+        Value::Text(s) => s.len(),
+        Value::Integer(_) => 0,
+    });
+    match longest_text.max() {
+        Some(bytes) if bytes > MAX_STRING_BYTES => at(
+            RefusalKind::StringOrBlobTooBig,
+            "2,000,000-byte strings",
+            bytes,
+            "bytes in one bound string",
+        ),
+        _ => None,
+    }
+}
+
+/// The script a `db.exec()` runs: the statements' SQL, one a line.
+pub fn exec_script(statements: &[Statement]) -> String {
+    let mut script =
+        String::with_capacity(statements.iter().map(|s| s.sql.len() + 1).sum::<usize>());
+    for (k, statement) in statements.iter().enumerate() {
+        if k > 0 {
+            script.push('\n');
+        }
+        debug_assert!(
+            !statement.sql.contains('\n'),
+            "an exec statement is one line"
+        );
+        script.push_str(&statement.sql);
+    }
+    script
+}
+
+/// Rows written by the first `count` statements: what a `db.exec()` that reports `count`
+/// statements run has written.
+pub fn rows_of_first(statements: &[Statement], count: usize) -> usize {
+    statements.iter().take(count).map(|s| s.rows).sum()
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
     use crate::generate::TextMix;
-    use crate::limits::MAX_BOUND_PARAMETERS;
     use rusqlite::{Connection, params_from_iter, types::ValueRef};
 
     fn probe(strategy: Strategy, columns: usize, rows: usize, row_bytes: usize) -> ProbeRequest {
@@ -380,6 +596,7 @@ pub(crate) mod tests {
             row_bytes,
             seed: 99,
             rows_per_statement: None,
+            json_payload_bytes: None,
             text: TextMix::HOSTILE,
             indexes: 0,
             debug_corrupt: None,
@@ -397,6 +614,11 @@ pub(crate) mod tests {
         db.set_limit(
             rusqlite::limits::Limit::SQLITE_LIMIT_SQL_LENGTH,
             MAX_STATEMENT_BYTES as i32,
+        )
+        .unwrap();
+        db.set_limit(
+            rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH,
+            MAX_STRING_BYTES as i32,
         )
         .unwrap();
         for sql in &plan.setup {
@@ -509,6 +731,224 @@ pub(crate) mod tests {
             ])]),
             r#"[[-3,"a\"b\u000a"]]"#
         );
+    }
+
+    /// Hostile texts, each alone: what a JSON string encoder gets wrong.
+    const AWKWARD: [&str; 16] = [
+        "",
+        "\"",
+        "\\",
+        "\\\"",
+        "\\u0000",
+        "'",
+        "\0",
+        "a\0b\0",
+        "\u{1}\u{8}\t\n\u{b}\u{c}\r\u{1f}",
+        "\u{7f}",
+        "é日🦀𝄞",
+        "\u{2028}\u{2029}",
+        "\u{feff}x",
+        "]},[\"",
+        "/</script>",
+        "%_'; DROP TABLE t; --",
+    ];
+
+    #[test]
+    fn json_strings_read_back_through_sqlite_byte_for_byte_and_as_text() {
+        let db = Connection::open_in_memory().unwrap();
+        for text in AWKWARD {
+            let mut json = String::from("[");
+            push_json_string(&mut json, text);
+            json.push(']');
+            let (valid, kind, got): (i64, String, Vec<u8>) = db
+                .query_row(
+                    "SELECT json_valid(?1), typeof(?1->>0), CAST(?1->>0 AS BLOB)",
+                    [&json],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .unwrap();
+            assert_eq!(valid, 1, "{json:?} is not JSON to SQLite");
+            assert_eq!(kind, "text", "{json:?}");
+            assert_eq!(got, text.as_bytes(), "{json:?} reads back other bytes");
+            // The same text through json_each, as the json strategy reads it.
+            let got: Vec<u8> = db
+                .query_row(
+                    "SELECT CAST(value->>0 AS BLOB) FROM json_each(?)",
+                    [format!("[{json}]")],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(got, text.as_bytes(), "{json:?} through json_each");
+        }
+    }
+
+    #[test]
+    fn json_integers_read_back_as_integers() {
+        let db = Connection::open_in_memory().unwrap();
+        for n in [0, -1, 1, i64::from(i32::MIN), -(1 << 53) + 1, (1 << 53) - 1] {
+            let mut json = String::new();
+            push_json_row(&mut json, &[Value::Integer(n)]);
+            let (kind, got): (String, i64) = db
+                .query_row("SELECT typeof(?1->>0), ?1->>0", [&json], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .unwrap();
+            assert_eq!((kind.as_str(), got), ("integer", n), "{json}");
+        }
+    }
+
+    #[test]
+    fn json_round_trips_hostile_rows_with_their_types() {
+        for columns in [1, 2, 3, 10, 64, 100] {
+            for row_bytes in [300, 3_000] {
+                let p = probe(Strategy::Json, columns, 70, row_bytes);
+                let plan = plan(&p);
+                assert_eq!(plan.inserts.len(), 1, "70 small rows fit one payload");
+                assert_eq!(plan.inserts[0].params.len(), 1, "one parameter");
+                assert_round_trip(&p, &execute(&plan));
+            }
+        }
+    }
+
+    #[test]
+    fn json_fills_payloads_up_to_the_documented_string_limit_and_no_further() {
+        // 10 MB of 1,000-byte rows, hostile text: several payloads, each within 2,000,000 bytes
+        // and within one row of it.
+        let p = probe(Strategy::Json, 8, 10_000, 1_000);
+        let plan = plan(&p);
+        assert_eq!(plan.rows(), 10_000);
+        assert!(plan.inserts.len() > 2, "{} payloads", plan.inserts.len());
+        let biggest_row = 1_000 * 8;
+        for (k, s) in plan.inserts.iter().enumerate() {
+            let Value::Text(payload) = &s.params[0] else {
+                panic!("a json payload is text")
+            };
+            assert!(payload.len() <= MAX_STRING_BYTES, "payload {k}");
+            if k + 1 < plan.inserts.len() {
+                assert!(
+                    payload.len() + biggest_row > MAX_STRING_BYTES,
+                    "payload {k} short"
+                );
+            }
+            assert!(s.sql.len() < 1_000, "the SQL text stays small");
+        }
+        assert_round_trip(&p, &execute(&plan));
+        // A lower cap and a fixed count are both honoured.
+        let mut capped = p.clone();
+        capped.json_payload_bytes = Some(100_000);
+        for s in &super::plan(&capped).inserts {
+            let Value::Text(payload) = &s.params[0] else {
+                unreachable!()
+            };
+            assert!(payload.len() <= 100_000);
+        }
+        let mut fixed = probe(Strategy::Json, 4, 95, 50);
+        fixed.rows_per_statement = Some(20);
+        assert_eq!(
+            super::plan(&fixed)
+                .inserts
+                .iter()
+                .map(|s| s.rows)
+                .collect::<Vec<_>>(),
+            [20, 20, 20, 20, 15]
+        );
+    }
+
+    #[test]
+    fn a_json_row_past_the_string_limit_is_planned_alone_and_sqlite_refuses_it() {
+        let p = probe(Strategy::Json, 1, 2, 1_999_999);
+        let plan = plan(&p);
+        assert_eq!(plan.inserts.len(), 2);
+        let db = Connection::open_in_memory().unwrap();
+        db.set_limit(
+            rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH,
+            MAX_STRING_BYTES as i32,
+        )
+        .unwrap();
+        db.execute(&plan.setup[1], []).unwrap();
+        let Value::Text(payload) = &plan.inserts[0].params[0] else {
+            unreachable!()
+        };
+        let err = db
+            .execute(&plan.inserts[0].sql, [payload])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("too big"), "{err}");
+    }
+
+    #[test]
+    fn the_wall_of_each_strategy_is_the_limit_its_first_row_meets() {
+        let wall_of = |strategy, columns, row_bytes| {
+            let mut p = probe(strategy, columns, 10, row_bytes);
+            p.text = TextMix::default();
+            wall(&p).map(|w| w.refusal)
+        };
+        for strategy in Strategy::ALL {
+            assert_eq!(wall_of(strategy, 8, 1_000), None, "{strategy}");
+            assert_eq!(
+                wall_of(strategy, 4, 2_000_001),
+                Some(RefusalKind::StringOrBlobTooBig),
+                "{strategy}"
+            );
+        }
+        // One literal row of 99,950 payload bytes and its SQL pass 100,000 bytes.
+        for strategy in [Strategy::Literal, Strategy::Exec] {
+            assert_eq!(
+                wall_of(strategy, 4, 99_950),
+                Some(RefusalKind::StatementTooLong)
+            );
+            assert_eq!(wall_of(strategy, 4, 99_000), None);
+        }
+        for strategy in [Strategy::Bound, Strategy::Json, Strategy::BatchedRows] {
+            assert_eq!(wall_of(strategy, 4, 1_000_000), None, "{strategy}");
+        }
+        // A json row's text near 2,000,000 bytes: its quotes and brackets pass the string limit.
+        assert_eq!(
+            wall_of(Strategy::Json, 1, 1_999_999),
+            Some(RefusalKind::StringOrBlobTooBig)
+        );
+        assert_eq!(wall_of(Strategy::Bound, 1, 1_999_999), None);
+    }
+
+    #[test]
+    fn batched_rows_write_one_row_per_statement_and_round_trip() {
+        let p = probe(Strategy::BatchedRows, 7, 45, 300);
+        let plan = plan(&p);
+        assert_eq!(plan.inserts.len(), 45);
+        assert_eq!(plan.rows_per_statement(), 1);
+        assert_round_trip(&p, &execute(&plan));
+    }
+
+    #[test]
+    fn exec_statements_are_one_line_each_and_the_script_round_trips() {
+        for columns in [1, 3, 10, 64] {
+            let p = probe(Strategy::Exec, columns, 300, 1_000);
+            let plan = plan(&p);
+            assert!(plan.inserts.len() > 1);
+            for s in &plan.inserts {
+                assert!(
+                    !s.sql.contains('\n'),
+                    "an exec statement holds a line break"
+                );
+                assert!(s.sql.len() <= MAX_STATEMENT_BYTES);
+                assert!(s.params.is_empty());
+            }
+            let script = exec_script(&plan.inserts);
+            assert_eq!(script.lines().count(), plan.inserts.len());
+            // As D1 runs it: line by line, in one transaction.
+            let db = execute(&Plan {
+                inserts: Vec::new(),
+                ..plan.clone()
+            });
+            db.execute_batch("BEGIN").unwrap();
+            for line in script.split('\n') {
+                db.execute(line, []).unwrap();
+            }
+            db.execute_batch("COMMIT").unwrap();
+            assert_round_trip(&p, &db);
+            assert_eq!(rows_of_first(&plan.inserts, plan.inserts.len()), 300);
+            assert_eq!(rows_of_first(&plan.inserts, 1), plan.inserts[0].rows);
+        }
     }
 
     #[test]

@@ -2,17 +2,18 @@
 //!
 //! In the order they run, each on the Worker's clock (`Date.now()`, whole milliseconds):
 //! - `prepare_ms`: generating the rows and building every statement (its SQL text, and the
-//!   bound values of all statements as one JSON text, see [`sql::values_json`]), before the
-//!   window opens;
+//!   bound values of all statements as one JSON text, see [`sql::values_json`]; for `json`, each
+//!   statement's JSON payload; for `exec`, the script), before the window opens;
 //! - `inside_ms`, the window: `bind_ms` (one `JSON.parse` of those values, then each statement
-//!   prepared on the binding and its values bound), then the D1 calls until their answers
-//!   arrive, then D1's answers read: `meta.changes` (the rows acknowledged) and `meta.duration`
-//!   (`d1_ms`).
+//!   prepared on the binding and its values bound; for `exec`, the script handed to
+//!   JavaScript), then the D1 calls until their answers arrive, then D1's answers read:
+//!   `meta.changes` (the rows acknowledged) and `meta.duration` (`d1_ms`); for `exec`, `count`
+//!   (the statements D1 ran, whose planned rows are the rows acknowledged) and `duration`.
 //!
 //! Its D1 calls are exactly the INSERT calls, so only they meet the per-invocation query budget.
 
 use d1bench_core::sql;
-use d1bench_core::{Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy};
+use d1bench_core::{CallShape, Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy, Value};
 use js_sys::{Array, Date, Function, JsString, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
@@ -52,9 +53,10 @@ struct Prepared {
     texts: Vec<String>,
     /// Which of `texts` each INSERT runs, in order.
     text_of: Vec<usize>,
-    /// The bound values of every INSERT (see [`sql::values_json`]); `None` when no statement
-    /// binds any.
-    values: Option<String>,
+    /// What the INSERTs bind, or the script that replaces them.
+    values: Values,
+    /// The rows each INSERT writes, in order.
+    statement_rows: Vec<usize>,
     statements: usize,
     rows_per_statement: usize,
     max_statement_bytes: usize,
@@ -63,9 +65,24 @@ struct Prepared {
 
 impl Prepared {
     fn of(probe: &ProbeRequest) -> Self {
-        let plan = sql::plan(probe);
+        let mut plan = sql::plan(probe);
         let binds = plan.inserts.iter().any(|s| !s.params.is_empty());
-        let values = binds.then(|| sql::values_json(&plan.inserts));
+        let values = match probe.strategy {
+            Strategy::Exec => Values::Script(sql::exec_script(&plan.inserts)),
+            // Each payload is already JSON: bound as the string it is, not encoded again.
+            Strategy::Json => Values::Payloads(
+                plan.inserts
+                    .iter_mut()
+                    .map(|s| match s.params.pop() {
+                        Some(Value::Text(payload)) => payload,
+                        other => unreachable!("a json statement binds one text, not {other:?}"),
+                    })
+                    .collect(),
+            ),
+            _ if binds => Values::Json(sql::values_json(&plan.inserts)),
+            _ => Values::None,
+        };
+        let statement_rows = plan.inserts.iter().map(|s| s.rows).collect();
         let (rows_per_statement, max_statement_bytes) =
             (plan.rows_per_statement(), plan.max_statement_bytes());
         let statements = plan.inserts.len();
@@ -81,12 +98,33 @@ impl Prepared {
             texts,
             text_of,
             values,
+            statement_rows,
             statements,
             rows_per_statement,
             max_statement_bytes,
             corrupt: plan.corrupt,
         }
     }
+}
+
+/// What a probe's INSERTs bind, ready before the window opens.
+enum Values {
+    /// Nothing bound (literal).
+    None,
+    /// The values of every statement as one JSON text (see [`sql::values_json`]).
+    Json(String),
+    /// `json`: each statement's one parameter, the JSON text of its rows.
+    Payloads(Vec<String>),
+    /// `exec`: no statements are prepared, the script is run as it is.
+    Script(String),
+}
+
+/// The INSERTs handed to JavaScript, ready for their D1 calls.
+enum Ready {
+    /// Prepared statements with their values bound, as `db.batch()` takes them.
+    Statements(Array),
+    /// The script for `db.exec()`, and the statements (lines) it holds.
+    Script(JsValue, usize),
 }
 
 /// Writes the rows, and nothing else: the table was created by `POST /setup`, and the rows are
@@ -103,10 +141,13 @@ async fn perform(
     let bound = bind_all(binding, prepared);
     let bound_at = Date::now();
     let calls = match bound {
-        Ok(statements) => call(binding, probe.strategy, statements).await,
+        Ok(ready) => call(binding, probe.strategy, ready).await,
         Err(e) => Calls::failed(0, 0, e),
     };
-    let answers = Answers::read(&calls.answers)?;
+    let answers = match &calls.exec {
+        Some(answer) => Answers::read_exec(answer, &prepared.statement_rows)?,
+        None => Answers::read(&calls.answers)?,
+    };
     let inside_ms = Date::now() - opened;
 
     // Debugging the harness only (see `ProbeRequest::debug_corrupt`): after the clock stopped.
@@ -147,7 +188,13 @@ async fn perform(
 /// distinct text passed to JavaScript once) and one variadic `bind` of its array of values. The
 /// `worker` crate's `bind` takes one JavaScript value per value, each a call across the
 /// boundary and a string decoded, and its `prepare` copies and decodes the text every time.
-fn bind_all(binding: &Binding, prepared: &Prepared) -> std::result::Result<Array, String> {
+fn bind_all(binding: &Binding, prepared: &Prepared) -> std::result::Result<Ready, String> {
+    if let Values::Script(script) = &prepared.values {
+        return Ok(Ready::Script(
+            JsValue::from_str(script),
+            prepared.statements,
+        ));
+    }
     let prepare: Function = Reflect::get(binding, &JsValue::from_str("prepare"))
         .map_err(js_error_text)?
         .unchecked_into();
@@ -157,11 +204,18 @@ fn bind_all(binding: &Binding, prepared: &Prepared) -> std::result::Result<Array
         .map(|text| JsValue::from_str(text))
         .collect();
     let values: Option<Array> = match &prepared.values {
-        None => None,
-        Some(json) => Some(
+        Values::None | Values::Script(_) => None,
+        Values::Json(json) => Some(
             js_sys::JSON::parse(json)
                 .map_err(js_error_text)?
                 .unchecked_into(),
+        ),
+        // One string per statement, each its one parameter.
+        Values::Payloads(payloads) => Some(
+            payloads
+                .iter()
+                .map(|p| Array::of1(&JsValue::from_str(p)))
+                .collect(),
         ),
     };
     let statements = Array::new();
@@ -178,7 +232,7 @@ fn bind_all(binding: &Binding, prepared: &Prepared) -> std::result::Result<Array
         };
         statements.push(&statement);
     }
-    Ok(statements)
+    Ok(Ready::Statements(statements))
 }
 
 /// The D1 calls of a probe and D1's answers to them, before they are read.
@@ -187,6 +241,8 @@ struct Calls {
     d1_calls: usize,
     /// D1's answer (a `D1Result`) to each statement it reported done, in order.
     answers: Vec<JsValue>,
+    /// D1's answer to a `db.exec()` (a `D1ExecResult`: `count` and `duration`).
+    exec: Option<JsValue>,
     /// D1's error text, when a call failed.
     error: Option<String>,
 }
@@ -197,21 +253,28 @@ impl Calls {
             statements_sent,
             d1_calls,
             answers: Vec::new(),
+            exec: None,
             error: Some(error),
         }
     }
 }
 
-/// Per-row: one call per statement, stopping at the first failure. Bound and literal: one
-/// `db.batch()`, which D1 rolls back whole when a statement fails.
-async fn call(binding: &Binding, strategy: Strategy, statements: Array) -> Calls {
+/// Per-row: one call per statement, stopping at the first failure. Bound, literal, json and
+/// batched-rows: one `db.batch()`, which D1 rolls back whole when a statement fails. Exec: one
+/// `db.exec()` of the script.
+async fn call(binding: &Binding, strategy: Strategy, ready: Ready) -> Calls {
+    let statements = match ready {
+        Ready::Script(script, lines) => return exec(binding, &script, lines).await,
+        Ready::Statements(statements) => statements,
+    };
     let planned = statements.length() as usize;
-    match strategy {
-        Strategy::PerRow => {
+    match strategy.calls() {
+        CallShape::OneCallPerStatement => {
             let mut calls = Calls {
                 statements_sent: 0,
                 d1_calls: 0,
                 answers: Vec::with_capacity(planned),
+                exec: None,
                 error: None,
             };
             for statement in statements.iter() {
@@ -227,15 +290,35 @@ async fn call(binding: &Binding, strategy: Strategy, statements: Array) -> Calls
             }
             calls
         }
-        Strategy::Bound | Strategy::Literal => match settle(binding.batch(statements)).await {
+        CallShape::OneBatch | CallShape::OneExec => match settle(binding.batch(statements)).await {
             Ok(answers) => Calls {
                 statements_sent: planned,
                 d1_calls: 1,
                 answers: answers.unchecked_into::<Array>().to_vec(),
+                exec: None,
                 error: None,
             },
             Err(e) => Calls::failed(planned, 1, e),
         },
+    }
+}
+
+/// One `db.exec()` of the script: one D1 call, every line of it a statement sent.
+async fn exec(binding: &Binding, script: &JsValue, lines: usize) -> Calls {
+    let called = Reflect::get(binding, &JsValue::from_str("exec")).and_then(|exec| {
+        exec.unchecked_into::<Function>()
+            .call1(binding, script)
+            .map(JsCast::unchecked_into::<js_sys::Promise>)
+    });
+    match settle(called).await {
+        Ok(answer) => Calls {
+            statements_sent: lines,
+            d1_calls: 1,
+            answers: Vec::new(),
+            exec: Some(answer),
+            error: None,
+        },
+        Err(e) => Calls::failed(lines, 1, e),
     }
 }
 
@@ -257,6 +340,19 @@ struct Answers {
 }
 
 impl Answers {
+    /// Reads a `db.exec()` answer: `count` statements ran, so the rows of the first `count`
+    /// planned statements are acknowledged (D1 reports no changes for an exec); `duration` is
+    /// D1's time for all of them.
+    fn read_exec(answer: &JsValue, statement_rows: &[usize]) -> Result<Self> {
+        let count = Reflect::get(answer, &JsValue::from_str("count"))?.as_f64();
+        let duration_ms = Reflect::get(answer, &JsValue::from_str("duration"))?.as_f64();
+        let ran = count.unwrap_or(0.0) as usize;
+        Ok(Answers {
+            changes: statement_rows.iter().take(ran).sum(),
+            duration_ms,
+        })
+    }
+
     /// Reads `meta.changes` and `meta.duration` of each answer directly (the `worker` crate's
     /// `meta()` converts every field of every answer, thousands of calls across the boundary
     /// for a bound batch).

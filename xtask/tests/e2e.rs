@@ -150,6 +150,8 @@ fn charts_are_drawn(dir: &Path) -> Vec<String> {
 #[test]
 fn smoke_runs_for_real_reach_the_wall_catch_a_corrupted_row_and_an_interrupt_stops_everything() {
     smoke_run_reconciles_and_draws();
+    hostile_text_reaches_local_d1_intact_through_every_escaping_strategy();
+    decision_map_smoke_reconciles_and_answers_every_cell();
     row_size_smoke_reaches_literals_wall();
     for kind in ["text-byte", "swap-rows", "swap-columns"] {
         a_corrupted_table_is_caught_and_the_run_is_invalid(kind);
@@ -264,6 +266,96 @@ fn sqlite_ladders_find_d1s_documented_limits() {
     }
 }
 
+/// Hostile text (quotes, backslashes, line breaks, NUL, multi-byte) through every strategy that
+/// escapes it its own way, on local D1: every row back, byte for byte by the checksum.
+fn hostile_text_reaches_local_d1_intact_through_every_escaping_strategy() {
+    let out = tempfile::tempdir().unwrap();
+    let status = xtask_run(&["escape-sweep", "--profile", "smoke"], out.path());
+    assert!(
+        status.success(),
+        "the escape sweep's smoke run failed: {status}"
+    );
+    let all = read_csv(&run_dir(out.path()).join("results.csv"));
+    for strategy in ["bound", "literal", "json", "exec"] {
+        for target in ["local", "sqlite"] {
+            let mine: Vec<_> = all
+                .iter()
+                .filter(|r| r["strategy"] == strategy && r["target"] == target)
+                .collect();
+            assert_eq!(mine.len(), 7, "{strategy} on {target}: one probe per point");
+            for row in mine {
+                assert_eq!(row["outcome"], "ok", "{row:?}");
+                assert_eq!(row["reconciled"], "true", "{row:?}");
+                assert_eq!(num(row, "rows_present"), num(row, "rows"), "{row:?}");
+                assert_eq!(row["checksum_equal"], "true", "{row:?}");
+            }
+        }
+    }
+    assert!(
+        all.iter().any(|r| r["strategy"] == "json"
+            && ms(r, "escape_share") == 1.0
+            && ms(r, "nul_share") == 1.0),
+        "no json probe with every value escaping and holding a NUL"
+    );
+}
+
+/// The decision map's smoke profile on local D1: every probe reconciled by count and
+/// checksum, then one answer per cell of the grid, literal and exec marked where one row is
+/// past the statement limit, and the map drawn.
+fn decision_map_smoke_reconciles_and_answers_every_cell() {
+    let out = tempfile::tempdir().unwrap();
+    let status = xtask_run(&["decision-map", "--profile", "smoke"], out.path());
+    assert!(
+        status.success(),
+        "the decision map's smoke run failed: {status}"
+    );
+    let dir = run_dir(out.path());
+    let all = read_csv(&dir.join("results.csv"));
+    // 2 columns × (5 strategies at 1,000 bytes + 3 at 100,000) × 3 repeats, on both targets.
+    assert_eq!(all.len(), 2 * 2 * (5 + 3) * 3, "{} probes", all.len());
+    for row in &all {
+        assert_eq!(row["outcome"], "ok", "{row:?}");
+        assert_eq!(row["reconciled"], "true", "{row:?}");
+        assert_eq!(num(row, "rows_present"), num(row, "rows"), "{row:?}");
+        assert_eq!(row["checksum_equal"], "true", "{row:?}");
+    }
+    let map = read_csv(&dir.join("decision-map.csv"));
+    assert_eq!(map.len(), 4, "one answer per cell: {map:?}");
+    for cell in &map {
+        assert!(!cell["fastest"].is_empty(), "{cell:?}");
+        assert!(
+            !cell["margin_ci_low"].is_empty(),
+            "three repeats give an interval: {cell:?}"
+        );
+        // The margin is the median of the paired ratios (it may dip below 1 where the medians
+        // of the times are close); the answer names both when its interval includes 1.
+        let (low, margin, high) = (
+            ms(cell, "margin_ci_low"),
+            ms(cell, "margin"),
+            ms(cell, "margin_ci_high"),
+        );
+        assert!(low > 0.0 && low <= margin && margin <= high, "{cell:?}");
+        let answer = if low > 1.0 {
+            cell["fastest"].clone()
+        } else {
+            format!("{} or {}", cell["fastest"], cell["runner_up"])
+        };
+        assert_eq!(cell["answer"], answer, "{cell:?}");
+        let past_the_wall = ms(cell, "y") == 100_000.0;
+        assert_eq!(
+            cell["stopped"].contains("literal: cannot run, statement length")
+                && cell["stopped"].contains("exec: cannot run, statement length"),
+            past_the_wall,
+            "{cell:?}"
+        );
+    }
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains("## Which strategy to use"), "{md}");
+    assert!(md.contains("| 64 | 100000 | **"), "{md}");
+    assert_eq!(charts_are_drawn(&dir), ["decision-map.png"]);
+    assert_eq!(run_record(&dir)["run"]["status"].as_str(), Some("complete"));
+}
+
 fn smoke_run_reconciles_and_draws() {
     let out = tempfile::tempdir().unwrap();
     let status = xtask_run(&["column-sweep", "--profile", "smoke"], out.path());
@@ -341,10 +433,36 @@ fn smoke_run_reconciles_and_draws() {
                 assert_eq!(num(row, "d1_calls"), 1);
             }
             "per-row" => assert_eq!(num(row, "d1_calls"), num(row, "rows")),
+            // 500 rows of 1,000 bytes fit one payload at every column count: one statement,
+            // its SQL text small (the rows travel in its one parameter).
+            "json" => {
+                assert_eq!(num(row, "statements"), 1, "{row:?}");
+                assert_eq!(num(row, "rows_per_statement"), num(row, "rows"));
+                assert!(num(row, "max_statement_bytes") < 2_000, "{row:?}");
+                assert_eq!(num(row, "d1_calls"), 1);
+            }
+            "batched-rows" => {
+                assert_eq!(num(row, "statements"), num(row, "rows"), "{row:?}");
+                assert_eq!(num(row, "rows_per_statement"), 1);
+                assert_eq!(num(row, "d1_calls"), 1);
+            }
+            // The rows acknowledged come from the statements D1 says its exec ran.
+            "exec" => {
+                assert!(num(row, "max_statement_bytes") <= 100_000, "{row:?}");
+                assert!(num(row, "statements") > 1, "{row:?}");
+                assert_eq!(num(row, "d1_calls"), 1);
+            }
             other => panic!("unexpected strategy {other}"),
         }
     }
-    for strategy in ["bound", "literal", "per-row"] {
+    for strategy in [
+        "bound",
+        "literal",
+        "per-row",
+        "json",
+        "batched-rows",
+        "exec",
+    ] {
         assert!(
             rows.iter().any(|r| r["strategy"] == strategy),
             "no {strategy} probe ran"
@@ -501,6 +619,28 @@ fn row_size_smoke_reaches_literals_wall() {
             per_statement.windows(2).all(|w| w[0] >= w[1]) && per_statement[0] > 10,
             "{target}: {per_statement:?}"
         );
+        // Exec runs literal's statements: the same wall, and (one transaction locally) a
+        // refused script leaves no row.
+        for (literal, exec) in literal.iter().zip(of("exec")) {
+            assert_eq!(literal["row_bytes"], exec["row_bytes"]);
+            assert_eq!(exec["outcome"], literal["outcome"], "{target}: {exec:?}");
+            assert_eq!(exec["refusal"], literal["refusal"], "{target}: {exec:?}");
+            assert_eq!(exec["reconciled"], "true", "{exec:?}");
+            assert_eq!(exec["checksum_equal"], "true", "{exec:?}");
+            if exec["outcome"] == "refused" {
+                assert_eq!(num(exec, "rows_present"), 0, "{exec:?}");
+            }
+        }
+        // The string limit is 20 times the statement limit: json and batched-rows pass it.
+        for strategy in ["json", "batched-rows"] {
+            let rows = of(strategy);
+            assert_eq!(rows.len(), literal.len(), "{target} {strategy}");
+            for row in rows {
+                assert_eq!(row["outcome"], "ok", "{target}: {row:?}");
+                assert_eq!(row["reconciled"], "true", "{row:?}");
+                assert_eq!(row["checksum_equal"], "true", "{row:?}");
+            }
+        }
     }
     assert_eq!(run_record(&dir)["run"]["status"].as_str(), Some("complete"));
     charts_are_drawn(&dir);

@@ -17,6 +17,7 @@ pub(super) fn probe(columns: usize, rows: usize, row_bytes: usize, text: TextMix
         row_bytes,
         seed: 3,
         rows_per_statement: None,
+        json_payload_bytes: None,
         text,
         indexes: 0,
         debug_corrupt: None,

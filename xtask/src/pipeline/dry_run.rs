@@ -85,6 +85,19 @@ fn describe(
 }
 
 /// Each line of the sweep: its points (the x values), probes with their warm-ups, rows.
+/// What the dry run counts of one line (strategy and label).
+#[derive(Debug, Default)]
+struct LineTally {
+    name: String,
+    /// The x values, in order.
+    xs: Vec<String>,
+    probes: usize,
+    warmups: usize,
+    rows: usize,
+    /// The plan's points the line is drawn at: a grid has several at one x.
+    points: Vec<usize>,
+}
+
 fn sweep_lines(out: &mut String, plan: &SweepPlan, axis: Axis) {
     // The probes by point, in the experiment file's order, and by strategy as the point lists
     // them (the plan runs them shuffled).
@@ -94,33 +107,39 @@ fn sweep_lines(out: &mut String, plan: &SweepPlan, axis: Axis) {
         let strategy = strategies.iter().position(|s| *s == p.request.strategy);
         (p.point, strategy)
     });
-    // (line name, x values in order, probes, warm-ups, rows), in the order of the file.
-    let mut lines: Vec<(String, Vec<String>, usize, usize, usize)> = Vec::new();
+    // Lines in the order of the file.
+    let mut lines: Vec<LineTally> = Vec::new();
     for p in &probes {
         let name = if p.label.is_empty() {
             p.request.strategy.name().to_owned()
         } else {
             format!("{} ({})", p.request.strategy, p.label)
         };
-        let index = match lines.iter().position(|l| l.0 == name) {
+        let index = match lines.iter().position(|l| l.name == name) {
             Some(i) => i,
             None => {
-                lines.push((name, Vec::new(), 0, 0, 0));
+                lines.push(LineTally {
+                    name,
+                    ..LineTally::default()
+                });
                 lines.len() - 1
             }
         };
         let line = &mut lines[index];
         let x = axis.format(axis.of_probe(&p.request));
-        if !line.1.contains(&x) {
-            line.1.push(x);
+        if !line.xs.contains(&x) {
+            line.xs.push(x);
         }
-        line.2 += 1;
-        line.3 += usize::from(p.warmup);
-        line.4 += p.request.rows;
+        if !line.points.contains(&p.point) {
+            line.points.push(p.point);
+        }
+        line.probes += 1;
+        line.warmups += usize::from(p.warmup);
+        line.rows += p.request.rows;
     }
-    let points: usize = lines.iter().map(|l| l.1.len()).sum();
-    let warmups: usize = lines.iter().map(|l| l.3).sum();
-    let rows: usize = lines.iter().map(|l| l.4).sum();
+    let points: usize = lines.iter().map(|l| l.points.len()).sum();
+    let warmups: usize = lines.iter().map(|l| l.warmups).sum();
+    let rows: usize = lines.iter().map(|l| l.rows).sum();
     writeln!(
         out,
         "{} probes ({} measured, {warmups} warm-ups) at {points} points, {} rows:",
@@ -129,12 +148,20 @@ fn sweep_lines(out: &mut String, plan: &SweepPlan, axis: Axis) {
         thousands(rows)
     )
     .unwrap();
-    let width = lines.iter().map(|l| l.0.len()).max().unwrap_or(0);
-    for (name, xs, n, w, rows) in &lines {
+    let width = lines.iter().map(|l| l.name.len()).max().unwrap_or(0);
+    for LineTally {
+        name,
+        xs,
+        probes: n,
+        warmups: w,
+        rows,
+        points,
+    } in &lines
+    {
         writeln!(
             out,
             "  {name:width$}  {:>10}  {:>11}  {:>13}  {:>15}  {} {}",
-            count(xs.len(), "point"),
+            count(points.len(), "point"),
             count(*n, "probe"),
             format!("({})", count(*w, "warm-up")),
             format!("{} rows", thousands(*rows)),

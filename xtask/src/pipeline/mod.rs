@@ -83,6 +83,8 @@ pub struct Plan {
     /// The study files read, with their SHA-256.
     pub files: Vec<StudyFile>,
     pub x_axis: Option<Axis>,
+    /// A grid's second axis (the decision map's rows).
+    pub y_axis: Option<Axis>,
     pub overrides: Overrides,
     /// The target the same probes run on after the target (bare SQLite), if any.
     pub baseline: Option<TargetKind>,
@@ -209,6 +211,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
             profile: plan.profile.clone(),
             target: flags.target,
             x_axis: plan.x_axis,
+            y_axis: plan.y_axis,
             baseline: plan.baseline,
             debug_corrupt: flags.debug_corrupt,
             order_seed: match &plan.work {
@@ -399,6 +402,7 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<Plan> {
                 profile: profile.to_owned(),
                 files: vec![file],
                 x_axis: Some(experiment.file.x_axis),
+                y_axis: experiment.y_axis(),
                 overrides,
                 baseline,
             })
@@ -436,6 +440,7 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<Plan> {
                 profile: profiles.join("/"),
                 files,
                 x_axis: None,
+                y_axis: None,
                 overrides,
                 baseline: None,
             })

@@ -8,7 +8,7 @@
 
 use d1bench_core::ladder::{RungPlan, RungResult};
 use d1bench_core::{
-    Checksum, Outcome, Plan, ProbeRequest, ProbeResult, RowGenerator, Strategy, VerifyResult,
+    CallShape, Checksum, Outcome, Plan, ProbeRequest, ProbeResult, RowGenerator, VerifyResult,
 };
 use serde::{Deserialize, Serialize};
 
@@ -18,10 +18,10 @@ use super::Record;
 /// `result`: all of them after success, none after a failed batch (D1 rolls it back whole), and
 /// for per-row the ones before the statement that failed.
 pub fn rows_that_must_remain(probe: &ProbeRequest, result: &ProbeResult) -> usize {
-    match (result.outcome, probe.strategy) {
+    match (result.outcome, probe.strategy.calls()) {
         (Outcome::Ok, _) => probe.rows,
-        (_, Strategy::Bound | Strategy::Literal) => 0,
-        (_, Strategy::PerRow) => result.statements_sent.saturating_sub(1),
+        (_, CallShape::OneBatch | CallShape::OneExec) => 0,
+        (_, CallShape::OneCallPerStatement) => result.statements_sent.saturating_sub(1),
     }
 }
 
@@ -114,7 +114,7 @@ pub fn check(
     );
     // The rows acknowledged are what D1 (or SQLite) said its statements changed; the plan says
     // what they should have changed.
-    match (probe.strategy, result.outcome) {
+    match (probe.strategy.calls(), result.outcome) {
         (_, Outcome::Ok) => {
             expect(
                 "statements sent",
@@ -123,20 +123,20 @@ pub fn check(
             );
             expect("rows acknowledged", probe.rows, result.rows_expected);
         }
-        (Strategy::Bound | Strategy::Literal, _) => expect(
-            "rows acknowledged after a failed batch",
+        (CallShape::OneBatch | CallShape::OneExec, _) => expect(
+            "rows acknowledged after a failed batch or exec",
             0,
             result.rows_expected,
         ),
-        (Strategy::PerRow, _) => expect(
+        (CallShape::OneCallPerStatement, _) => expect(
             "rows acknowledged before the failure",
             result.statements_sent.saturating_sub(1),
             result.rows_expected,
         ),
     }
-    let calls = match probe.strategy {
-        Strategy::PerRow => result.statements_sent,
-        Strategy::Bound | Strategy::Literal => 1,
+    let calls = match probe.strategy.calls() {
+        CallShape::OneCallPerStatement => result.statements_sent,
+        CallShape::OneBatch | CallShape::OneExec => 1,
     };
     expect("D1 calls", calls, result.d1_calls);
     expect("rows present", result.rows_expected, rows_present);
@@ -357,7 +357,7 @@ impl Totals {
 mod tests {
     use super::*;
     use d1bench_core::sql::plan;
-    use d1bench_core::{RefusalKind, TextMix};
+    use d1bench_core::{RefusalKind, Strategy, TextMix};
 
     fn probe(strategy: Strategy) -> ProbeRequest {
         ProbeRequest {
@@ -368,6 +368,7 @@ mod tests {
             row_bytes: 100,
             seed: 1,
             rows_per_statement: None,
+            json_payload_bytes: None,
             text: TextMix::default(),
             indexes: 0,
             debug_corrupt: None,

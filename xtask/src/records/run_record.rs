@@ -104,6 +104,9 @@ pub struct RunInfo {
     /// The swept axis of a sweep: the x axis of its charts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub x_axis: Option<Axis>,
+    /// A grid's second axis (the decision map's rows); absent for other runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub y_axis: Option<Axis>,
     /// The target the same probes also ran on as the reference line (`sqlite`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<TargetKind>,
@@ -446,6 +449,7 @@ mod tests {
                 profile: "smoke".into(),
                 target: TargetKind::Local,
                 x_axis: Some(Axis::Columns),
+                y_axis: None,
                 baseline: Some(TargetKind::Sqlite),
                 debug_corrupt: None,
                 order_seed: None,

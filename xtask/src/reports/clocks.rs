@@ -22,7 +22,7 @@ const CLOCKS: [(Measure, &str); 6] = [
 ];
 
 /// The order strategies are listed in.
-const STRATEGIES: [Strategy; 3] = [Strategy::Bound, Strategy::Literal, Strategy::PerRow];
+const STRATEGIES: [Strategy; 6] = Strategy::REPORT_ORDER;
 
 /// A median in ms with one decimal, or `–` when the clock has no value there.
 fn cell(point: &Point, measure: Measure) -> String {

@@ -297,6 +297,15 @@ fn load(path: &Path, which: &str) -> Result<Loaded> {
             record.run.experiment
         );
     }
+    if let Some(y_axis) = record.run.y_axis {
+        bail!(
+            "run {which}: {shown} is a grid run (`{}`, x {} × y {}): compare pairs points along \
+             one axis and would mix the grid's rows; compare its decision-map.csv instead",
+            record.run.experiment,
+            record.run.x_axis.map_or("?", |a| a.name()),
+            y_axis.name()
+        );
+    }
     let axis = record
         .run
         .x_axis
@@ -775,6 +784,7 @@ mod tests {
                 profile: "smoke".into(),
                 target: TargetKind::Sqlite,
                 x_axis: (kind == StudyKind::Sweep).then_some(Axis::Columns),
+                y_axis: None,
                 baseline: None,
                 debug_corrupt: None,
                 status: RunStatus::Complete,
@@ -830,6 +840,9 @@ mod tests {
             Some(&rows),
         );
         let ladder = write_run(&at("ladder"), &record("columns", StudyKind::Ladder), None);
+        let mut grid_record = record("decision-map", StudyKind::Sweep);
+        grid_record.run.y_axis = Some(Axis::RowBytes);
+        let grid = write_run(&at("grid"), &grid_record, Some(&rows));
         let unmeasured = write_run(&at("unmeasured"), &sweep, None);
         let empty = write_run(&at("empty"), &sweep, Some(&[]));
         std::fs::create_dir_all(at("plain")).unwrap();
@@ -870,6 +883,14 @@ mod tests {
                 format!(
                     "run a: {} is a ladder run (`columns`): compare applies to sweeps",
                     shown(&ladder)
+                ),
+            ),
+            (
+                err(&grid, &grid),
+                format!(
+                    "run a: {} is a grid run (`decision-map`, x columns × y row-bytes): compare \
+                     pairs points along one axis",
+                    shown(&grid)
                 ),
             ),
             (
@@ -1030,10 +1051,10 @@ mod tests {
         }
         .run()
         .unwrap();
-        // Bound and literal at 5 column counts, per-row at 8: all in both, one repeat each.
+        // Five strategies at 5 column counts, per-row at 8: all in both, one repeat each.
         assert_eq!(
             (c.points.len(), c.only_in_a.len(), c.only_in_b.len()),
-            (11, 0, 0)
+            (26, 0, 0)
         );
         assert!(c.notes.is_empty(), "{:?}", c.notes);
         let (rows_a, rows_b): (Vec<ResultRow>, Vec<ResultRow>) = (
@@ -1058,7 +1079,7 @@ mod tests {
         assert_eq!(c.regressions(), 0);
         let md = std::fs::read_to_string(b.join("compare.md")).unwrap();
         assert!(
-            md.contains("\n11 points compared: 11 too few repeats.\n"),
+            md.contains("\n26 points compared: 26 too few repeats.\n"),
             "{md}"
         );
         // The table shows such a ratio without its zero-width interval.
@@ -1068,7 +1089,7 @@ mod tests {
         }
         let json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(b.join("compare.json")).unwrap()).unwrap();
-        assert_eq!(json["points"].as_array().unwrap().len(), 11);
+        assert_eq!(json["points"].as_array().unwrap().len(), 26);
         assert_eq!(json["points"][0]["verdict"], "too-few-repeats");
 
         // Three repeats, against themselves and against the same rows 100 times slower (written

@@ -206,6 +206,7 @@ mod tests {
                 profile: "smoke".into(),
                 target,
                 x_axis: Some(Axis::Columns),
+                y_axis: None,
                 baseline: None,
                 debug_corrupt: None,
                 order_seed: None,

@@ -8,6 +8,7 @@
 pub mod charts;
 pub mod clocks;
 pub mod compare;
+pub mod decision;
 pub mod findings;
 pub mod index;
 pub mod ladder_summary;
@@ -23,6 +24,7 @@ use anyhow::{Context, Result};
 
 use crate::records::csv;
 use crate::records::{Finding, ResultRow, RunDir, RunRecord, StudyKind};
+use crate::studies::sweep::Axis;
 
 /// A chart file and the line saying what it shows.
 #[derive(Debug, Clone)]
@@ -74,6 +76,9 @@ fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Re
         .run
         .x_axis
         .with_context(|| format!("{} names no x axis", run_dir.run_toml().display()))?;
+    if let Some(y_axis) = record.run.y_axis {
+        return render_grid(run_dir, record, &rows, axis, y_axis, titles);
+    }
     let target = record.run.target;
     let summary_csv = points::summary_csv(&rows, axis, record.run.precision)?;
     std::fs::write(run_dir.summary_csv(), summary_csv)
@@ -101,6 +106,64 @@ fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Re
     Ok(Rendered {
         charts: drawn.into_iter().flat_map(chart_files).collect(),
         tables,
+    })
+}
+
+/// A grid run's reports: summary.csv, the decision map (`decision-map.csv` and its chart) and
+/// a summary.md whose table is the answer: for these columns and bytes, use this strategy.
+fn render_grid(
+    run_dir: &RunDir,
+    record: &RunRecord,
+    rows: &[ResultRow],
+    axis: Axis,
+    y_axis: Axis,
+    titles: bool,
+) -> Result<Rendered> {
+    let target = record.run.target;
+    let summary_csv = points::grid_summary_csv(rows, axis, y_axis, record.run.precision)?;
+    std::fs::write(run_dir.summary_csv(), summary_csv)
+        .with_context(|| format!("cannot write {}", run_dir.summary_csv().display()))?;
+    let cells = decision::cells(rows, target, axis, y_axis);
+    let map_csv = run_dir.path.join("decision-map.csv");
+    std::fs::write(&map_csv, decision::csv(&cells, axis, y_axis)?)
+        .with_context(|| format!("cannot write {}", map_csv.display()))?;
+    let table = decision::markdown_table(&cells, axis, y_axis);
+    let drawn = charts::decision_map::render(&run_dir.path, &cells, axis, y_axis, target, titles)?;
+    let study = record.studies.first();
+    let mut md = format!(
+        "# {}: {}\n\nRun `{}` on `{target}`, profile `{}`; started {}, ended {}; status {}.\n\n\
+         Reproduce: `{}`\n\n## Reconciliation\n\n{}\n\n## Which strategy to use\n\n\
+         For each cell: the strategy with the lowest median ms per 1,000 rows on `{target}` \
+         (outside clock less the target's preparation, with its order-statistic interval), the \
+         runner-up, and the runner-up ÷ the fastest (the median of the paired repeats' ratios, \
+         with its interval; `a or b` when it includes 1). A strategy a documented limit stops \
+         at a cell is named with the limit.\n\n{table}\n",
+        record.run.experiment,
+        study.map_or("", |s| s.description.as_str()),
+        record.run.id,
+        record.run.profile,
+        record.run.started,
+        record.run.ended.as_deref().unwrap_or("(not recorded)"),
+        record.run.status.name(),
+        provenance::command(record),
+        summary::reconciliation_lines(rows, record).join("\n"),
+    );
+    for file in drawn
+        .files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "png"))
+    {
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        md.push_str(&format!("![{}]({name})\n\n{}\n", drawn.name, drawn.caption));
+    }
+    std::fs::write(run_dir.summary_md(), md)
+        .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
+    Ok(Rendered {
+        charts: chart_files(drawn).collect(),
+        tables: format!("decision map on {target}:\n{table}"),
     })
 }
 

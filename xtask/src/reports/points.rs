@@ -385,8 +385,31 @@ pub fn summary_rows(rows: &[ResultRow], axis: Axis, precision: Option<f64>) -> V
 
 /// `summary.csv` as bytes.
 pub fn summary_csv(rows: &[ResultRow], axis: Axis, precision: Option<f64>) -> Result<Vec<u8>> {
+    summary_csv_of(summary_rows(rows, axis, precision))
+}
+
+/// `summary.csv` of a grid: the rows of [`summary_rows`] along `axis`, one value of `y_axis`
+/// after the other, so no point mixes two values of the grid's second axis.
+pub fn grid_summary_csv(
+    rows: &[ResultRow],
+    axis: Axis,
+    y_axis: Axis,
+    precision: Option<f64>,
+) -> Result<Vec<u8>> {
+    let mut ys: Vec<f64> = rows.iter().map(|r| r.at(y_axis)).collect();
+    ys.sort_by(f64::total_cmp);
+    ys.dedup();
+    let mut out = Vec::new();
+    for y in ys {
+        let slice: Vec<ResultRow> = rows.iter().filter(|r| r.at(y_axis) == y).cloned().collect();
+        out.extend(summary_rows(&slice, axis, precision));
+    }
+    summary_csv_of(out)
+}
+
+fn summary_csv_of(summary: Vec<SummaryRow>) -> Result<Vec<u8>> {
     let mut writer = csv::Writer::from_writer(Vec::new());
-    for row in summary_rows(rows, axis, precision) {
+    for row in summary {
         writer
             .serialize(&row)
             .context("cannot serialize a summary row")?;

@@ -19,7 +19,7 @@ use crate::studies::sweep::Axis;
 use clap::ValueEnum;
 
 /// The order strategies are listed in, in every table.
-const STRATEGIES: [Strategy; 3] = [Strategy::Bound, Strategy::Literal, Strategy::PerRow];
+const STRATEGIES: [Strategy; 6] = Strategy::REPORT_ORDER;
 
 /// A table row's key: the series label, then x (ordered by `total_cmp`).
 type RowKey = (String, u64);
@@ -320,7 +320,7 @@ pub fn baseline_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Opt
 
 /// The reconciliation totals of each target in `rows` (warm-ups are not in results.csv, so
 /// they are taken from run.toml's totals).
-fn reconciliation_lines(rows: &[ResultRow], record: &RunRecord) -> Vec<String> {
+pub fn reconciliation_lines(rows: &[ResultRow], record: &RunRecord) -> Vec<String> {
     let mut targets: Vec<TargetKind> = rows.iter().map(|r| r.target).collect();
     targets.sort();
     targets.dedup();

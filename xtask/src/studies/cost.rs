@@ -4,7 +4,7 @@
 //! warns with it before it spends anything.
 
 use d1bench_core::limits::{QUERIES_PER_INVOCATION_FREE, QUERIES_PER_INVOCATION_PAID};
-use d1bench_core::{RowGenerator, Strategy, checksum};
+use d1bench_core::{CallShape, RowGenerator, checksum};
 use serde::Serialize;
 
 use super::ladder::Climb;
@@ -72,9 +72,9 @@ pub struct Cost {
 /// for per-row, one batch otherwise). Creating the table, counting and checksumming come in
 /// invocations of their own.
 fn queries(probe: &PlannedProbe) -> usize {
-    match probe.request.strategy {
-        Strategy::PerRow => probe.request.rows,
-        Strategy::Bound | Strategy::Literal => 1,
+    match probe.request.strategy.calls() {
+        CallShape::OneCallPerStatement => probe.request.rows,
+        CallShape::OneBatch | CallShape::OneExec => 1,
     }
 }
 
@@ -187,6 +187,7 @@ impl Cost {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use d1bench_core::Strategy;
 
     #[test]
     fn thousands_groups_digits_by_three() {
@@ -212,6 +213,7 @@ mod tests {
                 row_bytes: 200,
                 seed: 1,
                 rows_per_statement: None,
+                json_payload_bytes: None,
                 text: d1bench_core::TextMix::default(),
                 indexes,
                 debug_corrupt: None,

@@ -174,6 +174,7 @@ mod tests {
                 row_bytes: 100,
                 seed: 1,
                 rows_per_statement: None,
+                json_payload_bytes: None,
                 text: TextMix::default(),
                 indexes: 0,
                 debug_corrupt: None,

@@ -11,10 +11,11 @@
 //! parameters, so a chart never mixes two, and be drawn once: a list that repeats a value, a
 //! series that repeats another, or two series drawing one point would run its probes twice.
 //!
-//! Past 600 lines of code: the schema, its validation and its expansion into points change
-//! together whenever an axis is added (every axis is a list, checked, then expanded). Split the
-//! validation (`check_series`, `check_repeats` and the point checks of `parse`) into a module
-//! of its own before the next axis.
+//! A file that also declares a `y-axis` is a grid (the decision map): every series lists both
+//! axes, and each cell of the grid is a point of every strategy the series asks for there.
+//! The checks past the schema are in [`checks`].
+
+mod checks;
 
 use std::collections::BTreeMap;
 
@@ -23,7 +24,6 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
-use d1bench_core::generate::{INTEGER_BYTES, RowGenerator, integer_columns};
 use d1bench_core::probe::{MAX_PROBE_COLUMNS, MAX_PROBE_INDEXES, MAX_PROBE_ROWS};
 use d1bench_core::{ProbeRequest, Strategy, TextMix};
 use serde::Deserialize;
@@ -97,6 +97,9 @@ pub struct ExperimentFile {
     pub description: String,
     /// The swept parameter: the x axis of the charts.
     pub x_axis: Axis,
+    /// The second swept parameter of a grid (the decision map): its rows.
+    #[serde(default)]
+    pub y_axis: Option<Spanned<Axis>>,
     /// The profile `cargo xtask run` uses without `--profile`.
     #[serde(default)]
     pub default_profile: Option<Spanned<String>>,
@@ -192,9 +195,12 @@ pub struct Series {
     pub columns: List<Columns>,
     pub row_bytes: List<usize>,
     pub rows: Rows,
-    /// Overrides the planner's rows per statement (bound and literal only).
+    /// Overrides the planner's rows per statement (not for per-row and batched-rows).
     #[serde(default)]
     pub rows_per_statement: Option<NonZeroUsize>,
+    /// Caps the bytes of one json statement's payload, at most the documented string limit.
+    #[serde(default)]
+    pub json_payload_bytes: Option<Spanned<usize>>,
     /// Shares of text values generated with characters that need escaping (NUL apart).
     #[serde(default = "zero_share")]
     pub escape_share: List<Share>,
@@ -207,6 +213,21 @@ pub struct Series {
     /// Secondary index counts of the probe's table.
     #[serde(default = "no_indexes")]
     pub indexes: List<Indexes>,
+}
+
+impl Series {
+    /// Whether the file writes the list of `axis` (a left-out list has its one default value).
+    fn lists(&self, axis: Axis) -> bool {
+        let written = |span: Range<usize>| span != (0..0);
+        match axis {
+            Axis::Columns => written(self.columns.0[0].span()),
+            Axis::RowBytes => written(self.row_bytes.0[0].span()),
+            Axis::EscapeShare => written(self.escape_share.0[0].span()),
+            Axis::NulShare => written(self.nul_share.0[0].span()),
+            Axis::NonAsciiShare => written(self.non_ascii_share.0[0].span()),
+            Axis::Indexes => written(self.indexes.0[0].span()),
+        }
+    }
 }
 
 /// The one value of a list the file leaves out. Its span is never shown: errors about a list
@@ -401,185 +422,8 @@ impl Experiment {
             file,
         };
         experiment.profiles().check_default()?;
-        let axis = experiment.file.x_axis;
-        for profile in experiment.file.profile.values() {
-            experiment.check_repeats(profile)?;
-            // Each line of a chart (strategy and label) at each x: the probe that draws it.
-            let mut points: BTreeMap<(Strategy, String, u64), (usize, ProbeRequest)> =
-                BTreeMap::new();
-            for (index, series) in profile.series.0.iter().enumerate() {
-                experiment.check_series(series.get_ref())?;
-                let earlier = &profile.series.0[..index];
-                if let Some(first) = earlier.iter().position(|s| s == series) {
-                    return Err(anyhow!(experiment.error_at(
-                        Some(series.span()),
-                        &format!(
-                            "series {} repeats series {} exactly: every probe would run twice; \
-                             remove one or change its label",
-                            index + 1,
-                            first + 1
-                        )
-                    )));
-                }
-                // Repeats and warm-ups of a point are the same probe: one per strategy stands
-                // for them all.
-                let planned = expand_series(series.get_ref(), profile, index);
-                let probes = planned.iter().flat_map(|point| {
-                    let label = &point.label;
-                    let strategies = point.strategies.iter();
-                    strategies.map(move |s| (label, point.probe(*s, 0)))
-                });
-                for (label, request) in probes {
-                    let request = &request;
-                    if let Err(e) = request.validate() {
-                        return Err(anyhow!(experiment.error_at(
-                            Some(series.span()),
-                            &format!("a probe of this series is invalid: {e}")
-                        )));
-                    }
-                    let x = axis.of_probe(request);
-                    let key = (request.strategy, label.clone(), x.to_bits());
-                    let point = (index, probe_point(request));
-                    let Some((other, drawn)) = points.get(&key) else {
-                        points.insert(key, point);
-                        continue;
-                    };
-                    let line = line_name(request.strategy, label);
-                    let at = format!("{} = {}", axis.name(), axis.format(x));
-                    let message = match (*other == index, *drawn == point.1) {
-                        (true, true) => format!(
-                            "this series draws {line} at {at} twice with the same parameters \
-                             ({}): its probes would run twice; remove the repeated value",
-                            describe(drawn)
-                        ),
-                        (false, true) => format!(
-                            "this series and series {} both draw {line} at {at} with the same \
-                             parameters ({}): its probes would run twice; remove the point from \
-                             one of them or give the series different labels",
-                            other + 1,
-                            describe(drawn)
-                        ),
-                        (same_series, false) => {
-                            let (who, remedy) = if same_series {
-                                (
-                                    "this series draws".to_owned(),
-                                    "split the series and give the parts different labels",
-                                )
-                            } else {
-                                (
-                                    format!("this series and series {} both draw", other + 1),
-                                    "give the series different labels",
-                                )
-                            };
-                            format!(
-                                "{who} {line} at {at} with different parameters ({}; then {}): \
-                                 a chart would mix them, as only `{}` may vary along a line; \
-                                 {remedy}",
-                                describe(drawn),
-                                describe(&point.1),
-                                axis.name(),
-                            )
-                        }
-                    };
-                    return Err(anyhow!(experiment.error_at(Some(series.span()), &message)));
-                }
-            }
-        }
+        experiment.check()?;
         Ok(experiment)
-    }
-
-    /// `repeats` at most [`MAX_REPEATS`]; `precision` and `max-repeats` together, and
-    /// `max-repeats` not below `repeats`.
-    fn check_repeats(&self, profile: &Profile) -> Result<()> {
-        let repeats = profile.repeats.get_ref().get();
-        let fail = |span, message: String| Err(anyhow!(self.error_at(Some(span), &message)));
-        if repeats > MAX_REPEATS {
-            return fail(
-                profile.repeats.span(),
-                format!("repeats must be 1 to {MAX_REPEATS}, got {repeats}"),
-            );
-        }
-        match (&profile.precision, &profile.max_repeats) {
-            (Some(precision), None) => fail(
-                precision.span(),
-                format!(
-                    "`precision` needs `max-repeats`: the most repeats a point may take to get \
-                     its interval within ±{}% of the median",
-                    precision.get_ref().0 * 100.0
-                ),
-            ),
-            (None, Some(max)) => fail(
-                max.span(),
-                "`max-repeats` applies only with `precision`; for a fixed number of repeats, \
-                 give `repeats` alone"
-                    .to_owned(),
-            ),
-            (Some(_), Some(max)) if max.get_ref().0 < repeats => fail(
-                max.span(),
-                format!(
-                    "max-repeats ({}) is below repeats ({repeats}): every point takes `repeats` \
-                     before its precision is checked, then more up to `max-repeats`",
-                    max.get_ref().0
-                ),
-            ),
-            _ => Ok(()),
-        }
-    }
-
-    fn error_at(&self, span: Option<Range<usize>>, message: &str) -> String {
-        located(&self.path, &self.source, span, message)
-    }
-
-    /// What is wrong with one series on its own: a list that repeats a value (its points would
-    /// be drawn twice), or a row size below what its columns take (rows would be bigger than
-    /// the file says).
-    fn check_series(&self, series: &Series) -> Result<()> {
-        let repeat = first_repeat(&series.strategies)
-            .map(|v| ("strategies", v.span()))
-            .or_else(|| first_repeat(&series.columns).map(|v| ("columns", v.span())))
-            .or_else(|| first_repeat(&series.row_bytes).map(|v| ("row-bytes", v.span())))
-            .or_else(|| first_repeat(&series.escape_share).map(|v| ("escape-share", v.span())))
-            .or_else(|| first_repeat(&series.nul_share).map(|v| ("nul-share", v.span())))
-            .or_else(|| {
-                first_repeat(&series.non_ascii_share).map(|v| ("non-ascii-share", v.span()))
-            })
-            .or_else(|| first_repeat(&series.indexes).map(|v| ("indexes", v.span())));
-        if let Some((key, span)) = repeat {
-            let value = &self.source[span.clone()];
-            return Err(anyhow!(self.error_at(
-                Some(span),
-                &format!(
-                    "`{key}` lists {value} twice: the series would draw the same points twice, \
-                     running each of their probes twice; remove one"
-                )
-            )));
-        }
-        let widest = values(&series.columns)
-            .map(|Columns(c)| c)
-            .max()
-            .unwrap_or(1);
-        let least = RowGenerator::min_row_bytes(widest);
-        for row_bytes in &series.row_bytes.0 {
-            let asked = *row_bytes.get_ref();
-            let message = if asked == 0 {
-                "row-bytes = 0 asks for rows without payload, which measure nothing; a row \
-                 must be at least 1 byte"
-                    .to_owned()
-            } else if asked < least {
-                let integers = integer_columns(widest);
-                format!(
-                    "row-bytes = {asked} is below what {widest} columns take (at least {least} \
-                     bytes: {} of {INTEGER_BYTES} bytes each, while the {} can be empty); rows \
-                     would be written at {least} bytes, not {asked}",
-                    count(integers, "integer column"),
-                    count(widest - integers, "text column"),
-                )
-            } else {
-                continue;
-            };
-            return Err(anyhow!(self.error_at(Some(row_bytes.span()), &message)));
-        }
-        Ok(())
     }
 
     fn profiles(&self) -> Profiles<'_, Profile> {
@@ -589,6 +433,11 @@ impl Experiment {
             profiles: &self.file.profile,
             default: self.file.default_profile.as_ref(),
         }
+    }
+
+    /// The grid's second axis, when the file is a grid.
+    pub fn y_axis(&self) -> Option<Axis> {
+        self.file.y_axis.as_ref().map(|y| *y.get_ref())
     }
 
     /// The profile named `name`, or the file's default.
@@ -689,6 +538,10 @@ fn expand_series(series: &Series, profile: &Profile, index: usize) -> Vec<Planne
                                 rows_per_statement: series
                                     .rows_per_statement
                                     .map(NonZeroUsize::get),
+                                json_payload_bytes: series
+                                    .json_payload_bytes
+                                    .as_ref()
+                                    .map(|b| *b.get_ref()),
                                 text: TextMix {
                                     escape_share,
                                     nul_share,
@@ -707,254 +560,4 @@ fn expand_series(series: &Series, profile: &Profile, index: usize) -> Vec<Planne
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::paths::project_root;
-
-    fn golden_dir() -> PathBuf {
-        project_root().join("xtask/tests/bad-experiments")
-    }
-
-    /// Every `bad-experiments/*.toml` fails with exactly the text in its `.err` file.
-    #[test]
-    fn bad_experiment_files_fail_with_their_golden_error() {
-        let checked = crate::studies::files::check_golden_errors(&golden_dir(), Experiment::parse);
-        assert!(checked >= 8, "only {checked} golden files");
-    }
-
-    #[test]
-    fn every_shipped_experiment_parses_and_has_a_smoke_profile() {
-        let dir = project_root().join("experiments");
-        let names = names(&dir).unwrap();
-        assert!(names.contains(&"column-sweep".to_owned()));
-        for name in names {
-            let experiment = Experiment::load(&dir, &name).unwrap();
-            let (_, smoke) = experiment.profile(Some("smoke")).unwrap();
-            assert!(!experiment.probes(smoke).is_empty());
-            let (_, default) = experiment.profile(None).unwrap();
-            assert!(!experiment.probes(default).is_empty());
-        }
-    }
-
-    #[test]
-    fn every_axis_is_a_list_and_every_point_gets_its_warmups_then_its_repeats() {
-        let source = r#"
-description = "d"
-x-axis = "escape-share"
-[profile.full]
-repeats = 2
-warmup = 1
-[[profile.full.series]]
-strategies = ["bound", "literal"]
-columns = [4]
-row-bytes = [100]
-rows = 10
-escape-share = [0, 0.5]
-indexes = [2]
-[[profile.full.series]]
-label = "all non-ASCII"
-strategies = ["literal"]
-columns = [4]
-row-bytes = [100]
-rows = 10
-escape-share = [1]
-non-ascii-share = [1]
-"#;
-        let experiment = Experiment::parse("t", Path::new("t.toml"), source.into()).unwrap();
-        let (_, profile) = experiment.profile(None).unwrap();
-        let probes = experiment.probes(profile);
-        let ids: Vec<u64> = probes.iter().map(|p| p.request.probe_id).collect();
-        assert_eq!(ids, (1..=15).collect::<Vec<u64>>());
-        // The warm-up round first, then the measured rounds: the order within each round is
-        // shuffled (see schedule.rs), so compare each round as a set.
-        let round = |probes: &[PlannedProbe]| {
-            let mut round: Vec<_> = probes
-                .iter()
-                .map(|p| {
-                    (
-                        p.warmup,
-                        p.repeat,
-                        p.request.strategy.name(),
-                        p.request.text.escape_share.to_string(),
-                        p.request.text.non_ascii_share.to_string(),
-                        p.request.indexes,
-                        p.label.clone(),
-                    )
-                })
-                .collect();
-            round.sort();
-            round
-        };
-        let expected = |warmup: bool, repeat: usize| {
-            let mut round: Vec<_> = [
-                ("bound", "0", "0", 2, ""),
-                ("literal", "0", "0", 2, ""),
-                ("bound", "0.5", "0", 2, ""),
-                ("literal", "0.5", "0", 2, ""),
-                ("literal", "1", "1", 0, "all non-ASCII"),
-            ]
-            .map(|(s, e, n, i, l)| (warmup, repeat, s, e.into(), n.into(), i, l.to_owned()))
-            .to_vec();
-            round.sort();
-            round
-        };
-        assert_eq!(round(&probes[..5]), expected(true, 0));
-        assert_eq!(round(&probes[5..10]), expected(false, 0));
-        assert_eq!(round(&probes[10..]), expected(false, 1));
-    }
-
-    #[test]
-    fn nul_share_is_an_axis_of_its_own_and_defaults_to_none() {
-        let source = r#"
-description = "d"
-x-axis = "nul-share"
-[profile.full]
-repeats = 1
-[[profile.full.series]]
-strategies = ["literal"]
-columns = [4]
-row-bytes = [100]
-rows = 10
-escape-share = [0.5]
-nul-share = [0, 0.25, 1]
-"#;
-        let experiment = Experiment::parse("t", Path::new("t.toml"), source.into()).unwrap();
-        let (_, profile) = experiment.profile(None).unwrap();
-        // The round's order is shuffled (see schedule.rs): compare it as a set.
-        let probes = experiment.probes(profile);
-        let mut texts: Vec<(f64, f64)> = probes
-            .iter()
-            .map(|p| (p.request.text.escape_share, p.request.text.nul_share))
-            .collect();
-        texts.sort_by(|a, b| a.1.total_cmp(&b.1));
-        assert_eq!(texts, [(0.5, 0.0), (0.5, 0.25), (0.5, 1.0)]);
-        let quarter = probes
-            .iter()
-            .find(|p| p.request.text.nul_share == 0.25)
-            .unwrap();
-        assert_eq!(Axis::NulShare.of_probe(&quarter.request), 0.25);
-        // A file without it (every file before it existed) asks for no NUL.
-        let old = source.replace("nul-share = [0, 0.25, 1]\n", "");
-        let old = old.replace("x-axis = \"nul-share\"", "x-axis = \"escape-share\"");
-        let experiment = Experiment::parse("t", Path::new("t.toml"), old).unwrap();
-        let (_, profile) = experiment.profile(None).unwrap();
-        assert!(
-            experiment
-                .probes(profile)
-                .iter()
-                .all(|p| p.request.text.nul_share == 0.0)
-        );
-        let repeated = source.replace("[0, 0.25, 1]", "[0, 1, 1]");
-        let err = Experiment::parse("t", Path::new("t.toml"), repeated)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("`nul-share` lists 1 twice"), "{err}");
-    }
-
-    /// A file of one `full` profile (2 repeats, 1 warm-up) with these series, on `columns`.
-    fn parse_series(series: &str) -> Result<Experiment> {
-        let source = format!(
-            "description = \"d\"\nx-axis = \"columns\"\n[profile.full]\nrepeats = 2\n\
-             warmup = 1\n{series}"
-        );
-        Experiment::parse("t", Path::new("t.toml"), source)
-    }
-
-    #[test]
-    fn rows_as_small_as_their_columns_allow_parse_and_smaller_ones_do_not() {
-        let series = |row_bytes: usize| {
-            format!(
-                "[[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [2, 50]\n\
-                 row-bytes = [{row_bytes}]\nrows = 10\n"
-            )
-        };
-        parse_series(&series(128)).unwrap();
-        let err = parse_series(&series(127)).unwrap_err().to_string();
-        assert!(
-            err.contains("row-bytes = 127 is below what 50 columns take (at least 128 bytes"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn repeats_are_refused_wherever_they_hide() {
-        let err = parse_series(
-            "[[profile.full.series]]\nstrategies = [\"bound\", \"literal\", \"bound\"]\n\
-             columns = [8]\nrow-bytes = [100]\nrows = 10\n",
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("`strategies` lists \"bound\" twice"), "{err}");
-        assert!(err.contains("t.toml:7:35:"), "{err}");
-        // The same probes with the lists in another order: not the same text, the same points.
-        let err = parse_series(
-            "[[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [1, 8]\n\
-             row-bytes = [100]\nrows = 10\n\
-             [[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [8, 1]\n\
-             row-bytes = [100]\nrows = 10\n",
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.contains("this series and series 1 both draw bound at columns = 8 with the same"),
-            "{err}"
-        );
-        // A label tells two series apart even when they run the same probes.
-        parse_series(
-            "[[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [1, 8]\n\
-             row-bytes = [100]\nrows = 10\n\
-             [[profile.full.series]]\nlabel = \"again\"\nstrategies = [\"bound\"]\n\
-             columns = [1, 8]\nrow-bytes = [100]\nrows = 10\n",
-        )
-        .unwrap();
-    }
-
-    #[test]
-    fn an_unknown_experiment_lists_the_known_ones() {
-        let err = Experiment::load(&project_root().join("experiments"), "colum-sweep")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("no experiment named `colum-sweep`"), "{err}");
-        assert!(err.contains("column-sweep"), "{err}");
-    }
-
-    #[test]
-    fn an_unknown_profile_lists_the_known_ones() {
-        let experiment =
-            Experiment::load(&project_root().join("experiments"), "column-sweep").unwrap();
-        let err = experiment.profile(Some("quick")).unwrap_err().to_string();
-        assert!(
-            err.contains("no profile `quick`") && err.contains("smoke"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn the_order_seed_is_a_profile_key_with_a_fixed_default() {
-        let source = |seed: &str| {
-            format!(
-                "description = \"d\"\nx-axis = \"columns\"\n[profile.full]\nrepeats = 3\n{seed}\n\
-                 [[profile.full.series]]\nstrategies = [\"bound\", \"literal\"]\n\
-                 columns = [1, 2, 4, 8, 16]\nrow-bytes = [100]\nrows = 10\n"
-            )
-        };
-        let order = |seed: &str| {
-            let experiment = Experiment::parse("t", Path::new("t.toml"), source(seed)).unwrap();
-            let (_, profile) = experiment.profile(None).unwrap();
-            let plan = experiment.plan(profile);
-            let probes: Vec<_> = experiment
-                .probes(profile)
-                .iter()
-                .map(|p| (p.request.columns, p.request.strategy))
-                .collect();
-            (plan.order_seed, probes)
-        };
-        let (default, fixed) = order("");
-        assert_eq!(default, 1);
-        assert_eq!(order("order-seed = 1").1, fixed);
-        let (seven, shuffled) = order("order-seed = 7");
-        assert_eq!(seven, 7);
-        assert_ne!(shuffled, fixed);
-        assert_eq!(shuffled.len(), 5 * 2 * 3);
-    }
-}
+mod tests;

@@ -14,7 +14,8 @@ use d1bench_core::limits::{
 };
 use d1bench_core::sql;
 use d1bench_core::{
-    Checksum, ProbeRequest, ProbeResult, SetupResult, Statement, Strategy, Value, VerifyResult,
+    CallShape, Checksum, ProbeRequest, ProbeResult, SetupResult, Statement, Strategy, Value,
+    VerifyResult,
 };
 use rusqlite::limits::Limit;
 use rusqlite::{Connection, params_from_iter};
@@ -97,10 +98,16 @@ impl SqliteSession {
             .iter()
             .map(|s| (s.sql.as_str(), s.params.iter().map(to_sqlite).collect()))
             .collect();
+        // `exec` hands D1 one script, which D1 splits at its line breaks: the same here.
+        let script =
+            (probe.strategy.calls() == CallShape::OneExec).then(|| sql::exec_script(&plan.inserts));
         let prepare_ms = ms_since(started);
 
         let opened = Instant::now();
-        let writes = self.write_rows(probe.strategy, &prepared);
+        let writes = match &script {
+            Some(script) => self.exec(script, &plan.inserts),
+            None => self.write_rows(probe.strategy, &prepared),
+        };
         let inside_ms = ms_since(opened);
 
         // Debugging the harness only (see `ProbeRequest::debug_corrupt`): after the clock.
@@ -146,10 +153,10 @@ impl SqliteSession {
             rows_acknowledged: 0,
             error: None,
         };
-        match strategy {
+        match strategy.calls() {
             // One autocommit statement per row: each is its own call, and stays when a later
             // one fails.
-            Strategy::PerRow => {
+            CallShape::OneCallPerStatement => {
                 for statement in prepared {
                     writes.statements_sent += 1;
                     writes.calls += 1;
@@ -162,8 +169,9 @@ impl SqliteSession {
                     }
                 }
             }
-            // One transaction, as D1 runs a batch: all or nothing.
-            Strategy::Bound | Strategy::Literal => {
+            // One transaction, as D1 runs a batch: all or nothing. (An exec comes here only
+            // through `exec`, which runs its script's lines.)
+            CallShape::OneBatch | CallShape::OneExec => {
                 writes.statements_sent = prepared.len();
                 writes.calls = 1;
                 let outcome = self
@@ -188,6 +196,41 @@ impl SqliteSession {
             }
         }
         writes
+    }
+
+    /// Runs a `db.exec()` script as local D1 does: split at its line breaks, every line a
+    /// statement, all in one transaction. The rows acknowledged are those of the statements
+    /// run, as D1 reports only how many statements it ran.
+    fn exec(&self, script: &str, statements: &[Statement]) -> Writes {
+        let mut ran = 0;
+        let outcome = self
+            .db
+            .execute_batch("BEGIN")
+            .and_then(|()| {
+                script.trim().split('\n').try_for_each(|line| {
+                    self.db.execute(line, [])?;
+                    ran += 1;
+                    Ok(())
+                })
+            })
+            .and_then(|()| self.db.execute_batch("COMMIT"));
+        let error = outcome.err().map(|e| {
+            if !self.db.is_autocommit() {
+                // If even the rollback fails, the count and the checksum show it.
+                let _ = self.db.execute_batch("ROLLBACK");
+            }
+            e.to_string()
+        });
+        Writes {
+            statements_sent: statements.len(),
+            calls: 1,
+            rows_acknowledged: if error.is_none() {
+                sql::rows_of_first(statements, ran)
+            } else {
+                0
+            },
+            error,
+        }
     }
 
     fn execute(&self, statement: &Statement) -> rusqlite::Result<()> {
@@ -386,6 +429,7 @@ mod tests {
             row_bytes,
             seed: 2,
             rows_per_statement: None,
+            json_payload_bytes: None,
             text: TextMix::HOSTILE,
             indexes: 1,
             debug_corrupt: None,

@@ -314,6 +314,7 @@ mod tests {
                 profile: "smoke".into(),
                 target: TargetKind::Sqlite,
                 x_axis: None,
+                y_axis: None,
                 baseline: None,
                 debug_corrupt: None,
                 order_seed: None,

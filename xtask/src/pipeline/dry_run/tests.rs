@@ -164,6 +164,7 @@ fn earlier(
             profile: "full".into(),
             target: TargetKind::Sqlite,
             x_axis: Some(Axis::Columns),
+            y_axis: None,
             baseline: None,
             debug_corrupt: None,
             order_seed: None,

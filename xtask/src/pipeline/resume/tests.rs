@@ -248,6 +248,7 @@ fn record_of(plan: &Plan, status: RunStatus) -> RunRecord {
             profile: plan.profile.clone(),
             target: TargetKind::Sqlite,
             x_axis: plan.x_axis,
+            y_axis: None,
             baseline: None,
             debug_corrupt: None,
             order_seed: None,
@@ -400,7 +401,7 @@ fn a_sweep_cut_short_resumes_to_every_probe_once_and_reconciles() {
     );
 
     let full: Vec<ResultRow> = cut_short(&run_dir, 4);
-    assert_eq!(full.len(), 11, "the smoke profile measures 11 points once");
+    assert_eq!(full.len(), 26, "the smoke profile measures 26 points once");
 
     // Refused, leaving the run as it was: the experiment file changed...
     let file = root.path().join("experiments/column-sweep.toml");
@@ -459,14 +460,14 @@ fn a_sweep_cut_short_resumes_to_every_probe_once_and_reconciles() {
     assert_eq!(record.run.pid, None);
     let totals = record.reconciliation.unwrap();
     assert!(totals.all_reconciled());
-    assert_eq!((totals.records, totals.reconciled), (11, 11));
+    assert_eq!((totals.records, totals.reconciled), (26, 26));
     // The points of the first 4 probes were complete: their warm-ups are not sent again.
-    assert_eq!(totals.warmups, 7);
+    assert_eq!(totals.warmups, 22);
     let resumed = &record.resumed[0];
     assert_eq!(resumed.was, RunStatus::Interrupted);
     assert_eq!(
         (resumed.skipped, resumed.warmups_skipped, resumed.remaining),
-        (4, 4, 14)
+        (4, 4, 44)
     );
     assert_eq!(
         record.sessions.len(),

@@ -45,7 +45,7 @@ use crate::studies::sweep::Axis;
 const REFUSAL_BAND: f64 = 0.15;
 
 /// The order strategies are listed in, in every legend.
-const STRATEGIES: [Strategy; 3] = [Strategy::Bound, Strategy::Literal, Strategy::PerRow];
+const STRATEGIES: [Strategy; 6] = Strategy::REPORT_ORDER;
 
 // ---------------------------------------------------------------------------------------------
 // The entry point.

@@ -15,6 +15,11 @@ pub enum Shape {
     Circle,
     Square,
     Triangle,
+    /// A square turned 45°.
+    Diamond,
+    /// A triangle pointing down.
+    TriangleDown,
+    Pentagon,
     /// A refused point.
     Cross,
 }
@@ -40,6 +45,28 @@ pub fn marker(shape: Shape, (dx, dy): (i32, i32)) -> Vec<(i32, i32)> {
             (0..3)
                 .map(|i| {
                     let a = turn(i, 3) - std::f64::consts::FRAC_PI_2;
+                    at(radius * a.cos(), radius * a.sin())
+                })
+                .collect()
+        }
+        Shape::Diamond => {
+            let d = r * 1.253;
+            vec![at(0.0, -d), at(d, 0.0), at(0.0, d), at(-d, 0.0)]
+        }
+        Shape::TriangleDown => {
+            let radius = r * 1.555;
+            (0..3)
+                .map(|i| {
+                    let a = turn(i, 3) + std::f64::consts::FRAC_PI_2;
+                    at(radius * a.cos(), radius * a.sin())
+                })
+                .collect()
+        }
+        Shape::Pentagon => {
+            let radius = r * 1.095;
+            (0..5)
+                .map(|i| {
+                    let a = turn(i, 5) - std::f64::consts::FRAC_PI_2;
                     at(radius * a.cos(), radius * a.sin())
                 })
                 .collect()

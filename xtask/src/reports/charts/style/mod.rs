@@ -9,8 +9,8 @@
 //! so both formats place it identically on every machine.
 //!
 //! Its parts: [`files`] (the PNG, the SVG and the PDF), [`text`] (the font and [`Pen`]), [`axes`]
-//! (scales and ticks), [`frame`] (title, legend, axes around the data), [`dodge`] (points that
-//! would overlap, moved apart).
+//! (scales and ticks), [`frame`] (title, legend, axes around the data), [`grid`] (the frame of a
+//! chart of cells), [`dodge`] (points that would overlap, moved apart).
 
 use d1bench_core::Strategy;
 use plotters::prelude::*;
@@ -19,6 +19,7 @@ mod axes;
 mod dodge;
 mod files;
 mod frame;
+mod grid;
 #[cfg(test)]
 mod tests;
 mod text;
@@ -27,6 +28,7 @@ pub use axes::*;
 pub use dodge::*;
 pub use files::*;
 pub use frame::*;
+pub use grid::*;
 pub use text::*;
 
 /// Resolution of the PNG files, also written into them (`pHYs`) so that LaTeX and word
@@ -118,6 +120,9 @@ pub fn strategy_color(strategy: Strategy) -> RGBColor {
         Strategy::Bound => RGBColor(0x00, 0x72, 0xb2),
         Strategy::Literal => RGBColor(0xd5, 0x5e, 0x00),
         Strategy::PerRow => RGBColor(0x00, 0x9e, 0x73),
+        Strategy::Json => RGBColor(0xcc, 0x79, 0xa7),
+        Strategy::BatchedRows => RGBColor(0xe6, 0x9f, 0x00),
+        Strategy::Exec => RGBColor(0x56, 0xb4, 0xe9),
     }
 }
 
@@ -127,6 +132,9 @@ pub fn strategy_shape(strategy: Strategy) -> Shape {
         Strategy::Bound => Shape::Circle,
         Strategy::Literal => Shape::Square,
         Strategy::PerRow => Shape::Triangle,
+        Strategy::Json => Shape::Diamond,
+        Strategy::BatchedRows => Shape::TriangleDown,
+        Strategy::Exec => Shape::Pentagon,
     }
 }
 

@@ -1,0 +1,250 @@
+//! The tests of experiment files: golden errors, the shipped files, every axis expanded.
+
+use super::*;
+use crate::paths::project_root;
+
+fn golden_dir() -> PathBuf {
+    project_root().join("xtask/tests/bad-experiments")
+}
+
+/// Every `bad-experiments/*.toml` fails with exactly the text in its `.err` file.
+#[test]
+fn bad_experiment_files_fail_with_their_golden_error() {
+    let checked = crate::studies::files::check_golden_errors(&golden_dir(), Experiment::parse);
+    assert!(checked >= 8, "only {checked} golden files");
+}
+
+#[test]
+fn every_shipped_experiment_parses_and_has_a_smoke_profile() {
+    let dir = project_root().join("experiments");
+    let names = names(&dir).unwrap();
+    assert!(names.contains(&"column-sweep".to_owned()));
+    for name in names {
+        let experiment = Experiment::load(&dir, &name).unwrap();
+        let (_, smoke) = experiment.profile(Some("smoke")).unwrap();
+        assert!(!experiment.probes(smoke).is_empty());
+        let (_, default) = experiment.profile(None).unwrap();
+        assert!(!experiment.probes(default).is_empty());
+    }
+}
+
+#[test]
+fn every_axis_is_a_list_and_every_point_gets_its_warmups_then_its_repeats() {
+    let source = r#"
+description = "d"
+x-axis = "escape-share"
+[profile.full]
+repeats = 2
+warmup = 1
+[[profile.full.series]]
+strategies = ["bound", "literal"]
+columns = [4]
+row-bytes = [100]
+rows = 10
+escape-share = [0, 0.5]
+indexes = [2]
+[[profile.full.series]]
+label = "all non-ASCII"
+strategies = ["literal"]
+columns = [4]
+row-bytes = [100]
+rows = 10
+escape-share = [1]
+non-ascii-share = [1]
+"#;
+    let experiment = Experiment::parse("t", Path::new("t.toml"), source.into()).unwrap();
+    let (_, profile) = experiment.profile(None).unwrap();
+    let probes = experiment.probes(profile);
+    let ids: Vec<u64> = probes.iter().map(|p| p.request.probe_id).collect();
+    assert_eq!(ids, (1..=15).collect::<Vec<u64>>());
+    // The warm-up round first, then the measured rounds: the order within each round is
+    // shuffled (see schedule.rs), so compare each round as a set.
+    let round = |probes: &[PlannedProbe]| {
+        let mut round: Vec<_> = probes
+            .iter()
+            .map(|p| {
+                (
+                    p.warmup,
+                    p.repeat,
+                    p.request.strategy.name(),
+                    p.request.text.escape_share.to_string(),
+                    p.request.text.non_ascii_share.to_string(),
+                    p.request.indexes,
+                    p.label.clone(),
+                )
+            })
+            .collect();
+        round.sort();
+        round
+    };
+    let expected = |warmup: bool, repeat: usize| {
+        let mut round: Vec<_> = [
+            ("bound", "0", "0", 2, ""),
+            ("literal", "0", "0", 2, ""),
+            ("bound", "0.5", "0", 2, ""),
+            ("literal", "0.5", "0", 2, ""),
+            ("literal", "1", "1", 0, "all non-ASCII"),
+        ]
+        .map(|(s, e, n, i, l)| (warmup, repeat, s, e.into(), n.into(), i, l.to_owned()))
+        .to_vec();
+        round.sort();
+        round
+    };
+    assert_eq!(round(&probes[..5]), expected(true, 0));
+    assert_eq!(round(&probes[5..10]), expected(false, 0));
+    assert_eq!(round(&probes[10..]), expected(false, 1));
+}
+
+#[test]
+fn nul_share_is_an_axis_of_its_own_and_defaults_to_none() {
+    let source = r#"
+description = "d"
+x-axis = "nul-share"
+[profile.full]
+repeats = 1
+[[profile.full.series]]
+strategies = ["literal"]
+columns = [4]
+row-bytes = [100]
+rows = 10
+escape-share = [0.5]
+nul-share = [0, 0.25, 1]
+"#;
+    let experiment = Experiment::parse("t", Path::new("t.toml"), source.into()).unwrap();
+    let (_, profile) = experiment.profile(None).unwrap();
+    // The round's order is shuffled (see schedule.rs): compare it as a set.
+    let probes = experiment.probes(profile);
+    let mut texts: Vec<(f64, f64)> = probes
+        .iter()
+        .map(|p| (p.request.text.escape_share, p.request.text.nul_share))
+        .collect();
+    texts.sort_by(|a, b| a.1.total_cmp(&b.1));
+    assert_eq!(texts, [(0.5, 0.0), (0.5, 0.25), (0.5, 1.0)]);
+    let quarter = probes
+        .iter()
+        .find(|p| p.request.text.nul_share == 0.25)
+        .unwrap();
+    assert_eq!(Axis::NulShare.of_probe(&quarter.request), 0.25);
+    // A file without it (every file before it existed) asks for no NUL.
+    let old = source.replace("nul-share = [0, 0.25, 1]\n", "");
+    let old = old.replace("x-axis = \"nul-share\"", "x-axis = \"escape-share\"");
+    let experiment = Experiment::parse("t", Path::new("t.toml"), old).unwrap();
+    let (_, profile) = experiment.profile(None).unwrap();
+    assert!(
+        experiment
+            .probes(profile)
+            .iter()
+            .all(|p| p.request.text.nul_share == 0.0)
+    );
+    let repeated = source.replace("[0, 0.25, 1]", "[0, 1, 1]");
+    let err = Experiment::parse("t", Path::new("t.toml"), repeated)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`nul-share` lists 1 twice"), "{err}");
+}
+
+/// A file of one `full` profile (2 repeats, 1 warm-up) with these series, on `columns`.
+fn parse_series(series: &str) -> Result<Experiment> {
+    let source = format!(
+        "description = \"d\"\nx-axis = \"columns\"\n[profile.full]\nrepeats = 2\n\
+         warmup = 1\n{series}"
+    );
+    Experiment::parse("t", Path::new("t.toml"), source)
+}
+
+#[test]
+fn rows_as_small_as_their_columns_allow_parse_and_smaller_ones_do_not() {
+    let series = |row_bytes: usize| {
+        format!(
+            "[[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [2, 50]\n\
+             row-bytes = [{row_bytes}]\nrows = 10\n"
+        )
+    };
+    parse_series(&series(128)).unwrap();
+    let err = parse_series(&series(127)).unwrap_err().to_string();
+    assert!(
+        err.contains("row-bytes = 127 is below what 50 columns take (at least 128 bytes"),
+        "{err}"
+    );
+}
+
+#[test]
+fn repeats_are_refused_wherever_they_hide() {
+    let err = parse_series(
+        "[[profile.full.series]]\nstrategies = [\"bound\", \"literal\", \"bound\"]\n\
+         columns = [8]\nrow-bytes = [100]\nrows = 10\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("`strategies` lists \"bound\" twice"), "{err}");
+    assert!(err.contains("t.toml:7:35:"), "{err}");
+    // The same probes with the lists in another order: not the same text, the same points.
+    let err = parse_series(
+        "[[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [1, 8]\n\
+         row-bytes = [100]\nrows = 10\n\
+         [[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [8, 1]\n\
+         row-bytes = [100]\nrows = 10\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("this series and series 1 both draw bound at columns = 8 with the same"),
+        "{err}"
+    );
+    // A label tells two series apart even when they run the same probes.
+    parse_series(
+        "[[profile.full.series]]\nstrategies = [\"bound\"]\ncolumns = [1, 8]\n\
+         row-bytes = [100]\nrows = 10\n\
+         [[profile.full.series]]\nlabel = \"again\"\nstrategies = [\"bound\"]\n\
+         columns = [1, 8]\nrow-bytes = [100]\nrows = 10\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn an_unknown_experiment_lists_the_known_ones() {
+    let err = Experiment::load(&project_root().join("experiments"), "colum-sweep")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no experiment named `colum-sweep`"), "{err}");
+    assert!(err.contains("column-sweep"), "{err}");
+}
+
+#[test]
+fn an_unknown_profile_lists_the_known_ones() {
+    let experiment = Experiment::load(&project_root().join("experiments"), "column-sweep").unwrap();
+    let err = experiment.profile(Some("quick")).unwrap_err().to_string();
+    assert!(
+        err.contains("no profile `quick`") && err.contains("smoke"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_order_seed_is_a_profile_key_with_a_fixed_default() {
+    let source = |seed: &str| {
+        format!(
+            "description = \"d\"\nx-axis = \"columns\"\n[profile.full]\nrepeats = 3\n{seed}\n\
+             [[profile.full.series]]\nstrategies = [\"bound\", \"literal\"]\n\
+             columns = [1, 2, 4, 8, 16]\nrow-bytes = [100]\nrows = 10\n"
+        )
+    };
+    let order = |seed: &str| {
+        let experiment = Experiment::parse("t", Path::new("t.toml"), source(seed)).unwrap();
+        let (_, profile) = experiment.profile(None).unwrap();
+        let plan = experiment.plan(profile);
+        let probes: Vec<_> = experiment
+            .probes(profile)
+            .iter()
+            .map(|p| (p.request.columns, p.request.strategy))
+            .collect();
+        (plan.order_seed, probes)
+    };
+    let (default, fixed) = order("");
+    assert_eq!(default, 1);
+    assert_eq!(order("order-seed = 1").1, fixed);
+    let (seven, shuffled) = order("order-seed = 7");
+    assert_eq!(seven, 7);
+    assert_ne!(shuffled, fixed);
+    assert_eq!(shuffled.len(), 5 * 2 * 3);
+}
