@@ -14,9 +14,11 @@
 pub mod calls;
 pub mod climb;
 pub mod dry_run;
+pub mod load;
 pub mod progress;
 pub mod resume;
 pub mod sweep;
+pub mod workload;
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -38,6 +40,7 @@ use crate::studies::ladder::Climb;
 use crate::studies::overrides::Overrides;
 use crate::studies::schedule::SweepPlan;
 use crate::studies::sweep::{Axis, PlannedProbe};
+use crate::studies::workload::WorkloadPlan;
 use crate::targets::{self, Session, Start, remote};
 use crate::toolchain::Toolchain;
 use crate::{procs, reports, toolchain};
@@ -49,6 +52,7 @@ use climb::ClimbsDone;
 pub enum Work {
     Sweep(SweepPlan),
     Climbs(Vec<Climb>),
+    Workload(WorkloadPlan),
 }
 
 impl Work {
@@ -56,6 +60,7 @@ impl Work {
         match self {
             Work::Sweep(_) => StudyKind::Sweep,
             Work::Climbs(_) => StudyKind::Ladder,
+            Work::Workload(_) => StudyKind::Workload,
         }
     }
 
@@ -64,6 +69,7 @@ impl Work {
         match self {
             Work::Sweep(plan) => Cost::of(&plan.probes()),
             Work::Climbs(climbs) => Cost::of_climbs(climbs),
+            Work::Workload(plan) => plan.cost(),
         }
     }
 
@@ -71,6 +77,7 @@ impl Work {
         match self {
             Work::Sweep(_) => "probes",
             Work::Climbs(_) => "rungs",
+            Work::Workload(_) => "records",
         }
     }
 }
@@ -102,6 +109,7 @@ impl Plan {
                 let cost = Cost::of_climbs(climbs);
                 (cost.probes, cost.rows_written)
             }
+            Work::Workload(plan) => (plan.requests(), plan.seeded_rows() as usize),
         };
         Planned {
             probes: targets * probes,
@@ -199,7 +207,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     let run_dir = create_run_dir(&out, flags.target)?;
     let until = match &plan.work {
         Work::Sweep(sweep) => sweep.until,
-        Work::Climbs(_) => None,
+        Work::Climbs(_) | Work::Workload(_) => None,
     };
     let record = RunRecord {
         run: RunInfo {
@@ -213,6 +221,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
             debug_corrupt: flags.debug_corrupt,
             order_seed: match &plan.work {
                 Work::Sweep(sweep) => Some(sweep.order_seed),
+                Work::Workload(workload) => Some(workload.order_seed),
                 Work::Climbs(_) => None,
             },
             precision: until.map(|u| u.precision),
@@ -297,6 +306,7 @@ fn measure(
             let left = match &plan.work {
                 Work::Sweep(sweep) => done.skipped(sweep, target).len() < sweep.probes().len(),
                 Work::Climbs(all) => all.len() > done.climbs.climbs.len(),
+                Work::Workload(_) => true,
             };
             if !left {
                 // A resumed run whose records on this target are all on disk: nothing to start.
@@ -357,6 +367,7 @@ fn whole_run_totals(kind: StudyKind, run_dir: &RunDir, attempt: &Totals) -> Resu
         StudyKind::Ladder => csv::read::<RungRow>(&run_dir.results_csv())?
             .iter()
             .for_each(|r| totals.add(r)),
+        StudyKind::Workload => bail!("a workload run cannot be resumed"),
     }
     totals.warmups = attempt.warmups;
     totals.warmups_reconciled = attempt.warmups_reconciled;
@@ -398,6 +409,33 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<Plan> {
                 profile: profile.to_owned(),
                 files: vec![file],
                 x_axis: Some(experiment.file.x_axis),
+                overrides,
+                baseline,
+            })
+        }
+        Study::Workload(w) => {
+            if flags.debug_corrupt.is_some() {
+                bail!(
+                    "--debug-corrupt applies to sweeps: `{}` is a workload, whose table is checked \
+                     by count, ids and checksum after seeding and at the end",
+                    flags.experiment()
+                );
+            }
+            if !overrides.is_empty() {
+                bail!(
+                    "--repeats, --warmup, --seed and --only apply to sweeps, not to workloads \
+                     (`{}` is a workload: its profile sets its rates, duration and warm-up)",
+                    flags.experiment()
+                );
+            }
+            let (profile, spec) = w.profile(flags.profile.as_deref())?;
+            let baseline = (flags.target.runs_the_worker() && !flags.no_baseline)
+                .then_some(TargetKind::Sqlite);
+            Ok(Plan {
+                work: Work::Workload(w.plan(spec)),
+                profile: profile.to_owned(),
+                files: vec![file_of(&w.name, &w.path, &w.source, &w.file.description)],
+                x_axis: None,
                 overrides,
                 baseline,
             })
@@ -485,6 +523,7 @@ fn measure_on(
             sweep::measure(&mut session, experiment, plan, &skip, run_dir, clock)
         }
         Work::Climbs(climbs) => climb::climb_all(&mut session, climbs, &done.climbs, run_dir),
+        Work::Workload(plan) => workload::measure(&mut session, experiment, plan, run_dir, clock),
     };
     let wall_ms = ms_since(measuring);
     let (calls, calls_ms) = (session.calls(), session.inside_ms());

@@ -14,8 +14,10 @@ pub mod ladder_summary;
 pub mod parity;
 pub mod points;
 pub mod provenance;
+pub mod quantiles;
 pub mod stats;
 pub mod summary;
+pub mod workload;
 
 use std::path::PathBuf;
 
@@ -48,6 +50,7 @@ pub fn render(run_dir: &RunDir, print: bool, titles: bool) -> Result<Rendered> {
     let rendered = match record.run.kind {
         StudyKind::Sweep => render_sweep(run_dir, &record, titles)?,
         StudyKind::Ladder => render_ladder(run_dir, &record, titles)?,
+        StudyKind::Workload => workload::render(run_dir, &record, titles)?,
     };
     if print {
         print!("{}", rendered.tables);

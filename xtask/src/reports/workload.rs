@@ -1,0 +1,717 @@
+//! The reports of a workload run, from its `results.csv` and `checks.csv` only: per target,
+//! table size, index, preparation, rate and operation, the latency percentiles (p50 to p99.9,
+//! each with its order-statistic interval, and the max) from HDR histograms, throughput offered
+//! and achieved, the shares refused by class, D1's clock and the rows D1 bills, and whether the
+//! load generator kept its timetable (`summary.csv`, `summary.md`); and the read-path answers:
+//! covering ÷ key index and reused ÷ per-call statements, against the write-up's −40% and −15%.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use anyhow::{Context, Result};
+use d1bench_core::workload::{IndexKind, Operation, Preparation};
+use d1bench_core::{Outcome, RefusalKind};
+use serde::Serialize;
+
+use super::quantiles::{self, Latencies};
+use super::stats::{CONFIDENCE, Interval, median};
+use super::{Rendered, provenance, title};
+use crate::flags::TargetKind;
+use crate::records::csv;
+use crate::records::workload_row::{CheckRow, OpRow, Phase};
+use crate::records::{RunDir, RunRecord};
+
+/// The generator lagged when the 99th percentile of its lag is above this many ms, or above a
+/// tenth of the time between two requests, whichever is larger.
+const LAG_TOLERANCE_MS: f64 = 1.0;
+
+/// What identifies one operation's latencies: where and under which load they were measured.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct Key {
+    pub target: TargetKind,
+    pub table_rows: u64,
+    pub index: IndexKind,
+    pub preparation: Preparation,
+    pub op: Operation,
+    pub rate: f64,
+}
+
+impl Key {
+    fn of(row: &OpRow) -> Key {
+        Key {
+            target: row.target,
+            table_rows: row.table_rows,
+            index: row.index,
+            preparation: row.preparation,
+            op: row.op,
+            rate: row.rate,
+        }
+    }
+    fn sort_key(&self) -> (TargetKind, u64, IndexKind, Preparation, Operation, u64) {
+        (
+            self.target,
+            self.table_rows,
+            self.index,
+            self.preparation,
+            self.op,
+            self.rate.to_bits(),
+        )
+    }
+}
+
+/// One operation at one point, summarized.
+pub struct OpStats {
+    pub key: Key,
+    /// Requests measured.
+    pub n: usize,
+    pub ok: usize,
+    /// Refused requests by class, in the order first seen.
+    pub refused: Vec<(RefusalKind, usize)>,
+    pub errors: usize,
+    /// Requests the target gave no answer to.
+    pub target_failed: usize,
+    /// Latencies of the successful requests, from when each was due.
+    pub latencies: Latencies,
+    /// Requests per second of this operation: scheduled, and answered successfully.
+    pub offered_per_s: f64,
+    pub achieved_per_s: f64,
+    pub inside_ms_p50: Option<f64>,
+    pub d1_ms_p50: Option<f64>,
+    /// D1's `rows_read` per request (mean) and `rows_written` over all of them.
+    pub rows_read_mean: Option<f64>,
+    pub rows_written: Option<u64>,
+    /// The point's generator lag: its 99th percentile and max, ms.
+    pub lag_p99_ms: f64,
+    pub lag_max_ms: f64,
+    /// Whether the generator fell behind its timetable at this point.
+    pub behind: bool,
+}
+
+/// Every operation at every point of `rows` (measured requests only), in report order.
+pub fn stats(rows: &[OpRow]) -> Vec<OpStats> {
+    let measured: Vec<&OpRow> = rows.iter().filter(|r| r.phase == Phase::Measure).collect();
+    // Per target and point: the requests, the wall time to the last answer, the lags.
+    let mut points: BTreeMap<(TargetKind, usize), (usize, f64, Vec<f64>)> = BTreeMap::new();
+    for r in &measured {
+        let p = points.entry((r.target, r.point)).or_default();
+        p.0 += 1;
+        p.1 = p.1.max(r.scheduled_ms + r.latency_ms);
+        p.2.push(r.lag_ms);
+    }
+    let mut groups: Vec<(Key, Vec<&OpRow>)> = Vec::new();
+    for r in &measured {
+        let key = Key::of(r);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, g)) => g.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    groups.sort_by_key(|(k, _)| k.sort_key());
+    groups
+        .into_iter()
+        .map(|(key, group)| {
+            let (point_n, wall_ms, lags) = &points[&(key.target, group[0].point)];
+            let mut lags = lags.clone();
+            lags.sort_by(f64::total_cmp);
+            let lag_p99_ms = lags[quantiles::nearest_rank(lags.len(), 0.99) - 1];
+            let lag_max_ms = *lags.last().unwrap_or(&0.0);
+            let interval_ms = 1000.0 / key.rate;
+            let mut latencies = Latencies::new();
+            let mut refused: Vec<(RefusalKind, usize)> = Vec::new();
+            let (mut ok, mut errors, mut target_failed) = (0, 0, 0);
+            for r in &group {
+                if r.target_failed {
+                    target_failed += 1;
+                    continue;
+                }
+                match r.outcome {
+                    Outcome::Ok => {
+                        ok += 1;
+                        latencies.record_ms(r.latency_ms);
+                    }
+                    Outcome::Refused => {
+                        let kind = r.refusal.unwrap_or(RefusalKind::Other);
+                        match refused.iter_mut().find(|(k, _)| *k == kind) {
+                            Some((_, n)) => *n += 1,
+                            None => refused.push((kind, 1)),
+                        }
+                    }
+                    Outcome::Error => errors += 1,
+                }
+            }
+            let scheduled_s = *point_n as f64 / key.rate;
+            let answered: Vec<&&OpRow> = group.iter().filter(|r| !r.target_failed).collect();
+            let of = |f: fn(&OpRow) -> Option<f64>| -> Vec<f64> {
+                answered.iter().filter_map(|r| f(r)).collect()
+            };
+            let rows_read = of(|r| r.rows_read.map(|v| v as f64));
+            let rows_written: Vec<u64> = answered.iter().filter_map(|r| r.rows_written).collect();
+            OpStats {
+                key,
+                n: group.len(),
+                ok,
+                refused,
+                errors,
+                target_failed,
+                latencies,
+                offered_per_s: group.len() as f64 / scheduled_s,
+                achieved_per_s: ok as f64 / (wall_ms / 1000.0).max(scheduled_s),
+                inside_ms_p50: median(&of(|r| r.inside_ms)),
+                d1_ms_p50: median(&of(|r| r.d1_ms)),
+                rows_read_mean: (!rows_read.is_empty())
+                    .then(|| rows_read.iter().sum::<f64>() / rows_read.len() as f64),
+                rows_written: (!rows_written.is_empty()).then(|| rows_written.iter().sum()),
+                lag_p99_ms,
+                lag_max_ms,
+                behind: lag_p99_ms > LAG_TOLERANCE_MS.max(interval_ms / 10.0),
+            }
+        })
+        .collect()
+}
+
+/// One row of a workload run's `summary.csv`.
+#[derive(Debug, Serialize)]
+pub struct SummaryRow {
+    pub target: TargetKind,
+    pub table_rows: u64,
+    pub index: IndexKind,
+    pub preparation: Preparation,
+    pub op: Operation,
+    pub rate: f64,
+    pub n: usize,
+    pub ok: usize,
+    pub refused: usize,
+    /// Refused requests by class, `class=count;…`.
+    pub refused_by_class: String,
+    pub errors: usize,
+    pub target_failed: usize,
+    pub offered_per_s: f64,
+    pub achieved_per_s: f64,
+    /// `p50,p90,p95,p99,p99.9` then each with `_low`, `_high` and `_coverage`; empty where the
+    /// requests were too few.
+    pub percentiles: String,
+    pub p50_ms: Option<f64>,
+    pub p50_low: Option<f64>,
+    pub p50_high: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
+    pub p95_low: Option<f64>,
+    pub p95_high: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub p99_low: Option<f64>,
+    pub p99_high: Option<f64>,
+    pub p999_ms: Option<f64>,
+    pub p999_low: Option<f64>,
+    pub p999_high: Option<f64>,
+    pub max_ms: Option<f64>,
+    pub inside_ms_p50: Option<f64>,
+    pub d1_ms_p50: Option<f64>,
+    pub rows_read_mean: Option<f64>,
+    pub rows_written: Option<u64>,
+    pub lag_p99_ms: f64,
+    pub lag_max_ms: f64,
+    pub behind_schedule: bool,
+}
+
+fn summary_row(s: &OpStats) -> SummaryRow {
+    let p = |q: f64| s.latencies.percentile(q, CONFIDENCE);
+    let ms = |q: f64| p(q).map(|p| p.ms);
+    let low = |q: f64| p(q).and_then(|p| p.ci).map(|c| c.low);
+    let high = |q: f64| p(q).and_then(|p| p.ci).map(|c| c.high);
+    SummaryRow {
+        target: s.key.target,
+        table_rows: s.key.table_rows,
+        index: s.key.index,
+        preparation: s.key.preparation,
+        op: s.key.op,
+        rate: s.key.rate,
+        n: s.n,
+        ok: s.ok,
+        refused: s.refused.iter().map(|(_, n)| n).sum(),
+        refused_by_class: s
+            .refused
+            .iter()
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect::<Vec<_>>()
+            .join(";"),
+        errors: s.errors,
+        target_failed: s.target_failed,
+        offered_per_s: s.offered_per_s,
+        achieved_per_s: s.achieved_per_s,
+        percentiles: "nearest-rank, order-statistic 95% intervals".into(),
+        p50_ms: ms(0.5),
+        p50_low: low(0.5),
+        p50_high: high(0.5),
+        p90_ms: ms(0.9),
+        p95_ms: ms(0.95),
+        p95_low: low(0.95),
+        p95_high: high(0.95),
+        p99_ms: ms(0.99),
+        p99_low: low(0.99),
+        p99_high: high(0.99),
+        p999_ms: ms(0.999),
+        p999_low: low(0.999),
+        p999_high: high(0.999),
+        max_ms: (!s.latencies.is_empty()).then(|| s.latencies.max_ms()),
+        inside_ms_p50: s.inside_ms_p50,
+        d1_ms_p50: s.d1_ms_p50,
+        rows_read_mean: s.rows_read_mean,
+        rows_written: s.rows_written,
+        lag_p99_ms: s.lag_p99_ms,
+        lag_max_ms: s.lag_max_ms,
+        behind_schedule: s.behind,
+    }
+}
+
+/// `12.3 (11.9–12.8)` in ms, or with the note of no interval.
+fn cell(s: &OpStats, q: f64) -> String {
+    match s.latencies.percentile(q, CONFIDENCE) {
+        None => "-".into(),
+        Some(p) => match p.ci {
+            Some(ci) => format!("{} ({}–{})", num(p.ms), num(ci.low), num(ci.high)),
+            None => format!("{} (n too small)", num(p.ms)),
+        },
+    }
+}
+
+/// Three significant digits, as the histogram holds them.
+fn num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// The latency table: one line per operation at each point.
+pub fn latency_table(stats: &[OpStats]) -> String {
+    let mut out = String::from(
+        "| target | rows | index | statements | operation | rate/s | n | ok | p50 ms | p90 ms | p95 ms | p99 ms | p99.9 ms | max ms | achieved/s | D1 ms p50 | rows read/req | generator lag p99 / max ms |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for s in stats {
+        let opt = |v: Option<f64>| v.map_or("-".to_owned(), num);
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} / {}{} |",
+            s.key.target,
+            s.key.table_rows,
+            s.key.index,
+            s.key.preparation,
+            s.key.op,
+            s.key.rate,
+            s.n,
+            s.ok,
+            cell(s, 0.5),
+            cell(s, 0.9),
+            cell(s, 0.95),
+            cell(s, 0.99),
+            cell(s, 0.999),
+            if s.latencies.is_empty() { "-".into() } else { num(s.latencies.max_ms()) },
+            s.achieved_per_s,
+            opt(s.d1_ms_p50),
+            opt(s.rows_read_mean),
+            num(s.lag_p99_ms),
+            num(s.lag_max_ms),
+            if s.behind { " **behind**" } else { "" },
+        )
+        .unwrap();
+    }
+    out
+}
+
+/// One comparison of the read path against a claim of the write-up.
+pub struct Answer {
+    pub key: Key,
+    /// What is compared, `covering ÷ key` or `reuse ÷ per-call`.
+    pub what: &'static str,
+    pub q: f64,
+    pub ratio: f64,
+    pub ci: Option<Interval>,
+    /// The ratio the write-up claims (0.60 for −40%, 0.85 for −15%).
+    pub claimed: f64,
+}
+
+impl Answer {
+    /// Whether the claim holds here, from where the interval lies.
+    pub fn verdict(&self) -> &'static str {
+        let Some(ci) = self.ci else {
+            return "too few requests for an interval";
+        };
+        let c = self.claimed;
+        if ci.high < c {
+            "holds, and the saving is larger than claimed"
+        } else if ci.low <= c && ci.high < 1.0 {
+            "holds (the interval covers the claimed ratio, and not 1)"
+        } else if ci.low <= c {
+            "cannot tell (the interval covers both the claim and no change)"
+        } else if ci.high < 1.0 {
+            "does not hold: a smaller saving than claimed"
+        } else if ci.low <= 1.0 {
+            "does not hold: no saving detectable"
+        } else {
+            "does not hold: slower"
+        }
+    }
+}
+
+/// Covering ÷ key index (claimed 0.60, for the aggregate, the one read the index serves) and
+/// reuse ÷ per-call (claimed 0.85, for every read) at p50 and p95, at every point measured both
+/// ways.
+pub fn answers(stats: &[OpStats]) -> Vec<Answer> {
+    let mut out = Vec::new();
+    let find = |k: Key| stats.iter().find(|s| s.key == k);
+    for s in stats {
+        if s.key.op.writes() {
+            continue;
+        }
+        let pairs = [
+            // The secondary index only serves the aggregate: reads by primary key never use it.
+            (
+                s.key.index == IndexKind::Covering && s.key.op == Operation::Aggregate,
+                Key {
+                    index: IndexKind::Key,
+                    ..s.key
+                },
+                "covering ÷ key index",
+                0.60,
+            ),
+            (
+                s.key.preparation == Preparation::Reuse,
+                Key {
+                    preparation: Preparation::PerCall,
+                    ..s.key
+                },
+                "reused ÷ per-call statement",
+                0.85,
+            ),
+        ];
+        for (applies, other, what, claimed) in pairs {
+            let Some(base) = applies.then(|| find(other)).flatten() else {
+                continue;
+            };
+            for q in [0.5, 0.95] {
+                if let Some((ratio, ci)) = quantiles::ratio(&s.latencies, &base.latencies, q) {
+                    out.push(Answer {
+                        key: s.key,
+                        what,
+                        q,
+                        ratio,
+                        ci,
+                        claimed,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn answers_table(answers: &[Answer]) -> String {
+    let mut out = String::from(
+        "| target | rows | compared | other setting | operation | rate/s | percentile | ratio (interval, coverage ≥) | claimed | verdict |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for a in answers {
+        let other = if a.what.starts_with("covering") {
+            format!("statements {}", a.key.preparation)
+        } else {
+            format!("index {}", a.key.index)
+        };
+        let ratio = match a.ci {
+            Some(ci) => format!(
+                "{:.2} ({:.2}–{:.2}, {:.1}%)",
+                a.ratio,
+                ci.low,
+                ci.high,
+                ci.coverage * 100.0
+            ),
+            None => format!("{:.2} (no interval)", a.ratio),
+        };
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | p{} | {} | {:.2} | {} |",
+            a.key.target,
+            a.key.table_rows,
+            a.what,
+            other,
+            a.key.op,
+            a.key.rate,
+            (a.q * 100.0).round(),
+            ratio,
+            a.claimed,
+            a.verdict()
+        )
+        .unwrap();
+    }
+    out
+}
+
+/// The check lines: each seeding and the final check, per target.
+fn checks_lines(checks: &[CheckRow]) -> String {
+    let mut out = String::new();
+    for c in checks {
+        writeln!(
+            out,
+            "- {} `{}` at {} rows{}: {} rows expected, {} present; ids {}; content checksum {}{}",
+            c.target,
+            c.when,
+            c.table_rows,
+            if c.seed_batches > 0 {
+                format!(
+                    " (seeded in {} batches, {:.1} s)",
+                    c.seed_batches,
+                    c.seed_ms / 1000.0
+                )
+            } else {
+                String::new()
+            },
+            c.rows_expected,
+            c.rows_present,
+            if c.id_sum_expected == c.id_sum_present && c.misplaced == 0 {
+                "and groups as expected"
+            } else {
+                "DIFFER"
+            },
+            if c.checksum_expected == c.checksum_present {
+                "equal"
+            } else {
+                "DIFFERS"
+            },
+            if c.reconciled {
+                ": reconciled".to_owned()
+            } else {
+                format!(": NOT reconciled ({})", c.note)
+            }
+        )
+        .unwrap();
+    }
+    out
+}
+
+/// `summary.md` of a workload run.
+pub fn markdown(record: &RunRecord, stats: &[OpStats], checks: &[CheckRow]) -> String {
+    let mut out = format!("# {}\n\n", title(record));
+    if let Some(study) = record.studies.first() {
+        writeln!(out, "{}\n", study.description).unwrap();
+    }
+    writeln!(
+        out,
+        "Run `{}` on `{}`, status **{}**; reproduce with `{}`.\n",
+        record.run.id,
+        record.run.target,
+        record.run.status,
+        provenance::command(record),
+    )
+    .unwrap();
+    if let Some(totals) = &record.reconciliation {
+        writeln!(out, "Reconciliation: {}.\n", totals.line("records")).unwrap();
+    }
+    out.push_str("## The table, checked\n\n");
+    out.push_str(&checks_lines(checks));
+    out.push_str(
+        "\n## Latency\n\nEach request was due on a fixed timetable at the rate shown, whatever \
+         the latency of earlier ones (open loop), and its latency runs from when it was due to \
+         its whole answer, so queueing behind slow requests counts. Percentiles are nearest-rank \
+         order statistics of the successful requests, read from an HDR histogram (3 significant \
+         digits); in brackets each one's distribution-free order-statistic interval at 95% (see \
+         `xtask/src/reports/quantiles.rs`), which assumes independent requests: under queueing \
+         neighbours are correlated and it is narrower than it should be. `n too small`: too \
+         few requests for a 95% interval of that percentile.\n\n",
+    );
+    out.push_str(&latency_table(stats));
+    let behind: Vec<&OpStats> = stats.iter().filter(|s| s.behind).collect();
+    out.push_str("\n## Did the load generator keep its timetable?\n\n");
+    if behind.is_empty() {
+        writeln!(
+            out,
+            "Yes: at every point 99% of the requests left within {LAG_TOLERANCE_MS} ms of when \
+             they were due (or a tenth of the time between two requests, if more)."
+        )
+        .unwrap();
+    } else {
+        let mut seen = Vec::new();
+        for s in behind {
+            let k = (
+                s.key.target,
+                s.key.table_rows,
+                s.key.index,
+                s.key.preparation,
+                s.key.rate.to_bits(),
+            );
+            if seen.contains(&k) {
+                continue;
+            }
+            seen.push(k);
+            writeln!(
+                out,
+                "- **No** on {} at {} rows, index {}, statements {}, {}/s: its lag (due → sent) \
+                 was {} ms at p99 and {} ms at most; the requests waited for a free slot or for \
+                 the scheduler, and their latencies include that wait.",
+                s.key.target,
+                s.key.table_rows,
+                s.key.index,
+                s.key.preparation,
+                s.key.rate,
+                num(s.lag_p99_ms),
+                num(s.lag_max_ms)
+            )
+            .unwrap();
+        }
+    }
+    let refused: Vec<&OpStats> = stats.iter().filter(|s| s.ok < s.n).collect();
+    if !refused.is_empty() {
+        out.push_str("\n## Requests that did not succeed\n\n");
+        for s in refused {
+            writeln!(
+                out,
+                "- {} {} at {} rows, {}/s: {} of {} refused ({}), {} errors, {} unanswered",
+                s.key.target,
+                s.key.op,
+                s.key.table_rows,
+                s.key.rate,
+                s.refused.iter().map(|(_, n)| n).sum::<usize>(),
+                s.n,
+                summary_row(s).refused_by_class,
+                s.errors,
+                s.target_failed
+            )
+            .unwrap();
+        }
+    }
+    let answers = answers(stats);
+    if !answers.is_empty() {
+        out.push_str(
+            "\n## The write-up's read-path claims, here\n\nEach ratio divides one setting's \
+             latency percentile by the other's at the same table size, rate and operation; \
+             its interval divides the two percentiles' order-statistic intervals at √95% each \
+             (both hold together with at least the probability shown). The claims: a covering \
+             index −40% (ratio 0.60), a reused prepared statement −15% (ratio 0.85). A claim \
+             holds when the interval covers its ratio and not 1. The index is compared on the \
+             aggregate only: point reads and range scans go by primary key and never use it.\n\n",
+        );
+        out.push_str(&answers_table(&answers));
+    }
+    out.push_str(&provenance::time_section(record));
+    out
+}
+
+/// Writes `summary.csv` and `summary.md` of a workload run and the tables for the terminal.
+pub fn render(run_dir: &RunDir, record: &RunRecord, _titles: bool) -> Result<Rendered> {
+    let rows: Vec<OpRow> = if run_dir.results_csv().exists() {
+        csv::read(&run_dir.results_csv())?
+    } else {
+        Vec::new()
+    };
+    let checks: Vec<CheckRow> = if run_dir.checks_csv().exists() {
+        csv::read(&run_dir.checks_csv())?
+    } else {
+        Vec::new()
+    };
+    let stats = stats(&rows);
+    let summary: Vec<SummaryRow> = stats.iter().map(summary_row).collect();
+    csv::write(&run_dir.summary_csv(), &summary)?;
+    std::fs::write(run_dir.summary_md(), markdown(record, &stats, &checks))
+        .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
+    let mut tables = format!(
+        "latency from when each request was due (ms, 95% intervals):\n{}",
+        latency_table(&stats)
+    );
+    let answers = answers(&stats);
+    if !answers.is_empty() {
+        tables.push_str(&format!("read-path claims:\n{}", answers_table(&answers)));
+    }
+    Ok(Rendered {
+        charts: Vec::new(),
+        tables,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(point: usize, index: IndexKind, seq: u64, latency_ms: f64) -> OpRow {
+        OpRow {
+            experiment: "w".into(),
+            target: TargetKind::Sqlite,
+            point,
+            phase: Phase::Measure,
+            table_rows: 1000,
+            index,
+            preparation: Preparation::Reuse,
+            rate: 100.0,
+            op: Operation::Aggregate,
+            op_rows: 1,
+            seq,
+            key: 1,
+            scheduled_ms: seq as f64 * 10.0,
+            lag_ms: 0.1,
+            latency_ms,
+            service_ms: latency_ms,
+            inside_ms: Some(latency_ms),
+            d1_ms: None,
+            rows_read: None,
+            rows_written: None,
+            rows_returned: 1,
+            changes: 0,
+            outcome: Outcome::Ok,
+            refusal: None,
+            target_failed: false,
+            error: String::new(),
+            started_ms: 0.0,
+        }
+    }
+
+    /// Covering at 0.6 of key, with noise: the −40% claim holds; at 0.95 of it, it does not.
+    #[test]
+    fn the_covering_index_claim_is_judged_by_its_interval() {
+        let mut rng = fastrand::Rng::with_seed(3);
+        for (factor, holds) in [(0.6, true), (0.95, false)] {
+            let mut rows = Vec::new();
+            for seq in 0..2000 {
+                let base = 10.0 + rng.f64();
+                rows.push(row(1, IndexKind::Key, seq, base));
+                rows.push(row(
+                    2,
+                    IndexKind::Covering,
+                    seq,
+                    factor * (10.0 + rng.f64()),
+                ));
+            }
+            let stats = stats(&rows);
+            assert_eq!(stats.len(), 2);
+            let answers = answers(&stats);
+            let median = answers.iter().find(|a| a.q == 0.5).unwrap();
+            assert!((median.ratio - factor).abs() < 0.05, "{}", median.ratio);
+            assert_eq!(
+                median.verdict().starts_with("holds"),
+                holds,
+                "{}",
+                median.verdict()
+            );
+        }
+    }
+
+    #[test]
+    fn a_lagging_generator_is_flagged_and_refusals_are_counted_by_class() {
+        let mut rows: Vec<OpRow> = (0..200).map(|s| row(1, IndexKind::Key, s, 5.0)).collect();
+        for r in rows.iter_mut().skip(190) {
+            r.lag_ms = 40.0;
+            r.outcome = Outcome::Refused;
+            r.refusal = Some(RefusalKind::Overloaded);
+        }
+        let stats = stats(&rows);
+        assert!(stats[0].behind);
+        assert_eq!(stats[0].ok, 190);
+        assert_eq!(stats[0].refused, [(RefusalKind::Overloaded, 10)]);
+        let rows: Vec<OpRow> = (0..200).map(|s| row(1, IndexKind::Key, s, 5.0)).collect();
+        assert!(!stats_of(&rows).behind);
+    }
+
+    fn stats_of(rows: &[OpRow]) -> OpStats {
+        stats(rows).remove(0)
+    }
+}
