@@ -11,6 +11,7 @@ pub mod compare;
 pub mod findings;
 pub mod index;
 pub mod ladder_summary;
+pub mod load_stats;
 pub mod parity;
 pub mod points;
 pub mod provenance;

@@ -5,169 +5,20 @@
 //! load generator kept its timetable (`summary.csv`, `summary.md`); and the read-path answers:
 //! covering ÷ key index and reused ÷ per-call statements, against the write-up's −40% and −15%.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use anyhow::{Context, Result};
 use d1bench_core::workload::{IndexKind, Operation, Preparation};
-use d1bench_core::{Outcome, RefusalKind};
 use serde::Serialize;
 
-use super::quantiles::{self, Latencies};
-use super::stats::{CONFIDENCE, Interval, median};
+use super::load_stats::{Key, LAG_TOLERANCE_MS, OpStats, stats};
+use super::quantiles;
+use super::stats::{CONFIDENCE, Interval};
 use super::{Rendered, provenance, title};
 use crate::flags::TargetKind;
 use crate::records::csv;
-use crate::records::workload_row::{CheckRow, OpRow, Phase};
+use crate::records::workload_row::{CheckRow, OpRow};
 use crate::records::{RunDir, RunRecord};
-
-/// The generator lagged when the 99th percentile of its lag is above this many ms, or above a
-/// tenth of the time between two requests, whichever is larger.
-const LAG_TOLERANCE_MS: f64 = 1.0;
-
-/// What identifies one operation's latencies: where and under which load they were measured.
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
-pub struct Key {
-    pub target: TargetKind,
-    pub table_rows: u64,
-    pub index: IndexKind,
-    pub preparation: Preparation,
-    pub op: Operation,
-    pub rate: f64,
-}
-
-impl Key {
-    fn of(row: &OpRow) -> Key {
-        Key {
-            target: row.target,
-            table_rows: row.table_rows,
-            index: row.index,
-            preparation: row.preparation,
-            op: row.op,
-            rate: row.rate,
-        }
-    }
-    fn sort_key(&self) -> (TargetKind, u64, IndexKind, Preparation, Operation, u64) {
-        (
-            self.target,
-            self.table_rows,
-            self.index,
-            self.preparation,
-            self.op,
-            self.rate.to_bits(),
-        )
-    }
-}
-
-/// One operation at one point, summarized.
-pub struct OpStats {
-    pub key: Key,
-    /// Requests measured.
-    pub n: usize,
-    pub ok: usize,
-    /// Refused requests by class, in the order first seen.
-    pub refused: Vec<(RefusalKind, usize)>,
-    pub errors: usize,
-    /// Requests the target gave no answer to.
-    pub target_failed: usize,
-    /// Latencies of the successful requests, from when each was due.
-    pub latencies: Latencies,
-    /// Requests per second of this operation: scheduled, and answered successfully.
-    pub offered_per_s: f64,
-    pub achieved_per_s: f64,
-    pub inside_ms_p50: Option<f64>,
-    pub d1_ms_p50: Option<f64>,
-    /// D1's `rows_read` per request (mean) and `rows_written` over all of them.
-    pub rows_read_mean: Option<f64>,
-    pub rows_written: Option<u64>,
-    /// The point's generator lag: its 99th percentile and max, ms.
-    pub lag_p99_ms: f64,
-    pub lag_max_ms: f64,
-    /// Whether the generator fell behind its timetable at this point.
-    pub behind: bool,
-}
-
-/// Every operation at every point of `rows` (measured requests only), in report order.
-pub fn stats(rows: &[OpRow]) -> Vec<OpStats> {
-    let measured: Vec<&OpRow> = rows.iter().filter(|r| r.phase == Phase::Measure).collect();
-    // Per target and point: the requests, the wall time to the last answer, the lags.
-    let mut points: BTreeMap<(TargetKind, usize), (usize, f64, Vec<f64>)> = BTreeMap::new();
-    for r in &measured {
-        let p = points.entry((r.target, r.point)).or_default();
-        p.0 += 1;
-        p.1 = p.1.max(r.scheduled_ms + r.latency_ms);
-        p.2.push(r.lag_ms);
-    }
-    let mut groups: Vec<(Key, Vec<&OpRow>)> = Vec::new();
-    for r in &measured {
-        let key = Key::of(r);
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, g)) => g.push(r),
-            None => groups.push((key, vec![r])),
-        }
-    }
-    groups.sort_by_key(|(k, _)| k.sort_key());
-    groups
-        .into_iter()
-        .map(|(key, group)| {
-            let (point_n, wall_ms, lags) = &points[&(key.target, group[0].point)];
-            let mut lags = lags.clone();
-            lags.sort_by(f64::total_cmp);
-            let lag_p99_ms = lags[quantiles::nearest_rank(lags.len(), 0.99) - 1];
-            let lag_max_ms = *lags.last().unwrap_or(&0.0);
-            let interval_ms = 1000.0 / key.rate;
-            let mut latencies = Latencies::new();
-            let mut refused: Vec<(RefusalKind, usize)> = Vec::new();
-            let (mut ok, mut errors, mut target_failed) = (0, 0, 0);
-            for r in &group {
-                if r.target_failed {
-                    target_failed += 1;
-                    continue;
-                }
-                match r.outcome {
-                    Outcome::Ok => {
-                        ok += 1;
-                        latencies.record_ms(r.latency_ms);
-                    }
-                    Outcome::Refused => {
-                        let kind = r.refusal.unwrap_or(RefusalKind::Other);
-                        match refused.iter_mut().find(|(k, _)| *k == kind) {
-                            Some((_, n)) => *n += 1,
-                            None => refused.push((kind, 1)),
-                        }
-                    }
-                    Outcome::Error => errors += 1,
-                }
-            }
-            let scheduled_s = *point_n as f64 / key.rate;
-            let answered: Vec<&&OpRow> = group.iter().filter(|r| !r.target_failed).collect();
-            let of = |f: fn(&OpRow) -> Option<f64>| -> Vec<f64> {
-                answered.iter().filter_map(|r| f(r)).collect()
-            };
-            let rows_read = of(|r| r.rows_read.map(|v| v as f64));
-            let rows_written: Vec<u64> = answered.iter().filter_map(|r| r.rows_written).collect();
-            OpStats {
-                key,
-                n: group.len(),
-                ok,
-                refused,
-                errors,
-                target_failed,
-                latencies,
-                offered_per_s: group.len() as f64 / scheduled_s,
-                achieved_per_s: ok as f64 / (wall_ms / 1000.0).max(scheduled_s),
-                inside_ms_p50: median(&of(|r| r.inside_ms)),
-                d1_ms_p50: median(&of(|r| r.d1_ms)),
-                rows_read_mean: (!rows_read.is_empty())
-                    .then(|| rows_read.iter().sum::<f64>() / rows_read.len() as f64),
-                rows_written: (!rows_written.is_empty()).then(|| rows_written.iter().sum()),
-                lag_p99_ms,
-                lag_max_ms,
-                behind: lag_p99_ms > LAG_TOLERANCE_MS.max(interval_ms / 10.0),
-            }
-        })
-        .collect()
-}
 
 /// One row of a workload run's `summary.csv`.
 #[derive(Debug, Serialize)]
@@ -492,7 +343,12 @@ fn checks_lines(checks: &[CheckRow]) -> String {
 }
 
 /// `summary.md` of a workload run.
-pub fn markdown(record: &RunRecord, stats: &[OpStats], checks: &[CheckRow]) -> String {
+pub fn markdown(
+    record: &RunRecord,
+    stats: &[OpStats],
+    checks: &[CheckRow],
+    charts: &[super::charts::Drawn],
+) -> String {
     let mut out = format!("# {}\n\n", title(record));
     if let Some(study) = record.studies.first() {
         writeln!(out, "{}\n", study.description).unwrap();
@@ -594,12 +450,24 @@ pub fn markdown(record: &RunRecord, stats: &[OpStats], checks: &[CheckRow]) -> S
         );
         out.push_str(&answers_table(&answers));
     }
+    if !charts.is_empty() {
+        out.push_str("\n## Charts\n\n");
+        for chart in charts {
+            writeln!(
+                out,
+                "![{name}]({name}.png)\n\n{} ([SVG]({name}.svg), [PDF]({name}.pdf))\n",
+                chart.caption,
+                name = chart.name
+            )
+            .unwrap();
+        }
+    }
     out.push_str(&provenance::time_section(record));
     out
 }
 
 /// Writes `summary.csv` and `summary.md` of a workload run and the tables for the terminal.
-pub fn render(run_dir: &RunDir, record: &RunRecord, _titles: bool) -> Result<Rendered> {
+pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
     let rows: Vec<OpRow> = if run_dir.results_csv().exists() {
         csv::read(&run_dir.results_csv())?
     } else {
@@ -613,8 +481,12 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, _titles: bool) -> Result<Ren
     let stats = stats(&rows);
     let summary: Vec<SummaryRow> = stats.iter().map(summary_row).collect();
     csv::write(&run_dir.summary_csv(), &summary)?;
-    std::fs::write(run_dir.summary_md(), markdown(record, &stats, &checks))
-        .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
+    let drawn = super::charts::workload::render(&run_dir.path, &stats, titles)?;
+    std::fs::write(
+        run_dir.summary_md(),
+        markdown(record, &stats, &checks, &drawn),
+    )
+    .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
     let mut tables = format!(
         "latency from when each request was due (ms, 95% intervals):\n{}",
         latency_table(&stats)
@@ -624,7 +496,7 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, _titles: bool) -> Result<Ren
         tables.push_str(&format!("read-path claims:\n{}", answers_table(&answers)));
     }
     Ok(Rendered {
-        charts: Vec::new(),
+        charts: drawn.into_iter().flat_map(super::chart_files).collect(),
         tables,
     })
 }
@@ -632,6 +504,8 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, _titles: bool) -> Result<Ren
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::workload_row::Phase;
+    use d1bench_core::{Outcome, RefusalKind};
 
     fn row(point: usize, index: IndexKind, seq: u64, latency_ms: f64) -> OpRow {
         OpRow {

@@ -1,10 +1,12 @@
 //! The charts of a run: one module per kind of chart ([`sweep`] for sweeps' time, rows per
-//! statement and overhead charts, [`ladder`] for the param-ceiling chart of ladder runs), all
+//! statement and overhead charts, [`ladder`] for the param-ceiling chart of ladder runs, [`workload`] for a workload's latency
+//! against rate), all
 //! drawn in the one style of [`style`].
 
 pub mod ladder;
 pub mod style;
 pub mod sweep;
+pub mod workload;
 
 use std::path::PathBuf;
 
