@@ -15,6 +15,7 @@ use d1bench_core::workload::{
 use d1bench_core::{Outcome, workload};
 
 use super::load::{self, Done};
+use crate::flags::TargetKind;
 use crate::records::csv::Appender;
 use crate::records::workload_row::{CheckRow, OpRow, Phase};
 use crate::records::{RunDir, Totals};
@@ -54,14 +55,13 @@ pub fn measure(
     let mut next_write_id = FIRST_WRITE_ID;
     let mut index: Option<IndexKind> = None;
     let check_row = |when: &str, table_rows: u64, batches, seed_ms, expected: &Expected, drop| {
-        check(
-            &*client, plan, when, table_rows, batches, seed_ms, expected, drop,
-        )
-        .map(|mut row| {
-            row.experiment = experiment.to_owned();
-            row.target = target;
-            row
-        })
+        let at = Table {
+            experiment,
+            target,
+            when,
+            table_rows,
+        };
+        check(&*client, plan, &at, (batches, seed_ms), expected, drop)
     };
     for &size in &plan.sizes {
         // Rows go in without a secondary index; each point sets its own after.
@@ -192,18 +192,31 @@ fn seed(client: &dyn WorkloadClient, plan: &WorkloadPlan, from: u64, to: u64) ->
     Ok(batches)
 }
 
-/// Checks the table against what it must hold (and drops it, when `drop`).
-#[allow(clippy::too_many_arguments)]
+/// Which check of which table: what its record says of where and when it was made.
+struct Table<'a> {
+    experiment: &'a str,
+    target: TargetKind,
+    /// `seeded` or `final`.
+    when: &'a str,
+    table_rows: u64,
+}
+
+/// Checks the table against what it must hold (and drops it, when `drop`); the seed batches
+/// sent just before and the ms they took go into the record.
 fn check(
     client: &dyn WorkloadClient,
     plan: &WorkloadPlan,
-    when: &str,
-    table_rows: u64,
-    seed_batches: usize,
-    seed_ms: f64,
+    at: &Table,
+    (seed_batches, seed_ms): (usize, f64),
     expected: &Expected,
     drop: bool,
 ) -> Result<CheckRow> {
+    let Table {
+        experiment,
+        target,
+        when,
+        table_rows,
+    } = *at;
     let present = client
         .check(&CheckRequest {
             spec: plan.spec,
@@ -230,8 +243,8 @@ fn check(
         notes.push("the content checksum differs".to_owned());
     }
     Ok(CheckRow {
-        experiment: String::new(),
-        target: crate::flags::TargetKind::Sqlite,
+        experiment: experiment.to_owned(),
+        target,
         when: when.to_owned(),
         table_rows,
         seed_batches,
@@ -374,6 +387,15 @@ rates = [200]
 duration-s = 0.1
 "#;
 
+    fn at(table_rows: u64) -> Table<'static> {
+        Table {
+            experiment: "t",
+            target: TargetKind::Sqlite,
+            when: "x",
+            table_rows,
+        }
+    }
+
     #[test]
     fn seeded_and_written_rows_reconcile_and_a_lost_row_does_not() {
         let plan = plan(FILE);
@@ -398,11 +420,11 @@ duration-s = 0.1
             }
         }
         assert!(!expected.written.is_empty());
-        let row = check(&client, &plan, "x", 100, 1, 0.0, &expected, false).unwrap();
+        let row = check(&client, &plan, &at(100), (1, 0.0), &expected, false).unwrap();
         assert!(row.reconciled, "{row:?}");
         // A write the table holds but no one acknowledged: caught.
         let lost = expected.written.pop_last().unwrap();
-        let row = check(&client, &plan, "x", 100, 1, 0.0, &expected, false).unwrap();
+        let row = check(&client, &plan, &at(100), (1, 0.0), &expected, false).unwrap();
         assert!(!row.reconciled);
         expected.written.insert(lost);
         // The same number of rows, another id: caught by the id sum.
@@ -416,8 +438,33 @@ duration-s = 0.1
         // Growing to the next size keeps every row.
         assert_eq!(seed(&client, &plan, 100, 250).unwrap(), 1);
         expected.seeded = 250;
-        let row = check(&client, &plan, "x", 250, 1, 0.0, &expected, true).unwrap();
+        let row = check(&client, &plan, &at(250), (1, 0.0), &expected, true).unwrap();
         assert!(row.reconciled, "{row:?}");
+    }
+
+    /// A group's integers summed in index order through the covering index: `sum` overflowed
+    /// there at 2.1M rows (running sums of sorted values up to 2^53 leave 64 bits); `total`
+    /// does not.
+    #[test]
+    fn the_aggregate_does_not_overflow_through_the_covering_index() {
+        let plan = plan(
+            &FILE
+                .replace("groups = 10", "groups = 1")
+                .replace("rows = [100, 250]", "rows = [100, 4000]"),
+        );
+        let client = SqliteWorkload::open().unwrap();
+        seed(&client, &plan, 0, 20000).unwrap();
+        client.index(IndexKind::Covering).unwrap();
+        let op = OpRequest {
+            spec: plan.spec,
+            op: Operation::Aggregate,
+            key: 0,
+            rows: 1,
+            preparation: d1bench_core::workload::Preparation::PerCall,
+        };
+        let answer = client.op(&op).result.unwrap();
+        assert_eq!(answer.outcome, Outcome::Ok, "{answer:?}");
+        assert_eq!(answer.rows_returned, 1);
     }
 
     #[test]
