@@ -64,6 +64,9 @@ pub struct OpStats {
     pub target_failed: usize,
     /// Latencies of the successful requests, from when each was due.
     pub latencies: Latencies,
+    /// The successful requests' inside clocks: the operation alone, without the queue in front
+    /// of it or the request around it (whole ms on the Worker's clock).
+    pub inside: Latencies,
     /// Requests per second of this operation: scheduled, and answered successfully.
     pub offered_per_s: f64,
     pub achieved_per_s: f64,
@@ -109,6 +112,7 @@ pub fn stats(rows: &[OpRow]) -> Vec<OpStats> {
             let lag_max_ms = *lags.last().unwrap_or(&0.0);
             let interval_ms = 1000.0 / key.rate;
             let mut latencies = Latencies::new();
+            let mut inside = Latencies::new();
             let mut refused: Vec<(RefusalKind, usize)> = Vec::new();
             let (mut ok, mut errors, mut target_failed) = (0, 0, 0);
             for r in &group {
@@ -120,6 +124,9 @@ pub fn stats(rows: &[OpRow]) -> Vec<OpStats> {
                     Outcome::Ok => {
                         ok += 1;
                         latencies.record_ms(r.latency_ms);
+                        if let Some(ms) = r.inside_ms {
+                            inside.record_ms(ms);
+                        }
                     }
                     Outcome::Refused => {
                         let kind = r.refusal.unwrap_or(RefusalKind::Other);
@@ -146,6 +153,7 @@ pub fn stats(rows: &[OpRow]) -> Vec<OpStats> {
                 errors,
                 target_failed,
                 latencies,
+                inside,
                 offered_per_s: group.len() as f64 / scheduled_s,
                 achieved_per_s: ok as f64 / (wall_ms / 1000.0).max(scheduled_s),
                 inside_ms_p50: median(&of(|r| r.inside_ms)),
