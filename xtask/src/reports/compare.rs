@@ -297,6 +297,13 @@ fn load(path: &Path, which: &str) -> Result<Loaded> {
             record.run.experiment
         );
     }
+    if record.run.kind == StudyKind::Workload {
+        bail!(
+            "run {which}: {shown} is a workload run (`{}`): compare applies to sweeps; a workload's \
+             own summary compares its settings (see its summary.md)",
+            record.run.experiment
+        );
+    }
     let axis = record
         .run
         .x_axis
@@ -830,6 +837,11 @@ mod tests {
             Some(&rows),
         );
         let ladder = write_run(&at("ladder"), &record("columns", StudyKind::Ladder), None);
+        let workload = write_run(
+            &at("workload"),
+            &record("read-path", StudyKind::Workload),
+            None,
+        );
         let unmeasured = write_run(&at("unmeasured"), &sweep, None);
         let empty = write_run(&at("empty"), &sweep, Some(&[]));
         std::fs::create_dir_all(at("plain")).unwrap();
@@ -870,6 +882,13 @@ mod tests {
                 format!(
                     "run a: {} is a ladder run (`columns`): compare applies to sweeps",
                     shown(&ladder)
+                ),
+            ),
+            (
+                err(&good, &workload),
+                format!(
+                    "run b: {} is a workload run (`read-path`): compare applies to sweeps",
+                    shown(&workload)
                 ),
             ),
             (
