@@ -414,31 +414,8 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<Plan> {
             })
         }
         Study::Workload(w) => {
-            if flags.debug_corrupt.is_some() {
-                bail!(
-                    "--debug-corrupt applies to sweeps: `{}` is a workload, whose table is checked \
-                     by count, ids and checksum after seeding and at the end",
-                    flags.experiment()
-                );
-            }
-            if !overrides.is_empty() {
-                bail!(
-                    "--repeats, --warmup, --seed and --only apply to sweeps, not to workloads \
-                     (`{}` is a workload: its profile sets its rates, duration and warm-up)",
-                    flags.experiment()
-                );
-            }
-            let (profile, spec) = w.profile(flags.profile.as_deref())?;
-            let baseline = (flags.target.runs_the_worker() && !flags.no_baseline)
-                .then_some(TargetKind::Sqlite);
-            Ok(Plan {
-                work: Work::Workload(w.plan(spec)),
-                profile: profile.to_owned(),
-                files: vec![file_of(&w.name, &w.path, &w.source, &w.file.description)],
-                x_axis: None,
-                overrides,
-                baseline,
-            })
+            let file = file_of(&w.name, &w.path, &w.source, &w.file.description);
+            workload::plan(w, flags, overrides, file)
         }
         Study::Ladders(ladders) => {
             if flags.debug_corrupt.is_some() || flags.no_baseline {

@@ -6,6 +6,7 @@
 //! so they cannot disagree.
 
 pub mod charts;
+pub mod claims;
 pub mod clocks;
 pub mod compare;
 pub mod findings;
