@@ -6,6 +6,7 @@
 //! - [`sql`]: literal escaping and the SQL plan of each [`probe::Strategy`];
 //! - [`checksum`]: the content checksum of a table, in SQL and on the host;
 //! - [`refusal`]: the classification of D1 error texts into refusal kinds;
+//! - [`workload`]: workload experiments' table, operations, SQL, requests and answers;
 //! - [`ladder`]: the rungs of the limit ladders, the SQL each rung runs, and what it answers.
 //!
 //! Nothing here does I/O, so every piece is tested natively on the host.
@@ -17,6 +18,7 @@ pub mod limits;
 pub mod probe;
 pub mod refusal;
 pub mod sql;
+pub mod workload;
 
 pub use checksum::Checksum;
 pub use generate::{RowGenerator, TextMix, Value};

@@ -34,6 +34,9 @@ pub const QUERIES_PER_INVOCATION_PAID: usize = 1_000;
 /// Queries (D1 API calls) allowed in one Worker invocation on the Free plan.
 pub const QUERIES_PER_INVOCATION_FREE: usize = 50;
 
+/// Bytes one D1 database may hold on the Paid plan (10 GB; the Free plan's is 500 MB).
+pub const MAX_DATABASE_BYTES: u64 = 10_000_000_000;
+
 /// Rows per bound-parameter statement that fit the parameter limit at `columns` columns:
 /// floor(100 / C), but never less than one row (a wider row cannot be split).
 pub fn bound_rows_per_statement(columns: usize) -> usize {

@@ -8,7 +8,8 @@
 //! and drops the table, answering a [`d1bench_core::VerifyResult`]. Setup and verification have invocations of
 //! their own so that their cost never reaches the probe's clocks or its query budget. All need
 //! `Authorization: Bearer <BENCH_TOKEN>`. The SQL comes from the shared planner, never from the
-//! request. `POST /rung` runs one step of a ladder rung (see `rung.rs`).
+//! request. `POST /rung` runs one step of a ladder rung (see `rung.rs`); `POST /workload/*` seeds,
+//! indexes, loads and checks a workload's table (see `workload.rs`).
 
 use d1bench_core::sql::{self, Statement};
 use d1bench_core::{Checksum, ProbeRequest, ServedBy, SetupResult, Value, VerifyResult};
@@ -19,6 +20,7 @@ use worker::{D1Database, D1Result, Env, Request, Response, Result, RouteContext,
 
 mod probe;
 mod rung;
+mod workload;
 
 const BINDING: &str = "DB";
 const TOKEN_VAR: &str = "BENCH_TOKEN";
@@ -34,6 +36,10 @@ async fn fetch(req: Request, env: Env, _ctx: worker::Context) -> Result<Response
         .post_async("/probe", probe::handle_probe)
         .post_async("/verify", handle_verify)
         .post_async("/rung", rung::handle_rung)
+        .post_async("/workload/seed", workload::handle_seed)
+        .post_async("/workload/index", workload::handle_index)
+        .post_async("/workload/op", workload::handle_op)
+        .post_async("/workload/check", workload::handle_check)
         .run(req, env)
         .await
 }

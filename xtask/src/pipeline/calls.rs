@@ -61,6 +61,11 @@ impl Session for Clocked {
     fn calls_ms(&self) -> Option<f64> {
         Some(self.inside_ms())
     }
+    fn workload(
+        &mut self,
+    ) -> Result<std::sync::Arc<dyn crate::targets::workload::WorkloadClient>, String> {
+        self.inner.workload()
+    }
     fn setup(&mut self, probe: &ProbeRequest) -> Result<SetupResult, String> {
         self.time(|s| s.setup(probe))
     }

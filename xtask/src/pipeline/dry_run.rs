@@ -68,6 +68,14 @@ fn describe(
     match &plan.work {
         Work::Sweep(sweep) => sweep_lines(&mut out, sweep, plan.x_axis.unwrap_or(Axis::Columns)),
         Work::Climbs(climbs) => climb_lines(&mut out, climbs),
+        Work::Workload(workload) => workload_lines(&mut out, workload),
+    }
+    if let (Some(baseline), Work::Workload(_)) = (plan.baseline, &plan.work) {
+        writeln!(
+            out,
+            "then the same load on the baseline, {baseline} (bare SQLite in-process)"
+        )
+        .unwrap();
     }
     if let (Some(baseline), Work::Sweep(sweep)) = (plan.baseline, &plan.work) {
         writeln!(
@@ -82,6 +90,52 @@ fn describe(
         cloudflare_lines(&mut out, &plan.work.cost(), account);
     }
     out
+}
+
+/// What a workload does: the table's sizes and seed batches, then each load point.
+fn workload_lines(out: &mut String, plan: &crate::studies::workload::WorkloadPlan) {
+    writeln!(
+        out,
+        "table: {} columns (and id, k) of {} bytes, {} groups; seeded to {} rows in {} batches \
+         of at most {} rows",
+        plan.spec.columns,
+        plan.spec.row_bytes,
+        plan.spec.groups,
+        plan.sizes
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(", then "),
+        plan.seed_batches(),
+        plan.spec.seed_batch_rows()
+    )
+    .unwrap();
+    for p in &plan.points {
+        let ops: Vec<String> = p
+            .ops
+            .iter()
+            .map(|o| format!("{} {}%", o.op, o.weight))
+            .collect();
+        writeln!(
+            out,
+            "point {}: {} rows, {}, {} requests/s for {} s after {} s of warm-up: {}",
+            p.id,
+            p.table_rows,
+            p.series(),
+            p.rate,
+            plan.duration_s,
+            plan.warmup_s,
+            ops.join(", ")
+        )
+        .unwrap();
+    }
+    writeln!(
+        out,
+        "{} requests in all, at most {} in flight",
+        plan.requests(),
+        plan.max_in_flight
+    )
+    .unwrap();
 }
 
 /// Each line of the sweep: its points (the x values), probes with their warm-ups, rows.

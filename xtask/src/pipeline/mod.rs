@@ -14,9 +14,11 @@
 pub mod calls;
 pub mod climb;
 pub mod dry_run;
+pub mod load;
 pub mod progress;
 pub mod resume;
 pub mod sweep;
+pub mod workload;
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -38,6 +40,7 @@ use crate::studies::ladder::Climb;
 use crate::studies::overrides::Overrides;
 use crate::studies::schedule::SweepPlan;
 use crate::studies::sweep::{Axis, PlannedProbe};
+use crate::studies::workload::WorkloadPlan;
 use crate::targets::{self, Session, Start, remote};
 use crate::toolchain::Toolchain;
 use crate::{procs, reports, toolchain};
@@ -49,6 +52,7 @@ use climb::ClimbsDone;
 pub enum Work {
     Sweep(SweepPlan),
     Climbs(Vec<Climb>),
+    Workload(WorkloadPlan),
 }
 
 impl Work {
@@ -56,6 +60,7 @@ impl Work {
         match self {
             Work::Sweep(_) => StudyKind::Sweep,
             Work::Climbs(_) => StudyKind::Ladder,
+            Work::Workload(_) => StudyKind::Workload,
         }
     }
 
@@ -64,6 +69,7 @@ impl Work {
         match self {
             Work::Sweep(plan) => Cost::of(&plan.probes()),
             Work::Climbs(climbs) => Cost::of_climbs(climbs),
+            Work::Workload(plan) => plan.cost(),
         }
     }
 
@@ -71,6 +77,7 @@ impl Work {
         match self {
             Work::Sweep(_) => "probes",
             Work::Climbs(_) => "rungs",
+            Work::Workload(_) => "records",
         }
     }
 }
@@ -104,6 +111,7 @@ impl Plan {
                 let cost = Cost::of_climbs(climbs);
                 (cost.probes, cost.rows_written)
             }
+            Work::Workload(plan) => (plan.requests(), plan.seeded_rows() as usize),
         };
         Planned {
             probes: targets * probes,
@@ -201,7 +209,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     let run_dir = create_run_dir(&out, flags.target)?;
     let until = match &plan.work {
         Work::Sweep(sweep) => sweep.until,
-        Work::Climbs(_) => None,
+        Work::Climbs(_) | Work::Workload(_) => None,
     };
     let record = RunRecord {
         run: RunInfo {
@@ -216,6 +224,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
             debug_corrupt: flags.debug_corrupt,
             order_seed: match &plan.work {
                 Work::Sweep(sweep) => Some(sweep.order_seed),
+                Work::Workload(workload) => Some(workload.order_seed),
                 Work::Climbs(_) => None,
             },
             precision: until.map(|u| u.precision),
@@ -300,6 +309,7 @@ fn measure(
             let left = match &plan.work {
                 Work::Sweep(sweep) => done.skipped(sweep, target).len() < sweep.probes().len(),
                 Work::Climbs(all) => all.len() > done.climbs.climbs.len(),
+                Work::Workload(_) => true,
             };
             if !left {
                 // A resumed run whose records on this target are all on disk: nothing to start.
@@ -361,6 +371,7 @@ fn whole_run_totals(kind: StudyKind, run_dir: &RunDir, attempt: &Totals) -> Resu
         StudyKind::Ladder => csv::read::<RungRow>(&run_dir.results_csv())?
             .iter()
             .for_each(|r| totals.add(r)),
+        StudyKind::Workload => bail!("a workload run cannot be resumed"),
     }
     totals.warmups = attempt.warmups;
     totals.warmups_reconciled = attempt.warmups_reconciled;
@@ -406,6 +417,10 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<Plan> {
                 overrides,
                 baseline,
             })
+        }
+        Study::Workload(w) => {
+            let file = file_of(&w.name, &w.path, &w.source, &w.file.description);
+            workload::plan(w, flags, overrides, file)
         }
         Study::Ladders(ladders) => {
             if flags.debug_corrupt.is_some() || flags.no_baseline {
@@ -491,6 +506,7 @@ fn measure_on(
             sweep::measure(&mut session, experiment, plan, &skip, run_dir, clock)
         }
         Work::Climbs(climbs) => climb::climb_all(&mut session, climbs, &done.climbs, run_dir),
+        Work::Workload(plan) => workload::measure(&mut session, experiment, plan, run_dir, clock),
     };
     let wall_ms = ms_since(measuring);
     let (calls, calls_ms) = (session.calls(), session.inside_ms());

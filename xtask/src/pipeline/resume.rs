@@ -226,6 +226,11 @@ fn done(run_dir: &RunDir, plan: &Plan, target: TargetKind) -> Result<Done> {
     };
     let results = run_dir.results_csv();
     match &plan.work {
+        Work::Workload(_) => bail!(
+            "{}: a workload run cannot be resumed: its table and the writes acknowledged so far \
+             live in the target that ran it; start a new run",
+            run_dir.run_toml().display()
+        ),
         Work::Sweep(sweep) => {
             if let Some(until) = sweep.until {
                 bail!(
@@ -362,6 +367,7 @@ fn resumption(record: &RunRecord, plan: &Plan, done: &Done, target: TargetKind) 
             0,
             climbs.len() - done.climbs.climbs.len(),
         ),
+        Work::Workload(workload) => ("requests", 0, 0, workload.requests()),
     };
     Resumption {
         at: run_record::utc_now().0,

@@ -1,6 +1,6 @@
 //! What a run leaves on disk, and the only code that reads and writes it: the run directory's
 //! paths ([`RunDir`]), the records of `results.csv` ([`probe_row`] for sweeps, [`rung_row`] for
-//! ladders), one CSV appender and reader ([`csv`]), `run.toml` ([`run_record`], with what it says
+//! ladders, [`workload_row`] for workloads, with their table checks), one CSV appender and reader ([`csv`]), `run.toml` ([`run_record`], with what it says
 //! of the run's plan, sessions and resumptions in [`run_history`]), and the checks that decide
 //! whether a record reconciles, with their totals ([`reconcile`]).
 
@@ -10,6 +10,7 @@ pub mod reconcile;
 pub mod run_history;
 pub mod run_record;
 pub mod rung_row;
+pub mod workload_row;
 
 use std::path::PathBuf;
 
@@ -31,6 +32,10 @@ impl RunDir {
     /// One row per probe or rung, appended and flushed as each completes.
     pub fn results_csv(&self) -> PathBuf {
         self.path.join("results.csv")
+    }
+    /// One row per check of a workload's table, appended as each ends (workload runs only).
+    pub fn checks_csv(&self) -> PathBuf {
+        self.path.join("checks.csv")
     }
     /// One row per ladder climb, appended as each ends (ladder runs only).
     pub fn findings_csv(&self) -> PathBuf {

@@ -52,6 +52,9 @@ pub enum StudyKind {
     Sweep,
     /// Ladders climbed to their first refusal (one ladder, or every one for `limits`).
     Ladder,
+    /// A seeded table under open-loop load at declared rates (`experiments/<name>.toml` with a
+    /// `[table]`).
+    Workload,
 }
 
 /// How a run ended, or that it has not.

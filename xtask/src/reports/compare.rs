@@ -306,6 +306,13 @@ fn load(path: &Path, which: &str) -> Result<Loaded> {
             y_axis.name()
         );
     }
+    if record.run.kind == StudyKind::Workload {
+        bail!(
+            "run {which}: {shown} is a workload run (`{}`): compare applies to sweeps; a workload's \
+             own summary compares its settings (see its summary.md)",
+            record.run.experiment
+        );
+    }
     let axis = record
         .run
         .x_axis
@@ -843,6 +850,11 @@ mod tests {
         let mut grid_record = record("decision-map", StudyKind::Sweep);
         grid_record.run.y_axis = Some(Axis::RowBytes);
         let grid = write_run(&at("grid"), &grid_record, Some(&rows));
+        let workload = write_run(
+            &at("workload"),
+            &record("read-path", StudyKind::Workload),
+            None,
+        );
         let unmeasured = write_run(&at("unmeasured"), &sweep, None);
         let empty = write_run(&at("empty"), &sweep, Some(&[]));
         std::fs::create_dir_all(at("plain")).unwrap();
@@ -891,6 +903,13 @@ mod tests {
                     "run a: {} is a grid run (`decision-map`, x columns × y row-bytes): compare \
                      pairs points along one axis",
                     shown(&grid)
+                ),
+            ),
+            (
+                err(&good, &workload),
+                format!(
+                    "run b: {} is a workload run (`read-path`): compare applies to sweeps",
+                    shown(&workload)
                 ),
             ),
             (

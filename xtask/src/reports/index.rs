@@ -91,6 +91,7 @@ fn section(run: &Path, out_dir: &Path) -> Result<String> {
         let unit = match r.kind {
             crate::records::StudyKind::Sweep => "probes",
             crate::records::StudyKind::Ladder => "rungs",
+            crate::records::StudyKind::Workload => "records",
         };
         writeln!(text, "- {}", totals.line(unit)).unwrap();
     }

@@ -6,17 +6,21 @@
 //! so they cannot disagree.
 
 pub mod charts;
+pub mod claims;
 pub mod clocks;
 pub mod compare;
 pub mod decision;
 pub mod findings;
 pub mod index;
 pub mod ladder_summary;
+pub mod load_stats;
 pub mod parity;
 pub mod points;
 pub mod provenance;
+pub mod quantiles;
 pub mod stats;
 pub mod summary;
+pub mod workload;
 
 use std::path::PathBuf;
 
@@ -50,6 +54,7 @@ pub fn render(run_dir: &RunDir, print: bool, titles: bool) -> Result<Rendered> {
     let rendered = match record.run.kind {
         StudyKind::Sweep => render_sweep(run_dir, &record, titles)?,
         StudyKind::Ladder => render_ladder(run_dir, &record, titles)?,
+        StudyKind::Workload => workload::render(run_dir, &record, titles)?,
     };
     if print {
         print!("{}", rendered.tables);

@@ -1,5 +1,5 @@
 //! What a run can be asked to run, read from `experiments/`: a sweep ([`sweep`]), a ladder
-//! ([`ladder`]), or `limits` (every ladder); the shuffled order a sweep runs in ([`schedule`]);
+//! ([`ladder`]), a workload under open-loop load ([`workload`]), or `limits` (every ladder); the shuffled order a sweep runs in ([`schedule`]);
 //! what the command line may change of a sweep's profile ([`overrides`]); what each costs on
 //! Cloudflare ([`cost`]); and what their files share ([`files`]). A name never reaches outside
 //! `experiments/`.
@@ -10,6 +10,7 @@ pub mod ladder;
 pub mod overrides;
 pub mod schedule;
 pub mod sweep;
+pub mod workload;
 
 use std::path::Path;
 
@@ -23,6 +24,7 @@ pub enum Study {
     Sweep(sweep::Experiment),
     /// One ladder, or every ladder for `limits`.
     Ladders(Vec<ladder::Ladder>),
+    Workload(workload::Workload),
 }
 
 /// Checks that `name` names a file inside `dir` and nothing else: letters, digits, `-` and `_`
@@ -56,6 +58,9 @@ impl Study {
         }
         if ladder::is_ladder_file(&dir.join(format!("{name}.toml"))) {
             return Ok(Study::Ladders(vec![ladder::Ladder::load(dir, name)?]));
+        }
+        if workload::is_workload_file(&dir.join(format!("{name}.toml"))) {
+            return Ok(Study::Workload(workload::Workload::load(dir, name)?));
         }
         Ok(Study::Sweep(sweep::Experiment::load(dir, name)?))
     }

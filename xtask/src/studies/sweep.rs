@@ -391,6 +391,7 @@ pub fn names(dir: &Path) -> Result<Vec<String>> {
     Ok(toml_stems(dir)?
         .into_iter()
         .filter(|name| !super::ladder::is_ladder_file(&dir.join(format!("{name}.toml"))))
+        .filter(|name| !super::workload::is_workload_file(&dir.join(format!("{name}.toml"))))
         .collect())
 }
 

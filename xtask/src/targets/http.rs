@@ -30,6 +30,7 @@ pub struct Timed<T> {
     pub result: Result<T, String>,
 }
 
+#[derive(Clone)]
 pub struct WorkerClient {
     agent: ureq::Agent,
     base_url: String,
@@ -111,6 +112,13 @@ impl WorkerClient {
             },
             timeout,
         )
+    }
+
+    /// `POST /workload/...`: a workload's call (seed, index, operation, check), timed around
+    /// the whole exchange and bounded by [`REQUEST_TIMEOUT`] (a check of millions of rows
+    /// takes seconds).
+    pub fn workload<T: DeserializeOwned>(&self, path: &str, body: &impl Serialize) -> Timed<T> {
+        self.post_json(path, body, REQUEST_TIMEOUT)
     }
 
     /// `POST <path>` with a JSON body, timed around the whole exchange and bounded by

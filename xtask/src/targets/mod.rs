@@ -6,13 +6,15 @@
 //! - [`local`]: the Worker in workerd through `wrangler dev`, with a real local D1;
 //! - [`remote`]: the Worker deployed to Cloudflare with a D1 database of its own;
 //! - [`worker`]: what those two share: the Worker reached over HTTP ([`http`]);
-//! - [`sqlite`]: real SQLite in-process with D1's documented limits (the baseline).
+//! - [`sqlite`]: real SQLite in-process with D1's documented limits (the baseline);
+//! - [`workload`]: what workload experiments ask of a target, shared by the load generator.
 
 pub mod http;
 pub mod local;
 pub mod remote;
 pub mod sqlite;
 pub mod worker;
+pub mod workload;
 
 use std::time::Duration;
 
@@ -66,6 +68,15 @@ pub trait Session {
     fn rung_prepare(&mut self, rung: &RungRequest) -> Result<PrepareResult, String>;
     fn rung_climb(&mut self, rung: &RungRequest) -> Timed<RungResult>;
     fn rung_finish(&mut self, rung: &RungRequest) -> Result<FinishResult, String>;
+
+    /// A client for workload experiments that the load generator's threads share; an error for
+    /// a target that cannot run them.
+    fn workload(&mut self) -> Result<std::sync::Arc<dyn workload::WorkloadClient>, String> {
+        Err(format!(
+            "the {} target does not run workloads",
+            self.target()
+        ))
+    }
 
     /// After the target failed to answer: waits (bounded) until it answers again, or says why
     /// it will not.

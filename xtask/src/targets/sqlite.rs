@@ -274,6 +274,12 @@ impl Session for SqliteSession {
         TargetKind::Sqlite
     }
 
+    fn workload(&mut self) -> Result<std::sync::Arc<dyn super::workload::WorkloadClient>, String> {
+        super::workload::SqliteWorkload::open()
+            .map(|w| std::sync::Arc::new(w) as _)
+            .map_err(|e| format!("{e:#}"))
+    }
+
     fn has_d1_clock(&self) -> bool {
         false
     }

@@ -127,6 +127,10 @@ impl Session for WorkerSession {
         self.client.rung(Step::Finish, rung).result
     }
 
+    fn workload(&mut self) -> Result<std::sync::Arc<dyn super::workload::WorkloadClient>, String> {
+        Ok(std::sync::Arc::new(self.client.clone()))
+    }
+
     fn recover(&mut self) -> Result<(), String> {
         let started = Instant::now();
         loop {

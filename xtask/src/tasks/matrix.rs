@@ -81,6 +81,10 @@ pub fn jobs(dir: &Path, flags: &flags::Matrix) -> Result<Vec<Job>> {
                 }
                 (profiles.join("/"), Cost::of_climbs(&climbs))
             }
+            Study::Workload(workload) => {
+                let (profile, spec) = workload.profile(flags.profile.as_deref())?;
+                (profile.to_owned(), workload.plan(spec).cost())
+            }
         };
         let job = |target: &str, location: Option<Location>| Job {
             name: match location {

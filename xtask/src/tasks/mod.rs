@@ -14,7 +14,7 @@ use xshell::Shell;
 use crate::flags;
 use crate::paths::Paths;
 use crate::records::RunDir;
-use crate::studies::{self, ladder, sweep};
+use crate::studies::{self, ladder, sweep, workload};
 use crate::targets::remote::{self, lifecycle, wrangler};
 
 impl flags::Run {
@@ -91,6 +91,15 @@ pub fn list(paths: &Paths) -> Result<()> {
                 format!(
                     "ladder: {} [profiles: {}]",
                     l.file.description,
+                    profiles.join(", ")
+                )
+            })
+        } else if workload::is_workload_file(&dir.join(format!("{name}.toml"))) {
+            workload::Workload::load(&dir, &name).map(|w| {
+                let profiles: Vec<&str> = w.file.profile.keys().map(String::as_str).collect();
+                format!(
+                    "workload: {} [profiles: {}]",
+                    w.file.description,
                     profiles.join(", ")
                 )
             })

@@ -69,7 +69,7 @@ fn plan_of(paths: &Paths, args: &[&str]) -> Plan {
 fn probes(plan: &Plan) -> Vec<PlannedProbe> {
     match &plan.work {
         Work::Sweep(sweep) => sweep.probes(),
-        Work::Climbs(_) => panic!("not a sweep"),
+        Work::Climbs(_) | Work::Workload(_) => panic!("not a sweep"),
     }
 }
 
@@ -143,7 +143,7 @@ fn recorded_probes_are_skipped_with_the_warm_ups_of_points_they_complete() {
     // What `measure` is told to skip: the rest of the plan.
     let skipped = match &plan.work {
         Work::Sweep(sweep) => done.skipped(sweep, TargetKind::Local),
-        Work::Climbs(_) => unreachable!(),
+        Work::Climbs(_) | Work::Workload(_) => unreachable!(),
     };
     let mut skipped: Vec<u64> = skipped.into_iter().collect();
     skipped.sort();

@@ -1,12 +1,13 @@
 //! The charts of a run: one module per kind of chart ([`sweep`] for sweeps' time, rows per
 //! statement and overhead charts, [`decision_map`] for a grid run's map, [`ladder`] for the
-//! param-ceiling chart of ladder runs), all
+//! param-ceiling chart of ladder runs, [`workload`] for a workload's latency against rate), all
 //! drawn in the one style of [`style`].
 
 pub mod decision_map;
 pub mod ladder;
 pub mod style;
 pub mod sweep;
+pub mod workload;
 
 use std::path::PathBuf;
 

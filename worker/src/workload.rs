@@ -1,0 +1,268 @@
+//! The Worker's side of workload experiments: `POST /workload/seed` (create the table and write
+//! one batch of its rows, generated here from the seed), `/workload/index` (leave one secondary
+//! index), `/workload/op` (one operation, timed inside its own invocation, with D1's `meta`) and
+//! `/workload/check` (count, sums and content checksum of the table; dropped when asked). The
+//! SQL comes from `d1bench_core::workload`, never from the request.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use d1bench_core::checksum::checksum_sql;
+use d1bench_core::workload::{
+    self, CheckRequest, CheckResult, IndexRequest, OpRequest, OpResult, Operation, Preparation,
+    SeedRequest, SeedResult,
+};
+use d1bench_core::{Checksum, Outcome, Value};
+use js_sys::Date;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use worker::{D1Database, D1PreparedStatement, D1Result, Request, Response, Result, RouteContext};
+
+use crate::{BINDING, error_text, json_error, prepare};
+
+thread_local! {
+    /// Statements prepared once and reused across invocations of this isolate, keyed by SQL:
+    /// [`Preparation::Reuse`], as a module-level cache in a JavaScript Worker does it.
+    static PREPARED: RefCell<HashMap<String, D1PreparedStatement>> = RefCell::new(HashMap::new());
+}
+
+/// The request's JSON as `T`, or the 400 response saying why not.
+async fn read<T: DeserializeOwned>(req: &mut Request) -> Result<std::result::Result<T, Response>> {
+    let body = req.text().await?;
+    match serde_json::from_str(&body) {
+        Ok(value) => Ok(Ok(value)),
+        Err(e) => json_error(400, &format!("invalid request: {e}"), None).map(Err),
+    }
+}
+
+/// `POST /workload/seed`.
+pub async fn handle_seed(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
+    let seed: SeedRequest = match read(&mut req).await? {
+        Ok(seed) => seed,
+        Err(rejected) => return Ok(rejected),
+    };
+    if let Err(e) = seed.validate() {
+        return json_error(400, &format!("invalid seed request: {e}"), None);
+    }
+    let db = ctx.env.d1(BINDING)?;
+    if seed.create {
+        let create = workload::create_table(&seed.spec)
+            .iter()
+            .map(|s| db.prepare(s))
+            .collect();
+        if let Err(e) = db.batch(create).await {
+            return Response::from_json(&SeedResult {
+                rows_written: 0,
+                statements: 0,
+                d1_ms: None,
+                error: Some(error_text(&e)),
+            });
+        }
+    }
+    let statements = workload::seed_statements(&seed.spec, seed.from, seed.to);
+    let prepared = statements
+        .iter()
+        .map(|s| prepare(&db, s))
+        .collect::<Result<Vec<_>>>()?;
+    let answer = match db.batch(prepared).await {
+        Ok(results) => {
+            let metas: Vec<_> = results.iter().map(|r| r.meta().ok().flatten()).collect();
+            SeedResult {
+                rows_written: metas.iter().flatten().filter_map(|m| m.changes).sum(),
+                statements: statements.len(),
+                d1_ms: metas
+                    .iter()
+                    .map(|m| m.as_ref().and_then(|m| m.duration))
+                    .sum(),
+                error: None,
+            }
+        }
+        Err(e) => SeedResult {
+            rows_written: 0,
+            statements: statements.len(),
+            d1_ms: None,
+            error: Some(error_text(&e)),
+        },
+    };
+    Response::from_json(&answer)
+}
+
+/// `POST /workload/index`.
+pub async fn handle_index(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
+    let index: IndexRequest = match read(&mut req).await? {
+        Ok(index) => index,
+        Err(rejected) => return Ok(rejected),
+    };
+    let db = ctx.env.d1(BINDING)?;
+    let statements = index.index.sql().iter().map(|s| db.prepare(s)).collect();
+    match db.batch(statements).await {
+        Ok(_) => Response::from_json(&serde_json::json!({ "index": index.index })),
+        Err(e) => json_error(
+            500,
+            &format!("the index could not be set: {}", error_text(&e)),
+            None,
+        ),
+    }
+}
+
+/// `POST /workload/op`: one operation, the window around handing it to D1 and reading its answer.
+pub async fn handle_op(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
+    let op: OpRequest = match read(&mut req).await? {
+        Ok(op) => op,
+        Err(rejected) => return Ok(rejected),
+    };
+    if let Err(e) = op.validate() {
+        return json_error(400, &format!("invalid operation: {e}"), None);
+    }
+    let db = ctx.env.d1(BINDING)?;
+    let opened = Date::now();
+    let answered = perform(&db, &op).await;
+    let inside_ms = Date::now() - opened;
+    let result = match answered {
+        Ok((results, rows_returned)) => {
+            let metas: Vec<_> = results.iter().map(|r| r.meta().ok().flatten()).collect();
+            let sum = |f: fn(&worker::D1ResultMeta) -> Option<usize>| -> Option<u64> {
+                metas
+                    .iter()
+                    .map(|m| m.as_ref().and_then(f).map(|v| v as u64))
+                    .sum()
+            };
+            OpResult {
+                outcome: Outcome::Ok,
+                refusal: None,
+                error: None,
+                rows_returned,
+                changes: sum(|m| m.changes).unwrap_or(0) as usize,
+                inside_ms,
+                d1_ms: metas
+                    .iter()
+                    .map(|m| m.as_ref().and_then(|m| m.duration))
+                    .sum(),
+                rows_read: sum(|m| m.rows_read),
+                rows_written: sum(|m| m.rows_written),
+                served_by: None,
+            }
+        }
+        Err(e) => {
+            let text = error_text(&e);
+            let (outcome, refusal) = d1bench_core::ladder::classify(Some(&text));
+            OpResult {
+                outcome,
+                refusal,
+                error: Some(text),
+                rows_returned: 0,
+                changes: 0,
+                inside_ms,
+                d1_ms: None,
+                rows_read: None,
+                rows_written: None,
+                served_by: None,
+            }
+        }
+    };
+    Response::from_json(&result)
+}
+
+/// The statement for `sql`, from the isolate's cache or prepared now.
+fn statement(db: &D1Database, sql: &str, preparation: Preparation) -> D1PreparedStatement {
+    match preparation {
+        Preparation::PerCall => db.prepare(sql),
+        Preparation::Reuse => PREPARED.with(|cache| {
+            cache
+                .borrow_mut()
+                .entry(sql.to_owned())
+                .or_insert_with(|| db.prepare(sql))
+                .clone()
+        }),
+    }
+}
+
+fn bind(statement: D1PreparedStatement, values: &[Value]) -> Result<D1PreparedStatement> {
+    let params: Vec<wasm_bindgen::JsValue> = values
+        .iter()
+        .map(|v| match v {
+            Value::Integer(n) => wasm_bindgen::JsValue::from_f64(*n as f64),
+            Value::Text(s) => wasm_bindgen::JsValue::from_str(s),
+        })
+        .collect();
+    statement.bind(&params)
+}
+
+/// Runs the operation: D1's answers, and the rows the reads returned.
+async fn perform(db: &D1Database, op: &OpRequest) -> Result<(Vec<D1Result>, usize)> {
+    let key = Value::Integer(op.key as i64);
+    match op.op {
+        Operation::PointRead | Operation::RangeScan | Operation::Aggregate => {
+            let sql = workload::read_sql(op.op, op.rows).expect("a read has SQL");
+            let bound = bind(statement(db, &sql, op.preparation), &[key])?;
+            let result = bound.all().await?;
+            let rows = result.results::<serde_json::Value>()?.len();
+            Ok((vec![result], rows))
+        }
+        Operation::Write | Operation::BatchWrite => {
+            let generator = op.spec.generator();
+            let sql = workload::insert_sql(&op.spec, 1);
+            let statements = op
+                .written_ids()
+                .map(|id| {
+                    bind(
+                        statement(db, &sql, op.preparation),
+                        &op.spec.row(&generator, id),
+                    )
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let results = if op.op == Operation::Write {
+                vec![statements[0].run().await?]
+            } else {
+                db.batch(statements).await?
+            };
+            Ok((results, 0))
+        }
+    }
+}
+
+/// The sums row of [`workload::sums_sql`].
+#[derive(Deserialize)]
+struct Sums {
+    n: f64,
+    ids: f64,
+    misplaced: f64,
+}
+
+/// `POST /workload/check`: rows, sums and the content checksum, in one batch (and the table
+/// dropped after them, when asked).
+pub async fn handle_check(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
+    let check: CheckRequest = match read(&mut req).await? {
+        Ok(check) => check,
+        Err(rejected) => return Ok(rejected),
+    };
+    let db = ctx.env.d1(BINDING)?;
+    let mut statements = vec![
+        db.prepare(workload::sums_sql(&check.spec)),
+        db.prepare(checksum_sql(workload::TABLE, check.spec.columns)),
+    ];
+    if check.drop {
+        statements.push(db.prepare(format!("DROP TABLE IF EXISTS {}", workload::TABLE)));
+    }
+    let answered = match db.batch(statements).await {
+        Ok(answered) => answered,
+        Err(e) => {
+            return json_error(
+                500,
+                &format!("the table could not be checked: {}", error_text(&e)),
+                None,
+            );
+        }
+    };
+    let sums = answered[0].results::<Sums>()?;
+    let checksums = answered[1].results::<Checksum>()?;
+    let (Some(sums), Some(checksum)) = (sums.first(), checksums.first()) else {
+        return json_error(500, "the table check answered no row", None);
+    };
+    Response::from_json(&CheckResult {
+        rows_present: sums.n as u64,
+        id_sum: sums.ids as u64,
+        misplaced: sums.misplaced as u64,
+        checksum: *checksum,
+    })
+}

@@ -1,0 +1,529 @@
+//! A workload's run: its plan from the file's profile (the sweep-only flags refused), then on
+//! each target the table seeded once to each size (in batches within D1's
+//! limits) and checked by count, ids and content checksum; at each size every load point run
+//! under open-loop load ([`super::load`]), warm-up then measured, each request appended to
+//! `results.csv` as it lands; and a final check that every seeded row and every acknowledged
+//! write is present exactly once, after which the table is dropped.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Result, anyhow, bail};
+use d1bench_core::workload::{
+    CheckRequest, FIRST_WRITE_ID, IndexKind, OpRequest, OpResult, Operation, SeedRequest,
+};
+use d1bench_core::{Outcome, workload};
+
+use super::load::{self, Done};
+use super::{Plan, Work};
+use crate::flags;
+use crate::flags::TargetKind;
+use crate::records::csv::Appender;
+use crate::records::run_record::StudyFile;
+use crate::records::workload_row::{CheckRow, OpRow, Phase};
+use crate::records::{RunDir, Totals};
+use crate::studies::overrides::Overrides;
+use crate::studies::workload::{LoadPoint, Mix, Workload, WorkloadPlan};
+use crate::targets::workload::WorkloadClient;
+use crate::targets::{Session, Timed};
+
+/// What the table must hold: every seeded id, and every write acknowledged so far.
+struct Expected {
+    seeded: u64,
+    written: BTreeSet<u64>,
+}
+
+impl Expected {
+    fn ids(&self) -> impl Iterator<Item = u64> + '_ {
+        (1..=self.seeded).chain(self.written.iter().copied())
+    }
+}
+
+/// The plan of a workload run: its profile's load points, with the bare-SQLite baseline after a
+/// target that runs the Worker (unless `--no-baseline`); the sweep-only flags refused before
+/// anything starts.
+pub fn plan(
+    w: &Workload,
+    flags: &flags::Run,
+    overrides: Overrides,
+    file: StudyFile,
+) -> Result<Plan> {
+    if flags.debug_corrupt.is_some() {
+        bail!(
+            "--debug-corrupt applies to sweeps: `{}` is a workload, whose table is checked \
+             by count, ids and checksum after seeding and at the end",
+            flags.experiment()
+        );
+    }
+    if !overrides.is_empty() {
+        bail!(
+            "--repeats, --warmup, --seed and --only apply to sweeps, not to workloads \
+             (`{}` is a workload: its profile sets its rates, duration and warm-up)",
+            flags.experiment()
+        );
+    }
+    let (profile, spec) = w.profile(flags.profile.as_deref())?;
+    let baseline =
+        (flags.target.runs_the_worker() && !flags.no_baseline).then_some(TargetKind::Sqlite);
+    Ok(Plan {
+        work: Work::Workload(w.plan(spec)),
+        profile: profile.to_owned(),
+        files: vec![file],
+        x_axis: None,
+        y_axis: None,
+        overrides,
+        baseline,
+    })
+}
+
+/// Measures `plan` on the session's target; the totals of what it recorded.
+pub fn measure(
+    session: &mut dyn Session,
+    experiment: &str,
+    plan: &WorkloadPlan,
+    run_dir: &RunDir,
+    clock: Instant,
+) -> Result<Totals> {
+    let target = session.target();
+    let client = session.workload().map_err(|e| anyhow!(e))?;
+    let mut results = Appender::<OpRow>::open(&run_dir.results_csv())?;
+    let mut checks = Appender::<CheckRow>::open(&run_dir.checks_csv())?;
+    let mut totals = Totals::default();
+    let mut expected = Expected {
+        seeded: 0,
+        written: BTreeSet::new(),
+    };
+    let mut next_write_id = FIRST_WRITE_ID;
+    let mut index: Option<IndexKind> = None;
+    let check_row = |when: &str, table_rows: u64, batches, seed_ms, expected: &Expected, drop| {
+        let at = Table {
+            experiment,
+            target,
+            when,
+            table_rows,
+        };
+        check(&*client, plan, &at, (batches, seed_ms), expected, drop)
+    };
+    for &size in &plan.sizes {
+        // Rows go in without a secondary index; each point sets its own after.
+        if index.is_some_and(|i| i != IndexKind::None) {
+            client
+                .index(IndexKind::None)
+                .map_err(|e| anyhow!("cannot drop the index before seeding: {e}"))?;
+        }
+        index = Some(IndexKind::None);
+        let seeding = Instant::now();
+        let batches = seed(&*client, plan, expected.seeded, size)?;
+        let seed_ms = seeding.elapsed().as_secs_f64() * 1000.0;
+        expected.seeded = size;
+        eprintln!(
+            "seeded {size} rows in {batches} batches ({:.1} s); checking them",
+            seed_ms / 1000.0
+        );
+        let row = check_row("seeded", size, batches, seed_ms, &expected, false)?;
+        totals.add(&row);
+        checks.append(&row)?;
+        if !row.reconciled {
+            bail!("the seeded table does not reconcile: {}", row.note);
+        }
+        for point in plan.points.iter().filter(|p| p.table_rows == size) {
+            if index != Some(point.index) {
+                client
+                    .index(point.index)
+                    .map_err(|e| anyhow!("cannot set the {} index: {e}", point.index))?;
+                index = Some(point.index);
+            }
+            for phase in [Phase::Warmup, Phase::Measure] {
+                let seconds = match phase {
+                    Phase::Warmup => plan.warmup_s,
+                    Phase::Measure => plan.duration_s,
+                };
+                let jobs = jobs(plan, point, phase, seconds, &mut next_write_id);
+                if jobs.is_empty() {
+                    continue;
+                }
+                let started_ms = clock.elapsed().as_secs_f64() * 1000.0;
+                let mut lag_max: f64 = 0.0;
+                let mut failed = 0;
+                let client = Arc::clone(&client);
+                let send = move |job: &OpRequest| client.op(job);
+                let ran = load::open_loop(
+                    &jobs,
+                    point.rate,
+                    plan.max_in_flight,
+                    &send,
+                    &crate::procs::interrupted,
+                    |done: Done<Timed<OpResult>>, job| {
+                        let row = op_row(experiment, target, point, phase, started_ms, job, done);
+                        lag_max = lag_max.max(row.lag_ms);
+                        failed += usize::from(row.outcome != Outcome::Ok);
+                        if row.acknowledged() {
+                            expected.written.extend(job.written_ids());
+                        }
+                        // Warm-ups are records too: their writes are in the table.
+                        totals.add(&row);
+                        results.append(&row)
+                    },
+                )?;
+                if crate::procs::interrupted() {
+                    bail!("interrupted");
+                }
+                eprintln!(
+                    "point {}/{} ({} rows, {}, {}/s{}) {}: {} requests in {:.1} s, {failed} not ok, \
+                     generator lag at most {lag_max:.1} ms",
+                    point.id,
+                    plan.points.len(),
+                    point.table_rows,
+                    point.series(),
+                    point.rate,
+                    match plan.mix {
+                        Mix::Weighted => String::new(),
+                        Mix::EachAlone => format!(", {}", point.ops[0].op),
+                    },
+                    match phase {
+                        Phase::Warmup => "warm-up",
+                        Phase::Measure => "measured",
+                    },
+                    ran.sent,
+                    ran.wall_ms / 1000.0
+                );
+            }
+        }
+    }
+    let last = plan.sizes.last().copied().unwrap_or(0);
+    let row = check_row("final", last, 0, 0.0, &expected, true)?;
+    totals.add(&row);
+    checks.append(&row)?;
+    Ok(totals)
+}
+
+/// Grows the table from `from` rows to `to` in seed batches (creating it when empty); the
+/// batches sent.
+fn seed(client: &dyn WorkloadClient, plan: &WorkloadPlan, from: u64, to: u64) -> Result<usize> {
+    let per = plan.spec.seed_batch_rows() as u64;
+    let mut first = from + 1;
+    let mut batches = 0;
+    while first <= to {
+        if crate::procs::interrupted() {
+            bail!("interrupted while seeding");
+        }
+        let last = (first + per - 1).min(to);
+        let request = SeedRequest {
+            spec: plan.spec,
+            create: first == 1,
+            from: first,
+            to: last,
+        };
+        let answer = client.seed(&request).map_err(|e| {
+            anyhow!("seeding rows {first} to {last}: the target did not answer: {e}")
+        })?;
+        if let Some(error) = answer.error {
+            bail!("seeding rows {first} to {last} was refused: {error}");
+        }
+        let rows = (last - first + 1) as usize;
+        if answer.rows_written != rows {
+            bail!(
+                "seeding rows {first} to {last}: the target acknowledged {} rows, not {rows}",
+                answer.rows_written
+            );
+        }
+        batches += 1;
+        first = last + 1;
+    }
+    Ok(batches)
+}
+
+/// Which check of which table: what its record says of where and when it was made.
+struct Table<'a> {
+    experiment: &'a str,
+    target: TargetKind,
+    /// `seeded` or `final`.
+    when: &'a str,
+    table_rows: u64,
+}
+
+/// Checks the table against what it must hold (and drops it, when `drop`); the seed batches
+/// sent just before and the ms they took go into the record.
+fn check(
+    client: &dyn WorkloadClient,
+    plan: &WorkloadPlan,
+    at: &Table,
+    (seed_batches, seed_ms): (usize, f64),
+    expected: &Expected,
+    drop: bool,
+) -> Result<CheckRow> {
+    let Table {
+        experiment,
+        target,
+        when,
+        table_rows,
+    } = *at;
+    let present = client
+        .check(&CheckRequest {
+            spec: plan.spec,
+            drop,
+        })
+        .map_err(|e| anyhow!("the {when} check of the table got no answer: {e}"))?;
+    let checksum_expected = plan.spec.expected_checksum(expected.ids());
+    let rows_expected = expected.seeded + expected.written.len() as u64;
+    let id_sum_expected = workload::id_sum(expected.ids());
+    let mut notes = Vec::new();
+    if present.rows_present != rows_expected {
+        notes.push(format!(
+            "{} rows present, {rows_expected} expected",
+            present.rows_present
+        ));
+    }
+    if present.id_sum != id_sum_expected {
+        notes.push("the ids present differ from those expected".to_owned());
+    }
+    if present.misplaced > 0 {
+        notes.push(format!("{} rows are not in their group", present.misplaced));
+    }
+    if present.checksum != checksum_expected {
+        notes.push("the content checksum differs".to_owned());
+    }
+    Ok(CheckRow {
+        experiment: experiment.to_owned(),
+        target,
+        when: when.to_owned(),
+        table_rows,
+        seed_batches,
+        seed_ms,
+        rows_expected,
+        rows_present: present.rows_present,
+        id_sum_expected,
+        id_sum_present: present.id_sum,
+        misplaced: present.misplaced,
+        checksum_expected: checksum_expected.to_string(),
+        checksum_present: present.checksum.to_string(),
+        reconciled: notes.is_empty(),
+        note: notes.join("; "),
+    })
+}
+
+/// The requests of one phase of a point: operations drawn by weight and keys drawn uniformly
+/// from the profile's order seed (the same requests on every target), write ids in order.
+fn jobs(
+    plan: &WorkloadPlan,
+    point: &LoadPoint,
+    phase: Phase,
+    seconds: f64,
+    next_write_id: &mut u64,
+) -> Vec<OpRequest> {
+    let count = (point.rate * seconds).round() as usize;
+    let phase_bit = u64::from(phase == Phase::Measure);
+    let mut rng = fastrand::Rng::with_seed(
+        plan.order_seed
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add((point.id as u64) << 1 | phase_bit),
+    );
+    let size = point.table_rows;
+    (0..count)
+        .map(|_| {
+            let mut pick = rng.u32(0..100);
+            let op = *point
+                .ops
+                .iter()
+                .find(|o| {
+                    let hit = pick < o.weight;
+                    pick = pick.saturating_sub(o.weight);
+                    hit
+                })
+                .unwrap_or(&point.ops[point.ops.len() - 1]);
+            let key = match op.op {
+                Operation::PointRead => rng.u64(1..=size),
+                Operation::RangeScan => rng.u64(1..=size - op.rows as u64 + 1),
+                Operation::Aggregate => rng.u64(0..plan.spec.groups),
+                Operation::Write | Operation::BatchWrite => {
+                    let first = *next_write_id;
+                    *next_write_id += op.rows as u64;
+                    first
+                }
+            };
+            OpRequest {
+                spec: plan.spec,
+                op: op.op,
+                key,
+                rows: op.rows,
+                preparation: point.preparation,
+            }
+        })
+        .collect()
+}
+
+/// The record of one request.
+fn op_row(
+    experiment: &str,
+    target: crate::flags::TargetKind,
+    point: &LoadPoint,
+    phase: Phase,
+    started_ms: f64,
+    job: &OpRequest,
+    done: Done<Timed<OpResult>>,
+) -> OpRow {
+    let (answer, target_failed) = match done.answer.result {
+        Ok(answer) => (answer, false),
+        Err(e) => (crate::targets::workload::no_answer(e), true),
+    };
+    OpRow {
+        experiment: experiment.to_owned(),
+        target,
+        point: point.id,
+        phase,
+        table_rows: point.table_rows,
+        index: point.index,
+        preparation: point.preparation,
+        rate: point.rate,
+        op: job.op,
+        op_rows: job.rows,
+        seq: done.seq as u64,
+        key: job.key,
+        scheduled_ms: done.scheduled_ms,
+        lag_ms: done.lag_ms,
+        latency_ms: done.latency_ms,
+        service_ms: done.service_ms,
+        inside_ms: (!target_failed).then_some(answer.inside_ms),
+        d1_ms: answer.d1_ms,
+        rows_read: answer.rows_read,
+        rows_written: answer.rows_written,
+        rows_returned: answer.rows_returned,
+        changes: answer.changes,
+        outcome: answer.outcome,
+        refusal: answer.refusal,
+        target_failed,
+        error: answer.error.unwrap_or_default().replace(['\n', '\r'], " "),
+        started_ms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::studies::workload::Workload;
+    use crate::targets::workload::SqliteWorkload;
+
+    fn plan(source: &str) -> WorkloadPlan {
+        let w = Workload::parse("t", std::path::Path::new("t.toml"), source.to_owned()).unwrap();
+        let (_, profile) = w.profile(Some("smoke")).unwrap();
+        w.plan(profile)
+    }
+
+    const FILE: &str = r#"
+description = "test"
+[table]
+columns = 4
+row-bytes = 64
+groups = 10
+[[operation]]
+kind = "point-read"
+weight = 50
+[[operation]]
+kind = "batch-write"
+rows = 3
+weight = 50
+[profile.smoke]
+rows = [100, 250]
+rates = [200]
+duration-s = 0.1
+"#;
+
+    fn at(table_rows: u64) -> Table<'static> {
+        Table {
+            experiment: "t",
+            target: TargetKind::Sqlite,
+            when: "x",
+            table_rows,
+        }
+    }
+
+    #[test]
+    fn seeded_and_written_rows_reconcile_and_a_lost_row_does_not() {
+        let plan = plan(FILE);
+        let client = SqliteWorkload::open().unwrap();
+        let mut expected = Expected {
+            seeded: 0,
+            written: BTreeSet::new(),
+        };
+        assert_eq!(seed(&client, &plan, 0, 100).unwrap(), 1);
+        expected.seeded = 100;
+        let mut next = FIRST_WRITE_ID;
+        let jobs = jobs(&plan, &plan.points[0], Phase::Measure, 0.1, &mut next);
+        assert_eq!(jobs.len(), 20);
+        for job in &jobs {
+            let answer = client.op(job).result.unwrap();
+            assert_eq!(answer.outcome, Outcome::Ok, "{answer:?}");
+            if job.op == Operation::BatchWrite {
+                assert_eq!(answer.changes, 3);
+                expected.written.extend(job.written_ids());
+            } else {
+                assert_eq!(answer.rows_returned, 1);
+            }
+        }
+        assert!(!expected.written.is_empty());
+        let row = check(&client, &plan, &at(100), (1, 0.0), &expected, false).unwrap();
+        assert!(row.reconciled, "{row:?}");
+        // A write the table holds but no one acknowledged: caught.
+        let lost = expected.written.pop_last().unwrap();
+        let row = check(&client, &plan, &at(100), (1, 0.0), &expected, false).unwrap();
+        assert!(!row.reconciled);
+        expected.written.insert(lost);
+        // The same number of rows, another id: caught by the id sum.
+        let db = client
+            .check(&CheckRequest {
+                spec: plan.spec,
+                drop: false,
+            })
+            .unwrap();
+        assert_eq!(db.rows_present, 100 + expected.written.len() as u64);
+        // Growing to the next size keeps every row.
+        assert_eq!(seed(&client, &plan, 100, 250).unwrap(), 1);
+        expected.seeded = 250;
+        let row = check(&client, &plan, &at(250), (1, 0.0), &expected, true).unwrap();
+        assert!(row.reconciled, "{row:?}");
+    }
+
+    /// A group's integers summed in index order through the covering index: `sum` overflowed
+    /// there at 2.1M rows (running sums of sorted values up to 2^53 leave 64 bits); `total`
+    /// does not.
+    #[test]
+    fn the_aggregate_does_not_overflow_through_the_covering_index() {
+        let plan = plan(
+            &FILE
+                .replace("groups = 10", "groups = 1")
+                .replace("rows = [100, 250]", "rows = [100, 4000]"),
+        );
+        let client = SqliteWorkload::open().unwrap();
+        seed(&client, &plan, 0, 20000).unwrap();
+        client.index(IndexKind::Covering).unwrap();
+        let op = OpRequest {
+            spec: plan.spec,
+            op: Operation::Aggregate,
+            key: 0,
+            rows: 1,
+            preparation: d1bench_core::workload::Preparation::PerCall,
+        };
+        let answer = client.op(&op).result.unwrap();
+        assert_eq!(answer.outcome, Outcome::Ok, "{answer:?}");
+        assert_eq!(answer.rows_returned, 1);
+    }
+
+    #[test]
+    fn the_requests_are_the_same_on_every_run_and_follow_the_weights() {
+        let plan = plan(FILE);
+        let mut a = FIRST_WRITE_ID;
+        let mut b = FIRST_WRITE_ID;
+        let first = jobs(&plan, &plan.points[0], Phase::Measure, 10.0, &mut a);
+        let again = jobs(&plan, &plan.points[0], Phase::Measure, 10.0, &mut b);
+        assert_eq!(first, again);
+        let writes = first.iter().filter(|j| j.op.writes()).count();
+        assert!((850..1150).contains(&writes), "{writes} of 2000");
+        assert!(
+            first
+                .iter()
+                .all(|j| j.op.writes() || (1..=100).contains(&j.key))
+        );
+        assert_eq!(a - FIRST_WRITE_ID, 3 * writes as u64);
+    }
+}

@@ -1,0 +1,179 @@
+//! A workload run's records: one [`OpRow`] per request sent (`results.csv`, warm-ups included
+//! and marked, so every write that reached the table is on disk), and one [`CheckRow`] per check
+//! of the table (`checks.csv`: after each seeding and at the end), each deciding whether it
+//! reconciles.
+
+use d1bench_core::workload::{IndexKind, Operation, Preparation};
+use d1bench_core::{Outcome, RefusalKind};
+use serde::{Deserialize, Serialize};
+
+use super::Record;
+use crate::flags::TargetKind;
+
+/// Whether a request was measured or warmed the target up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    Warmup,
+    Measure,
+}
+
+/// One request of a workload as sent and answered: a row of `results.csv`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpRow {
+    pub experiment: String,
+    pub target: TargetKind,
+    /// The load point (from 1, in run order).
+    pub point: usize,
+    pub phase: Phase,
+    /// Rows the table was seeded with (writes add to them).
+    pub table_rows: u64,
+    pub index: IndexKind,
+    pub preparation: Preparation,
+    /// Requests per second the point was scheduled at.
+    pub rate: f64,
+    pub op: Operation,
+    /// Rows a range scan reads or a batched write writes; 1 otherwise.
+    pub op_rows: usize,
+    /// Request number within its point and phase, from 0.
+    pub seq: u64,
+    /// The id read from, the group aggregated, or the first id written.
+    pub key: u64,
+    /// When the request was due, in ms since its phase started (seq ÷ rate).
+    pub scheduled_ms: f64,
+    /// The load generator's lag: ms from when the request was due to when it was sent.
+    pub lag_ms: f64,
+    /// Ms from when the request was due to its whole answer: the latency a client on this
+    /// schedule saw, queueing behind earlier requests included (no coordinated omission).
+    pub latency_ms: f64,
+    /// Ms from sending the request to its whole answer (the outside clock).
+    pub service_ms: f64,
+    /// Ms inside the invocation, from handing the statement to the binding to reading its
+    /// answer; empty when the target gave no answer.
+    pub inside_ms: Option<f64>,
+    /// D1's `meta.duration`, summed; empty on sqlite or without an answer.
+    pub d1_ms: Option<f64>,
+    /// D1's `meta.rows_read` and `meta.rows_written`, summed: what the user is billed.
+    pub rows_read: Option<u64>,
+    pub rows_written: Option<u64>,
+    /// Rows the read answered.
+    pub rows_returned: usize,
+    /// Rows the write changed (`meta.changes`).
+    pub changes: usize,
+    pub outcome: Outcome,
+    pub refusal: Option<RefusalKind>,
+    /// The target gave no answer (transport error, time-out, not an answer).
+    pub target_failed: bool,
+    /// The error text, verbatim, on one line; empty when none.
+    pub error: String,
+    /// When the point's phase started, in ms since the run started.
+    pub started_ms: f64,
+}
+
+impl OpRow {
+    /// Whether a write was acknowledged whole: its ids must be in the table.
+    pub fn acknowledged(&self) -> bool {
+        self.op.writes() && self.outcome == Outcome::Ok && !self.target_failed
+    }
+}
+
+impl Record for OpRow {
+    fn outcome(&self) -> Outcome {
+        self.outcome
+    }
+    fn target_failed(&self) -> bool {
+        self.target_failed
+    }
+    /// A read reconciles when it answered; a write when what it changed is what it was asked
+    /// (everything when acknowledged, nothing when refused).
+    fn reconciled(&self) -> bool {
+        if !self.op.writes() {
+            return true;
+        }
+        match self.outcome {
+            Outcome::Ok => self.changes == self.op_rows,
+            Outcome::Refused | Outcome::Error => self.changes == 0,
+        }
+    }
+    fn reconcile_note(&self) -> &str {
+        if self.reconciled() {
+            ""
+        } else {
+            "the write changed another number of rows than it was asked to write"
+        }
+    }
+    fn rows(&self) -> (usize, usize) {
+        (0, 0)
+    }
+    fn checksum_equal(&self) -> Option<bool> {
+        None
+    }
+    fn describe(&self) -> String {
+        format!(
+            "point {} {} at {}/s: {} in {:.1} ms",
+            self.point, self.op, self.rate, self.outcome, self.latency_ms
+        )
+    }
+}
+
+/// One check of the workload table: a row of `checks.csv`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckRow {
+    pub experiment: String,
+    pub target: TargetKind,
+    /// `seeded` (after growing the table to `table_rows`) or `final` (after every point).
+    pub when: String,
+    pub table_rows: u64,
+    /// Seed requests sent to grow the table to this size, and the ms they took together.
+    pub seed_batches: usize,
+    pub seed_ms: f64,
+    /// Rows that must be present: every seeded id and every acknowledged write.
+    pub rows_expected: u64,
+    pub rows_present: u64,
+    /// `sum(id)` modulo a prime below 2^53, expected and present.
+    pub id_sum_expected: u64,
+    pub id_sum_present: u64,
+    /// Rows whose `k` is not their group.
+    pub misplaced: u64,
+    pub checksum_expected: String,
+    pub checksum_present: String,
+    /// Whether rows, ids, groups and content all agree.
+    pub reconciled: bool,
+    /// What differs, or what could not be checked; empty when it reconciled.
+    pub note: String,
+}
+
+impl Record for CheckRow {
+    fn outcome(&self) -> Outcome {
+        Outcome::Ok
+    }
+    fn target_failed(&self) -> bool {
+        false
+    }
+    fn reconciled(&self) -> bool {
+        self.reconciled
+    }
+    fn reconcile_note(&self) -> &str {
+        &self.note
+    }
+    fn rows(&self) -> (usize, usize) {
+        (self.rows_expected as usize, self.rows_present as usize)
+    }
+    fn checksum_equal(&self) -> Option<bool> {
+        Some(self.checksum_expected == self.checksum_present)
+    }
+    fn describe(&self) -> String {
+        format!(
+            "{} check at {} rows: {} of {} present{}",
+            self.when,
+            self.table_rows,
+            self.rows_present,
+            self.rows_expected,
+            if self.reconciled {
+                ""
+            } else {
+                ", NOT reconciled"
+            }
+        )
+    }
+}

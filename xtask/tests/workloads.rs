@@ -1,0 +1,235 @@
+//! Workload experiments end to end, through the xtask binary: bad command lines refused before
+//! anything starts; the read-path smoke profile on in-process SQLite, reconciled, its reports
+//! redrawn by `plot` from disk alone; the workload-mix smoke profile on local D1 (wrangler dev)
+//! with its SQLite baseline, and on `--target remote` through the stand-in wrangler, each
+//! reconciled with every acknowledged write present exactly once.
+//!
+//! One test function on purpose: the runs that start wrangler must not overlap.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
+
+fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
+}
+
+fn xtask(args: &[&str]) -> Command {
+    let mut command = Command::new(XTASK);
+    command
+        .args(args)
+        .current_dir(project_root())
+        .stdin(Stdio::null());
+    command
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Runs `cargo xtask run <args> --out <out>`, asserts it succeeded, and returns its directory.
+fn run(args: &[&str], out: &Path, env: &[(&str, &str)]) -> PathBuf {
+    let mut command = xtask(&[&["run"], args].concat());
+    command.arg("--out").arg(out);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let dirs: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.into_iter().next().unwrap()
+}
+
+fn read_csv(path: &Path) -> Vec<HashMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|r| {
+            headers
+                .iter()
+                .map(str::to_owned)
+                .zip(r.unwrap().iter().map(str::to_owned))
+                .collect()
+        })
+        .collect()
+}
+
+fn run_toml(dir: &Path) -> toml::Table {
+    std::fs::read_to_string(dir.join("run.toml"))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// What every workload run must leave: complete, every check reconciled (the final one last),
+/// the requests of every point measured, latencies from the due time at least the service time.
+fn check_run(dir: &Path, targets: &[&str]) -> Vec<HashMap<String, String>> {
+    let record = run_toml(dir);
+    assert_eq!(
+        record["run"]["status"].as_str(),
+        Some("complete"),
+        "{record}"
+    );
+    assert_eq!(record["run"]["kind"].as_str(), Some("workload"), "{record}");
+    let checks = read_csv(&dir.join("checks.csv"));
+    for target in targets {
+        let mine: Vec<_> = checks.iter().filter(|c| c["target"] == *target).collect();
+        assert!(mine.len() >= 2, "{target}: {checks:?}");
+        assert!(mine.iter().all(|c| c["reconciled"] == "true"), "{mine:?}");
+        assert_eq!(mine.last().unwrap()["when"], "final");
+        assert_eq!(
+            mine.last().unwrap()["checksum_expected"],
+            mine.last().unwrap()["checksum_present"]
+        );
+    }
+    let rows = read_csv(&dir.join("results.csv"));
+    for target in targets {
+        let measured: Vec<_> = rows
+            .iter()
+            .filter(|r| r["target"] == *target && r["phase"] == "measure")
+            .collect();
+        assert!(!measured.is_empty(), "{target}");
+        for r in &measured {
+            assert_eq!(r["outcome"], "ok", "{r:?}");
+            let latency: f64 = r["latency_ms"].parse().unwrap();
+            let service: f64 = r["service_ms"].parse().unwrap();
+            assert!(latency + 1e-6 >= service, "{r:?}");
+        }
+    }
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("## Latency"), "{summary}");
+    assert!(summary.contains("every record reconciled"), "{summary}");
+    rows
+}
+
+#[test]
+fn workloads_run_reconciled_on_sqlite_local_and_remote() {
+    let scratch = tempfile::tempdir().unwrap();
+
+    // Bad command lines, refused before anything starts.
+    for (args, says) in [
+        (
+            &["run", "read-path", "--repeats", "3"][..],
+            "apply to sweeps, not to workloads",
+        ),
+        (
+            &["run", "read-path", "--profile", "nope"][..],
+            "has no profile `nope`",
+        ),
+        (
+            &["run", "read-path", "--debug-corrupt", "text-byte"][..],
+            "--debug-corrupt applies to sweeps",
+        ),
+    ] {
+        let output = xtask(args).output().unwrap();
+        assert!(!output.status.success(), "{args:?}");
+        assert!(text(&output).contains(says), "{args:?}: {}", text(&output));
+    }
+
+    // The read path on SQLite: every read under both indexes and both preparations, answered.
+    let dir = run(
+        &["read-path", "--target", "sqlite", "--profile", "smoke"],
+        &scratch.path().join("sqlite"),
+        &[],
+    );
+    let rows = check_run(&dir, &["sqlite"]);
+    for op in ["point-read", "range-scan", "aggregate"] {
+        for index in ["key", "covering"] {
+            for preparation in ["reuse", "per-call"] {
+                assert!(
+                    rows.iter().any(|r| r["op"] == op
+                        && r["index"] == index
+                        && r["preparation"] == preparation
+                        && r["phase"] == "measure"),
+                    "{op} {index} {preparation}"
+                );
+            }
+        }
+    }
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("covering ÷ key index"), "{summary}");
+    assert!(summary.contains("reused ÷ per-call statement"), "{summary}");
+    // Every report is derived from disk: `plot` writes the same summary.csv again.
+    let before = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    std::fs::remove_file(dir.join("summary.csv")).unwrap();
+    let plot = xtask(&["plot"]).arg(&dir).output().unwrap();
+    assert!(plot.status.success(), "{}", text(&plot));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("summary.csv")).unwrap(),
+        before
+    );
+
+    // The mix on local D1, with its baseline: writes acknowledged and present, D1's meta kept.
+    let dir = run(
+        &["workload-mix", "--profile", "smoke"],
+        &scratch.path().join("local"),
+        &[],
+    );
+    let rows = check_run(&dir, &["local", "sqlite"]);
+    let local: Vec<_> = rows.iter().filter(|r| r["target"] == "local").collect();
+    assert!(
+        local
+            .iter()
+            .any(|r| r["op"] == "batch-write" && r["changes"] == "10")
+    );
+    assert!(
+        local
+            .iter()
+            .filter(|r| r["op"] == "range-scan")
+            .all(|r| r["rows_returned"] == "50" && !r["rows_read"].is_empty()),
+        "{local:?}"
+    );
+    assert!(local.iter().all(|r| !r["d1_ms"].is_empty()));
+
+    // The same through the remote target's lifecycle, with the stand-in wrangler.
+    let dir = run(
+        &[
+            "workload-mix",
+            "--profile",
+            "smoke",
+            "--target",
+            "remote",
+            "--plan",
+            "paid",
+            "--no-baseline",
+        ],
+        &scratch.path().join("remote"),
+        &[
+            (
+                "D1BENCH_WRANGLER",
+                project_root()
+                    .join("xtask/tests/stand-in/wrangler")
+                    .to_str()
+                    .unwrap(),
+            ),
+            (
+                "STAND_IN_LOG",
+                scratch.path().join("calls.log").to_str().unwrap(),
+            ),
+            ("CLOUDFLARE_API_TOKEN", "fake-api-token-0b1c2d3e4f5a"),
+            ("CLOUDFLARE_ACCOUNT_ID", "stand-in-account"),
+        ],
+    );
+    check_run(&dir, &["remote"]);
+    let record = run_toml(&dir);
+    assert_eq!(
+        record["remote"]["teardown"].as_str(),
+        Some("deleted"),
+        "{record}"
+    );
+}
