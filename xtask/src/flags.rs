@@ -206,9 +206,10 @@ pub struct Run {
     /// Seed of the row generator, instead of the profile's `seed`.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Run only the probes meeting every condition, e.g. `columns=64,strategy=literal`: keys
-    /// columns, row-bytes, escape-share, non-ascii-share, indexes, strategy, label; values as
-    /// the experiment file writes them.
+    /// Run only the probes meeting every condition, e.g. `columns=64,strategy=literal`, or
+    /// `columns=1|8|64` for any of several values: keys columns, row-bytes, escape-share,
+    /// nul-share, non-ascii-share, indexes, strategy, label; values as the experiment file
+    /// writes them.
     #[arg(long, value_name = "KEY=VALUE,...")]
     pub only: Option<String>,
     /// Print the probes or rungs, the estimated wall time and (remote) what the run would cost,

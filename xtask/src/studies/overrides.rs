@@ -174,7 +174,7 @@ impl Overrides {
                         "--only {only}: `{}={}` matches no probe of `{}`; there `{}` takes {} \
                          (values as the experiment file writes them)",
                         condition.key.name(),
-                        condition.value,
+                        condition.values.join("|"),
                         experiment.name,
                         condition.key.name(),
                         values.join(", ")
@@ -296,16 +296,17 @@ fn written<T>(source: &str, list: &List<T>, is: impl Fn(&T) -> bool) -> Option<S
         .map(str::to_owned)
 }
 
-/// One `key=value` of `--only`.
+/// One `key=value` of `--only`, or `key=a|b|c`: the probe's value is one of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Condition {
     key: Key,
-    value: String,
+    values: Vec<String>,
 }
 
 impl Condition {
     fn meets(&self, experiment: &Experiment, profile: &Profile, probe: &PlannedProbe) -> bool {
-        self.key.value_of(experiment, profile, probe) == self.value
+        let value = self.key.value_of(experiment, profile, probe);
+        self.values.contains(&value)
     }
 }
 
@@ -334,17 +335,15 @@ impl Filter {
                     keys()
                 );
             };
-            if value.is_empty() && key != Key::Label {
+            let values: Vec<String> = value.split('|').map(|v| v.trim().to_owned()).collect();
+            if values.iter().any(String::is_empty) && key != Key::Label {
                 bail!(
-                    "--only {text}: `{}=` gives no value; only `label=` may be empty (the series \
-                     without a label)",
+                    "--only {text}: `{}={value}` gives an empty value; only `label=` may be empty \
+                     (the series without a label)",
                     key.name()
                 );
             }
-            conditions.push(Condition {
-                key,
-                value: value.to_owned(),
-            });
+            conditions.push(Condition { key, values });
         }
         Ok(Filter { conditions })
     }
@@ -452,6 +451,19 @@ non-ascii-share = [1]
         assert_eq!(ids(&only("non-ascii-share=1")).unwrap(), [1, 2, 3]);
         assert_eq!(ids(&only("label=all non-ASCII")).unwrap(), [1, 2, 3]);
         assert_eq!(ids(&only("label=")).unwrap().len(), 12);
+        // `a|b` keeps the probes with either value, and only those.
+        let either = keys(&probes(&only("columns=4|8,strategy=bound|literal")).unwrap());
+        assert_eq!(
+            either,
+            keys(
+                all.iter()
+                    .filter(|p| p.request.strategy.name() != "per-row")
+            )
+        );
+        assert_eq!(
+            ids(&only("columns=4|99")).unwrap(),
+            ids(&only("columns=4")).unwrap()
+        );
         // A strategy filter keeps a point's other strategies out of its rounds.
         let plan = {
             let (_, profile) = e.profile(None).unwrap();
@@ -493,7 +505,8 @@ non-ascii-share = [1]
         );
         assert!(check("columns").contains("`columns` is not a condition"));
         assert!(check("columns=8,").contains("`` is not a condition"));
-        assert!(check("columns=").contains("`columns=` gives no value"));
+        assert!(check("columns=").contains("`columns=` gives an empty value"));
+        assert!(check("columns=4|").contains("`columns=4|` gives an empty value"));
         only("strategy=per-row,label=").check().unwrap();
     }
 
