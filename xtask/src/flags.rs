@@ -29,7 +29,8 @@ pub enum Task {
     /// worker/build is not the build of the sources; runs nothing.
     Setup,
     /// Rewrite the README's generated sections: the parity table (from the committed parity CSVs,
-    /// replaced by those of `run limits` runs given here) and the findings of docs/example-run.
+    /// replaced by those of `run limits` runs given here), the findings of docs/example-run and
+    /// the workload figures of docs/example-workloads.
     ParityReadme(ParityReadme),
     /// Delete the Workers and D1 databases remote runs left on the Cloudflare account.
     CleanRemote(CleanRemote),

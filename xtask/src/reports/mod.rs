@@ -21,6 +21,7 @@ pub mod quantiles;
 pub mod stats;
 pub mod summary;
 pub mod workload;
+pub mod workload_findings;
 
 use std::path::PathBuf;
 

@@ -448,6 +448,10 @@ impl flags::ParityReadme {
             &updated,
             &super::findings::section(&paths.root.join("docs/example-run"), "docs/example-run")?,
         )?;
+        let updated = super::workload_findings::replace_section(
+            &updated,
+            &super::workload_findings::section(&paths.root)?,
+        )?;
         std::fs::write(&readme_path, updated)
             .with_context(|| format!("cannot write {}", readme_path.display()))?;
         eprintln!(

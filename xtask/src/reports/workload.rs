@@ -115,7 +115,7 @@ fn summary_row(s: &OpStats) -> SummaryRow {
 }
 
 /// `12.3 (11.9–12.8)` in ms, or with the note of no interval.
-fn cell(s: &OpStats, q: f64) -> String {
+pub(crate) fn cell(s: &OpStats, q: f64) -> String {
     match s.latencies.percentile(q, CONFIDENCE) {
         None => "-".into(),
         Some(p) => match p.ci {
@@ -126,7 +126,7 @@ fn cell(s: &OpStats, q: f64) -> String {
 }
 
 /// Three significant digits, as the histogram holds them.
-fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 10.0 {
