@@ -272,6 +272,14 @@ pub fn insert_sql(spec: &TableSpec, rows: usize) -> String {
     )
 }
 
+/// The one-row INSERT of a workload write: idempotent, so a write sent again (a client's retry
+/// after an answer it never saw) leaves the row once: `… ON CONFLICT (id) DO NOTHING` changes
+/// nothing when the id is already there. Write ids are chosen by the client (the plan), never by
+/// the database.
+pub fn write_sql(spec: &TableSpec) -> String {
+    format!("{} ON CONFLICT (id) DO NOTHING", insert_sql(spec, 1))
+}
+
 /// The INSERTs that write rows `from ..= to` (ids), each within D1's bound-parameter limit.
 pub fn seed_statements(spec: &TableSpec, from: u64, to: u64) -> Vec<Statement> {
     let generator = spec.generator();

@@ -201,7 +201,7 @@ async fn perform(db: &D1Database, op: &OpRequest) -> Result<(Vec<D1Result>, usiz
         }
         Operation::Write | Operation::BatchWrite => {
             let generator = op.spec.generator();
-            let sql = workload::insert_sql(&op.spec, 1);
+            let sql = workload::write_sql(&op.spec);
             let statements = op
                 .written_ids()
                 .map(|id| {

@@ -228,7 +228,7 @@ fn perform(db: &mut Connection, op: &OpRequest) -> rusqlite::Result<(usize, usiz
         }
         Operation::Write | Operation::BatchWrite => {
             let generator = op.spec.generator();
-            let sql = workload::insert_sql(&op.spec, 1);
+            let sql = workload::write_sql(&op.spec);
             let tx = db.transaction()?;
             let mut changes = 0;
             for id in op.written_ids() {
