@@ -461,6 +461,15 @@ pub struct CheckResult {
     /// Rows whose `k` is not `id % groups`.
     pub misplaced: u64,
     pub checksum: Checksum,
+    /// Every id at or above [`FIRST_WRITE_ID`] present, ascending, as often as each is present:
+    /// what the exactly-once reconciliation of the writes compares with their acknowledgements.
+    #[serde(default)]
+    pub write_ids: Vec<u64>,
+}
+
+/// The SELECT of the ids the writes left: [`CheckResult::write_ids`].
+pub fn write_ids_sql() -> String {
+    format!("SELECT id FROM {TABLE} WHERE id >= {FIRST_WRITE_ID} ORDER BY id")
 }
 
 #[cfg(test)]
