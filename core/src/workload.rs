@@ -272,6 +272,14 @@ pub fn insert_sql(spec: &TableSpec, rows: usize) -> String {
     )
 }
 
+/// The one-row INSERT of a workload write: idempotent, so a write sent again (a client's retry
+/// after an answer it never saw) leaves the row once: `… ON CONFLICT (id) DO NOTHING` changes
+/// nothing when the id is already there. Write ids are chosen by the client (the plan), never by
+/// the database.
+pub fn write_sql(spec: &TableSpec) -> String {
+    format!("{} ON CONFLICT (id) DO NOTHING", insert_sql(spec, 1))
+}
+
 /// The INSERTs that write rows `from ..= to` (ids), each within D1's bound-parameter limit.
 pub fn seed_statements(spec: &TableSpec, from: u64, to: u64) -> Vec<Statement> {
     let generator = spec.generator();
@@ -453,6 +461,15 @@ pub struct CheckResult {
     /// Rows whose `k` is not `id % groups`.
     pub misplaced: u64,
     pub checksum: Checksum,
+    /// Every id at or above [`FIRST_WRITE_ID`] present, ascending, as often as each is present:
+    /// what the exactly-once reconciliation of the writes compares with their acknowledgements.
+    #[serde(default)]
+    pub write_ids: Vec<u64>,
+}
+
+/// The SELECT of the ids the writes left: [`CheckResult::write_ids`].
+pub fn write_ids_sql() -> String {
+    format!("SELECT id FROM {TABLE} WHERE id >= {FIRST_WRITE_ID} ORDER BY id")
 }
 
 #[cfg(test)]

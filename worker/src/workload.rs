@@ -201,7 +201,7 @@ async fn perform(db: &D1Database, op: &OpRequest) -> Result<(Vec<D1Result>, usiz
         }
         Operation::Write | Operation::BatchWrite => {
             let generator = op.spec.generator();
-            let sql = workload::insert_sql(&op.spec, 1);
+            let sql = workload::write_sql(&op.spec);
             let statements = op
                 .written_ids()
                 .map(|id| {
@@ -229,6 +229,12 @@ struct Sums {
     misplaced: f64,
 }
 
+/// A row of [`workload::write_ids_sql`]: ids below 2^53 are exact as JavaScript numbers.
+#[derive(Deserialize)]
+struct WriteId {
+    id: f64,
+}
+
 /// `POST /workload/check`: rows, sums and the content checksum, in one batch (and the table
 /// dropped after them, when asked).
 pub async fn handle_check(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
@@ -240,6 +246,7 @@ pub async fn handle_check(mut req: Request, ctx: RouteContext<()>) -> Result<Res
     let mut statements = vec![
         db.prepare(workload::sums_sql(&check.spec)),
         db.prepare(checksum_sql(workload::TABLE, check.spec.columns)),
+        db.prepare(workload::write_ids_sql()),
     ];
     if check.drop {
         statements.push(db.prepare(format!("DROP TABLE IF EXISTS {}", workload::TABLE)));
@@ -256,6 +263,11 @@ pub async fn handle_check(mut req: Request, ctx: RouteContext<()>) -> Result<Res
     };
     let sums = answered[0].results::<Sums>()?;
     let checksums = answered[1].results::<Checksum>()?;
+    let write_ids: Vec<u64> = answered[2]
+        .results::<WriteId>()?
+        .into_iter()
+        .map(|w| w.id as u64)
+        .collect();
     let (Some(sums), Some(checksum)) = (sums.first(), checksums.first()) else {
         return json_error(500, "the table check answered no row", None);
     };
@@ -264,5 +276,6 @@ pub async fn handle_check(mut req: Request, ctx: RouteContext<()>) -> Result<Res
         id_sum: sums.ids as u64,
         misplaced: sums.misplaced as u64,
         checksum: *checksum,
+        write_ids,
     })
 }

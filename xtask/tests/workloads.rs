@@ -2,7 +2,10 @@
 //! anything starts; the read-path smoke profile on in-process SQLite, reconciled, its reports
 //! redrawn by `plot` from disk alone; the workload-mix smoke profile on local D1 (wrangler dev)
 //! with its SQLite baseline, and on `--target remote` through the stand-in wrangler, each
-//! reconciled with every acknowledged write present exactly once.
+//! reconciled with every acknowledged write present exactly once; and the write-contention
+//! smoke profile on local D1 with its baseline: every retry policy at every row rate, single
+//! writes and batches at the same row rate, the writes reconciled exactly once, and the summary
+//! saying the refusal shares are Cloudflare's only.
 //!
 //! One test function on purpose: the runs that start wrangler must not overlap.
 
@@ -232,4 +235,76 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
         Some("deleted"),
         "{record}"
     );
+
+    // Write contention on local D1, with its baseline: every policy at every row rate, the
+    // batches at a tenth of the single writes' request rate, every write exactly once.
+    let dir = run(
+        &["write-contention", "--profile", "smoke"],
+        &scratch.path().join("contention"),
+        &[],
+    );
+    let rows = check_run(&dir, &["local", "sqlite"]);
+    for target in ["local", "sqlite"] {
+        for retry in ["none", "fixed", "exponential"] {
+            for (op, rates) in [
+                ("write", ["40.0", "400.0"]),
+                ("batch-write", ["4.0", "40.0"]),
+            ] {
+                for rate in rates {
+                    let n = rows
+                        .iter()
+                        .filter(|r| {
+                            r["target"] == target
+                                && r["retry"] == retry
+                                && r["op"] == op
+                                && r["rate"] == rate
+                                && r["phase"] == "measure"
+                        })
+                        .count();
+                    // 1.5 s at the request rate.
+                    let expected = (rate.parse::<f64>().unwrap() * 1.5).round() as usize;
+                    assert_eq!(n, expected, "{target} {retry} {op} {rate}/s");
+                }
+            }
+        }
+    }
+    // Nothing refuses locally: one attempt each, and the first attempts met no refusal.
+    assert!(
+        rows.iter()
+            .all(|r| r["attempts"] == "1" && r["first_refusal"].is_empty()),
+        "a local write was retried"
+    );
+    let checks = read_csv(&dir.join("checks.csv"));
+    for target in ["local", "sqlite"] {
+        let last = checks.iter().rfind(|c| c["target"] == target).unwrap();
+        // Every acknowledged row, warm-ups included, is one the final check counted.
+        let acknowledged: usize = rows
+            .iter()
+            .filter(|r| r["target"] == target && r["outcome"] == "ok")
+            .map(|r| r["op_rows"].parse::<usize>().unwrap())
+            .sum();
+        assert!(acknowledged > 0);
+        assert_eq!(
+            last["writes_acknowledged"].parse::<usize>().unwrap(),
+            acknowledged,
+            "{last:?}"
+        );
+        assert_eq!(last["writes_missing"], "0", "{last:?}");
+        assert_eq!(last["writes_duplicated"], "0", "{last:?}");
+    }
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("## Write contention and retries"),
+        "{summary}"
+    );
+    assert!(summary.contains("Refusal shares come from runs with `--target remote` only"));
+    // The same row rate for both: 400 rows/s offered by single writes and by batches.
+    for op in ["| write | 1 |", "| batch-write | 10 |"] {
+        assert!(
+            summary
+                .lines()
+                .any(|l| l.contains(op) && l.contains("| none | 400 |")),
+            "{op}: {summary}"
+        );
+    }
 }

@@ -14,9 +14,11 @@
 pub mod calls;
 pub mod climb;
 pub mod dry_run;
+pub mod exactly_once;
 pub mod load;
 pub mod progress;
 pub mod resume;
+pub mod retry;
 pub mod sweep;
 pub mod workload;
 

@@ -11,11 +11,13 @@ use std::time::Instant;
 
 use anyhow::{Result, anyhow, bail};
 use d1bench_core::workload::{
-    CheckRequest, FIRST_WRITE_ID, IndexKind, OpRequest, OpResult, Operation, SeedRequest,
+    CheckRequest, FIRST_WRITE_ID, IndexKind, OpRequest, Operation, SeedRequest,
 };
 use d1bench_core::{Outcome, workload};
 
+use super::exactly_once::{self, Writes};
 use super::load::{self, Done};
+use super::retry::{self, Attempted};
 use super::{Plan, Work};
 use crate::flags;
 use crate::flags::TargetKind;
@@ -25,18 +27,23 @@ use crate::records::workload_row::{CheckRow, OpRow, Phase};
 use crate::records::{RunDir, Totals};
 use crate::studies::overrides::Overrides;
 use crate::studies::workload::{LoadPoint, Mix, Workload, WorkloadPlan};
+use crate::targets::Session;
 use crate::targets::workload::WorkloadClient;
-use crate::targets::{Session, Timed};
 
-/// What the table must hold: every seeded id, and every write acknowledged so far.
+/// What the table must hold: every seeded id, and every write acknowledged so far; and what it
+/// may hold: the writes sent and not acknowledged (each at most once).
 struct Expected {
     seeded: u64,
     written: BTreeSet<u64>,
+    attempted: BTreeSet<u64>,
 }
 
 impl Expected {
-    fn ids(&self) -> impl Iterator<Item = u64> + '_ {
-        (1..=self.seeded).chain(self.written.iter().copied())
+    /// The ids that must be present, with the unacknowledged writes that are.
+    fn ids<'a>(&'a self, landed: &'a [u64]) -> impl Iterator<Item = u64> + 'a {
+        let mut ids: BTreeSet<u64> = self.written.clone();
+        ids.extend(landed.iter().copied());
+        (1..=self.seeded).chain(ids)
     }
 }
 
@@ -93,6 +100,7 @@ pub fn measure(
     let mut expected = Expected {
         seeded: 0,
         written: BTreeSet::new(),
+        attempted: BTreeSet::new(),
     };
     let mut next_write_id = FIRST_WRITE_ID;
     let mut index: Option<IndexKind> = None;
@@ -147,17 +155,32 @@ pub fn measure(
                 let mut lag_max: f64 = 0.0;
                 let mut failed = 0;
                 let client = Arc::clone(&client);
-                let send = move |job: &OpRequest| client.op(job);
+                let policy = point.retry;
+                let point_id = point.id;
+                // Retries run here, in the load generator: each attempt its own request (a
+                // separate Worker invocation), as a client retries; the jitter's seed is the
+                // policy's, mixed with the request's place.
+                let send = move |(seq, job): &(u64, OpRequest)| {
+                    retry::attempt(job, &policy, policy.rng(point_id, *seq), &|j| client.op(j))
+                };
+                let jobs: Vec<(u64, OpRequest)> = jobs
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, j)| (i as u64, j))
+                    .collect();
                 let ran = load::open_loop(
                     &jobs,
                     point.rate,
                     plan.max_in_flight,
                     &send,
                     &crate::procs::interrupted,
-                    |done: Done<Timed<OpResult>>, job| {
+                    |done: Done<Attempted>, (_, job)| {
                         let row = op_row(experiment, target, point, phase, started_ms, job, done);
                         lag_max = lag_max.max(row.lag_ms);
                         failed += usize::from(row.outcome != Outcome::Ok);
+                        if job.op.writes() {
+                            expected.attempted.extend(job.written_ids());
+                        }
                         if row.acknowledged() {
                             expected.written.extend(job.written_ids());
                         }
@@ -265,10 +288,18 @@ fn check(
             drop,
         })
         .map_err(|e| anyhow!("the {when} check of the table got no answer: {e}"))?;
-    let checksum_expected = plan.spec.expected_checksum(expected.ids());
-    let rows_expected = expected.seeded + expected.written.len() as u64;
-    let id_sum_expected = workload::id_sum(expected.ids());
-    let mut notes = Vec::new();
+    let tally = exactly_once::reconcile(
+        &Writes {
+            acknowledged: expected.written.clone(),
+            attempted: expected.attempted.clone(),
+        },
+        &present.write_ids,
+    );
+    let landed = &tally.unacknowledged_present;
+    let checksum_expected = plan.spec.expected_checksum(expected.ids(landed));
+    let rows_expected = expected.seeded + (expected.written.len() + landed.len()) as u64;
+    let id_sum_expected = workload::id_sum(expected.ids(landed));
+    let mut notes = tally.notes();
     if present.rows_present != rows_expected {
         notes.push(format!(
             "{} rows present, {rows_expected} expected",
@@ -300,6 +331,10 @@ fn check(
         checksum_present: present.checksum.to_string(),
         reconciled: notes.is_empty(),
         note: notes.join("; "),
+        writes_acknowledged: tally.acknowledged,
+        writes_unacknowledged_present: landed.len(),
+        writes_missing: tally.missing.len(),
+        writes_duplicated: tally.duplicated.len(),
     })
 }
 
@@ -361,9 +396,10 @@ fn op_row(
     phase: Phase,
     started_ms: f64,
     job: &OpRequest,
-    done: Done<Timed<OpResult>>,
+    done: Done<Attempted>,
 ) -> OpRow {
-    let (answer, target_failed) = match done.answer.result {
+    let attempted = done.answer;
+    let (answer, target_failed) = match attempted.last.result {
         Ok(answer) => (answer, false),
         Err(e) => (crate::targets::workload::no_answer(e), true),
     };
@@ -395,6 +431,11 @@ fn op_row(
         target_failed,
         error: answer.error.unwrap_or_default().replace(['\n', '\r'], " "),
         started_ms,
+        retry: point.retry.kind,
+        attempts: attempted.attempts,
+        first_refusal: attempted.first_refusal,
+        first_failed: attempted.first_failed,
+        retry_wait_ms: attempted.waited_ms,
     }
 }
 
@@ -445,6 +486,7 @@ duration-s = 0.1
         let mut expected = Expected {
             seeded: 0,
             written: BTreeSet::new(),
+            attempted: BTreeSet::new(),
         };
         assert_eq!(seed(&client, &plan, 0, 100).unwrap(), 1);
         expected.seeded = 100;

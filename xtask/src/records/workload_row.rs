@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Record;
 use crate::flags::TargetKind;
+use crate::studies::workload::RetryKind;
 
 /// Whether a request was measured or warmed the target up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,6 +69,26 @@ pub struct OpRow {
     pub error: String,
     /// When the point's phase started, in ms since the run started.
     pub started_ms: f64,
+    /// The point's retry policy (its parameters are in the plan); `none` in runs before retries.
+    #[serde(default)]
+    pub retry: RetryKind,
+    /// Attempts sent, the first included; the timings and answer above are the last attempt's,
+    /// the latency from when the first was due.
+    #[serde(default = "one")]
+    pub attempts: u32,
+    /// What refused the first attempt, if anything did: what a client without retries saw.
+    #[serde(default)]
+    pub first_refusal: Option<RefusalKind>,
+    /// The first attempt got no answer.
+    #[serde(default)]
+    pub first_failed: bool,
+    /// Ms waited between attempts.
+    #[serde(default)]
+    pub retry_wait_ms: f64,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl OpRow {
@@ -91,6 +112,9 @@ impl Record for OpRow {
             return true;
         }
         match self.outcome {
+            // A write sent again may find its rows already there from an attempt whose answer
+            // was lost: the idempotent INSERT then changes fewer (the table check counts them).
+            Outcome::Ok if self.attempts > 1 => self.changes <= self.op_rows,
             Outcome::Ok => self.changes == self.op_rows,
             Outcome::Refused | Outcome::Error => self.changes == 0,
         }
@@ -141,6 +165,17 @@ pub struct CheckRow {
     pub reconciled: bool,
     /// What differs, or what could not be checked; empty when it reconciled.
     pub note: String,
+    /// The writes' exactly-once reconciliation: acknowledged (each must be present once), sent
+    /// without acknowledgement yet present (allowed once), acknowledged and missing, and ids
+    /// present more than once.
+    #[serde(default)]
+    pub writes_acknowledged: usize,
+    #[serde(default)]
+    pub writes_unacknowledged_present: usize,
+    #[serde(default)]
+    pub writes_missing: usize,
+    #[serde(default)]
+    pub writes_duplicated: usize,
 }
 
 impl Record for CheckRow {

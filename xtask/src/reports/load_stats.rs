@@ -12,6 +12,7 @@ use super::quantiles::{self, Latencies};
 use super::stats::median;
 use crate::flags::TargetKind;
 use crate::records::workload_row::{OpRow, Phase};
+use crate::studies::workload::RetryKind;
 
 /// The generator lagged when the 99th percentile of its lag is above this many ms, or above a
 /// tenth of the time between two requests, whichever is larger.
@@ -26,6 +27,7 @@ pub struct Key {
     pub preparation: Preparation,
     pub op: Operation,
     pub rate: f64,
+    pub retry: RetryKind,
 }
 
 impl Key {
@@ -37,15 +39,28 @@ impl Key {
             preparation: row.preparation,
             op: row.op,
             rate: row.rate,
+            retry: row.retry,
         }
     }
-    fn sort_key(&self) -> (TargetKind, u64, IndexKind, Preparation, Operation, u64) {
+    #[allow(clippy::type_complexity)]
+    fn sort_key(
+        &self,
+    ) -> (
+        TargetKind,
+        u64,
+        IndexKind,
+        Preparation,
+        Operation,
+        RetryKind,
+        u64,
+    ) {
         (
             self.target,
             self.table_rows,
             self.index,
             self.preparation,
             self.op,
+            self.retry,
             self.rate.to_bits(),
         )
     }
@@ -80,6 +95,18 @@ pub struct OpStats {
     pub lag_max_ms: f64,
     /// Whether the generator fell behind its timetable at this point.
     pub behind: bool,
+    /// Rows each request touches (a batched write's N; 1 otherwise).
+    pub op_rows: usize,
+    /// What the first attempts met: refusals by class, and no answer at all (what a client
+    /// without retries saw).
+    pub first_refused: Vec<(RefusalKind, usize)>,
+    pub first_failed: usize,
+    /// Attempts per request: mean and most.
+    pub attempts_mean: f64,
+    pub attempts_max: u32,
+    /// Rows per second scheduled, and written (or read) by successful requests: goodput.
+    pub offered_rows_per_s: f64,
+    pub goodput_rows_per_s: f64,
 }
 
 /// Every operation at every point of `rows` (measured requests only), in report order.
@@ -114,8 +141,18 @@ pub fn stats(rows: &[OpRow]) -> Vec<OpStats> {
             let mut latencies = Latencies::new();
             let mut inside = Latencies::new();
             let mut refused: Vec<(RefusalKind, usize)> = Vec::new();
+            let mut first_refused: Vec<(RefusalKind, usize)> = Vec::new();
             let (mut ok, mut errors, mut target_failed) = (0, 0, 0);
+            let mut first_failed = 0;
             for r in &group {
+                if r.first_failed {
+                    first_failed += 1;
+                } else if let Some(kind) = r.first_refusal {
+                    match first_refused.iter_mut().find(|(k, _)| *k == kind) {
+                        Some((_, n)) => *n += 1,
+                        None => first_refused.push((kind, 1)),
+                    }
+                }
                 if r.target_failed {
                     target_failed += 1;
                     continue;
@@ -139,6 +176,9 @@ pub fn stats(rows: &[OpRow]) -> Vec<OpStats> {
                 }
             }
             let scheduled_s = *point_n as f64 / key.rate;
+            let achieved_per_s = ok as f64 / (wall_ms / 1000.0).max(scheduled_s);
+            let op_rows = group[0].op_rows;
+            let attempts: Vec<u32> = group.iter().map(|r| r.attempts).collect();
             let answered: Vec<&&OpRow> = group.iter().filter(|r| !r.target_failed).collect();
             let of = |f: fn(&OpRow) -> Option<f64>| -> Vec<f64> {
                 answered.iter().filter_map(|r| f(r)).collect()
@@ -155,7 +195,7 @@ pub fn stats(rows: &[OpRow]) -> Vec<OpStats> {
                 latencies,
                 inside,
                 offered_per_s: group.len() as f64 / scheduled_s,
-                achieved_per_s: ok as f64 / (wall_ms / 1000.0).max(scheduled_s),
+                achieved_per_s,
                 inside_ms_p50: median(&of(|r| r.inside_ms)),
                 d1_ms_p50: median(&of(|r| r.d1_ms)),
                 rows_read_mean: (!rows_read.is_empty())
@@ -164,6 +204,14 @@ pub fn stats(rows: &[OpRow]) -> Vec<OpStats> {
                 lag_p99_ms,
                 lag_max_ms,
                 behind: lag_p99_ms > LAG_TOLERANCE_MS.max(interval_ms / 10.0),
+                op_rows,
+                first_refused,
+                first_failed,
+                attempts_mean: attempts.iter().map(|&a| f64::from(a)).sum::<f64>()
+                    / attempts.len() as f64,
+                attempts_max: attempts.iter().copied().max().unwrap_or(1),
+                offered_rows_per_s: group.len() as f64 * op_rows as f64 / scheduled_s,
+                goodput_rows_per_s: achieved_per_s * op_rows as f64,
             }
         })
         .collect()

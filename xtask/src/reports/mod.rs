@@ -9,6 +9,7 @@ pub mod charts;
 pub mod claims;
 pub mod clocks;
 pub mod compare;
+pub mod contention;
 pub mod decision;
 pub mod findings;
 pub mod index;

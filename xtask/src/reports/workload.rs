@@ -150,7 +150,10 @@ pub fn latency_table(stats: &[OpStats]) -> String {
             s.key.target,
             s.key.table_rows,
             s.key.index,
-            s.key.preparation,
+            match s.key.retry {
+                crate::studies::workload::RetryKind::None => s.key.preparation.to_string(),
+                retry => format!("{}, retry {retry}", s.key.preparation),
+            },
             s.key.op,
             s.key.rate,
             s.n,
@@ -180,7 +183,7 @@ fn checks_lines(checks: &[CheckRow]) -> String {
     for c in checks {
         writeln!(
             out,
-            "- {} `{}` at {} rows{}: {} rows expected, {} present; ids {}; content checksum {}{}",
+            "- {} `{}` at {} rows{}: {} rows expected, {} present; ids {}; content checksum {}{}{}",
             c.target,
             c.when,
             c.table_rows,
@@ -204,6 +207,18 @@ fn checks_lines(checks: &[CheckRow]) -> String {
                 "equal"
             } else {
                 "DIFFERS"
+            },
+            if c.writes_acknowledged + c.writes_unacknowledged_present > 0 {
+                format!(
+                    "; writes: {} acknowledged, {} missing, {} present twice, {} unacknowledged \
+                     but present",
+                    c.writes_acknowledged,
+                    c.writes_missing,
+                    c.writes_duplicated,
+                    c.writes_unacknowledged_present
+                )
+            } else {
+                String::new()
             },
             if c.reconciled {
                 ": reconciled".to_owned()
@@ -311,6 +326,7 @@ pub fn markdown(
             .unwrap();
         }
     }
+    out.push_str(&super::contention::section(stats));
     let answers = answers(stats);
     if !answers.is_empty() {
         out.push_str(
@@ -370,6 +386,11 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
         "latency from when each request was due (ms, 95% intervals):\n{}",
         latency_table(&stats)
     );
+    let contention = super::contention::section(&stats);
+    if !contention.is_empty() {
+        tables.push_str(contention.trim_start());
+        tables.push('\n');
+    }
     let answers = answers(&stats);
     if !answers.is_empty() {
         tables.push_str(&format!("read-path claims:\n{}", answers_table(&answers)));
@@ -415,6 +436,11 @@ mod tests {
             target_failed: false,
             error: String::new(),
             started_ms: 0.0,
+            retry: crate::studies::workload::RetryKind::None,
+            attempts: 1,
+            first_refusal: None,
+            first_failed: false,
+            retry_wait_ms: 0.0,
         }
     }
 

@@ -18,7 +18,10 @@ use toml::Spanned;
 use super::files::{NonEmpty, Profiles, located};
 
 mod plan;
+pub mod retry;
 pub use plan::{LoadPoint, PlannedOp, WorkloadPlan};
+use retry::RetryDecl;
+pub use retry::{RetryKind, RetryPolicy};
 
 /// Most requests per second a profile may ask for: the scheduler sleeps to each request's
 /// start (Linux wakes it within about 0.1 ms) and hands it to one of at most
@@ -45,6 +48,9 @@ pub struct WorkloadFile {
     #[serde(default)]
     pub mix: Mix,
     pub operation: NonEmpty<Spanned<OperationDecl>>,
+    /// Retry policies: every point runs under each in turn (default: none, one attempt).
+    #[serde(default)]
+    pub retry: Vec<Spanned<RetryDecl>>,
     #[serde(default)]
     pub default_profile: Option<Spanned<String>>,
     pub profile: BTreeMap<String, WorkloadProfile>,
@@ -59,6 +65,16 @@ pub enum Mix {
     Weighted,
     /// Each operation its own points, alone at every rate (no weights).
     EachAlone,
+}
+
+/// What a profile's rates count.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RateUnit {
+    #[default]
+    Requests,
+    /// Rows touched per second: an operation of N rows runs at rate ÷ N requests per second.
+    Rows,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -100,8 +116,13 @@ pub struct WorkloadProfile {
     /// Prepared statements reused across calls, prepared per call, or both (default `["reuse"]`).
     #[serde(default)]
     pub preparation: Option<NonEmpty<Spanned<Preparation>>>,
-    /// Requests per second, each a point of its own.
+    /// Requests per second (or rows per second, with `rate-unit = "rows"`), each a point of
+    /// its own.
     pub rates: NonEmpty<Spanned<f64>>,
+    /// What `rates` count: requests (default) or rows, so single and batched writes run at the
+    /// same row rate (each-alone mix only).
+    #[serde(default)]
+    pub rate_unit: Option<Spanned<RateUnit>>,
     /// Seconds each point is measured.
     pub duration_s: Spanned<f64>,
     /// Seconds each point runs before, unmeasured (its requests are recorded as warm-ups).
@@ -200,6 +221,7 @@ impl Workload {
         spec.check()
             .map_err(|e| self.error_at(table.span(), &format!("this table cannot be used: {e}")))?;
         self.check_operations()?;
+        self.retries()?;
         for profile in self.file.profile.values() {
             self.check_profile(profile, &spec)?;
         }
@@ -283,7 +305,58 @@ impl Workload {
         Ok(())
     }
 
+    /// The file's retry policies, validated (default: none), each kind at most once.
+    pub fn retries(&self) -> Result<Vec<RetryPolicy>> {
+        let mut policies: Vec<RetryPolicy> = Vec::new();
+        for decl in &self.file.retry {
+            let policy = decl
+                .get_ref()
+                .policy(decl.span())
+                .map_err(|(span, message)| self.error_at(span, &message))?;
+            if policies.iter().any(|p| p.kind == policy.kind) {
+                return Err(self.error_at(
+                    decl.span(),
+                    &format!("a `{}` retry policy is declared twice", policy.kind),
+                ));
+            }
+            policies.push(policy);
+        }
+        if policies.is_empty() {
+            policies.push(RetryPolicy::NONE);
+        }
+        Ok(policies)
+    }
+
+    /// Requests per second of `op` at `rate` as the profile counts it.
+    fn request_rate(profile: &WorkloadProfile, rate: f64, rows: usize) -> f64 {
+        match profile.rate_unit.as_ref().map(|u| *u.get_ref()) {
+            Some(RateUnit::Rows) => rate / rows as f64,
+            _ => rate,
+        }
+    }
+
     fn check_profile(&self, profile: &WorkloadProfile, spec: &TableSpec) -> Result<()> {
+        if let Some(unit) = &profile.rate_unit
+            && *unit.get_ref() == RateUnit::Rows
+            && self.file.mix != Mix::EachAlone
+        {
+            return Err(self.error_at(
+                unit.span(),
+                "rates in rows per second need `mix = \"each-alone\"`: in a weighted mix the \
+                 operations touch different numbers of rows",
+            ));
+        }
+        let fewest_rows_per_request = match profile.rate_unit.as_ref().map(|u| *u.get_ref()) {
+            Some(RateUnit::Rows) => self
+                .file
+                .operation
+                .0
+                .iter()
+                .map(|o| o.get_ref().rows.as_ref().map_or(1, |r| *r.get_ref()))
+                .max()
+                .unwrap_or(1),
+            _ => 1,
+        };
         let mut previous = 0;
         for size in &profile.rows.0 {
             let n = *size.get_ref();
@@ -383,10 +456,17 @@ impl Workload {
                     ),
                 ));
             }
-            if r * duration < 1.0 {
+            if r / fewest_rows_per_request as f64 * duration < 1.0 {
                 return Err(self.error_at(
                     rate.span(),
-                    &format!("{r} requests per second for {duration} s sends no request"),
+                    &format!(
+                        "{r} {} per second for {duration} s sends no request",
+                        if fewest_rows_per_request > 1 {
+                            "rows"
+                        } else {
+                            "requests"
+                        }
+                    ),
                 ));
             }
             if rates.contains(&r) {
@@ -432,6 +512,7 @@ impl Workload {
                 }
             })
             .collect();
+        let retries = self.retries().expect("checked when the file was loaded");
         let groups: Vec<Vec<PlannedOp>> = match self.file.mix {
             Mix::Weighted => vec![ops],
             Mix::EachAlone => ops.into_iter().map(|o| vec![o]).collect(),
@@ -441,15 +522,22 @@ impl Workload {
             for &index in &indexes {
                 for &preparation in &preparations {
                     for group in &groups {
-                        for rate in &profile.rates.0 {
-                            points.push(LoadPoint {
-                                id: points.len() + 1,
-                                table_rows,
-                                index,
-                                preparation,
-                                rate: *rate.get_ref(),
-                                ops: group.clone(),
-                            });
+                        for &retry in &retries {
+                            for rate in &profile.rates.0 {
+                                points.push(LoadPoint {
+                                    id: points.len() + 1,
+                                    table_rows,
+                                    index,
+                                    preparation,
+                                    rate: Self::request_rate(
+                                        profile,
+                                        *rate.get_ref(),
+                                        group[0].rows,
+                                    ),
+                                    ops: group.clone(),
+                                    retry,
+                                });
+                            }
                         }
                     }
                 }
@@ -485,47 +573,4 @@ fn first_repeat<T: PartialEq>(list: Option<&NonEmpty<Spanned<T>>>) -> Option<Ran
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::paths::project_root;
-
-    fn golden_dir() -> PathBuf {
-        project_root().join("xtask/tests/bad-workloads")
-    }
-
-    #[test]
-    fn every_bad_workload_fails_with_its_golden_error() {
-        let checked = crate::studies::files::check_golden_errors(&golden_dir(), Workload::parse);
-        assert!(checked >= 8, "only {checked} bad workload files");
-    }
-
-    #[test]
-    fn the_workload_files_parse_and_plan() {
-        let dir = project_root().join("experiments");
-        let mut found = 0;
-        for name in crate::studies::files::toml_stems(&dir).unwrap() {
-            if !is_workload_file(&dir.join(format!("{name}.toml"))) {
-                continue;
-            }
-            let w = Workload::load(&dir, &name).unwrap();
-            for (profile_name, profile) in &w.file.profile {
-                let plan = w.plan(profile);
-                assert!(!plan.points.is_empty(), "{name} {profile_name}");
-                assert!(
-                    plan.points
-                        .windows(2)
-                        .all(|p| p[0].table_rows <= p[1].table_rows)
-                );
-            }
-            let (_, smoke) = w.profile(Some("smoke")).unwrap();
-            let smoke = w.plan(smoke);
-            let seconds = smoke.points.len() as f64 * (smoke.duration_s + smoke.warmup_s);
-            assert!(
-                seconds <= 60.0,
-                "{name}'s smoke profile loads for {seconds} s"
-            );
-            found += 1;
-        }
-        assert!(found >= 2, "{found} workload files");
-    }
-}
+mod tests;

@@ -27,7 +27,11 @@ use crate::flags::TargetKind;
 /// statements, 100 columns, 2,000,000-byte strings and BLOBs, 32 arguments per function,
 /// 50-byte LIKE and GLOB patterns.
 pub fn open_d1_like() -> Result<Connection> {
-    let db = Connection::open_in_memory().context("cannot open an in-memory SQLite database")?;
+    d1_like(Connection::open_in_memory().context("cannot open an in-memory SQLite database")?)
+}
+
+/// `db` with D1's limits applied.
+pub fn d1_like(db: Connection) -> Result<Connection> {
     for (limit, value) in [
         (Limit::SQLITE_LIMIT_VARIABLE_NUMBER, MAX_BOUND_PARAMETERS),
         (Limit::SQLITE_LIMIT_SQL_LENGTH, MAX_STATEMENT_BYTES),

@@ -62,6 +62,17 @@ impl SqliteWorkload {
         Ok(SqliteWorkload { db: Mutex::new(db) })
     }
 
+    /// The workload on a SQLite file that fails a write at once (no busy time-out) when another
+    /// connection holds the write lock: real contention, `database is locked`, for the tests
+    /// of the refusal classes and the retries (local D1 queues writes instead of refusing them).
+    #[cfg(test)]
+    pub fn open_file(path: &std::path::Path) -> anyhow::Result<Self> {
+        let db = super::sqlite::d1_like(Connection::open(path)?)?;
+        db.busy_timeout(std::time::Duration::ZERO)?;
+        db.set_prepared_statement_cache_capacity(64);
+        Ok(SqliteWorkload { db: Mutex::new(db) })
+    }
+
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, String> {
         self.db
             .lock()
@@ -205,6 +216,14 @@ impl WorkloadClient for SqliteWorkload {
                 |r| Checksum::read(|name| r.get::<_, i64>(name)),
             )
             .map_err(text)?;
+        let write_ids = db
+            .prepare(&workload::write_ids_sql())
+            .and_then(|mut s| {
+                s.query_map([], |r| r.get::<_, i64>(0))?
+                    .map(|id| id.map(|id| id as u64))
+                    .collect::<rusqlite::Result<Vec<u64>>>()
+            })
+            .map_err(text)?;
         if check.drop {
             db.execute(&format!("DROP TABLE IF EXISTS {}", workload::TABLE), [])
                 .map_err(text)?;
@@ -214,6 +233,7 @@ impl WorkloadClient for SqliteWorkload {
             id_sum: ids as u64,
             misplaced: misplaced as u64,
             checksum,
+            write_ids,
         })
     }
 }
@@ -228,7 +248,7 @@ fn perform(db: &mut Connection, op: &OpRequest) -> rusqlite::Result<(usize, usiz
         }
         Operation::Write | Operation::BatchWrite => {
             let generator = op.spec.generator();
-            let sql = workload::insert_sql(&op.spec, 1);
+            let sql = workload::write_sql(&op.spec);
             let tx = db.transaction()?;
             let mut changes = 0;
             for id in op.written_ids() {

@@ -18,6 +18,7 @@ use super::style::{
 use super::{Drawn, measured_on};
 use crate::reports::load_stats::OpStats;
 use crate::reports::stats::CONFIDENCE;
+use crate::studies::workload::RetryKind;
 
 /// Each operation's colour (Okabe–Ito) and marker.
 fn look(op: Operation) -> (RGBColor, Shape) {
@@ -53,15 +54,28 @@ pub fn render(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Vec<Drawn>>
     let mine: Vec<&OpStats> = stats.iter().filter(|s| s.key.target == target).collect();
     let mut series: Vec<_> = mine
         .iter()
-        .map(|s| (s.key.table_rows, s.key.index, s.key.preparation))
+        .map(|s| {
+            (
+                s.key.table_rows,
+                s.key.index,
+                s.key.preparation,
+                s.key.retry,
+            )
+        })
         .collect();
+    series.sort();
     series.dedup();
     let mut drawn = Vec::new();
-    for (rows, index, preparation) in series {
+    for (rows, index, preparation, retry) in series {
         let of: Vec<&&OpStats> = mine
             .iter()
             .filter(|s| {
-                (s.key.table_rows, s.key.index, s.key.preparation) == (rows, index, preparation)
+                (
+                    s.key.table_rows,
+                    s.key.index,
+                    s.key.preparation,
+                    s.key.retry,
+                ) == (rows, index, preparation, retry)
             })
             .collect();
         let mut lines: Vec<Line> = Vec::new();
@@ -92,15 +106,22 @@ pub fn render(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Vec<Drawn>>
         for l in &mut lines {
             l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
         }
+        let retried = match retry {
+            RetryKind::None => String::new(),
+            retry => format!(", retry {retry}"),
+        };
         let title = format!(
-            "Latency against rate, {} ({rows} rows, {index} index, statements {preparation})",
+            "Latency against rate, {} ({rows} rows, {index} index, statements {preparation}{retried})",
             measured_on(target)
         );
         let chart = LatencyChart {
             title: titles.then(|| title.clone()),
             lines,
         };
-        let name = format!("latency-vs-rate-{rows}-{index}-{preparation}");
+        let name = match retry {
+            RetryKind::None => format!("latency-vs-rate-{rows}-{index}-{preparation}"),
+            retry => format!("latency-vs-rate-{rows}-{index}-{preparation}-retry-{retry}"),
+        };
         let files = write(&chart, |extension| dir.join(format!("{name}.{extension}")))?;
         drawn.push(Drawn {
             name,
@@ -244,6 +265,11 @@ mod tests {
                         target_failed: false,
                         error: String::new(),
                         started_ms: 0.0,
+                        retry: crate::studies::workload::RetryKind::None,
+                        attempts: 1,
+                        first_refusal: None,
+                        first_failed: false,
+                        retry_wait_ms: 0.0,
                     });
                 }
             }

@@ -5,7 +5,7 @@ use d1bench_core::checksum;
 use d1bench_core::workload::{IndexKind, Operation, Preparation, TableSpec};
 use serde::{Deserialize, Serialize};
 
-use super::Mix;
+use super::{Mix, RetryKind, RetryPolicy};
 use crate::studies::cost::Cost;
 
 /// One operation of the mix, as planned.
@@ -30,12 +30,22 @@ pub struct LoadPoint {
     pub rate: f64,
     /// The operations of this load (one, when they run apart).
     pub ops: Vec<PlannedOp>,
+    /// What the load generator does when a request is refused.
+    pub retry: RetryPolicy,
 }
 
 impl LoadPoint {
     /// The series this point belongs to, as the reports name it.
     pub fn series(&self) -> String {
-        format!("index={} preparation={}", self.index, self.preparation)
+        match self.retry.kind {
+            RetryKind::None => format!("index={} preparation={}", self.index, self.preparation),
+            _ => format!(
+                "index={} preparation={} retry={}",
+                self.index,
+                self.preparation,
+                self.retry.label()
+            ),
+        }
     }
 }
 
