@@ -1,6 +1,7 @@
 //! Where a probe's time goes, clock by clock: the table of `summary.md` (and of the end of a
-//! run) with, per point and strategy, the median of each clock and what the outside clock adds
-//! to the target's own (outside − inside − prepare). Pure: it returns text.
+//! run) with, per point and strategy, n and the median of each clock with its order-statistic
+//! interval, and what the outside clock adds to the target's own (outside − inside − prepare).
+//! Pure: it returns text.
 
 use std::fmt::Write;
 
@@ -24,11 +25,21 @@ const CLOCKS: [(Measure, &str); 6] = [
 /// The order strategies are listed in.
 const STRATEGIES: [Strategy; 6] = Strategy::REPORT_ORDER;
 
-/// A median in ms with one decimal, or `–` when the clock has no value there.
+/// A median in ms with one decimal and its interval (`†` when it covers less than 95%), or `–`
+/// when the clock has no value there.
 fn cell(point: &Point, measure: Measure) -> String {
     point
         .summary(measure)
-        .map_or("–".to_owned(), |s| format!("{:.1}", s.median))
+        .map_or("–".to_owned(), |s| match s.ci {
+            None => format!("{:.1}", s.median),
+            Some(ci) => format!(
+                "{:.1} ({:.1}–{:.1}){}",
+                s.median,
+                ci.low,
+                ci.high,
+                if ci.reaches_confidence() { "" } else { "†" }
+            ),
+        })
 }
 
 /// The medians of every clock of `target`'s probes that succeeded, one line per point and
@@ -53,6 +64,7 @@ pub fn table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Option<Strin
         header.push("series");
     }
     header.push("strategy");
+    header.push("n");
     header.extend(CLOCKS.iter().map(|(_, name)| *name));
     let mut out = format!("| {} |\n", header.join(" | "));
     writeln!(out, "|{}", " --- |".repeat(header.len())).unwrap();
@@ -62,9 +74,14 @@ pub fn table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Option<Strin
             line.push(label.clone());
         }
         line.push(point.line.strategy.to_string());
+        line.push(point.ok().to_string());
         line.extend(CLOCKS.iter().map(|(measure, _)| cell(point, *measure)));
         writeln!(out, "| {} |", line.join(" | ")).unwrap();
     }
+    out.push_str(
+        "\nEach cell: the median over the n repeats that succeeded and, in parentheses, its \
+         order-statistic interval (95%; † where it covers less, for want of repeats).\n",
+    );
     Some(out)
 }
 
@@ -112,6 +129,7 @@ mod tests {
             [
                 "columns",
                 "strategy",
+                "n",
                 "outside",
                 "prepare",
                 "inside",
@@ -123,15 +141,28 @@ mod tests {
         // Medians: outside 24 of (20, 24, 100), and its overhead 9 of (5, 9, 85).
         assert_eq!(
             cells(lines[2]),
-            ["8", "bound", "24.0", "5.0", "10.0", "1.0", "4.0", "9.0"]
+            [
+                "8",
+                "bound",
+                "3",
+                "24.0 (20.0–100.0)†",
+                "5.0 (5.0–5.0)†",
+                "10.0 (10.0–10.0)†",
+                "1.0 (1.0–1.0)†",
+                "4.0 (4.0–4.0)†",
+                "9.0 (5.0–85.0)†"
+            ]
         );
         assert_eq!(
             cells(lines[3]),
-            ["8", "literal", "40.0", "20.0", "10.0", "1.0", "4.0", "10.0"]
+            [
+                "8", "literal", "1", "40.0", "20.0", "10.0", "1.0", "4.0", "10.0"
+            ]
         );
         // The refused literal at 64 columns has no line; the sqlite rows are not local's.
-        assert_eq!(cells(lines[4])[..3], ["64", "bound", "30.0"]);
-        assert_eq!(lines.len(), 5);
+        assert_eq!(cells(lines[4])[..4], ["64", "bound", "1", "30.0"]);
+        assert_eq!(lines.len(), 7, "{text}");
+        assert!(lines[6].contains("order-statistic interval"), "{text}");
         assert_eq!(table(&rows, Axis::Columns, TargetKind::Remote), None);
     }
 
@@ -149,6 +180,7 @@ mod tests {
                 "8",
                 "all non-ASCII",
                 "bound",
+                "1",
                 "20.0",
                 "–",
                 "10.0",

@@ -239,7 +239,7 @@ fn summary_md_says_what_ran_where_how_it_reconciled_and_shows_every_chart() {
         "| 8 | 10.0 n=1 vs 1 | 2.00 n=1 vs 1 |",
         "## `local` ÷ bare SQLite (ratio of median inside clocks: the writes alone on both sides)",
         "## Where the time goes on `local` (median ms per probe)",
-        "| 8 | bound | 40.0 | – | 20.0 | – | 2.0 | 4.0 |",
+        "| 8 | bound | 1 | 40.0 | – | 20.0 | – | 2.0 | 4.0 |",
         "![time-per-1000-rows-vs-columns](time-per-1000-rows-vs-columns.png)",
         "*Median time per 1,000 rows.* ([SVG](time-per-1000-rows-vs-columns.svg), [PDF](time-per-1000-rows-vs-columns.pdf))",
         "- wrangler: 4.164.0",
