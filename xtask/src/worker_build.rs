@@ -72,14 +72,7 @@ impl Manifest {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
-        toml::from_str(&text).map(Some).map_err(|e| {
-            anyhow::anyhow!(crate::studies::files::located(
-                &path,
-                &text,
-                e.span(),
-                e.message()
-            ))
-        })
+        crate::studies::files::parse_toml(&path, &text).map(Some)
     }
 
     fn write(&self, root: &Path) -> Result<()> {

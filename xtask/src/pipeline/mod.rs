@@ -6,6 +6,11 @@
 //! lands, closed on every way out, its time recorded → `run.toml` says how it ended → every report
 //! derived from what is on disk ([`crate::reports`]).
 //!
+//! At about 616 lines before its tests it is a little over the house limit: it is the one place
+//! that spells the pipeline's order, and each kind of study's measuring already lives apart
+//! (`sweep.rs`, `climb.rs`, `workload.rs`); the next addition should move the run-directory and
+//! run.toml setup into a module of its own.
+//!
 //! Bad input fails before anything starts; once records are measured, whatever happens, they stay
 //! on disk and run.toml says how the run ended. A run killed outright is found by the next one
 //! ([`crate::procs::reap_abandoned`]), which stops what it started and marks it abandoned; a run

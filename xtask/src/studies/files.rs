@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow};
 use serde::{Deserialize, Deserializer};
@@ -12,6 +12,29 @@ use toml::Spanned;
 
 /// The profile run when none is named.
 const DEFAULT_PROFILE: &str = "full";
+
+/// `<dir>/<name>.toml`: its path and its text.
+pub fn read_study(dir: &Path, name: &str) -> Result<(PathBuf, String)> {
+    let path = dir.join(format!("{name}.toml"));
+    let source = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok((path, source))
+}
+
+/// `source`, the text of the TOML file at `path`, deserialized; a syntax or schema error names
+/// `path:line:column` with the offending line.
+pub fn parse_toml<T: serde::de::DeserializeOwned>(path: &Path, source: &str) -> Result<T> {
+    toml::from_str(source).map_err(|e| anyhow!(located(path, source, e.span(), e.message())))
+}
+
+/// Whether the TOML file at `path` has the top-level key `key` (how a ladder file, which has
+/// `ladder`, and a workload file, which has `table`, are told from an experiment file).
+pub fn declares(path: &Path, key: &str) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| text.parse::<toml::Table>().ok())
+        .is_some_and(|table| table.contains_key(key))
+}
 
 /// The stems of every `*.toml` in `dir` (experiments and ladders alike), sorted.
 pub fn toml_stems(dir: &Path) -> Result<Vec<String>> {

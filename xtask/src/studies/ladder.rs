@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use d1bench_core::ladder::{CallMode, Held, LadderKind, MAX_STEPS_PER_MS, RungRequest, TextKind};
 use d1bench_core::limits::MAX_COLUMNS;
 use serde::{Deserialize, Deserializer};
@@ -244,24 +244,18 @@ pub struct Climb {
 
 /// Whether the TOML file at `path` is a ladder file (it has a top-level `ladder` key).
 pub fn is_ladder_file(path: &Path) -> bool {
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|text| text.parse::<toml::Table>().ok())
-        .is_some_and(|table| table.contains_key("ladder"))
+    super::files::declares(path, "ladder")
 }
 
 impl Ladder {
     pub fn load(dir: &Path, name: &str) -> Result<Self> {
-        let path = dir.join(format!("{name}.toml"));
-        let source = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let (path, source) = super::files::read_study(dir, name)?;
         Self::parse(name, &path, source)
     }
 
     /// Parses and validates a ladder file's text; errors name `path:line:column`.
     pub fn parse(name: &str, path: &Path, source: String) -> Result<Self> {
-        let file: LadderFile = toml::from_str(&source)
-            .map_err(|e| anyhow!(located(path, &source, e.span(), e.message())))?;
+        let file: LadderFile = super::files::parse_toml(path, &source)?;
         let ladder = Ladder {
             name: name.to_owned(),
             path: path.to_owned(),

@@ -23,13 +23,13 @@ use std::num::NonZeroUsize;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, bail};
 use d1bench_core::probe::{MAX_PROBE_COLUMNS, MAX_PROBE_INDEXES, MAX_PROBE_ROWS};
 use d1bench_core::{ProbeRequest, Strategy, TextMix};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::files::{NonEmpty, Profiles, located, toml_stems};
+use super::files::{NonEmpty, Profiles, toml_stems};
 use super::schedule::{PlannedPoint, SweepPlan, Until};
 
 /// The swept parameter of an experiment: the x axis of its charts.
@@ -407,15 +407,13 @@ impl Experiment {
                 known.join(", ")
             );
         }
-        let source = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let (path, source) = super::files::read_study(dir, name)?;
         Self::parse(name, &path, source)
     }
 
     /// Parses and validates an experiment file's text; errors name `path:line:column`.
     pub fn parse(name: &str, path: &Path, source: String) -> Result<Self> {
-        let file: ExperimentFile = toml::from_str(&source)
-            .map_err(|e| anyhow!(located(path, &source, e.span(), e.message())))?;
+        let file: ExperimentFile = super::files::parse_toml(path, &source)?;
         let experiment = Experiment {
             name: name.to_owned(),
             path: path.to_owned(),

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use d1bench_core::limits::MAX_DATABASE_BYTES;
 use d1bench_core::workload::{
     FIRST_WRITE_ID, IndexKind, MAX_OPERATION_ROWS, Operation, Preparation, TableSpec,
@@ -158,23 +158,17 @@ pub struct Workload {
 
 /// Whether `path` is a workload file (it declares a `[table]`).
 pub fn is_workload_file(path: &Path) -> bool {
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|text| text.parse::<toml::Table>().ok())
-        .is_some_and(|table| table.contains_key("table"))
+    super::files::declares(path, "table")
 }
 
 impl Workload {
     pub fn load(dir: &Path, name: &str) -> Result<Self> {
-        let path = dir.join(format!("{name}.toml"));
-        let source = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let (path, source) = super::files::read_study(dir, name)?;
         Self::parse(name, &path, source)
     }
 
     pub fn parse(name: &str, path: &Path, source: String) -> Result<Self> {
-        let file: WorkloadFile = toml::from_str(&source)
-            .map_err(|e| anyhow!(located(path, &source, e.span(), e.message())))?;
+        let file: WorkloadFile = super::files::parse_toml(path, &source)?;
         let workload = Workload {
             name: name.to_owned(),
             path: path.to_owned(),
