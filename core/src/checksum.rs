@@ -210,13 +210,16 @@ impl std::str::FromStr for Checksum {
 }
 
 /// Appends the `hex()` of `byte` (two ASCII hex digits) to `code`, as the code writes it.
+#[cfg(test)]
 fn push_hex_of(code: &mut Vec<u8>, byte: u8) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     code.extend_from_slice(&[HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xF)]]);
 }
 
 /// The code of a row whose values are these bytes (what `hex()` reads of each value): the
-/// `hex()` of the values' `hex()` joined by the separator.
+/// `hex()` of the values' `hex()` joined by the separator. The definition, spelled out: the
+/// host hashes rows with [`RowHasher`], which the tests hold to this.
+#[cfg(test)]
 fn code_of<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
     let mut inner = Vec::new();
     for (j, bytes) in values.into_iter().enumerate() {
@@ -234,7 +237,9 @@ fn code_of<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
     code
 }
 
-/// The hash of a row's code in one lane.
+/// The hash of a row's code in one lane, from the code's digits (the definition; see
+/// [`code_of`]).
+#[cfg(test)]
 fn lane_hash(code: &[u8], lane: Lane) -> u64 {
     let Lane { prime, radix } = lane;
     let mut hash = code.len() as u64 % prime;
@@ -247,12 +252,112 @@ fn lane_hash(code: &[u8], lane: Lane) -> u64 {
     hash
 }
 
+/// The 4 digits of the code that one byte of a value becomes, as a number: the `hex()` of the
+/// two hex digits of its `hex()` (byte `0x41` is `"41"`, whose bytes `0x34 0x31` are `"3431"`).
+const BYTE_DIGITS: [u16; 256] = {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut table = [0u16; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let (high, low) = (HEX[byte >> 4], HEX[byte & 0xF]);
+        table[byte] = hex_as_decimal(high) * 100 + hex_as_decimal(low);
+        byte += 1;
+    }
+    table
+};
+
+/// The 2 digits the separator becomes in the code (`hex('X')` = `"58"`).
+const SEPARATOR_DIGITS: u16 = hex_as_decimal(SEPARATOR);
+
+/// The `hex()` of an ASCII byte of 0x30–0x59 (a hex digit or the separator) read as a decimal
+/// number: both of its hex digits are decimal ones.
+const fn hex_as_decimal(c: u8) -> u16 {
+    (c >> 4) as u16 * 10 + (c & 0xF) as u16
+}
+
+/// Hashes one row's code in both lanes as its digits are made, without writing the code out:
+/// each byte of a value adds its 4 digits ([`BYTE_DIGITS`]) to the current 18-digit chunk,
+/// carrying over into the next one when it does not fit, and each full chunk is weighted in
+/// both lanes. The same numbers as [`lane_hash`] over [`code_of`] (a test holds them equal),
+/// without a 4-bytes-per-byte buffer and with each chunk's digits read once for both lanes:
+/// the host checksums every probe's rows, and this is most of its cost.
+struct RowHasher {
+    digits: u64,
+    chunk: u64,
+    filled: usize,
+    hash: [u64; 2],
+    weight: [u64; 2],
+}
+
+impl RowHasher {
+    fn new() -> Self {
+        RowHasher {
+            digits: 0,
+            chunk: 0,
+            filled: 0,
+            hash: [0; 2],
+            weight: [1; 2],
+        }
+    }
+
+    /// Adds `group`, a number of `width` digits (2 or 4, so it spans at most two chunks).
+    fn push(&mut self, group: u16, width: usize) {
+        const POW10: [u64; 5] = [1, 10, 100, 1_000, 10_000];
+        let group = u64::from(group);
+        self.digits += width as u64;
+        let room = CHUNK_DIGITS - self.filled;
+        if width < room {
+            self.chunk = self.chunk * POW10[width] + group;
+            self.filled += width;
+        } else {
+            let rest = width - room;
+            self.chunk = self.chunk * POW10[room] + group / POW10[rest];
+            self.end_chunk();
+            self.chunk = group % POW10[rest];
+            self.filled = rest;
+        }
+    }
+
+    fn end_chunk(&mut self) {
+        for (l, lane) in LANES.iter().enumerate() {
+            self.weight[l] = self.weight[l] * lane.radix % lane.prime;
+            self.hash[l] = (self.hash[l] + self.chunk % lane.prime * self.weight[l]) % lane.prime;
+        }
+        self.chunk = 0;
+        self.filled = 0;
+    }
+
+    fn push_value(&mut self, first: bool, bytes: &[u8]) {
+        if !first {
+            self.push(SEPARATOR_DIGITS, 2);
+        }
+        for &byte in bytes {
+            self.push(BYTE_DIGITS[usize::from(byte)], 4);
+        }
+    }
+
+    /// The code's length in digits and its hash in each lane.
+    fn finish(mut self) -> (u64, [u64; 2]) {
+        if self.filled > 0 {
+            self.end_chunk();
+        }
+        let hash = [0, 1].map(|l| (self.hash[l] + self.digits % LANES[l].prime) % LANES[l].prime);
+        (self.digits, hash)
+    }
+}
+
 impl Checksum {
-    /// Adds one row, given as its code, to the sums.
+    /// Adds one row, given as its code, to the sums (the definition; see [`code_of`]).
+    #[cfg(test)]
     fn add_code(&mut self, code: &[u8]) {
+        let hashes = LANES.map(|lane| lane_hash(code, lane));
+        self.add_hashed(code.len() as u64, hashes);
+    }
+
+    /// Adds one row, given as its code's length and its hash in each lane, to the sums.
+    fn add_hashed(&mut self, digits: u64, [h1, h2]: [u64; 2]) {
         self.rows += 1;
-        self.code_digits += code.len() as i64;
-        let [h1, h2] = LANES.map(|lane| lane_hash(code, lane));
+        self.code_digits += digits as i64;
         let [p1, p2] = LANES.map(|lane| lane.prime);
         let add = |sum: i64, term: u64, prime: u64| ((sum as u64 + term) % prime) as i64;
         self.hash_sum_1 = add(self.hash_sum_1, h1, p1);
@@ -265,15 +370,20 @@ impl Checksum {
     /// column's type, as the generator makes them (so `wrong_types` is 0).
     pub fn of_rows(rows: impl IntoIterator<Item = Vec<Value>>) -> Checksum {
         let mut sum = Checksum::default();
+        // An integer's decimal text: at most 20 bytes (`i64::MIN`).
+        let mut number = [0u8; 20];
         for row in rows {
-            let bytes: Vec<Vec<u8>> = row
-                .iter()
-                .map(|value| match value {
-                    Value::Text(s) => s.as_bytes().to_vec(),
-                    Value::Integer(n) => n.to_string().into_bytes(),
-                })
-                .collect();
-            sum.add_code(&code_of(bytes.iter().map(Vec::as_slice)));
+            let mut hasher = RowHasher::new();
+            for (j, value) in row.iter().enumerate() {
+                match value {
+                    Value::Text(s) => hasher.push_value(j == 0, s.as_bytes()),
+                    Value::Integer(n) => {
+                        hasher.push_value(j == 0, decimal(*n, &mut number));
+                    }
+                }
+            }
+            let (digits, hashes) = hasher.finish();
+            sum.add_hashed(digits, hashes);
         }
         sum
     }
@@ -283,6 +393,25 @@ impl Checksum {
     pub fn expected(generator: &RowGenerator, rows: usize) -> Checksum {
         Checksum::of_rows((0..rows as u64).map(|i| generator.row(i)))
     }
+}
+
+/// `n`'s decimal text (as SQLite's `hex()` reads an integer) written into `buffer`.
+fn decimal(n: i64, buffer: &mut [u8; 20]) -> &[u8] {
+    let mut at = buffer.len();
+    let mut rest = n.unsigned_abs();
+    loop {
+        at -= 1;
+        buffer[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        at -= 1;
+        buffer[at] = b'-';
+    }
+    &buffer[at..]
 }
 
 /// The most digits the code of a row `generator` makes can have: 4 per text byte, 4 per

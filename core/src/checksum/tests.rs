@@ -160,6 +160,59 @@ fn an_empty_table_sums_to_zero_rows_and_nothing_else() {
     assert_eq!(Checksum::of_rows(Vec::new()), Checksum::default());
 }
 
+/// The checksum of `rows` from their codes written out in full: the definition the streaming
+/// [`RowHasher`] must match.
+fn by_definition(rows: &[Vec<Value>]) -> Checksum {
+    let mut sum = Checksum::default();
+    for row in rows {
+        let bytes: Vec<Vec<u8>> = row
+            .iter()
+            .map(|value| match value {
+                Value::Text(s) => s.as_bytes().to_vec(),
+                Value::Integer(n) => n.to_string().into_bytes(),
+            })
+            .collect();
+        sum.add_code(&code_of(bytes.iter().map(Vec::as_slice)));
+    }
+    sum
+}
+
+#[test]
+fn the_streaming_hash_equals_the_codes_written_out() {
+    // Widths that put every chunk boundary at every offset of a byte's 4 digits and of the
+    // separator's 2, hostile text (every byte value the generator makes), and the extreme
+    // integers, whose text is longest.
+    for columns in [1, 2, 3, 5, 8, 17, 64, 100] {
+        for row_bytes in [columns * INTEGER_BYTES, 37, 100, 1_000, 4_099] {
+            for mix in [TextMix::default(), TextMix::HOSTILE] {
+                let generator = RowGenerator::new(columns, row_bytes, 11, mix);
+                let rows: Vec<Vec<Value>> = (0..20).map(|i| generator.row(i)).collect();
+                assert_eq!(
+                    Checksum::of_rows(rows.clone()),
+                    by_definition(&rows),
+                    "{columns} columns, {row_bytes} bytes, {mix:?}"
+                );
+            }
+        }
+    }
+    let extremes = vec![
+        vec![Value::Integer(i64::MIN), Value::Text(String::new())],
+        vec![
+            Value::Integer(i64::MAX),
+            Value::Integer(0),
+            Value::Integer(-1),
+        ],
+        vec![
+            Value::Text("\0'\"\u{7f}é😀".into()),
+            Value::Integer(-9_007_199_254_740_991),
+        ],
+    ];
+    assert_eq!(
+        Checksum::of_rows(extremes.clone()),
+        by_definition(&extremes)
+    );
+}
+
 /// The prime factors of `n`, by trial division.
 fn prime_factors(mut n: u64) -> Vec<u64> {
     let mut factors = Vec::new();
