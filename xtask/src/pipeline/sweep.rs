@@ -6,11 +6,12 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use anyhow::{Result, bail};
-use d1bench_core::{Strategy, sql};
+use d1bench_core::Strategy;
 
 use super::progress::Progress;
 use crate::procs;
 use crate::records::csv::Appender;
+use crate::records::expected::Expectations;
 use crate::records::reconcile::{self, ContentCheck, Totals};
 use crate::records::{ResultRow, RunDir};
 use crate::reports::points::Measure;
@@ -43,6 +44,7 @@ pub fn measure(
     let mut totals = Totals::default();
     let mut times = Times::default();
     let mut schedule = plan.schedule();
+    let mut expectations = Expectations::default();
     let mut done = 0;
     while let Some(round) = schedule.next_round(|point| times.settled(plan, point)) {
         for planned in &round {
@@ -56,7 +58,7 @@ pub fn measure(
             }
             done += 1;
             let started_ms = clock.elapsed().as_secs_f64() * 1000.0;
-            let mut row = measure_one(session, experiment, planned);
+            let mut row = measure_one(session, experiment, planned, &mut expectations);
             row.started_ms = Some(started_ms);
             if procs::interrupted() {
                 // The target was stopped under this probe: its failure is the interrupt's.
@@ -121,9 +123,14 @@ impl Times {
 
 /// One probe: its table set up, its rows written and timed, then verified and reconciled
 /// against the host's plan and checksum.
-fn measure_one(session: &mut dyn Session, experiment: &str, planned: &PlannedProbe) -> ResultRow {
+fn measure_one(
+    session: &mut dyn Session,
+    experiment: &str,
+    planned: &PlannedProbe,
+    expectations: &mut Expectations,
+) -> ResultRow {
     let before = session.calls_ms();
-    let mut row = attempt(session, experiment, planned);
+    let mut row = attempt(session, experiment, planned, expectations);
     row.label = planned.label.clone();
     row.calls_ms = session
         .calls_ms()
@@ -132,7 +139,12 @@ fn measure_one(session: &mut dyn Session, experiment: &str, planned: &PlannedPro
     row
 }
 
-fn attempt(session: &mut dyn Session, experiment: &str, planned: &PlannedProbe) -> ResultRow {
+fn attempt(
+    session: &mut dyn Session,
+    experiment: &str,
+    planned: &PlannedProbe,
+    expectations: &mut Expectations,
+) -> ResultRow {
     let probe = &planned.request;
     let target = session.target();
     let (series, repeat) = (planned.series, planned.repeat);
@@ -191,7 +203,8 @@ fn attempt(session: &mut dyn Session, experiment: &str, planned: &PlannedProbe) 
     let must_remain = result
         .as_ref()
         .map_or(0, |r| reconcile::rows_that_must_remain(probe, r));
-    let content = ContentCheck::of(probe, must_remain, &verified);
+    let content =
+        ContentCheck::against(expectations.checksum(probe, must_remain), probe, &verified);
     row.checksum_expected = content.expected.to_string();
     row.checksum_present = content
         .present
@@ -200,7 +213,9 @@ fn attempt(session: &mut dyn Session, experiment: &str, planned: &PlannedProbe) 
         .unwrap_or_default();
     row.checksum_equal = content.equal();
     let plan_check = match &result {
-        Some(result) => reconcile::check(probe, &sql::plan(probe), result, row.rows_present).err(),
+        Some(result) => {
+            reconcile::check(probe, &expectations.shape(probe), result, row.rows_present).err()
+        }
         None => (row.rows_present != 0).then(|| {
             format!(
                 "rows present: expected 0 after a refused setup, found {}",

@@ -7,9 +7,7 @@
 //! about the data.
 
 use d1bench_core::ladder::{RungPlan, RungResult};
-use d1bench_core::{
-    CallShape, Checksum, Outcome, Plan, ProbeRequest, ProbeResult, RowGenerator, VerifyResult,
-};
+use d1bench_core::{CallShape, Checksum, Outcome, Plan, ProbeRequest, ProbeResult, VerifyResult};
 use serde::{Deserialize, Serialize};
 
 use super::Record;
@@ -35,14 +33,26 @@ pub struct ContentCheck {
 }
 
 impl ContentCheck {
-    /// Compares the target's verification of `probe` with the host's expectation of `rows`.
+    /// Compares the target's verification of `probe` with the host's expectation of `rows`
+    /// (computed here; a run takes it from its [`super::expected::Expectations`]).
+    #[cfg(test)]
     pub fn of(
         probe: &ProbeRequest,
         rows: usize,
         verified: &Result<VerifyResult, String>,
     ) -> ContentCheck {
-        let generator = RowGenerator::new(probe.columns, probe.row_bytes, probe.seed, probe.text);
-        let expected = Checksum::expected(&generator, rows);
+        let generator =
+            d1bench_core::RowGenerator::new(probe.columns, probe.row_bytes, probe.seed, probe.text);
+        ContentCheck::against(Checksum::expected(&generator, rows), probe, verified)
+    }
+
+    /// Compares the target's verification of `probe` with `expected`, the host's checksum of
+    /// the rows that must remain.
+    pub fn against(
+        expected: Checksum,
+        probe: &ProbeRequest,
+        verified: &Result<VerifyResult, String>,
+    ) -> ContentCheck {
         let present = match verified {
             Err(e) => Err(e.clone()),
             Ok(v) if v.probe_id != probe.probe_id => Err(format!(
@@ -52,7 +62,7 @@ impl ContentCheck {
             Ok(v) => match v.checksum {
                 Some(checksum) => Ok(checksum),
                 // No table: nothing is present, which is right only when nothing must be.
-                None => Ok(Checksum::expected(&generator, 0)),
+                None => Ok(Checksum::of_rows(Vec::new())),
             },
         };
         ContentCheck { expected, present }
@@ -75,11 +85,30 @@ impl ContentCheck {
     }
 }
 
-/// Checks `result` against `plan` (the host's plan of `probe`) and the rows the verification
+/// What reconciliation reads of the host's plan of a probe: its statements, the most rows in one
+/// and the longest one's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanShape {
+    pub statements: usize,
+    pub rows_per_statement: usize,
+    pub max_statement_bytes: usize,
+}
+
+impl PlanShape {
+    pub fn of(plan: &Plan) -> Self {
+        PlanShape {
+            statements: plan.inserts.len(),
+            rows_per_statement: plan.rows_per_statement(),
+            max_statement_bytes: plan.max_statement_bytes(),
+        }
+    }
+}
+
+/// Checks `result` against `plan` (the shape of the host's plan of `probe`) and the rows the verification
 /// counted; `Err` lists what disagrees.
 pub fn check(
     probe: &ProbeRequest,
-    plan: &Plan,
+    plan: &PlanShape,
     result: &ProbeResult,
     rows_present: usize,
 ) -> Result<(), String> {
@@ -99,28 +128,24 @@ pub fn check(
     expect("columns", probe.columns, result.columns);
     expect(
         "statements planned",
-        plan.inserts.len(),
+        plan.statements,
         result.statements_planned,
     );
     expect(
         "rows per statement",
-        plan.rows_per_statement(),
+        plan.rows_per_statement,
         result.rows_per_statement,
     );
     expect(
         "longest statement (bytes)",
-        plan.max_statement_bytes(),
+        plan.max_statement_bytes,
         result.max_statement_bytes,
     );
     // The rows acknowledged are what D1 (or SQLite) said its statements changed; the plan says
     // what they should have changed.
     match (probe.strategy.calls(), result.outcome) {
         (_, Outcome::Ok) => {
-            expect(
-                "statements sent",
-                plan.inserts.len(),
-                result.statements_sent,
-            );
+            expect("statements sent", plan.statements, result.statements_sent);
             expect("rows acknowledged", probe.rows, result.rows_expected);
         }
         (CallShape::OneBatch | CallShape::OneExec, _) => expect(
@@ -357,7 +382,7 @@ impl Totals {
 mod tests {
     use super::*;
     use d1bench_core::sql::plan;
-    use d1bench_core::{RefusalKind, Strategy, TextMix};
+    use d1bench_core::{RefusalKind, RowGenerator, Strategy, TextMix};
 
     fn probe(strategy: Strategy) -> ProbeRequest {
         ProbeRequest {
@@ -407,7 +432,10 @@ mod tests {
         for strategy in Strategy::ALL {
             let p = probe(strategy);
             let plan = plan(&p);
-            assert_eq!(check(&p, &plan, &honest(&p, &plan), p.rows), Ok(()));
+            assert_eq!(
+                check(&p, &PlanShape::of(&plan), &honest(&p, &plan), p.rows),
+                Ok(())
+            );
         }
     }
 
@@ -416,7 +444,7 @@ mod tests {
         let p = probe(Strategy::Bound);
         let plan = plan(&p);
         let result = honest(&p, &plan);
-        let err = check(&p, &plan, &result, 94).unwrap_err();
+        let err = check(&p, &PlanShape::of(&plan), &result, 94).unwrap_err();
         assert!(
             err.contains("rows present: expected 95, the target reported 94"),
             "{err}"
@@ -430,7 +458,7 @@ mod tests {
             let plan = plan(&p);
             let mut result = honest(&p, &plan);
             result.rows_expected = p.rows - 1;
-            let err = check(&p, &plan, &result, p.rows - 1).unwrap_err();
+            let err = check(&p, &PlanShape::of(&plan), &result, p.rows - 1).unwrap_err();
             assert_eq!(
                 err,
                 format!(
@@ -450,7 +478,7 @@ mod tests {
         let mut result = honest(&p, &plan);
         result.rows_per_statement = 11;
         assert!(
-            check(&p, &plan, &result, 95)
+            check(&p, &PlanShape::of(&plan), &result, 95)
                 .unwrap_err()
                 .contains("rows per statement: expected 10")
         );
@@ -464,15 +492,15 @@ mod tests {
         result.outcome = Outcome::Refused;
         result.refusal = Some(RefusalKind::StatementTooLong);
         result.rows_expected = 0;
-        assert_eq!(check(&p, &plan, &result, 0), Ok(()));
+        assert_eq!(check(&p, &PlanShape::of(&plan), &result, 0), Ok(()));
         assert!(
-            check(&p, &plan, &result, 3)
+            check(&p, &PlanShape::of(&plan), &result, 3)
                 .unwrap_err()
                 .contains("rows present: expected 0")
         );
         result.rows_expected = 3;
         assert!(
-            check(&p, &plan, &result, 3)
+            check(&p, &PlanShape::of(&plan), &result, 3)
                 .unwrap_err()
                 .contains("after a failed batch")
         );
@@ -548,11 +576,11 @@ mod tests {
         result.statements_sent = 41;
         result.d1_calls = 41;
         result.rows_expected = 40;
-        assert_eq!(check(&p, &plan, &result, 40), Ok(()));
+        assert_eq!(check(&p, &PlanShape::of(&plan), &result, 40), Ok(()));
         assert_eq!(rows_that_must_remain(&p, &result), 40);
         assert!(ContentCheck::of(&p, 40, &verified(&p, 40)).equal());
         result.rows_expected = 41;
-        assert!(check(&p, &plan, &result, 41).is_err());
+        assert!(check(&p, &PlanShape::of(&plan), &result, 41).is_err());
     }
 
     #[test]

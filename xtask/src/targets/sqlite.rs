@@ -462,7 +462,12 @@ mod tests {
         );
         let verified = target.verify(p);
         let present = verified.as_ref().unwrap().rows_present;
-        let plan_check = reconcile::check(p, &sql::plan(p), &result, present);
+        let plan_check = reconcile::check(
+            p,
+            &reconcile::PlanShape::of(&sql::plan(p)),
+            &result,
+            present,
+        );
         assert_eq!(plan_check, Ok(()), "{result:?}");
         let rows = reconcile::rows_that_must_remain(p, &result);
         let content = ContentCheck::of(p, rows, &verified);
