@@ -1,6 +1,6 @@
 //! The time a run spends inside its target's calls: a [`Session`] that passes every call on and
 //! times it from the outside, so that a run's wall time splits into the target's share and the
-//! harness's own (planning each probe again to check it, the expected checksum, CSV, progress).
+//! harness's own (reconciling each probe against its plan and expected checksum, CSV, progress).
 
 use std::time::{Duration, Instant};
 

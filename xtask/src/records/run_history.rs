@@ -39,9 +39,12 @@ pub struct SessionTime {
 
 impl SessionTime {
     /// The share of the measuring's wall time spent outside the target's calls: the harness's
-    /// own work (planning each probe again to check it, the expected checksum, CSV, progress).
+    /// own work (reconciling each probe against its plan and expected checksum, CSV, progress).
+    /// None without calls: a workload's requests overlap and are timed one by one, not as the
+    /// session's calls, so its wall time has no harness share to split off.
     pub fn harness_share(&self) -> Option<f64> {
-        (self.wall_ms > 0.0).then(|| (self.wall_ms - self.calls_ms) / self.wall_ms)
+        (self.wall_ms > 0.0 && self.calls > 0)
+            .then(|| (self.wall_ms - self.calls_ms) / self.wall_ms)
     }
 
     /// The sessions of `target` in `sessions`, added up (a resumed run has one per attempt).
@@ -155,5 +158,10 @@ mod tests {
         assert_eq!(sqlite.harness_share(), Some(0.75));
         assert_eq!(SessionTime::total(&sessions, TargetKind::Remote), None);
         assert_eq!(session(TargetKind::Local, 0.0, 0.0).harness_share(), None);
+        let workload = SessionTime {
+            calls: 0,
+            ..session(TargetKind::Local, 294_000.0, 0.0)
+        };
+        assert_eq!(workload.harness_share(), None, "no calls: nothing to split");
     }
 }

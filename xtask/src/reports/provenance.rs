@@ -106,10 +106,20 @@ pub fn time_section(record: &RunRecord) -> String {
     let attempts = record.resumed.len() + 1;
     out.push_str(
         "\nThe harness share is (wall − inside the calls) ÷ wall of the measuring: the xtask's own \
-         work between the target's calls (planning each probe again to check it, the expected \
-         checksum, results.csv, progress). Each call (setup, probe, verify; a rung's three steps) \
+         work between the target's calls (reconciling each probe against the host's plan and \
+         expected checksum, each computed once per distinct probe; results.csv; progress). Each call (setup, probe, verify; a rung's three steps) \
          is timed around it, warm-ups included.",
     );
+    if record
+        .sessions
+        .iter()
+        .any(|s| s.calls == 0 && s.wall_ms > 0.0)
+    {
+        out.push_str(
+            " A workload's requests overlap and each is timed on its own (its latencies above), \
+             not as the session's calls: its harness share is not measured (–).",
+        );
+    }
     if let Some(whole) = whole {
         write!(
             out,
@@ -255,6 +265,18 @@ memory_gib = 1.0
             "{text}"
         );
         assert!(text.contains("the run took 125 s."), "{text}");
+        assert!(!text.contains("not measured"), "{text}");
+        let mut workload = r.clone();
+        workload.sessions = vec![SessionTime {
+            calls: 0,
+            ..session(TargetKind::Local, 294_000.0, 0.0)
+        }];
+        let text = time_section(&workload);
+        assert!(
+            text.contains("| `local` | 294 s | 0.00 s | – | 0 | 2.00 s |"),
+            "{text}"
+        );
+        assert!(text.contains("its harness share is not measured"), "{text}");
         r.resumed.push(Resumption {
             at: "2026-11-30T00:01:00Z".into(),
             was: RunStatus::Interrupted,
