@@ -327,14 +327,15 @@ fn decision_map_smoke_reconciles_and_answers_every_cell() {
             !cell["margin_ci_low"].is_empty(),
             "three repeats give an interval: {cell:?}"
         );
-        // The margin is the median of the paired ratios (it may dip below 1 where the medians
-        // of the times are close); the answer names both when its interval includes 1.
+        // The margin is the median of the paired ratios, at least 1 by the ranking; the answer
+        // names both when its interval includes 1.
         let (low, margin, high) = (
             ms(cell, "margin_ci_low"),
             ms(cell, "margin"),
             ms(cell, "margin_ci_high"),
         );
         assert!(low > 0.0 && low <= margin && margin <= high, "{cell:?}");
+        assert!(margin >= 1.0, "runner-up ÷ fastest below 1: {cell:?}");
         let answer = if low > 1.0 {
             cell["fastest"].clone()
         } else {
