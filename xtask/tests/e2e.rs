@@ -241,8 +241,15 @@ fn ladders_find_the_local_limits_and_write_the_parity_table() {
             assert_eq!(f["last_ok"], f["max_tried"], "{f:?}");
         }
     }
+    // Local D1 takes a JSON payload past the documented 2,000,000 bytes (its wall is about
+    // 8 MiB) and refuses 16 MiB as a string too big.
+    for f in of(&findings, "json-payload") {
+        assert_eq!(num(f, "last_ok"), 2_000_001, "{f:?}");
+        assert_eq!(num(f, "first_failed"), 16_777_216, "{f:?}");
+        assert_eq!(f["refusal"], "string-or-blob-too-big", "{f:?}");
+    }
     let parity = read_csv(&dir.join("parity.csv"));
-    assert_eq!(parity.len(), 10, "one parity row per ladder");
+    assert_eq!(parity.len(), 11, "one parity row per ladder");
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(
         summary.contains("| bound parameters per statement | 100 |"),
@@ -263,6 +270,13 @@ fn sqlite_ladders_find_d1s_documented_limits() {
     assert!(!ladders.contains(&"query-budget".to_owned()), "{ladders:?}");
     for f in of(&findings, "function-args") {
         assert_eq!(num(f, "last_ok"), 32, "{f:?}");
+    }
+    // The documented string limit, applied to SQLite, refuses the payload at the bind.
+    for f in of(&findings, "json-payload") {
+        assert_eq!(num(f, "last_ok"), 2_000_000, "{f:?}");
+        assert_eq!(num(f, "first_failed"), 2_000_001, "{f:?}");
+        assert_eq!(f["refusal"], "string-or-blob-too-big", "{f:?}");
+        assert_eq!(f["confirmed"], "true", "{f:?}");
     }
 }
 

@@ -12,10 +12,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow};
 use d1bench_core::ladder::{CallMode, Held, LadderKind, MAX_STEPS_PER_MS, RungRequest, TextKind};
-use d1bench_core::limits::MAX_COLUMNS;
+use d1bench_core::limits::{MAX_COLUMNS, MAX_STRING_BYTES};
 use serde::{Deserialize, Deserializer};
 use toml::Spanned;
 
+use super::cost::thousands;
 use super::files::{NonEmpty, Profiles, located, toml_stems};
 
 /// The profile run when neither `--profile` nor `default-profile` names one.
@@ -54,6 +55,10 @@ pub struct ClimbSpec {
     /// Recursive-CTE steps of the calibration rung that sizes query-duration's queries.
     #[serde(default)]
     pub calibrate_steps: Option<u64>,
+    /// Read only to be refused with a reason: a sweep's cap on json's payloads has no place in
+    /// a ladder, whose rungs say what it sends (json-payload climbs past the documented limit).
+    #[serde(default)]
+    pub json_payload_bytes: Option<Spanned<usize>>,
 }
 
 fn default_confirm() -> usize {
@@ -265,6 +270,10 @@ impl Ladder {
         ladder.profiles().check_default()?;
         for profile in ladder.file.profile.values() {
             for spec in &profile.climb.0 {
+                if let Some(bytes) = &spec.get_ref().json_payload_bytes {
+                    let message = json_payload_bytes_refused(ladder.file.ladder, *bytes.get_ref());
+                    return Err(anyhow!(ladder.error_at(Some(bytes.span()), &message)));
+                }
                 if let Err(message) = ladder.check(spec.get_ref()) {
                     return Err(anyhow!(ladder.error_at(Some(spec.span()), &message)));
                 }
@@ -352,6 +361,29 @@ impl Ladder {
                 calibrate_steps: spec.calibrate_steps,
             })
             .collect()
+    }
+}
+
+/// Why a ladder file's `json-payload-bytes` is refused: above D1's documented string limit it
+/// would plan past a documented limit; at or below it, it has nothing to cap in a ladder.
+fn json_payload_bytes_refused(ladder: LadderKind, bytes: usize) -> String {
+    let climb = if ladder == LadderKind::JsonPayload {
+        "json-payload climbs past it with its rungs (up to 64 MiB), not with an override"
+    } else {
+        "a ladder's rungs say what it sends"
+    };
+    if bytes > MAX_STRING_BYTES {
+        format!(
+            "json-payload-bytes = {bytes} is above D1's documented {}-byte string limit: no \
+             file may raise a documented limit (local D1 accepts more, production does not); \
+             {climb}",
+            thousands(MAX_STRING_BYTES)
+        )
+    } else {
+        format!(
+            "json-payload-bytes caps json's payloads in a sweep; a ladder has no such cap \
+             ({climb}): leave it unset"
+        )
     }
 }
 
