@@ -5,21 +5,24 @@
 //! Worker invocation so that only the measured calls count against the invocation's budget:
 //! [`Step::Prepare`] creates the rung's table, [`Step::Climb`] sends the measured calls,
 //! [`Step::Finish`] counts the rows present and drops the table. The SQL of all three is planned
-//! here, so the Worker and the in-process SQLite target run exactly the same statements.
-//!
-//! One file past 600 lines on purpose: a ladder is a kind, its request's validation, its plan
-//! and its answer, and a new ladder touches all four in one place ([`plan`] is one `match` over
-//! the kinds). Split it into `ladder/` by those four parts when the next ladder is added.
+//! in [`rung_sql`] ([`plan`] is one `match` over the kinds), so the Worker and the in-process
+//! SQLite target run exactly the same statements. This file holds the kinds, a rung's request
+//! and its validation, and what each step answers.
 
-use std::fmt::{self, Write};
+mod rung_sql;
+
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::generate::{ColumnType, Value, column_type};
 use crate::limits;
 use crate::probe::Outcome;
 use crate::refusal::RefusalKind;
-use crate::sql::{Statement, create_table};
+
+pub use rung_sql::{
+    Call, JSON_PAYLOAD_ROW_BYTES, MIN_JSON_PAYLOAD_BYTES, RungPlan, json_payload,
+    json_payload_rows, padding, plan,
+};
 
 /// The ladders d1bench knows: each climbs one parameter towards one documented limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -39,6 +42,8 @@ pub enum LadderKind {
     Columns,
     /// One INSERT of one bound text value of N bytes.
     RowSize,
+    /// One `INSERT ... SELECT ... FROM json_each(?)` whose one bound JSON array is N bytes.
+    JsonPayload,
     /// One INSERT of `max(1, 2, ..., N)`.
     FunctionArgs,
     /// One INSERT of `subject LIKE pattern` with a pattern of N bytes.
@@ -48,7 +53,7 @@ pub enum LadderKind {
 }
 
 impl LadderKind {
-    pub const ALL: [LadderKind; 10] = [
+    pub const ALL: [LadderKind; 11] = [
         LadderKind::QueryBudget,
         LadderKind::BatchAccounting,
         LadderKind::BatchCeiling,
@@ -56,6 +61,7 @@ impl LadderKind {
         LadderKind::StatementLength,
         LadderKind::Columns,
         LadderKind::RowSize,
+        LadderKind::JsonPayload,
         LadderKind::FunctionArgs,
         LadderKind::LikePattern,
         LadderKind::QueryDuration,
@@ -70,6 +76,7 @@ impl LadderKind {
             LadderKind::StatementLength => "statement-length",
             LadderKind::Columns => "columns",
             LadderKind::RowSize => "row-size",
+            LadderKind::JsonPayload => "json-payload",
             LadderKind::FunctionArgs => "function-args",
             LadderKind::LikePattern => "like-pattern",
             LadderKind::QueryDuration => "query-duration",
@@ -85,6 +92,7 @@ impl LadderKind {
             LadderKind::StatementLength => "statement bytes",
             LadderKind::Columns => "columns",
             LadderKind::RowSize => "value bytes",
+            LadderKind::JsonPayload => "payload bytes",
             LadderKind::FunctionArgs => "arguments",
             LadderKind::LikePattern => "pattern bytes",
             LadderKind::QueryDuration => "ms",
@@ -101,6 +109,7 @@ impl LadderKind {
             LadderKind::StatementLength => "SQL statement length",
             LadderKind::Columns => "columns per table",
             LadderKind::RowSize => "string, BLOB or row size",
+            LadderKind::JsonPayload => "one bound JSON payload (`json_each(?)`), a string",
             LadderKind::FunctionArgs => "arguments per SQL function",
             LadderKind::LikePattern => "LIKE/GLOB pattern length",
             LadderKind::QueryDuration => "query duration",
@@ -130,6 +139,7 @@ impl LadderKind {
             LadderKind::StatementLength => exact(limits::MAX_STATEMENT_BYTES, "100,000 bytes"),
             LadderKind::Columns => exact(limits::MAX_COLUMNS, "100"),
             LadderKind::RowSize => exact(limits::MAX_ROW_BYTES, "2,000,000 bytes"),
+            LadderKind::JsonPayload => exact(limits::MAX_STRING_BYTES, "2,000,000 bytes"),
             LadderKind::FunctionArgs => exact(limits::MAX_FUNCTION_ARGS, "32"),
             LadderKind::LikePattern => exact(limits::MAX_LIKE_PATTERN_BYTES, "50 bytes"),
             LadderKind::QueryDuration => exact(limits::MAX_QUERY_DURATION_MS, "30 s"),
@@ -146,7 +156,7 @@ impl LadderKind {
             LadderKind::ParamCeiling => RefusalKind::TooManyVariables,
             LadderKind::StatementLength => RefusalKind::StatementTooLong,
             LadderKind::Columns => RefusalKind::TooManyColumns,
-            LadderKind::RowSize => RefusalKind::StringOrBlobTooBig,
+            LadderKind::RowSize | LadderKind::JsonPayload => RefusalKind::StringOrBlobTooBig,
             LadderKind::FunctionArgs => RefusalKind::TooManyFunctionArgs,
             LadderKind::LikePattern => RefusalKind::LikePatternTooComplex,
         }
@@ -173,7 +183,7 @@ impl LadderKind {
             LadderKind::ParamCeiling => 100_000,
             LadderKind::StatementLength => 16 * 1024 * 1024,
             LadderKind::Columns => 32_767,
-            LadderKind::RowSize => 64 * 1024 * 1024,
+            LadderKind::RowSize | LadderKind::JsonPayload => 64 * 1024 * 1024,
             LadderKind::FunctionArgs => 10_000,
             LadderKind::LikePattern => 1_000_000,
             LadderKind::QueryDuration => 600_000,
@@ -188,6 +198,7 @@ impl LadderKind {
             LadderKind::QueryDuration => 0,
             // Above the statement's own head and tail at any rung id.
             LadderKind::StatementLength => 64,
+            LadderKind::JsonPayload => MIN_JSON_PAYLOAD_BYTES,
             _ => 1,
         }
     }
@@ -474,275 +485,6 @@ fn held_field(field: &str) -> &'static str {
 /// Most values one param-ceiling rung binds (SQLite's own compile-time ceiling is 32,766).
 pub const MAX_RUNG_PARAMETERS: usize = 32_766;
 
-/// One D1 call of a rung: a single statement (`.run()`) or a `db.batch()`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Call {
-    One(Statement),
-    Batch(Vec<Statement>),
-}
-
-impl Call {
-    pub fn statements(&self) -> &[Statement] {
-        match self {
-            Call::One(s) => std::slice::from_ref(s),
-            Call::Batch(s) => s,
-        }
-    }
-
-    /// Rows the call writes when it succeeds (a failed batch writes none).
-    pub fn rows(&self) -> usize {
-        self.statements().iter().map(|s| s.rows).sum()
-    }
-}
-
-/// Everything a rung sends, step by step.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RungPlan {
-    pub table: String,
-    /// Step [`Step::Prepare`]: run as one batch (empty for the columns ladder).
-    pub prepare: Vec<String>,
-    /// Step [`Step::Climb`]: the measured calls, in order; the first failure ends the step.
-    pub calls: Vec<Call>,
-    /// Step [`Step::Finish`]: answers one column `n`, 1 when the table exists.
-    pub exists: String,
-    /// Step [`Step::Finish`] when the table exists: answers one column `n`, the rows present.
-    pub count: String,
-    /// Step [`Step::Finish`], last.
-    pub teardown: String,
-}
-
-impl RungPlan {
-    pub fn statements(&self) -> usize {
-        self.calls.iter().map(|c| c.statements().len()).sum()
-    }
-
-    /// UTF-8 bytes of the longest measured statement.
-    pub fn max_statement_bytes(&self) -> usize {
-        self.all_statements()
-            .map(|s| s.sql.len())
-            .max()
-            .unwrap_or(0)
-    }
-
-    /// Characters of the longest measured statement (differs from bytes for multi-byte text).
-    pub fn max_statement_chars(&self) -> usize {
-        self.all_statements()
-            .max_by_key(|s| s.sql.len())
-            .map_or(0, |s| s.sql.chars().count())
-    }
-
-    /// Rows the rung writes when every call succeeds.
-    pub fn rows(&self) -> usize {
-        self.calls.iter().map(Call::rows).sum()
-    }
-
-    /// Statements and rows of the first `calls` calls: what completed calls acknowledge.
-    pub fn completed(&self, calls: usize) -> (usize, usize) {
-        self.calls[..calls.min(self.calls.len())]
-            .iter()
-            .fold((0, 0), |(s, r), c| (s + c.statements().len(), r + c.rows()))
-    }
-
-    fn all_statements(&self) -> impl Iterator<Item = &Statement> {
-        self.calls.iter().flat_map(|c| c.statements())
-    }
-}
-
-fn statement(sql: String, rows: usize) -> Statement {
-    Statement {
-        sql,
-        params: Vec::new(),
-        rows,
-    }
-}
-
-/// `INSERT INTO r_<id> (c0) VALUES (<i>)`: the cheapest statement that leaves a row to count.
-fn one_row_insert(table: &str, i: usize) -> Statement {
-    statement(format!("INSERT INTO {table} (c0) VALUES ({i})"), 1)
-}
-
-/// The head and tail around statement-length's padding.
-fn statement_length_parts(table: &str) -> (String, &'static str) {
-    (format!("INSERT INTO {table} (c0) VALUES ('"), "')")
-}
-
-/// Exactly `bytes` UTF-8 bytes of text: `日` (3 bytes) for multi-byte text, then `x` for the
-/// remainder; all `x` for ASCII. Never a quote, so it needs no escaping.
-pub fn padding(bytes: usize, text: TextKind) -> String {
-    match text {
-        TextKind::Ascii => "x".repeat(bytes),
-        TextKind::Multibyte => {
-            let mut s = "日".repeat(bytes / 3);
-            s.push_str(&"x".repeat(bytes % 3));
-            s
-        }
-    }
-}
-
-/// Plans a rung; call [`RungRequest::validate`] first (a plan of an invalid rung may panic).
-pub fn plan(rung: &RungRequest) -> RungPlan {
-    let table = rung.table();
-    let n = rung.value;
-    let held = rung.held;
-    let integer_table = format!("CREATE TABLE {table} (c0 INTEGER)");
-    let text_table = format!("CREATE TABLE {table} (c0 TEXT)");
-    let (prepare, calls) = match rung.ladder {
-        LadderKind::QueryBudget => (
-            vec![integer_table],
-            (0..n)
-                .map(|i| Call::One(one_row_insert(&table, i)))
-                .collect(),
-        ),
-        LadderKind::BatchAccounting => {
-            let inserts: Vec<Statement> = (0..n).map(|i| one_row_insert(&table, i)).collect();
-            let calls = match held.mode.unwrap_or(CallMode::OneBatch) {
-                CallMode::OneAtATime => inserts.into_iter().map(Call::One).collect(),
-                CallMode::OneBatch => vec![Call::Batch(inserts)],
-                CallMode::Batches => split_evenly(inserts, held.batches.unwrap_or(1))
-                    .into_iter()
-                    .map(Call::Batch)
-                    .collect(),
-            };
-            (vec![integer_table], calls)
-        }
-        LadderKind::BatchCeiling => (
-            vec![integer_table],
-            vec![Call::Batch(
-                (0..n).map(|i| one_row_insert(&table, i)).collect(),
-            )],
-        ),
-        LadderKind::ParamCeiling => {
-            let columns = held.columns.unwrap_or(1);
-            let mut sql = format!("INSERT INTO {table} (");
-            for j in 0..columns {
-                if j > 0 {
-                    sql.push(',');
-                }
-                write!(sql, "c{j}").unwrap();
-            }
-            sql.push_str(") VALUES ");
-            let mut params = Vec::with_capacity(n * columns);
-            for i in 0..n {
-                sql.push_str(if i == 0 { "(" } else { ",(" });
-                for j in 0..columns {
-                    sql.push_str(if j == 0 { "?" } else { ",?" });
-                    params.push(match column_type(j) {
-                        ColumnType::Integer => Value::Integer(i as i64),
-                        ColumnType::Text => Value::Text(format!("{i}.{j}")),
-                    });
-                }
-                sql.push(')');
-            }
-            (
-                vec![create_table(&table, columns)],
-                vec![Call::One(Statement {
-                    sql,
-                    params,
-                    rows: n,
-                })],
-            )
-        }
-        LadderKind::StatementLength => {
-            let (head, tail) = statement_length_parts(&table);
-            let pad = padding(
-                n - head.len() - tail.len(),
-                held.text.unwrap_or(TextKind::Ascii),
-            );
-            (
-                vec![text_table],
-                vec![Call::One(statement(format!("{head}{pad}{tail}"), 1))],
-            )
-        }
-        LadderKind::Columns => {
-            let mut insert = format!("INSERT INTO {table} VALUES (");
-            for j in 0..n {
-                if j > 0 {
-                    insert.push(',');
-                }
-                match column_type(j) {
-                    ColumnType::Integer => write!(insert, "{j}").unwrap(),
-                    ColumnType::Text => insert.push_str("'x'"),
-                }
-            }
-            insert.push(')');
-            (
-                Vec::new(),
-                vec![
-                    Call::One(statement(create_table(&table, n), 0)),
-                    Call::One(statement(insert, 1)),
-                ],
-            )
-        }
-        LadderKind::RowSize => (
-            vec![text_table],
-            vec![Call::One(Statement {
-                sql: format!("INSERT INTO {table} (c0) VALUES (?)"),
-                params: vec![Value::Text("x".repeat(n))],
-                rows: 1,
-            })],
-        ),
-        LadderKind::FunctionArgs => {
-            let args: Vec<String> = (1..=n).map(|i| i.to_string()).collect();
-            (
-                vec![integer_table],
-                vec![Call::One(statement(
-                    format!("INSERT INTO {table} (c0) VALUES (max({}))", args.join(", ")),
-                    1,
-                ))],
-            )
-        }
-        LadderKind::LikePattern => {
-            // The subject is the pattern without its final `%`, so the pattern matches.
-            let text = held.text.unwrap_or(TextKind::Ascii);
-            let subject = padding(n - 1, text);
-            (
-                vec![integer_table],
-                vec![Call::One(statement(
-                    format!("INSERT INTO {table} (c0) VALUES ('{subject}' LIKE '{subject}%')"),
-                    1,
-                ))],
-            )
-        }
-        LadderKind::QueryDuration => {
-            let steps = (n as u64)
-                .saturating_mul(held.steps_per_ms.unwrap_or(1))
-                .max(1);
-            (
-                vec![integer_table],
-                vec![Call::One(statement(
-                    format!(
-                        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {steps}) \
-                         INSERT INTO {table} (c0) SELECT count(*) FROM c"
-                    ),
-                    1,
-                ))],
-            )
-        }
-    };
-    RungPlan {
-        exists: format!(
-            "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '{table}'"
-        ),
-        count: format!("SELECT COUNT(*) AS n FROM {table}"),
-        teardown: format!("DROP TABLE IF EXISTS {table}"),
-        table,
-        prepare,
-        calls,
-    }
-}
-
-/// `items` in `parts` consecutive groups whose sizes differ by at most one.
-fn split_evenly<T>(items: Vec<T>, parts: usize) -> Vec<Vec<T>> {
-    let parts = parts.max(1);
-    let (base, extra) = (items.len() / parts, items.len() % parts);
-    let mut out = Vec::with_capacity(parts);
-    let mut rest = items.into_iter();
-    for k in 0..parts {
-        out.push(rest.by_ref().take(base + usize::from(k < extra)).collect());
-    }
-    out
-}
-
 /// What step [`Step::Prepare`] answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -847,312 +589,4 @@ pub fn classify(error: Option<&str>) -> (Outcome, Option<RefusalKind>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rung(ladder: LadderKind, value: usize) -> RungRequest {
-        RungRequest {
-            rung_id: 7,
-            ladder,
-            value,
-            held: Held::default(),
-        }
-    }
-
-    fn with(mut r: RungRequest, f: impl FnOnce(&mut Held)) -> RungRequest {
-        f(&mut r.held);
-        r
-    }
-
-    #[test]
-    fn every_ladder_name_parses_back_and_serializes_the_same() {
-        for kind in LadderKind::ALL {
-            assert_eq!(kind.name().parse::<LadderKind>().unwrap(), kind);
-            assert_eq!(
-                serde_json::to_string(&kind).unwrap(),
-                format!("\"{}\"", kind.name())
-            );
-        }
-        let err = "query-budgets".parse::<LadderKind>().unwrap_err();
-        assert!(err.contains("query-budget, batch-accounting"), "{err}");
-    }
-
-    #[test]
-    fn query_budget_is_k_separate_one_row_calls() {
-        let plan = plan(&rung(LadderKind::QueryBudget, 1001));
-        assert_eq!(plan.calls.len(), 1001);
-        assert!(plan.calls.iter().all(|c| matches!(c, Call::One(_))));
-        assert_eq!(plan.rows(), 1001);
-        assert_eq!(plan.completed(1000), (1000, 1000));
-        assert_eq!(plan.prepare, ["CREATE TABLE r_7 (c0 INTEGER)"]);
-    }
-
-    #[test]
-    fn batch_accounting_modes_split_the_same_statements() {
-        let base = rung(LadderKind::BatchAccounting, 2000);
-        let one = plan(&with(base.clone(), |h| h.mode = Some(CallMode::OneAtATime)));
-        assert_eq!(one.calls.len(), 2000);
-        let batch = plan(&with(base.clone(), |h| h.mode = Some(CallMode::OneBatch)));
-        assert_eq!(batch.calls.len(), 1);
-        let split = plan(&with(base, |h| {
-            h.mode = Some(CallMode::Batches);
-            h.batches = Some(3)
-        }));
-        let sizes: Vec<usize> = split.calls.iter().map(|c| c.statements().len()).collect();
-        assert_eq!(sizes, [667, 667, 666]);
-        for p in [&one, &batch, &split] {
-            assert_eq!(p.statements(), 2000);
-            assert_eq!(p.rows(), 2000);
-        }
-        // A failed second batch leaves the first batch's rows only.
-        assert_eq!(split.completed(1), (667, 667));
-    }
-
-    #[test]
-    fn param_ceiling_binds_rows_times_columns() {
-        let r = with(rung(LadderKind::ParamCeiling, 34), |h| h.columns = Some(3));
-        let plan = plan(&r);
-        let Call::One(s) = &plan.calls[0] else {
-            panic!("one statement")
-        };
-        assert_eq!(s.params.len(), 102);
-        assert_eq!(s.sql.matches('?').count(), 102);
-        assert_eq!(s.rows, 34);
-        assert_eq!(
-            plan.prepare,
-            ["CREATE TABLE r_7 (c0 TEXT, c1 TEXT, c2 INTEGER)"]
-        );
-    }
-
-    #[test]
-    fn statement_length_is_exact_in_bytes_for_both_texts() {
-        for text in [TextKind::Ascii, TextKind::Multibyte] {
-            for bytes in [100, 99_999, 100_000, 100_001] {
-                let r = with(rung(LadderKind::StatementLength, bytes), |h| {
-                    h.text = Some(text)
-                });
-                r.validate().unwrap();
-                let plan = plan(&r);
-                assert_eq!(plan.max_statement_bytes(), bytes, "{text:?}");
-                if text == TextKind::Multibyte {
-                    let overhead = plan.prepare.len() + "INSERT INTO r_7 (c0) VALUES ('')".len();
-                    assert!(
-                        plan.max_statement_chars() <= bytes / 3 + overhead,
-                        "{bytes}"
-                    );
-                } else {
-                    assert_eq!(plan.max_statement_chars(), bytes);
-                }
-            }
-        }
-        let err = rung(LadderKind::StatementLength, 10)
-            .validate()
-            .unwrap_err();
-        assert_eq!(err.field, "value");
-    }
-
-    #[test]
-    fn like_pattern_is_exact_in_bytes() {
-        for text in [TextKind::Ascii, TextKind::Multibyte] {
-            let r = with(rung(LadderKind::LikePattern, 51), |h| h.text = Some(text));
-            let plan = plan(&r);
-            let sql = &plan.calls[0].statements()[0].sql;
-            let pattern = sql.split('\'').nth(3).unwrap();
-            assert_eq!(pattern.len(), 51, "{sql}");
-            assert!(pattern.ends_with('%'));
-        }
-    }
-
-    #[test]
-    fn columns_measures_the_create_table_itself() {
-        let plan = plan(&rung(LadderKind::Columns, 101));
-        assert!(plan.prepare.is_empty());
-        assert_eq!(plan.calls.len(), 2);
-        assert!(
-            plan.calls[0].statements()[0]
-                .sql
-                .starts_with("CREATE TABLE r_7 (c0 TEXT")
-        );
-        assert_eq!(plan.rows(), 1);
-    }
-
-    #[test]
-    fn bad_rungs_name_their_field() {
-        let cases = [
-            (rung(LadderKind::QueryBudget, 0), "value"),
-            (rung(LadderKind::FunctionArgs, 1), "value"),
-            (rung(LadderKind::ParamCeiling, 5), "held.columns"),
-            (
-                with(rung(LadderKind::ParamCeiling, 5), |h| h.columns = Some(101)),
-                "held.columns",
-            ),
-            (
-                with(rung(LadderKind::ParamCeiling, 20_000), |h| {
-                    h.columns = Some(100)
-                }),
-                "value",
-            ),
-            (
-                with(rung(LadderKind::QueryBudget, 5), |h| h.columns = Some(3)),
-                "held.columns",
-            ),
-            (rung(LadderKind::BatchAccounting, 5), "held.mode"),
-            (
-                with(rung(LadderKind::BatchAccounting, 5), |h| {
-                    h.mode = Some(CallMode::Batches)
-                }),
-                "held.batches",
-            ),
-            (
-                with(rung(LadderKind::BatchAccounting, 5), |h| {
-                    h.mode = Some(CallMode::Batches);
-                    h.batches = Some(6)
-                }),
-                "held.batches",
-            ),
-            (rung(LadderKind::QueryDuration, 5), "held.steps-per-ms"),
-            (rung(LadderKind::RowSize, 64 * 1024 * 1024 + 1), "value"),
-        ];
-        for (r, field) in cases {
-            assert_eq!(r.validate().unwrap_err().field, field, "{r:?}");
-        }
-    }
-
-    #[test]
-    fn unknown_json_fields_are_rejected() {
-        let err = serde_json::from_str::<RungCall>(
-            r#"{"step":"climb","rung":{"rung_id":1,"ladder":"columns","value":3,"sql":"DROP TABLE x"}}"#,
-        )
-        .unwrap_err();
-        assert!(err.to_string().contains("unknown field `sql`"), "{err}");
-    }
-
-    #[test]
-    fn a_tally_acknowledges_only_completed_calls() {
-        let r = with(rung(LadderKind::BatchAccounting, 10), |h| {
-            h.mode = Some(CallMode::Batches);
-            h.batches = Some(2)
-        });
-        let plan = plan(&r);
-        let mut tally = Tally::default();
-        tally.succeeded(1.5);
-        tally.failed("D1_ERROR: Too many API requests by single Worker invocation.".into());
-        let result = tally.into_result(7, &plan, 3.0);
-        assert_eq!(result.calls_completed, 1);
-        assert_eq!(result.statements_completed, 5);
-        assert_eq!(result.rows_acknowledged, 5);
-        assert_eq!(result.outcome, Outcome::Refused);
-        assert_eq!(result.refusal, Some(RefusalKind::QueryBudget));
-        let (outcome, kind) = classify(Some("Network connection lost."));
-        assert_eq!((outcome, kind), (Outcome::Error, Some(RefusalKind::Other)));
-    }
-
-    #[test]
-    fn time_ladders_expect_d1s_clock_and_other_stops_are_told_apart() {
-        for ladder in [LadderKind::BatchCeiling, LadderKind::QueryDuration] {
-            assert_eq!(ladder.expected_refusal(), RefusalKind::QueryTimeout);
-        }
-        let refused = |text: &str| classify(Some(text));
-        assert_eq!(
-            refused(
-                "D1_ERROR: D1 DB storage operation exceeded timeout which caused object to be reset."
-            ),
-            (Outcome::Refused, Some(RefusalKind::QueryTimeout))
-        );
-        assert_eq!(
-            refused("Worker exceeded CPU time limit."),
-            (Outcome::Refused, Some(RefusalKind::CpuTimeLimit))
-        );
-        assert_eq!(
-            refused("D1_ERROR: D1 DB is overloaded. Too many requests queued."),
-            (Outcome::Refused, Some(RefusalKind::Overloaded))
-        );
-    }
-
-    /// The planned SQL runs on real SQLite and refuses where SQLite's limits say.
-    #[test]
-    fn plans_run_on_sqlite_and_refuse_at_the_limits() {
-        use rusqlite::limits::Limit;
-        let db = rusqlite::Connection::open_in_memory().unwrap();
-        for (limit, value) in [
-            (Limit::SQLITE_LIMIT_VARIABLE_NUMBER, 100),
-            (Limit::SQLITE_LIMIT_SQL_LENGTH, 100_000),
-            (Limit::SQLITE_LIMIT_COLUMN, 100),
-            (Limit::SQLITE_LIMIT_FUNCTION_ARG, 32),
-            (Limit::SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 50),
-        ] {
-            db.set_limit(limit, value).unwrap();
-        }
-        let run = |r: &RungRequest| -> Result<usize, String> {
-            let plan = plan(r);
-            for sql in &plan.prepare {
-                db.execute(sql, []).unwrap();
-            }
-            let mut outcome = Ok(());
-            'calls: for call in &plan.calls {
-                for s in call.statements() {
-                    let params = s.params.iter().map(|v| match v {
-                        Value::Integer(n) => rusqlite::types::Value::Integer(*n),
-                        Value::Text(t) => rusqlite::types::Value::Text(t.clone()),
-                    });
-                    if let Err(e) = db.execute(&s.sql, rusqlite::params_from_iter(params)) {
-                        outcome = Err(e.to_string());
-                        break 'calls;
-                    }
-                }
-            }
-            let exists: usize = db.query_row(&plan.exists, [], |row| row.get(0)).unwrap();
-            let rows = if exists == 1 {
-                db.query_row(&plan.count, [], |row| row.get(0)).unwrap()
-            } else {
-                0
-            };
-            db.execute(&plan.teardown, []).unwrap();
-            outcome.map(|()| rows)
-        };
-        let c8 = |rows| {
-            with(rung(LadderKind::ParamCeiling, rows), |h| {
-                h.columns = Some(8)
-            })
-        };
-        assert_eq!(run(&c8(12)), Ok(12));
-        assert!(run(&c8(13)).unwrap_err().contains("too many SQL variables"));
-        let length = |bytes| {
-            with(rung(LadderKind::StatementLength, bytes), |h| {
-                h.text = Some(TextKind::Multibyte)
-            })
-        };
-        assert_eq!(run(&length(100_000)), Ok(1));
-        let err = run(&length(100_001)).unwrap_err();
-        assert!(err.contains("too big") || err.contains("too long"), "{err}");
-        assert_eq!(run(&rung(LadderKind::Columns, 100)), Ok(1));
-        let err = run(&rung(LadderKind::Columns, 101)).unwrap_err();
-        assert!(err.contains("too many columns"), "{err}");
-        assert_eq!(run(&rung(LadderKind::FunctionArgs, 32)), Ok(1));
-        assert!(
-            run(&rung(LadderKind::FunctionArgs, 33))
-                .unwrap_err()
-                .contains("too many arguments on function max")
-        );
-        assert_eq!(run(&rung(LadderKind::LikePattern, 50)), Ok(1));
-        assert!(
-            run(&rung(LadderKind::LikePattern, 51))
-                .unwrap_err()
-                .contains("LIKE or GLOB pattern too complex")
-        );
-        let duration = with(rung(LadderKind::QueryDuration, 2), |h| {
-            h.steps_per_ms = Some(50)
-        });
-        assert_eq!(run(&duration), Ok(1));
-        let query: i64 = db
-            .query_row(
-                &plan(&duration).calls[0].statements()[0]
-                    .sql
-                    .replace("INSERT INTO r_7 (c0) ", ""),
-                [],
-                |row| row.get(0),
-            )
-            .unwrap();
-        assert_eq!(query, 100);
-    }
-}
+mod tests;

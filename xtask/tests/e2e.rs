@@ -241,8 +241,15 @@ fn ladders_find_the_local_limits_and_write_the_parity_table() {
             assert_eq!(f["last_ok"], f["max_tried"], "{f:?}");
         }
     }
+    // Local D1 takes a JSON payload past the documented 2,000,000 bytes (its wall is about
+    // 8 MiB) and refuses 16 MiB as a string too big.
+    for f in of(&findings, "json-payload") {
+        assert_eq!(num(f, "last_ok"), 2_000_001, "{f:?}");
+        assert_eq!(num(f, "first_failed"), 16_777_216, "{f:?}");
+        assert_eq!(f["refusal"], "string-or-blob-too-big", "{f:?}");
+    }
     let parity = read_csv(&dir.join("parity.csv"));
-    assert_eq!(parity.len(), 10, "one parity row per ladder");
+    assert_eq!(parity.len(), 11, "one parity row per ladder");
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(
         summary.contains("| bound parameters per statement | 100 |"),
@@ -263,6 +270,13 @@ fn sqlite_ladders_find_d1s_documented_limits() {
     assert!(!ladders.contains(&"query-budget".to_owned()), "{ladders:?}");
     for f in of(&findings, "function-args") {
         assert_eq!(num(f, "last_ok"), 32, "{f:?}");
+    }
+    // The documented string limit, applied to SQLite, refuses the payload at the bind.
+    for f in of(&findings, "json-payload") {
+        assert_eq!(num(f, "last_ok"), 2_000_000, "{f:?}");
+        assert_eq!(num(f, "first_failed"), 2_000_001, "{f:?}");
+        assert_eq!(f["refusal"], "string-or-blob-too-big", "{f:?}");
+        assert_eq!(f["confirmed"], "true", "{f:?}");
     }
 }
 
@@ -327,14 +341,15 @@ fn decision_map_smoke_reconciles_and_answers_every_cell() {
             !cell["margin_ci_low"].is_empty(),
             "three repeats give an interval: {cell:?}"
         );
-        // The margin is the median of the paired ratios (it may dip below 1 where the medians
-        // of the times are close); the answer names both when its interval includes 1.
+        // The margin is the median of the paired ratios, at least 1 by the ranking; the answer
+        // names both when its interval includes 1.
         let (low, margin, high) = (
             ms(cell, "margin_ci_low"),
             ms(cell, "margin"),
             ms(cell, "margin_ci_high"),
         );
         assert!(low > 0.0 && low <= margin && margin <= high, "{cell:?}");
+        assert!(margin >= 1.0, "runner-up ÷ fastest below 1: {cell:?}");
         let answer = if low > 1.0 {
             cell["fastest"].clone()
         } else {

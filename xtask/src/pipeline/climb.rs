@@ -217,14 +217,14 @@ fn run_rung(session: &mut dyn Session, rung: &RungRequest, role: Role, climb: us
         let (outcome, refusal) = ladder::classify(Some(text));
         row.outcome = outcome;
         row.refusal = refusal;
-        row.error = crate::records::probe_row::one_line(text);
+        row.error = crate::records::error_text::recorded(text);
         row.failed_step = Some(step);
     };
     // No answer at all: a failure of the target, which says nothing about the limit.
     let lost = |row: &mut RungRow, step: Step, text: &str| {
         row.outcome = Outcome::Error;
         row.refusal = None;
-        row.error = crate::records::probe_row::one_line(text);
+        row.error = crate::records::error_text::recorded(text);
         row.failed_step = Some(step);
         row.target_failed = true;
         row.reconcile_note = format!(

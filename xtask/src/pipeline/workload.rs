@@ -429,7 +429,7 @@ fn op_row(
         outcome: answer.outcome,
         refusal: answer.refusal,
         target_failed,
-        error: answer.error.unwrap_or_default().replace(['\n', '\r'], " "),
+        error: crate::records::error_text::recorded(&answer.error.unwrap_or_default()),
         started_ms,
         retry: point.retry.kind,
         attempts: attempted.attempts,

@@ -1,11 +1,14 @@
 //! What a run leaves on disk, and the only code that reads and writes it: the run directory's
 //! paths ([`RunDir`]), the records of `results.csv` ([`probe_row`] for sweeps, [`rung_row`] for
-//! ladders, [`workload_row`] for workloads, with their table checks), one CSV appender and reader ([`csv`]), `run.toml` ([`run_record`], with what it says
-//! of the run's plan, sessions and resumptions in [`run_history`]), and the checks that decide
-//! whether a record reconciles, with their totals ([`reconcile`]) and what a sweep's probes are
-//! expected to hold, computed once per distinct probe ([`expected`]).
+//! ladders, [`workload_row`] for workloads, with their table checks), one CSV appender and
+//! reader ([`csv`]), what of an error text a record keeps ([`error_text`]), `run.toml`
+//! ([`run_record`], with what it says of the run's plan, sessions and resumptions in
+//! [`run_history`]), and the checks that decide whether a record reconciles, with their totals
+//! ([`reconcile`]) and what a sweep's probes are expected to hold, computed once per distinct
+//! probe ([`expected`]).
 
 pub mod csv;
+pub mod error_text;
 pub mod expected;
 pub mod probe_row;
 pub mod reconcile;

@@ -137,7 +137,7 @@ impl ResultRow {
             rows_expected: result.rows_expected,
             inside_ms: result.inside_ms,
             d1_ms: result.d1_ms,
-            error: one_line(result.error.as_deref().unwrap_or_default()),
+            error: super::error_text::recorded(result.error.as_deref().unwrap_or_default()),
             statements_sent: result.statements_sent,
             max_statement_bytes: result.max_statement_bytes,
             // Summed first, so a target whose outside clock is exactly its preparation and
@@ -167,7 +167,7 @@ impl ResultRow {
         ResultRow {
             outcome,
             refusal,
-            error: one_line(error),
+            error: super::error_text::recorded(error),
             target_failed: false,
             reconcile_note: String::new(),
             d1_ms: None,
@@ -187,7 +187,7 @@ impl ResultRow {
         error: &str,
     ) -> Self {
         ResultRow {
-            error: one_line(error),
+            error: super::error_text::recorded(error),
             ..ResultRow::unanswered(experiment, target, series, repeat, probe, outside_ms)
         }
     }
@@ -254,11 +254,6 @@ impl ResultRow {
             Axis::Indexes => self.indexes as f64,
         }
     }
-}
-
-/// Error texts go into one CSV cell on one line.
-pub fn one_line(text: &str) -> String {
-    text.replace(['\n', '\r'], " ")
 }
 
 impl super::Record for ResultRow {

@@ -1,6 +1,6 @@
 //! The decision map of a grid run: for each cell (x and y of the grid), the fastest strategy on
-//! the run's target, its margin over the runner-up (their paired ratio with its interval, from
-//! [`super::points`]), and the strategies that were refused there or could not run by
+//! the run's target by the paired comparison of repeats, its margin over the runner-up (their
+//! paired ratio with its interval, from [`super::points`], at least 1 by construction), and the strategies that were refused there or could not run by
 //! construction, each with the limit that stopped it. One computation for the table, the CSV
 //! and the chart.
 
@@ -50,9 +50,11 @@ impl Stopped {
 pub struct Cell {
     pub x: f64,
     pub y: f64,
-    /// Strategies that succeeded in every repeat, fastest first, with their ms per 1,000 rows.
+    /// Strategies that succeeded in every repeat, fastest first by the paired comparison
+    /// ([`rank`]), with their ms per 1,000 rows.
     pub ranked: Vec<(Strategy, Summary)>,
-    /// The runner-up ÷ the fastest, repeat by repeat; `None` with fewer than two ranked.
+    /// The runner-up ÷ the fastest, repeat by repeat: at least 1 by the ranking's
+    /// construction; `None` with fewer than two ranked or no repeat in common.
     pub margin: Option<Summary>,
     /// Strategies with no time here, and why.
     pub stopped: Vec<(Strategy, Stopped)>,
@@ -134,11 +136,7 @@ fn cell(x: f64, y: f64, here: &[&Point], strategies: &[Strategy]) -> Cell {
             stopped.push((strategy, Stopped::Refused(kind)));
         }
     }
-    ranked.sort_by(|a, b| a.1.median.total_cmp(&b.1.median));
-    let margin = match ranked.as_slice() {
-        [first, second, ..] => second.2.paired_ratio(first.2),
-        _ => None,
-    };
+    let (ranked, margin) = rank(ranked);
     // The strategies measured elsewhere but not here: what stops them, by construction.
     if let Some(sample) = here.first().map(|p| p.rows[0]) {
         for &strategy in strategies {
@@ -175,6 +173,50 @@ fn cell(x: f64, y: f64, here: &[&Point], strategies: &[Strategy]) -> Cell {
         margin,
         stopped,
     }
+}
+
+/// Ranks the strategies of a cell by the paired comparison, and gives the margin of the first
+/// over the second: the runner-up ÷ the fastest, the median of their paired repeats' ratios.
+///
+/// A strategy *holds* against another when the median of the other's paired ratios to it is at
+/// least 1. The ranking counts, for each strategy, the others it holds against (the most first,
+/// then the lower median time); so a strategy that holds against every other comes first. The
+/// first two are then put in the order their own paired comparison gives, so the margin is at
+/// least 1 by construction: when the median of a's ratios to b is below 1, the median of b's to
+/// a is above 1 (the same pairs inverted; for an even count the mean of two reciprocals is at
+/// least the reciprocal of their mean). Without pairs (no common repeat), median time decides.
+fn rank<'p>(
+    mut ranked: Vec<(Strategy, Summary, &'p Point<'p>)>,
+) -> (Vec<(Strategy, Summary, &'p Point<'p>)>, Option<Summary>) {
+    let holds = |a: &Point, b: &Point| b.paired_ratio(a).is_some_and(|r| r.median >= 1.0);
+    let wins: Vec<usize> = ranked
+        .iter()
+        .map(|(_, _, a)| {
+            ranked
+                .iter()
+                .filter(|(_, _, b)| !std::ptr::eq(*a, *b) && holds(a, b))
+                .count()
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..ranked.len()).collect();
+    order.sort_by(|&i, &j| {
+        wins[j]
+            .cmp(&wins[i])
+            .then(ranked[i].1.median.total_cmp(&ranked[j].1.median))
+    });
+    let mut slots: Vec<Option<_>> = ranked.drain(..).map(Some).collect();
+    let mut ranked: Vec<_> = order.iter().filter_map(|&i| slots[i].take()).collect();
+    let margin = match ranked.as_mut_slice() {
+        [first, second, ..] => match second.2.paired_ratio(first.2) {
+            Some(m) if m.median < 1.0 => {
+                std::mem::swap(first, second);
+                second.2.paired_ratio(first.2)
+            }
+            m => m,
+        },
+        _ => None,
+    };
+    (ranked, margin)
 }
 
 /// `1.82 (1.51–2.04)`, or the median alone without an interval.
@@ -415,5 +457,53 @@ mod tests {
         );
         let csv = String::from_utf8(csv(&cells, Axis::Columns, Axis::RowBytes).unwrap()).unwrap();
         assert_eq!(csv.lines().count(), 4, "{csv}");
+    }
+
+    /// bound has the lower median time (3 against 3.5), but in four repeats of five it ran
+    /// slower than literal beside it: ranked by median time, the margin "literal ÷ bound" read
+    /// 0.90. Ranked by the paired comparison, literal is the fastest and the margin is 1.11.
+    #[test]
+    fn the_fastest_is_chosen_by_the_paired_comparison_so_the_margin_is_at_least_one() {
+        let bound = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let literal = [0.9, 1.8, 3.5, 3.6, 4.5];
+        let mut rows = Vec::new();
+        for (repeat, (b, l)) in bound.iter().zip(literal).enumerate() {
+            rows.push(row(Strategy::Bound, 8, 1_000, repeat, *b));
+            rows.push(row(Strategy::Literal, 8, 1_000, repeat, l));
+            rows.push(row(Strategy::Exec, 8, 1_000, repeat, 10.0 * b));
+        }
+        let cells = cells(&rows, TargetKind::Local, Axis::Columns, Axis::RowBytes);
+        let cell = &cells[0];
+        assert_eq!(cell.fastest(), Some(Strategy::Literal), "{:?}", cell.ranked);
+        assert_eq!(cell.runner_up(), Some(Strategy::Bound));
+        let ranked: Vec<Strategy> = cell.ranked.iter().map(|(s, _)| *s).collect();
+        assert_eq!(ranked, [Strategy::Literal, Strategy::Bound, Strategy::Exec]);
+        let margin = cell.margin.unwrap();
+        assert!((margin.median - 1.0 / 0.9).abs() < 1e-9, "{margin:?}");
+    }
+
+    /// Whatever the repeats, the margin a cell reports is at least 1: random times for three
+    /// strategies, with ties and cycles among them, odd and even repeat counts.
+    #[test]
+    fn the_margin_is_never_below_one() {
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % 1_000) as f64 / 100.0 + 1.0
+        };
+        for case in 0..300 {
+            let repeats = 2 + case % 6;
+            let mut rows = Vec::new();
+            for repeat in 0..repeats {
+                for strategy in [Strategy::Bound, Strategy::Literal, Strategy::Json] {
+                    rows.push(row(strategy, 8, 1_000, repeat, next()));
+                }
+            }
+            let cells = cells(&rows, TargetKind::Local, Axis::Columns, Axis::RowBytes);
+            let margin = cells[0].margin.unwrap();
+            assert!(margin.median >= 1.0, "case {case}: {margin:?}");
+        }
     }
 }

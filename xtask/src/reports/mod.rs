@@ -140,10 +140,12 @@ fn render_grid(
     let mut md = format!(
         "# {}: {}\n\nRun `{}` on `{target}`, profile `{}`; started {}, ended {}; status {}.\n\n\
          Reproduce: `{}`\n\n## Reconciliation\n\n{}\n\n## Which strategy to use\n\n\
-         For each cell: the strategy with the lowest median ms per 1,000 rows on `{target}` \
-         (outside clock less the target's preparation, with its order-statistic interval), the \
-         runner-up, and the runner-up ÷ the fastest (the median of the paired repeats' ratios, \
-         with its interval; `a or b` when it includes 1). A strategy a documented limit stops \
+         For each cell: the fastest strategy on `{target}` by the paired comparison (the one \
+         whose paired repeats' ratios against the others have medians of 1 or more; its median \
+         ms per 1,000 rows, outside clock less the target's preparation, with its \
+         order-statistic interval), the runner-up, and the runner-up ÷ the fastest (the median \
+         of their paired repeats' ratios, at least 1 by the ranking, with its interval; `a or b` \
+         when it includes 1). A strategy a documented limit stops \
          at a cell is named with the limit.\n\n{table}\n",
         record.run.experiment,
         study.map_or("", |s| s.description.as_str()),

@@ -106,7 +106,10 @@ impl Source {
 /// A value in a ladder's unit, as a reader says it.
 fn amount(kind: LadderKind, value: usize) -> String {
     let unit = match kind {
-        LadderKind::StatementLength | LadderKind::RowSize | LadderKind::LikePattern => "bytes",
+        LadderKind::StatementLength
+        | LadderKind::RowSize
+        | LadderKind::JsonPayload
+        | LadderKind::LikePattern => "bytes",
         LadderKind::QueryDuration => return format!("{:.1} s", value as f64 / 1_000.0),
         _ => kind.unit(),
     };

@@ -168,9 +168,9 @@ pub fn render(
             .any(|(_, s)| matches!(s, Stopped::ByConstruction(_)))
     });
     let caption = format!(
-        "{title}. Each cell names the strategy with the lowest median time per 1,000 rows \
-         (outside clock less the target's preparation), or `a/b` when the repeats cannot \
-         tell the two fastest apart; then ×r vs the runner-up: its time over the fastest's, the \
+        "{title}. Each cell names the fastest strategy by the paired comparison of repeats \
+         (time per 1,000 rows, outside clock less the target's preparation), or `a/b` when \
+         the repeats cannot tell the two fastest apart; then ×r vs the runner-up: its time over the fastest's, the \
          median of their paired repeats' ratios, with its interval under it. ✕ lists the \
          strategies that were refused there{}, with the limit that stopped them.",
         if by_construction {
