@@ -156,6 +156,39 @@ mod tests {
     use crate::studies::overrides::Overrides;
     use crate::targets::remote::RemoteRecord;
 
+    /// docs/reference.md quotes the example run's harness share per target: it must be what
+    /// that run's own run.toml gives.
+    #[test]
+    fn the_reference_quotes_the_example_runs_harness_share() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap();
+        let record = RunRecord::read(&root.join("docs/example-run/run.toml")).unwrap();
+        let reference = std::fs::read_to_string(root.join("docs/reference.md")).unwrap();
+        let reference = reference.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (target, label) in [
+            (TargetKind::Local, "local"),
+            (TargetKind::Sqlite, "its sqlite baseline"),
+        ] {
+            let t = SessionTime::total(&record.sessions, target).unwrap();
+            let quoted = format!(
+                "{label} {:.0} s{} {:.0} s",
+                t.wall_ms / 1000.0,
+                if target == TargetKind::Local {
+                    " of measuring,"
+                } else {
+                    ","
+                },
+                t.calls_ms / 1000.0
+            );
+            let share = format!("{:.1}%", 100.0 * t.harness_share().unwrap());
+            assert!(
+                reference.contains(&quoted) && reference.contains(&share),
+                "docs/reference.md should quote `{quoted}` and `{share}` from docs/example-run"
+            );
+        }
+    }
+
     fn record() -> RunRecord {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.toml");
