@@ -211,6 +211,18 @@ pub struct Machine {
     pub load_at_end: Option<f64>,
 }
 
+impl Machine {
+    /// The load averages recorded above the CPU count, if any: other work shared the machine
+    /// during the run. Empty when none was, or none was recorded.
+    pub fn loads_above_cpus(&self) -> Vec<f64> {
+        [self.load_at_start, self.load_at_end]
+            .into_iter()
+            .flatten()
+            .filter(|&load| load > self.cpus as f64)
+            .collect()
+    }
+}
+
 /// The 1-minute load average from `/proc/loadavg`, when there is one.
 pub fn load_average() -> Option<f64> {
     std::fs::read_to_string("/proc/loadavg")

@@ -377,6 +377,20 @@ fn notes(a: &RunRecord, b: &RunRecord) -> Vec<String> {
             a.run.profile, b.run.profile
         ));
     }
+    for (which, record) in [("a", a), ("b", b)] {
+        let m = &record.machine;
+        if !m.loads_above_cpus().is_empty() {
+            let fmt = |load: Option<f64>| load.map_or("–".to_owned(), |l| format!("{l:.2}"));
+            notes.push(format!(
+                "run {which} shared its machine with other work (1-minute load average {} at \
+                 the start, {} at the end, on {} CPUs): its times carry that interference, so a \
+                 difference from the other run may be load rather than code",
+                fmt(m.load_at_start),
+                fmt(m.load_at_end),
+                m.cpus
+            ));
+        }
+    }
     let (ma, mb) = (&a.machine, &b.machine);
     if (&ma.cpu, ma.cpus, &ma.os, &ma.arch) != (&mb.cpu, mb.cpus, &mb.os, &mb.arch) {
         notes.push(format!(

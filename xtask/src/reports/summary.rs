@@ -537,10 +537,7 @@ pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> Str
 /// What the load average says of the machine during the run: whether other work shared it.
 fn load_line(m: &crate::records::run_record::Machine) -> String {
     let fmt = |load: Option<f64>| load.map_or("not recorded".to_owned(), |l| format!("{l:.2}"));
-    let busy = [m.load_at_start, m.load_at_end]
-        .into_iter()
-        .flatten()
-        .any(|load| load > m.cpus as f64);
+    let busy = !m.loads_above_cpus().is_empty();
     let verdict = if m.load_at_start.is_none() && m.load_at_end.is_none() {
         ""
     } else if busy {

@@ -225,7 +225,12 @@ fn record(experiment: &str, kind: StudyKind) -> RunRecord {
             dirty: false,
         },
         versions: Versions::default(),
-        machine: crate::records::run_record::machine(),
+        // A quiet machine, whatever this one's load is now.
+        machine: crate::records::run_record::Machine {
+            load_at_start: Some(0.5),
+            load_at_end: Some(0.5),
+            ..crate::records::run_record::machine()
+        },
         reconciliation: None,
         remote: None,
         overrides: Default::default(),
@@ -349,6 +354,37 @@ fn compare_refuses_what_is_not_two_sweeps_of_one_experiment_naming_the_path() {
         );
     }
     assert_eq!(compare(&good, &good, 0.0).unwrap().points.len(), 1);
+}
+
+#[test]
+fn a_run_on_a_shared_machine_is_noted_as_such() {
+    let root = tempfile::tempdir().unwrap();
+    let rows = repeats(Strategy::Bound, 8, &A);
+    let a = write_run(
+        &root.path().join("a"),
+        &record("column-sweep", StudyKind::Sweep),
+        Some(&rows),
+    );
+    let mut busy = record("column-sweep", StudyKind::Sweep);
+    busy.machine.cpus = 2;
+    busy.machine.load_at_start = Some(1.5);
+    busy.machine.load_at_end = Some(3.25);
+    let b = write_run(&root.path().join("b"), &busy, Some(&rows));
+    let quiet = compare(&a, &a, 5.0).unwrap();
+    assert!(
+        !markdown(&quiet).contains("shared its machine"),
+        "{}",
+        markdown(&quiet)
+    );
+    let md = markdown(&compare(&a, &b, 5.0).unwrap());
+    assert!(
+        md.contains(
+            "**Note:** run b shared its machine with other work (1-minute load average 1.50 at \
+             the start, 3.25 at the end, on 2 CPUs)"
+        ),
+        "{md}"
+    );
+    assert!(!md.contains("run a shared"), "{md}");
 }
 
 #[test]
@@ -485,7 +521,14 @@ fn compare_reads_real_sqlite_runs_and_calls_a_real_run_made_100x_slower_slower()
         (c.points.len(), c.only_in_a.len(), c.only_in_b.len()),
         (26, 0, 0)
     );
-    assert!(c.notes.is_empty(), "{:?}", c.notes);
+    // Nothing differs between the runs; only this machine's load, which is not the test's, may
+    // be noted.
+    let other: Vec<&String> = c
+        .notes
+        .iter()
+        .filter(|n| !n.contains("shared its machine"))
+        .collect();
+    assert!(other.is_empty(), "{other:?}");
     let (rows_a, rows_b): (Vec<ResultRow>, Vec<ResultRow>) = (
         csv::read(&a.join("results.csv")).unwrap(),
         csv::read(&b.join("results.csv")).unwrap(),
