@@ -348,69 +348,6 @@ fn run_ref(path: &Path, record: &RunRecord) -> RunRef {
     }
 }
 
-/// What differs between the runs, or is wrong with one, that a reader must know.
-fn notes(a: &RunRecord, b: &RunRecord) -> Vec<String> {
-    let mut notes = Vec::new();
-    for (which, record) in [("a", a), ("b", b)] {
-        if record.run.status != RunStatus::Complete {
-            notes.push(format!(
-                "run {which} is `{}`, not complete: see its run.toml before trusting its times",
-                record.run.status
-            ));
-        }
-        if record.run.debug_corrupt.is_some() {
-            notes.push(format!(
-                "run {which} corrupted its tables on purpose (--debug-corrupt): a test of the \
-                 harness, not a measurement"
-            ));
-        }
-    }
-    if a.run.target != b.run.target {
-        notes.push(format!(
-            "a ran on {} and b on {}: only points of the same target are compared",
-            a.run.target, b.run.target
-        ));
-    }
-    if a.run.profile != b.run.profile {
-        notes.push(format!(
-            "a ran profile `{}` and b `{}`: only points with the same parameters are compared",
-            a.run.profile, b.run.profile
-        ));
-    }
-    for (which, record) in [("a", a), ("b", b)] {
-        let m = &record.machine;
-        if !m.loads_above_cpus().is_empty() {
-            let fmt = |load: Option<f64>| load.map_or("–".to_owned(), |l| format!("{l:.2}"));
-            notes.push(format!(
-                "run {which} shared its machine with other work (1-minute load average {} at \
-                 the start, {} at the end, on {} CPUs): its times carry that interference, so a \
-                 difference from the other run may be load rather than code",
-                fmt(m.load_at_start),
-                fmt(m.load_at_end),
-                m.cpus
-            ));
-        }
-    }
-    let (ma, mb) = (&a.machine, &b.machine);
-    if (&ma.cpu, ma.cpus, &ma.os, &ma.arch) != (&mb.cpu, mb.cpus, &mb.os, &mb.arch) {
-        notes.push(format!(
-            "a ran on {} × {} ({} {}) and b on {} × {} ({} {}): a change of machine is \
-             measured along with any change of code",
-            ma.cpus, ma.cpu, ma.os, ma.arch, mb.cpus, mb.cpu, mb.os, mb.arch
-        ));
-    }
-    let hashes = |r: &RunRecord| {
-        r.studies
-            .iter()
-            .map(|s| s.sha256.clone())
-            .collect::<Vec<_>>()
-    };
-    if hashes(a) != hashes(b) {
-        notes.push("the experiment file differs between the runs (its SHA-256 in run.toml)".into());
-    }
-    notes
-}
-
 /// Compares the runs in `a` and `b`; changes within ± `threshold_percent` do not count.
 pub fn compare(a: &Path, b: &Path, threshold_percent: f64) -> Result<Comparison> {
     if !(0.0..100.0).contains(&threshold_percent) {
@@ -450,7 +387,7 @@ pub fn compare(a: &Path, b: &Path, threshold_percent: f64) -> Result<Comparison>
         points,
         only_in_a,
         only_in_b,
-        notes: notes(&run_a.record, &run_b.record),
+        notes: notes::notes(&run_a.record, &run_b.record),
     })
 }
 
@@ -601,5 +538,6 @@ impl flags::Compare {
     }
 }
 
+mod notes;
 #[cfg(test)]
 mod tests;
