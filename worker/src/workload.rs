@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use d1bench_core::checksum::checksum_sql;
 use d1bench_core::workload::{
     self, CheckRequest, CheckResult, IndexRequest, OpRequest, OpResult, Operation, Preparation,
-    SeedRequest, SeedResult,
+    RowVersion, SeedRequest, SeedResult,
 };
 use d1bench_core::{Checksum, Outcome, Value};
 use js_sys::Date;
@@ -115,6 +115,12 @@ pub async fn handle_op(mut req: Request, ctx: RouteContext<()>) -> Result<Respon
         return json_error(400, &format!("invalid operation: {e}"), None);
     }
     let db = ctx.env.d1(BINDING)?;
+    let worker_colo = req.cf().map(|cf| cf.colo());
+    if matches!(op.op, Operation::CachedRead | Operation::Update) {
+        let mut result = crate::cache::perform(&ctx.env, &db, &op).await;
+        result.worker_colo = worker_colo;
+        return Response::from_json(&result);
+    }
     let opened = Date::now();
     let answered = perform(&db, &op).await;
     let inside_ms = Date::now() - opened;
@@ -141,6 +147,9 @@ pub async fn handle_op(mut req: Request, ctx: RouteContext<()>) -> Result<Respon
                 rows_read: sum(|m| m.rows_read),
                 rows_written: sum(|m| m.rows_written),
                 served_by: None,
+                cache: None,
+                version: None,
+                worker_colo,
             }
         }
         Err(e) => {
@@ -157,6 +166,9 @@ pub async fn handle_op(mut req: Request, ctx: RouteContext<()>) -> Result<Respon
                 rows_read: None,
                 rows_written: None,
                 served_by: None,
+                cache: None,
+                version: None,
+                worker_colo,
             }
         }
     };
@@ -218,6 +230,10 @@ async fn perform(db: &D1Database, op: &OpRequest) -> Result<(Vec<D1Result>, usiz
             };
             Ok((results, 0))
         }
+        Operation::CachedRead | Operation::Update => Err(worker::Error::RustError(format!(
+            "`{}` runs in the cache module",
+            op.op
+        ))),
     }
 }
 
@@ -235,6 +251,13 @@ struct WriteId {
     id: f64,
 }
 
+/// A row of [`workload::cache::versions_sql`].
+#[derive(Deserialize)]
+struct Version {
+    id: f64,
+    version: f64,
+}
+
 /// `POST /workload/check`: rows, sums and the content checksum, in one batch (and the table
 /// dropped after them, when asked).
 pub async fn handle_check(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
@@ -247,9 +270,14 @@ pub async fn handle_check(mut req: Request, ctx: RouteContext<()>) -> Result<Res
         db.prepare(workload::sums_sql(&check.spec)),
         db.prepare(checksum_sql(workload::TABLE, check.spec.columns)),
         db.prepare(workload::write_ids_sql()),
+        db.prepare(workload::cache::versions_sql()),
     ];
     if check.drop {
         statements.push(db.prepare(format!("DROP TABLE IF EXISTS {}", workload::TABLE)));
+        statements.push(db.prepare(format!(
+            "DROP TABLE IF EXISTS {}",
+            workload::cache::VERSION_TABLE
+        )));
     }
     let answered = match db.batch(statements).await {
         Ok(answered) => answered,
@@ -268,6 +296,14 @@ pub async fn handle_check(mut req: Request, ctx: RouteContext<()>) -> Result<Res
         .into_iter()
         .map(|w| w.id as u64)
         .collect();
+    let versions = answered[3]
+        .results::<Version>()?
+        .into_iter()
+        .map(|v| RowVersion {
+            id: v.id as u64,
+            version: v.version as u64,
+        })
+        .collect();
     let (Some(sums), Some(checksum)) = (sums.first(), checksums.first()) else {
         return json_error(500, "the table check answered no row", None);
     };
@@ -277,5 +313,6 @@ pub async fn handle_check(mut req: Request, ctx: RouteContext<()>) -> Result<Res
         misplaced: sums.misplaced as u64,
         checksum: *checksum,
         write_ids,
+        versions,
     })
 }

@@ -5,7 +5,9 @@
 //! reconciled with every acknowledged write present exactly once; and the write-contention
 //! smoke profile on local D1 with its baseline: every retry policy at every row rate, single
 //! writes and batches at the same row rate, the writes reconciled exactly once, and the summary
-//! saying the refusal shares are Cloudflare's only.
+//! saying the refusal shares are Cloudflare's only, with its refusal-share charts; and the
+//! cache smoke profile on local D1 with wrangler dev's local KV: both TTLs with hits and
+//! misses, every update the next version of its row, versions reconciled, refused on sqlite.
 //!
 //! One test function on purpose: the runs that start wrangler must not overlap.
 
@@ -306,5 +308,89 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
                 .any(|l| l.contains(op) && l.contains("| none | 400 |")),
             "{op}: {summary}"
         );
+    }
+    // The refusal share against rate, one line per retry policy, for each write operation.
+    for op in ["write", "batch-write"] {
+        for ext in ["png", "svg", "pdf"] {
+            let chart = dir.join(format!("refusals-vs-rate-{op}.{ext}"));
+            assert!(chart.is_file(), "{}", chart.display());
+        }
+    }
+
+    // The KV cache on local D1 (wrangler dev's local KV): no bare-SQLite baseline (SQLite has
+    // no KV), and refused on the sqlite target before anything starts.
+    let refused = xtask(&["run", "cache", "--target", "sqlite", "--profile", "smoke"])
+        .arg("--out")
+        .arg(scratch.path().join("cache-sqlite"))
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused).contains("experiments/cache.toml:")
+            && text(&refused).contains("which target `sqlite` does not have"),
+        "{}",
+        text(&refused)
+    );
+    assert!(!scratch.path().join("cache-sqlite").exists());
+    let dir = run(
+        &["cache", "--profile", "smoke"],
+        &scratch.path().join("cache"),
+        &[],
+    );
+    let rows = check_run(&dir, &["local"]);
+    assert!(rows.iter().all(|r| r["target"] == "local"));
+    for ttl in ["0.5", "2.0"] {
+        let reads: Vec<_> = rows
+            .iter()
+            .filter(|r| r["op"] == "cached-read" && r["ttl_s"] == ttl && r["phase"] == "measure")
+            .collect();
+        // 3 s at 60/s, 80% of them cached reads.
+        assert!((110..=175).contains(&reads.len()), "{ttl}: {}", reads.len());
+        let count = |c: &str| reads.iter().filter(|r| r["cache"] == c).count();
+        assert_eq!(count("hit") + count("miss") + count("expired"), reads.len());
+        // 20 rows read about 40 times a second: each TTL sees hits and misses.
+        assert!(
+            count("hit") > 0 && count("miss") + count("expired") > 0,
+            "{ttl}"
+        );
+        assert!(reads.iter().all(|r| !r["version"].is_empty()
+            && !r["sent_ms"].is_empty()
+            && r["worker_colo"].is_empty()));
+        // A hit does not reach D1; a miss does.
+        assert!(
+            reads
+                .iter()
+                .all(|r| (r["cache"] == "hit") == r["d1_ms"].is_empty())
+        );
+    }
+    // Each update wrote the next version of its row, and was acknowledged.
+    let mut last: HashMap<String, u64> = HashMap::new();
+    let mut updates: Vec<_> = rows.iter().filter(|r| r["op"] == "update").collect();
+    assert!(updates.len() > 20);
+    updates.sort_by(|a, b| {
+        let at = |r: &HashMap<String, String>| r["sent_ms"].parse::<f64>().unwrap();
+        at(a).total_cmp(&at(b))
+    });
+    let mut versions: Vec<(String, u64)> = updates
+        .iter()
+        .map(|r| (r["key"].clone(), r["version"].parse().unwrap()))
+        .collect();
+    versions.sort();
+    for (key, version) in versions {
+        let before = last.insert(key, version).unwrap_or(0);
+        assert_eq!(version, before + 1);
+    }
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("## The cache: hit ratio, latency and staleness per TTL"));
+    for ttl in ["| local | 0.5 | 60 |", "| local | 2 | 60 |"] {
+        assert!(summary.contains(ttl), "{ttl}: {summary}");
+    }
+    for chart in ["hit-ratio-vs-ttl", "staleness-vs-ttl"] {
+        for ext in ["png", "svg", "pdf"] {
+            assert!(
+                dir.join(format!("{chart}.{ext}")).is_file(),
+                "{chart}.{ext}"
+            );
+        }
     }
 }

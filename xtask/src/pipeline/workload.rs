@@ -5,11 +5,12 @@
 //! `results.csv` as it lands; and a final check that every seeded row and every acknowledged
 //! write is present exactly once, after which the table is dropped.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Result, anyhow, bail};
+use d1bench_core::workload::cache::CacheParams;
 use d1bench_core::workload::{
     CheckRequest, FIRST_WRITE_ID, IndexKind, OpRequest, Operation, SeedRequest,
 };
@@ -18,6 +19,7 @@ use d1bench_core::{Outcome, workload};
 use super::exactly_once::{self, Writes};
 use super::load::{self, Done};
 use super::retry::{self, Attempted};
+use super::versions::Versions;
 use super::{Plan, Work};
 use crate::flags;
 use crate::flags::TargetKind;
@@ -36,6 +38,8 @@ struct Expected {
     seeded: u64,
     written: BTreeSet<u64>,
     attempted: BTreeSet<u64>,
+    /// The updates' versions: acknowledged and sent, per row.
+    versions: Versions,
 }
 
 impl Expected {
@@ -70,9 +74,11 @@ pub fn plan(
             flags.experiment()
         );
     }
+    w.check_target(flags.target)?;
     let (profile, spec) = w.profile(flags.profile.as_deref())?;
-    let baseline =
-        (flags.target.runs_the_worker() && !flags.no_baseline).then_some(TargetKind::Sqlite);
+    // A workload through Workers KV has no bare-SQLite baseline: SQLite has no KV.
+    let baseline = (flags.target.runs_the_worker() && !flags.no_baseline && !w.needs_kv())
+        .then_some(TargetKind::Sqlite);
     Ok(Plan {
         work: Work::Workload(w.plan(spec)),
         profile: profile.to_owned(),
@@ -101,8 +107,12 @@ pub fn measure(
         seeded: 0,
         written: BTreeSet::new(),
         attempted: BTreeSet::new(),
+        versions: Versions::default(),
     };
     let mut next_write_id = FIRST_WRITE_ID;
+    let mut next_version = BTreeMap::new();
+    // Each run's KV keys are its own: a local KV namespace persists across runs.
+    let generation = run_generation();
     let mut index: Option<IndexKind> = None;
     let check_row = |when: &str, table_rows: u64, batches, seed_ms, expected: &Expected, drop| {
         let at = Table {
@@ -147,7 +157,12 @@ pub fn measure(
                     Phase::Warmup => plan.warmup_s,
                     Phase::Measure => plan.duration_s,
                 };
-                let jobs = jobs(plan, point, phase, seconds, &mut next_write_id);
+                let mut ids = Ids {
+                    next_write_id: &mut next_write_id,
+                    next_version: &mut next_version,
+                    generation,
+                };
+                let jobs = jobs(plan, point, phase, seconds, &mut ids);
                 if jobs.is_empty() {
                     continue;
                 }
@@ -175,7 +190,13 @@ pub fn measure(
                     &send,
                     &crate::procs::interrupted,
                     |done: Done<Attempted>, (_, job)| {
-                        let row = op_row(experiment, target, point, phase, started_ms, job, done);
+                        let at = At {
+                            point,
+                            phase,
+                            started_ms,
+                            clock,
+                        };
+                        let row = op_row(experiment, target, &at, job, done);
                         lag_max = lag_max.max(row.lag_ms);
                         failed += usize::from(row.outcome != Outcome::Ok);
                         if job.op.writes() {
@@ -183,6 +204,12 @@ pub fn measure(
                         }
                         if row.acknowledged() {
                             expected.written.extend(job.written_ids());
+                        }
+                        if job.op == Operation::Update {
+                            expected.versions.sent(job.key, job.version);
+                            if row.acknowledged() {
+                                expected.versions.acknowledged(job.key, job.version);
+                            }
                         }
                         // Warm-ups are records too: their writes are in the table.
                         totals.add(&row);
@@ -300,6 +327,7 @@ fn check(
     let rows_expected = expected.seeded + (expected.written.len() + landed.len()) as u64;
     let id_sum_expected = workload::id_sum(expected.ids(landed));
     let mut notes = tally.notes();
+    notes.extend(expected.versions.reconcile(&present.versions));
     if present.rows_present != rows_expected {
         notes.push(format!(
             "{} rows present, {rows_expected} expected",
@@ -338,14 +366,34 @@ fn check(
     })
 }
 
+/// The ids and versions the requests take, in plan order across the run.
+struct Ids<'a> {
+    /// The first id of the next insert.
+    next_write_id: &'a mut u64,
+    /// The next version of each row an update touches.
+    next_version: &'a mut BTreeMap<u64, u64>,
+    /// What this run's KV keys start with (with the point's id).
+    generation: u64,
+}
+
+/// A number this run's KV keys start with: the run's start in ms, so that no entry a previous
+/// run left in a persisted local KV namespace answers this run's reads.
+fn run_generation() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+        * 1000
+}
+
 /// The requests of one phase of a point: operations drawn by weight and keys drawn uniformly
-/// from the profile's order seed (the same requests on every target), write ids in order.
+/// from the profile's order seed (the same requests on every target), write ids in order, each
+/// update the next version of its row.
 fn jobs(
     plan: &WorkloadPlan,
     point: &LoadPoint,
     phase: Phase,
     seconds: f64,
-    next_write_id: &mut u64,
+    ids: &mut Ids,
 ) -> Vec<OpRequest> {
     let count = (point.rate * seconds).round() as usize;
     let phase_bit = u64::from(phase == Phase::Measure);
@@ -355,6 +403,11 @@ fn jobs(
             .wrapping_add((point.id as u64) << 1 | phase_bit),
     );
     let size = point.table_rows;
+    let keys = plan.cache_keys.unwrap_or(size).min(size);
+    let cache = point.ttl_s.map(|ttl_s| CacheParams {
+        ttl_s,
+        generation: ids.generation + point.id as u64,
+    });
     (0..count)
         .map(|_| {
             let mut pick = rng.u32(0..100);
@@ -367,13 +420,22 @@ fn jobs(
                     hit
                 })
                 .unwrap_or(&point.ops[point.ops.len() - 1]);
+            let mut version = 0;
             let key = match op.op {
                 Operation::PointRead => rng.u64(1..=size),
+                Operation::CachedRead => rng.u64(1..=keys),
+                Operation::Update => {
+                    let key = rng.u64(1..=keys);
+                    let next = ids.next_version.entry(key).or_insert(1);
+                    version = *next;
+                    *next += 1;
+                    key
+                }
                 Operation::RangeScan => rng.u64(1..=size - op.rows as u64 + 1),
                 Operation::Aggregate => rng.u64(0..plan.spec.groups),
                 Operation::Write | Operation::BatchWrite => {
-                    let first = *next_write_id;
-                    *next_write_id += op.rows as u64;
+                    let first = *ids.next_write_id;
+                    *ids.next_write_id += op.rows as u64;
                     first
                 }
             };
@@ -383,26 +445,43 @@ fn jobs(
                 key,
                 rows: op.rows,
                 preparation: point.preparation,
+                version,
+                cache: cache.filter(|_| op.op == Operation::CachedRead),
             }
         })
         .collect()
+}
+
+/// Where a request ran: its point and phase, when the phase started, the run's clock.
+struct At<'a> {
+    point: &'a LoadPoint,
+    phase: Phase,
+    started_ms: f64,
+    clock: Instant,
 }
 
 /// The record of one request.
 fn op_row(
     experiment: &str,
     target: crate::flags::TargetKind,
-    point: &LoadPoint,
-    phase: Phase,
-    started_ms: f64,
+    at: &At,
     job: &OpRequest,
     done: Done<Attempted>,
 ) -> OpRow {
+    let At {
+        point,
+        phase,
+        started_ms,
+        clock,
+    } = *at;
+    let since = |t: Instant| t.saturating_duration_since(clock).as_secs_f64() * 1000.0;
+    let (sent_ms, answered_ms) = (since(done.sent_at), since(done.answered_at));
     let attempted = done.answer;
     let (answer, target_failed) = match attempted.last.result {
         Ok(answer) => (answer, false),
         Err(e) => (crate::targets::workload::no_answer(e), true),
     };
+    let served = answer.served_by.clone().unwrap_or_default();
     OpRow {
         experiment: experiment.to_owned(),
         target,
@@ -429,13 +508,30 @@ fn op_row(
         outcome: answer.outcome,
         refusal: answer.refusal,
         target_failed,
-        error: answer.error.unwrap_or_default().replace(['\n', '\r'], " "),
+        error: answer
+            .error
+            .clone()
+            .unwrap_or_default()
+            .replace(['\n', '\r'], " "),
         started_ms,
         retry: point.retry.kind,
         attempts: attempted.attempts,
         first_refusal: attempted.first_refusal,
         first_failed: attempted.first_failed,
         retry_wait_ms: attempted.waited_ms,
+        ttl_s: point.ttl_s,
+        cache: answer.cache,
+        version: answer.version,
+        sent_ms: Some(sent_ms),
+        answered_ms: Some(answered_ms),
+        served_by_region: served.region.unwrap_or_default(),
+        served_by_colo: served.colo.unwrap_or_default(),
+        // Locally miniflare makes up a `cf` object (colo `DFW` among it): only Cloudflare's
+        // colo is recorded.
+        worker_colo: match target {
+            TargetKind::Remote => answer.worker_colo.unwrap_or_default(),
+            _ => String::new(),
+        },
     }
 }
 
@@ -444,6 +540,109 @@ mod tests {
     use super::*;
     use crate::studies::workload::Workload;
     use crate::targets::workload::SqliteWorkload;
+
+    /// The measured requests of point `point` for `seconds`, versions counted from 1.
+    fn measure_jobs(
+        plan: &WorkloadPlan,
+        point: usize,
+        seconds: f64,
+        next: &mut u64,
+    ) -> Vec<OpRequest> {
+        let mut versions = BTreeMap::new();
+        let mut ids = Ids {
+            next_write_id: next,
+            next_version: &mut versions,
+            generation: 7000,
+        };
+        jobs(plan, &plan.points[point], Phase::Measure, seconds, &mut ids)
+    }
+
+    const CACHE: &str = r#"
+description = "test"
+[table]
+columns = 4
+row-bytes = 64
+groups = 10
+[[operation]]
+kind = "cached-read"
+weight = 70
+[[operation]]
+kind = "update"
+weight = 30
+[profile.smoke]
+rows = [100]
+cache-keys = 5
+rates = [100]
+ttls-s = [0.5, 30]
+duration-s = 2
+"#;
+
+    /// A cache workload: one point per TTL, reads and updates on the first `cache-keys` rows,
+    /// each update the next version of its row, each point's KV keys its own.
+    #[test]
+    fn cache_requests_take_their_ttl_and_each_update_the_next_version() {
+        let plan = plan(CACHE);
+        assert_eq!(plan.points.len(), 2);
+        assert_eq!(plan.points[1].ttl_s, Some(30.0));
+        let mut next = FIRST_WRITE_ID;
+        let jobs = measure_jobs(&plan, 1, 2.0, &mut next);
+        assert_eq!(next, FIRST_WRITE_ID);
+        let mut last: BTreeMap<u64, u64> = BTreeMap::new();
+        for job in &jobs {
+            assert!((1..=5).contains(&job.key), "{job:?}");
+            job.validate().unwrap();
+            match job.op {
+                Operation::Update => {
+                    let before = last.insert(job.key, job.version).unwrap_or(0);
+                    assert_eq!(job.version, before + 1);
+                }
+                Operation::CachedRead => {
+                    let cache = job.cache.unwrap();
+                    assert_eq!((cache.ttl_s, cache.generation), (30.0, 7002));
+                }
+                other => panic!("{other}"),
+            }
+        }
+        assert!(last.values().sum::<u64>() > 20, "{last:?}");
+    }
+
+    /// Updates on SQLite leave each row's newest version, and the final check reconciles the
+    /// versions against what was acknowledged and sent.
+    #[test]
+    fn updates_reconcile_by_version() {
+        let plan = plan(CACHE);
+        let client = SqliteWorkload::open().unwrap();
+        seed(&client, &plan, 0, 100).unwrap();
+        let mut expected = Expected {
+            seeded: 100,
+            written: BTreeSet::new(),
+            attempted: BTreeSet::new(),
+            versions: Versions::default(),
+        };
+        let mut next = FIRST_WRITE_ID;
+        for job in measure_jobs(&plan, 0, 2.0, &mut next)
+            .iter()
+            .filter(|j| j.op == Operation::Update)
+        {
+            let answer = client.op(job).result.unwrap();
+            assert_eq!(
+                (answer.outcome, answer.changes),
+                (Outcome::Ok, 1),
+                "{answer:?}"
+            );
+            expected.versions.sent(job.key, job.version);
+            expected.versions.acknowledged(job.key, job.version);
+        }
+        let row = check(&client, &plan, &at(100), (1, 0.0), &expected, false).unwrap();
+        assert!(row.reconciled, "{row:?}");
+        // An acknowledged update the table does not hold: caught.
+        expected.versions.acknowledged(3, 1_000);
+        let row = check(&client, &plan, &at(100), (1, 0.0), &expected, true).unwrap();
+        assert!(
+            !row.reconciled && row.note.contains("older version"),
+            "{row:?}"
+        );
+    }
 
     fn plan(source: &str) -> WorkloadPlan {
         let w = Workload::parse("t", std::path::Path::new("t.toml"), source.to_owned()).unwrap();
@@ -487,11 +686,12 @@ duration-s = 0.1
             seeded: 0,
             written: BTreeSet::new(),
             attempted: BTreeSet::new(),
+            versions: Versions::default(),
         };
         assert_eq!(seed(&client, &plan, 0, 100).unwrap(), 1);
         expected.seeded = 100;
         let mut next = FIRST_WRITE_ID;
-        let jobs = jobs(&plan, &plan.points[0], Phase::Measure, 0.1, &mut next);
+        let jobs = measure_jobs(&plan, 0, 0.1, &mut next);
         assert_eq!(jobs.len(), 20);
         for job in &jobs {
             let answer = client.op(job).result.unwrap();
@@ -545,6 +745,8 @@ duration-s = 0.1
             key: 0,
             rows: 1,
             preparation: d1bench_core::workload::Preparation::PerCall,
+            version: 0,
+            cache: None,
         };
         let answer = client.op(&op).result.unwrap();
         assert_eq!(answer.outcome, Outcome::Ok, "{answer:?}");
@@ -556,8 +758,8 @@ duration-s = 0.1
         let plan = plan(FILE);
         let mut a = FIRST_WRITE_ID;
         let mut b = FIRST_WRITE_ID;
-        let first = jobs(&plan, &plan.points[0], Phase::Measure, 10.0, &mut a);
-        let again = jobs(&plan, &plan.points[0], Phase::Measure, 10.0, &mut b);
+        let first = measure_jobs(&plan, 0, 10.0, &mut a);
+        let again = measure_jobs(&plan, 0, 10.0, &mut b);
         assert_eq!(first, again);
         let writes = first.iter().filter(|j| j.op.writes()).count();
         assert!((850..1150).contains(&writes), "{writes} of 2000");

@@ -3,6 +3,7 @@
 //! of the table (`checks.csv`: after each seeding and at the end), each deciding whether it
 //! reconciles.
 
+use d1bench_core::workload::cache::CacheLookup;
 use d1bench_core::workload::{IndexKind, Operation, Preparation};
 use d1bench_core::{Outcome, RefusalKind};
 use serde::{Deserialize, Serialize};
@@ -85,6 +86,30 @@ pub struct OpRow {
     /// Ms waited between attempts.
     #[serde(default)]
     pub retry_wait_ms: f64,
+    /// The cache's TTL in seconds at this point (cache workloads); empty otherwise.
+    #[serde(default)]
+    pub ttl_s: Option<f64>,
+    /// What a cached read found in KV: `hit`, `miss` or `expired` (older than the TTL).
+    #[serde(default)]
+    pub cache: Option<CacheLookup>,
+    /// The row version a cached read returned, or an update wrote.
+    #[serde(default)]
+    pub version: Option<u64>,
+    /// When the request was sent and when its whole answer was in, ms since the run started
+    /// (empty in runs before the cache workload): what orders reads after writes.
+    #[serde(default)]
+    pub sent_ms: Option<f64>,
+    #[serde(default)]
+    pub answered_ms: Option<f64>,
+    /// Where D1 says it ran the statement (`meta.served_by_region` / `served_by_colo`), empty
+    /// where it does not say (locally, and operations whose answer does not carry it).
+    #[serde(default)]
+    pub served_by_region: String,
+    #[serde(default)]
+    pub served_by_colo: String,
+    /// The Cloudflare data centre the Worker ran in (`request.cf.colo`); empty off Cloudflare.
+    #[serde(default)]
+    pub worker_colo: String,
 }
 
 fn one() -> u32 {
