@@ -393,4 +393,58 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
             );
         }
     }
+
+    // The cache through the remote target's lifecycle: the run creates its KV namespace, binds
+    // it in the generated config (the stand-in serves it with wrangler dev's local KV), and
+    // deletes it at the teardown, between the Worker and the database.
+    let log = scratch.path().join("cache-calls.log");
+    let dir = run(
+        &[
+            "cache",
+            "--profile",
+            "smoke",
+            "--target",
+            "remote",
+            "--plan",
+            "paid",
+        ],
+        &scratch.path().join("cache-remote"),
+        &[
+            (
+                "D1BENCH_WRANGLER",
+                project_root()
+                    .join("xtask/tests/stand-in/wrangler")
+                    .to_str()
+                    .unwrap(),
+            ),
+            ("STAND_IN_LOG", log.to_str().unwrap()),
+            ("CLOUDFLARE_API_TOKEN", "fake-api-token-0b1c2d3e4f5a"),
+            ("CLOUDFLARE_ACCOUNT_ID", "stand-in-account"),
+        ],
+    );
+    let rows = check_run(&dir, &["remote"]);
+    assert!(
+        rows.iter()
+            .any(|r| r["op"] == "cached-read" && r["cache"] == "hit")
+    );
+    let calls: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(" | ").next().unwrap().to_owned())
+        .collect();
+    let name = run_toml(&dir)["remote"]["name"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let at = |call: String| calls.iter().position(|c| *c == call);
+    let created = at(format!("kv namespace create {name}")).expect("no namespace created");
+    let deleted = at(format!("kv namespace delete {name} --skip-confirmation"))
+        .expect("the namespace was not deleted");
+    let deployed = calls.iter().position(|c| c.starts_with("deploy ")).unwrap();
+    let worker_deleted = at(format!("delete --name {name} --force")).unwrap();
+    let database_deleted = at(format!("d1 delete {name} --skip-confirmation")).unwrap();
+    assert!(
+        created < deployed && worker_deleted < deleted && deleted < database_deleted,
+        "{calls:?}"
+    );
 }
