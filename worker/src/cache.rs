@@ -1,17 +1,18 @@
 //! The Worker's side of the cache workload: `cached-read` (a point read through a Workers KV
 //! read-through cache with a TTL kept by the entry, see `d1bench_core::workload::cache`) and
-//! `update` (a row's version bumped in D1, the cache left alone). Both run their D1 statement
-//! through the JS binding directly, so D1's `meta.served_by_region` / `served_by_colo` (which
-//! the worker crate's `D1ResultMeta` drops) reach the answer.
+//! `update` (a row's version bumped in D1, the cache left alone). Their D1 statements are
+//! prepared as the operation asks (reused or per call) and run through `raw.rs`, so D1's
+//! `served_by_region` / `served_by_colo` reach the answer.
 
 use d1bench_core::workload::cache::{CacheLookup, KV_BINDING, update_sql};
 use d1bench_core::workload::{self, OpRequest, OpResult, Operation};
-use d1bench_core::{Outcome, ServedBy};
+use d1bench_core::{Outcome, Value};
 use js_sys::Date;
 use serde::{Deserialize, Serialize};
-use wasm_bindgen::{JsCast, JsValue};
-use worker::wasm_bindgen_futures::JsFuture;
 use worker::{D1Database, Env};
+
+use crate::raw::{self, Answered};
+use crate::workload::{bind, statement};
 
 /// What a KV entry of the cache holds: the row, its version and when it was cached.
 #[derive(Serialize, Deserialize)]
@@ -22,76 +23,6 @@ struct CacheEntry {
     cached_at_ms: f64,
     /// The row as D1 answered it.
     row: serde_json::Value,
-}
-
-/// D1's answer to one statement, read from the JS objects.
-struct Answered {
-    rows: Vec<serde_json::Value>,
-    changes: usize,
-    d1_ms: Option<f64>,
-    rows_read: Option<u64>,
-    rows_written: Option<u64>,
-    served_by: Option<ServedBy>,
-}
-
-/// A failure's text: D1's message with its cause, as `crate::error_text` writes it.
-fn js_error_text(error: JsValue) -> String {
-    match error.dyn_into::<js_sys::Error>() {
-        Ok(e) => {
-            let message = String::from(e.message());
-            match e.cause().dyn_into::<js_sys::Error>() {
-                Ok(cause) => {
-                    let cause = String::from(cause.message());
-                    if message.contains(&cause) {
-                        message
-                    } else {
-                        format!("{message} (cause: {cause})")
-                    }
-                }
-                Err(_) => message,
-            }
-        }
-        Err(other) => other
-            .as_string()
-            .unwrap_or_else(|| "an error that is not an Error".to_owned()),
-    }
-}
-
-/// Runs `sql` with `params` through `statement.all()` of the JS binding.
-async fn all(db: &D1Database, sql: &str, params: &[JsValue]) -> Result<Answered, String> {
-    let statement = db.prepare(sql);
-    let statement = statement.bind(params).map_err(|e| e.to_string())?;
-    let promise = statement.inner().all().map_err(js_error_text)?;
-    let result: worker::worker_sys::D1Result = JsFuture::from(promise)
-        .await
-        .map_err(js_error_text)?
-        .unchecked_into();
-    let rows = match result.results().map_err(js_error_text)? {
-        Some(rows) => rows
-            .iter()
-            .map(|row| {
-                let text: String = js_sys::JSON::stringify(&row).map_err(js_error_text)?.into();
-                serde_json::from_str(&text).map_err(|e| e.to_string())
-            })
-            .collect::<Result<Vec<serde_json::Value>, String>>()?,
-        None => Vec::new(),
-    };
-    let meta = result.meta().map_err(js_error_text)?;
-    let get = |key: &str| js_sys::Reflect::get(&meta, &JsValue::from_str(key)).ok();
-    let number = |key: &str| get(key).and_then(|v| v.as_f64());
-    let served_by = ServedBy {
-        region: get("served_by_region").and_then(|v| v.as_string()),
-        colo: get("served_by_colo").and_then(|v| v.as_string()),
-    };
-    let reported = served_by.region.is_some() || served_by.colo.is_some();
-    Ok(Answered {
-        rows,
-        changes: number("changes").map_or(0, |n| n as usize),
-        d1_ms: number("duration"),
-        rows_read: number("rows_read").map(|n| n as u64),
-        rows_written: number("rows_written").map(|n| n as u64),
-        served_by: reported.then_some(served_by),
-    })
 }
 
 /// The answer of an operation that failed with `text`.
@@ -139,10 +70,14 @@ pub async fn perform(env: &Env, db: &D1Database, op: &OpRequest) -> OpResult {
     match op.op {
         Operation::Update => {
             let params = [
-                JsValue::from_f64(op.key as f64),
-                JsValue::from_f64(op.version as f64),
+                Value::Integer(op.key as i64),
+                Value::Integer(op.version as i64),
             ];
-            match all(db, &update_sql(), &params).await {
+            let bound = match bind(statement(db, &update_sql(), op.preparation), &params) {
+                Ok(bound) => bound,
+                Err(e) => return failed(crate::error_text(&e), elapsed(), None),
+            };
+            match raw::run(&bound).await {
                 Ok(a) => answered(a, elapsed(), None, op.version),
                 Err(e) => failed(e, elapsed(), None),
             }
@@ -184,7 +119,12 @@ async fn cached_read(env: &Env, db: &D1Database, op: &OpRequest, opened: f64) ->
         None => CacheLookup::Miss,
     };
     let sql = workload::read_sql(Operation::CachedRead, 1).expect("a cached read has SQL");
-    let read = match all(db, &sql, &[JsValue::from_f64(op.key as f64)]).await {
+    let key_value = [Value::Integer(op.key as i64)];
+    let bound = match bind(statement(db, &sql, op.preparation), &key_value) {
+        Ok(bound) => bound,
+        Err(e) => return failed(crate::error_text(&e), elapsed(), Some(lookup)),
+    };
+    let read = match raw::all(&bound).await {
         Ok(read) => read,
         Err(e) => return failed(e, elapsed(), Some(lookup)),
     };

@@ -21,6 +21,7 @@ use worker::{D1Database, D1Result, Env, Request, Response, Result, RouteContext,
 
 mod cache;
 mod probe;
+mod raw;
 mod rung;
 mod workload;
 

@@ -2,7 +2,8 @@
 //! one batch of its rows, generated here from the seed), `/workload/index` (leave one secondary
 //! index), `/workload/op` (one operation, timed inside its own invocation, with D1's `meta`) and
 //! `/workload/check` (count, sums and content checksum of the table; dropped when asked). The
-//! SQL comes from `d1bench_core::workload`, never from the request.
+//! SQL comes from `d1bench_core::workload`, never from the request. Operations run through the
+//! JS binding (`raw.rs`) so D1's `served_by_region` / `served_by_colo` reach the answer.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -16,8 +17,9 @@ use d1bench_core::{Checksum, Outcome, Value};
 use js_sys::Date;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use worker::{D1Database, D1PreparedStatement, D1Result, Request, Response, Result, RouteContext};
+use worker::{D1Database, D1PreparedStatement, Request, Response, Result, RouteContext};
 
+use crate::raw::{self, Answered};
 use crate::{BINDING, error_text, json_error, prepare};
 
 thread_local! {
@@ -125,35 +127,26 @@ pub async fn handle_op(mut req: Request, ctx: RouteContext<()>) -> Result<Respon
     let answered = perform(&db, &op).await;
     let inside_ms = Date::now() - opened;
     let result = match answered {
-        Ok((results, rows_returned)) => {
-            let metas: Vec<_> = results.iter().map(|r| r.meta().ok().flatten()).collect();
-            let sum = |f: fn(&worker::D1ResultMeta) -> Option<usize>| -> Option<u64> {
-                metas
-                    .iter()
-                    .map(|m| m.as_ref().and_then(f).map(|v| v as u64))
-                    .sum()
-            };
+        Ok((answers, rows_returned)) => {
+            let sum =
+                |f: fn(&Answered) -> Option<u64>| -> Option<u64> { answers.iter().map(f).sum() };
             OpResult {
                 outcome: Outcome::Ok,
                 refusal: None,
                 error: None,
                 rows_returned,
-                changes: sum(|m| m.changes).unwrap_or(0) as usize,
+                changes: answers.iter().map(|a| a.changes).sum(),
                 inside_ms,
-                d1_ms: metas
-                    .iter()
-                    .map(|m| m.as_ref().and_then(|m| m.duration))
-                    .sum(),
-                rows_read: sum(|m| m.rows_read),
-                rows_written: sum(|m| m.rows_written),
-                served_by: None,
+                d1_ms: answers.iter().map(|a| a.d1_ms).sum(),
+                rows_read: sum(|a| a.rows_read),
+                rows_written: sum(|a| a.rows_written),
+                served_by: raw::served_by(&answers),
                 cache: None,
                 version: None,
                 worker_colo,
             }
         }
-        Err(e) => {
-            let text = error_text(&e);
+        Err(text) => {
             let (outcome, refusal) = d1bench_core::ladder::classify(Some(&text));
             OpResult {
                 outcome,
@@ -176,7 +169,11 @@ pub async fn handle_op(mut req: Request, ctx: RouteContext<()>) -> Result<Respon
 }
 
 /// The statement for `sql`, from the isolate's cache or prepared now.
-fn statement(db: &D1Database, sql: &str, preparation: Preparation) -> D1PreparedStatement {
+pub(crate) fn statement(
+    db: &D1Database,
+    sql: &str,
+    preparation: Preparation,
+) -> D1PreparedStatement {
     match preparation {
         Preparation::PerCall => db.prepare(sql),
         Preparation::Reuse => PREPARED.with(|cache| {
@@ -189,7 +186,10 @@ fn statement(db: &D1Database, sql: &str, preparation: Preparation) -> D1Prepared
     }
 }
 
-fn bind(statement: D1PreparedStatement, values: &[Value]) -> Result<D1PreparedStatement> {
+pub(crate) fn bind(
+    statement: D1PreparedStatement,
+    values: &[Value],
+) -> Result<D1PreparedStatement> {
     let params: Vec<wasm_bindgen::JsValue> = values
         .iter()
         .map(|v| match v {
@@ -200,16 +200,21 @@ fn bind(statement: D1PreparedStatement, values: &[Value]) -> Result<D1PreparedSt
     statement.bind(&params)
 }
 
-/// Runs the operation: D1's answers, and the rows the reads returned.
-async fn perform(db: &D1Database, op: &OpRequest) -> Result<(Vec<D1Result>, usize)> {
+/// Runs the operation through the JS binding ([`raw`]): D1's answers, and the rows the reads
+/// returned; or the error's text.
+async fn perform(
+    db: &D1Database,
+    op: &OpRequest,
+) -> std::result::Result<(Vec<Answered>, usize), String> {
     let key = Value::Integer(op.key as i64);
     match op.op {
         Operation::PointRead | Operation::RangeScan | Operation::Aggregate => {
             let sql = workload::read_sql(op.op, op.rows).expect("a read has SQL");
-            let bound = bind(statement(db, &sql, op.preparation), &[key])?;
-            let result = bound.all().await?;
-            let rows = result.results::<serde_json::Value>()?.len();
-            Ok((vec![result], rows))
+            let bound =
+                bind(statement(db, &sql, op.preparation), &[key]).map_err(|e| error_text(&e))?;
+            let answer = raw::all(&bound).await?;
+            let rows = answer.rows.len();
+            Ok((vec![answer], rows))
         }
         Operation::Write | Operation::BatchWrite => {
             let generator = op.spec.generator();
@@ -222,18 +227,18 @@ async fn perform(db: &D1Database, op: &OpRequest) -> Result<(Vec<D1Result>, usiz
                         &op.spec.row(&generator, id),
                     )
                 })
-                .collect::<Result<Vec<_>>>()?;
-            let results = if op.op == Operation::Write {
-                vec![statements[0].run().await?]
+                .collect::<Result<Vec<_>>>()
+                .map_err(|e| error_text(&e))?;
+            let answers = if op.op == Operation::Write {
+                vec![raw::run(&statements[0]).await?]
             } else {
-                db.batch(statements).await?
+                raw::batch(db, statements).await?
             };
-            Ok((results, 0))
+            Ok((answers, 0))
         }
-        Operation::CachedRead | Operation::Update => Err(worker::Error::RustError(format!(
-            "`{}` runs in the cache module",
-            op.op
-        ))),
+        Operation::CachedRead | Operation::Update => {
+            Err(format!("`{}` runs in the cache module", op.op))
+        }
     }
 }
 

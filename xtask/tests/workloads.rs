@@ -356,6 +356,10 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
         assert!(reads.iter().all(|r| !r["version"].is_empty()
             && !r["sent_ms"].is_empty()
             && r["worker_colo"].is_empty()));
+        // Local D1 says nowhere where it served, and miniflare's made-up colo is not recorded.
+        assert!(reads.iter().all(|r| r["served_by_region"].is_empty()
+            && r["served_by_colo"].is_empty()
+            && r["worker_colo"].is_empty()));
         // A hit does not reach D1; a miss does.
         assert!(
             reads

@@ -237,3 +237,36 @@ impl Record for CheckRow {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `results.csv` written before the cache workload (no TTL, cache, version, times,
+    /// served-by or colo columns) still reads, each new column empty.
+    #[test]
+    fn results_before_the_cache_columns_still_read() {
+        let path = crate::paths::project_root()
+            .join("xtask/tests/golden/workload-results-before-cache.csv");
+        let rows: Vec<OpRow> = crate::records::csv::read(&path).unwrap();
+        assert_eq!(rows.len(), 1);
+        let row = &rows[0];
+        assert_eq!((row.op, row.outcome), (Operation::Write, Outcome::Ok));
+        assert!(row.acknowledged());
+        assert_eq!(
+            (
+                row.ttl_s,
+                row.cache,
+                row.version,
+                row.sent_ms,
+                row.answered_ms
+            ),
+            (None, None, None, None, None)
+        );
+        assert!(
+            row.served_by_region.is_empty()
+                && row.served_by_colo.is_empty()
+                && row.worker_colo.is_empty()
+        );
+    }
+}
