@@ -386,6 +386,22 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
     }
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(summary.contains("## The cache: hit ratio, latency and staleness per TTL"));
+    // A stale read was served from an entry cached after the D1 read that preceded the newer
+    // update's acknowledgement, and entries answer only while younger than the TTL: no read is
+    // stale by more than the TTL (local KV is consistent at once; a few ms of clock slack).
+    for line in summary
+        .lines()
+        .filter(|l| l.starts_with("| local | ") && l.contains("· max "))
+    {
+        let ttl_ms: f64 = line.split(" | ").nth(1).unwrap().parse::<f64>().unwrap() * 1000.0;
+        if let Some(max) = line.split("· max ").nth(1) {
+            let max: f64 = max.split(' ').next().unwrap().parse().unwrap();
+            assert!(
+                max <= ttl_ms + 50.0,
+                "stale by {max} ms at a TTL of {ttl_ms} ms: {line}"
+            );
+        }
+    }
     for ttl in ["| local | 0.5 | 60 |", "| local | 2 | 60 |"] {
         assert!(summary.contains(ttl), "{ttl}: {summary}");
     }
