@@ -20,6 +20,9 @@ use crate::probe::{Outcome, ServedBy};
 use crate::refusal::RefusalKind;
 use crate::sql::Statement;
 
+pub mod cache;
+use cache::{CacheLookup, CacheParams};
+
 /// The workload's table.
 pub const TABLE: &str = "wl";
 
@@ -55,15 +58,23 @@ pub enum Operation {
     Write,
     /// One `db.batch()` of N single-row `INSERT`s (one transaction).
     BatchWrite,
+    /// A point read through a Workers KV read-through cache: the row from KV when cached
+    /// within the TTL, else from D1 with its version, then put into KV (see [`cache`]).
+    CachedRead,
+    /// One row's version bumped in D1 (`wl_ver`), the cache left as it is: the write a cached
+    /// read may not see yet.
+    Update,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 5] = [
+    pub const ALL: [Operation; 7] = [
         Operation::PointRead,
         Operation::RangeScan,
         Operation::Aggregate,
         Operation::Write,
         Operation::BatchWrite,
+        Operation::CachedRead,
+        Operation::Update,
     ];
 
     pub fn name(self) -> &'static str {
@@ -73,11 +84,27 @@ impl Operation {
             Operation::Aggregate => "aggregate",
             Operation::Write => "write",
             Operation::BatchWrite => "batch-write",
+            Operation::CachedRead => "cached-read",
+            Operation::Update => "update",
         }
     }
 
+    /// Whether it changes the database (and is retried, acknowledged and reconciled as a write).
     pub fn writes(self) -> bool {
+        matches!(
+            self,
+            Operation::Write | Operation::BatchWrite | Operation::Update
+        )
+    }
+
+    /// Whether it inserts new rows (with ids from [`FIRST_WRITE_ID`]).
+    pub fn inserts(self) -> bool {
         matches!(self, Operation::Write | Operation::BatchWrite)
+    }
+
+    /// Whether it needs a Workers KV namespace.
+    pub fn needs_kv(self) -> bool {
+        self == Operation::CachedRead
     }
 }
 
@@ -255,7 +282,9 @@ pub fn create_table(spec: &TableSpec) -> Vec<String> {
         sql.push_str(&format!(", c{j} {}", column_type(j).sql()));
     }
     sql.push(')');
-    vec![format!("DROP TABLE IF EXISTS {TABLE}"), sql]
+    let mut all = vec![format!("DROP TABLE IF EXISTS {TABLE}"), sql];
+    all.extend(cache::create_version_table());
+    all
 }
 
 /// `INSERT INTO wl (id, k, c0, …) VALUES (?, …), …` for `rows` rows.
@@ -315,7 +344,8 @@ pub fn read_sql(op: Operation, range_rows: usize) -> Option<String> {
         Operation::Aggregate => Some(format!(
             "SELECT count(*) AS n, total(c2) AS s FROM {TABLE} WHERE k = ?"
         )),
-        Operation::Write | Operation::BatchWrite => None,
+        Operation::CachedRead => Some(cache::versioned_read_sql()),
+        Operation::Write | Operation::BatchWrite | Operation::Update => None,
     }
 }
 
@@ -377,6 +407,12 @@ pub struct OpRequest {
     /// Rows of a range scan, or of a batched write; 1 otherwise.
     pub rows: usize,
     pub preparation: Preparation,
+    /// The version an update writes (from 1, per row, in the plan's order); 0 otherwise.
+    #[serde(default)]
+    pub version: u64,
+    /// A cached read's TTL and KV key generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheParams>,
 }
 
 impl OpRequest {
@@ -388,8 +424,17 @@ impl OpRequest {
                 self.rows
             ));
         }
-        if self.op.writes() && self.key < FIRST_WRITE_ID {
+        if self.op.inserts() && self.key < FIRST_WRITE_ID {
             return Err(format!("writes take ids from {FIRST_WRITE_ID}"));
+        }
+        match (self.op, &self.cache) {
+            (Operation::CachedRead, Some(cache)) => cache.check()?,
+            (Operation::CachedRead, None) => return Err("a cached read needs its TTL".into()),
+            (_, Some(_)) => return Err(format!("`{}` does not go through the cache", self.op)),
+            (_, None) => {}
+        }
+        if self.op == Operation::Update && self.version == 0 {
+            return Err("an update writes a version from 1".into());
         }
         Ok(())
     }
@@ -425,6 +470,15 @@ pub struct OpResult {
     pub rows_written: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served_by: Option<ServedBy>,
+    /// What a cached read found in KV.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheLookup>,
+    /// The row version a cached read returned, or an update wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
+    /// The Cloudflare data centre the Worker ran in (`request.cf.colo`); none locally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_colo: Option<String>,
 }
 
 /// `POST /workload/check`: count and checksum the table (and drop it, when `drop`).
@@ -433,6 +487,14 @@ pub struct OpResult {
 pub struct CheckRequest {
     pub spec: TableSpec,
     pub drop: bool,
+}
+
+/// One row's version at the end, as [`cache::versions_sql`] answers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RowVersion {
+    pub id: u64,
+    pub version: u64,
 }
 
 /// The SELECT of the table check's sums: rows, `sum(id)` modulo a prime below 2^53 (so it stays
@@ -465,6 +527,9 @@ pub struct CheckResult {
     /// what the exactly-once reconciliation of the writes compares with their acknowledgements.
     #[serde(default)]
     pub write_ids: Vec<u64>,
+    /// Every row's version in `wl_ver`, ascending by id: what the updates left.
+    #[serde(default)]
+    pub versions: Vec<RowVersion>,
 }
 
 /// The SELECT of the ids the writes left: [`CheckResult::write_ids`].
@@ -473,68 +538,4 @@ pub fn write_ids_sql() -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec(columns: usize) -> TableSpec {
-        TableSpec {
-            columns,
-            row_bytes: 200,
-            seed: 1,
-            groups: 100,
-        }
-    }
-
-    #[test]
-    fn seed_statements_stay_within_the_bound_parameter_limit() {
-        for columns in [3, 8, 20, 98] {
-            let s = spec(columns);
-            let to = s.seed_batch_rows() as u64;
-            let statements = seed_statements(&s, 1, to);
-            assert!(statements.len() <= MAX_SEED_STATEMENTS, "{columns}");
-            assert_eq!(
-                statements.iter().map(|st| st.rows).sum::<usize>(),
-                to as usize
-            );
-            for st in &statements {
-                assert!(st.params.len() <= MAX_BOUND_PARAMETERS, "{columns}");
-                assert_eq!(st.params.len(), st.rows * (columns + KEY_COLUMNS));
-                assert!(st.sql.len() <= crate::limits::MAX_STATEMENT_BYTES);
-            }
-        }
-    }
-
-    #[test]
-    fn tables_a_workload_cannot_use_are_refused() {
-        assert!(spec(2).check().is_err());
-        assert!(spec(99).check().is_err());
-        assert!(
-            TableSpec {
-                row_bytes: 1000,
-                ..spec(98)
-            }
-            .check()
-            .is_ok()
-        );
-        assert!(
-            TableSpec {
-                groups: 0,
-                ..spec(8)
-            }
-            .check()
-            .is_err()
-        );
-    }
-
-    #[test]
-    fn rows_and_checksums_follow_the_ids() {
-        let s = spec(4);
-        let g = s.generator();
-        let row = s.row(&g, 7);
-        assert_eq!(row[0], Value::Integer(7));
-        assert_eq!(row[1], Value::Integer(7));
-        assert_eq!(row[2..], g.row(6)[..]);
-        assert_ne!(s.expected_checksum([1, 2]), s.expected_checksum([1, 3]));
-        assert_eq!(id_sum([1, 2, 3]), 6);
-    }
-}
+mod tests;

@@ -9,7 +9,8 @@
 //! their own so that their cost never reaches the probe's clocks or its query budget. All need
 //! `Authorization: Bearer <BENCH_TOKEN>`. The SQL comes from the shared planner, never from the
 //! request. `POST /rung` runs one step of a ladder rung (see `rung.rs`); `POST /workload/*` seeds,
-//! indexes, loads and checks a workload's table (see `workload.rs`).
+//! indexes, loads and checks a workload's table (see `workload.rs`; the KV cache's
+//! operations in `cache.rs`).
 
 use d1bench_core::sql::{self, Statement};
 use d1bench_core::{Checksum, ProbeRequest, ServedBy, SetupResult, Value, VerifyResult};
@@ -18,7 +19,9 @@ use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::{D1Database, D1Result, Env, Request, Response, Result, RouteContext, Router, event};
 
+mod cache;
 mod probe;
+mod raw;
 mod rung;
 mod workload;
 

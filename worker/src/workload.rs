@@ -2,7 +2,8 @@
 //! one batch of its rows, generated here from the seed), `/workload/index` (leave one secondary
 //! index), `/workload/op` (one operation, timed inside its own invocation, with D1's `meta`) and
 //! `/workload/check` (count, sums and content checksum of the table; dropped when asked). The
-//! SQL comes from `d1bench_core::workload`, never from the request.
+//! SQL comes from `d1bench_core::workload`, never from the request. Operations run through the
+//! JS binding (`raw.rs`) so D1's `served_by_region` / `served_by_colo` reach the answer.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -10,14 +11,15 @@ use std::collections::HashMap;
 use d1bench_core::checksum::checksum_sql;
 use d1bench_core::workload::{
     self, CheckRequest, CheckResult, IndexRequest, OpRequest, OpResult, Operation, Preparation,
-    SeedRequest, SeedResult,
+    RowVersion, SeedRequest, SeedResult,
 };
 use d1bench_core::{Checksum, Outcome, Value};
 use js_sys::Date;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use worker::{D1Database, D1PreparedStatement, D1Result, Request, Response, Result, RouteContext};
+use worker::{D1Database, D1PreparedStatement, Request, Response, Result, RouteContext};
 
+use crate::raw::{self, Answered};
 use crate::{BINDING, error_text, json_error, prepare};
 
 thread_local! {
@@ -115,36 +117,36 @@ pub async fn handle_op(mut req: Request, ctx: RouteContext<()>) -> Result<Respon
         return json_error(400, &format!("invalid operation: {e}"), None);
     }
     let db = ctx.env.d1(BINDING)?;
+    let worker_colo = req.cf().map(|cf| cf.colo());
+    if matches!(op.op, Operation::CachedRead | Operation::Update) {
+        let mut result = crate::cache::perform(&ctx.env, &db, &op).await;
+        result.worker_colo = worker_colo;
+        return Response::from_json(&result);
+    }
     let opened = Date::now();
     let answered = perform(&db, &op).await;
     let inside_ms = Date::now() - opened;
     let result = match answered {
-        Ok((results, rows_returned)) => {
-            let metas: Vec<_> = results.iter().map(|r| r.meta().ok().flatten()).collect();
-            let sum = |f: fn(&worker::D1ResultMeta) -> Option<usize>| -> Option<u64> {
-                metas
-                    .iter()
-                    .map(|m| m.as_ref().and_then(f).map(|v| v as u64))
-                    .sum()
-            };
+        Ok((answers, rows_returned)) => {
+            let sum =
+                |f: fn(&Answered) -> Option<u64>| -> Option<u64> { answers.iter().map(f).sum() };
             OpResult {
                 outcome: Outcome::Ok,
                 refusal: None,
                 error: None,
                 rows_returned,
-                changes: sum(|m| m.changes).unwrap_or(0) as usize,
+                changes: answers.iter().map(|a| a.changes).sum(),
                 inside_ms,
-                d1_ms: metas
-                    .iter()
-                    .map(|m| m.as_ref().and_then(|m| m.duration))
-                    .sum(),
-                rows_read: sum(|m| m.rows_read),
-                rows_written: sum(|m| m.rows_written),
-                served_by: None,
+                d1_ms: answers.iter().map(|a| a.d1_ms).sum(),
+                rows_read: sum(|a| a.rows_read),
+                rows_written: sum(|a| a.rows_written),
+                served_by: raw::served_by(&answers),
+                cache: None,
+                version: None,
+                worker_colo,
             }
         }
-        Err(e) => {
-            let text = error_text(&e);
+        Err(text) => {
             let (outcome, refusal) = d1bench_core::ladder::classify(Some(&text));
             OpResult {
                 outcome,
@@ -157,6 +159,9 @@ pub async fn handle_op(mut req: Request, ctx: RouteContext<()>) -> Result<Respon
                 rows_read: None,
                 rows_written: None,
                 served_by: None,
+                cache: None,
+                version: None,
+                worker_colo,
             }
         }
     };
@@ -164,7 +169,11 @@ pub async fn handle_op(mut req: Request, ctx: RouteContext<()>) -> Result<Respon
 }
 
 /// The statement for `sql`, from the isolate's cache or prepared now.
-fn statement(db: &D1Database, sql: &str, preparation: Preparation) -> D1PreparedStatement {
+pub(crate) fn statement(
+    db: &D1Database,
+    sql: &str,
+    preparation: Preparation,
+) -> D1PreparedStatement {
     match preparation {
         Preparation::PerCall => db.prepare(sql),
         Preparation::Reuse => PREPARED.with(|cache| {
@@ -177,7 +186,10 @@ fn statement(db: &D1Database, sql: &str, preparation: Preparation) -> D1Prepared
     }
 }
 
-fn bind(statement: D1PreparedStatement, values: &[Value]) -> Result<D1PreparedStatement> {
+pub(crate) fn bind(
+    statement: D1PreparedStatement,
+    values: &[Value],
+) -> Result<D1PreparedStatement> {
     let params: Vec<wasm_bindgen::JsValue> = values
         .iter()
         .map(|v| match v {
@@ -188,16 +200,21 @@ fn bind(statement: D1PreparedStatement, values: &[Value]) -> Result<D1PreparedSt
     statement.bind(&params)
 }
 
-/// Runs the operation: D1's answers, and the rows the reads returned.
-async fn perform(db: &D1Database, op: &OpRequest) -> Result<(Vec<D1Result>, usize)> {
+/// Runs the operation through the JS binding ([`raw`]): D1's answers, and the rows the reads
+/// returned; or the error's text.
+async fn perform(
+    db: &D1Database,
+    op: &OpRequest,
+) -> std::result::Result<(Vec<Answered>, usize), String> {
     let key = Value::Integer(op.key as i64);
     match op.op {
         Operation::PointRead | Operation::RangeScan | Operation::Aggregate => {
             let sql = workload::read_sql(op.op, op.rows).expect("a read has SQL");
-            let bound = bind(statement(db, &sql, op.preparation), &[key])?;
-            let result = bound.all().await?;
-            let rows = result.results::<serde_json::Value>()?.len();
-            Ok((vec![result], rows))
+            let bound =
+                bind(statement(db, &sql, op.preparation), &[key]).map_err(|e| error_text(&e))?;
+            let answer = raw::all(&bound).await?;
+            let rows = answer.rows.len();
+            Ok((vec![answer], rows))
         }
         Operation::Write | Operation::BatchWrite => {
             let generator = op.spec.generator();
@@ -210,13 +227,17 @@ async fn perform(db: &D1Database, op: &OpRequest) -> Result<(Vec<D1Result>, usiz
                         &op.spec.row(&generator, id),
                     )
                 })
-                .collect::<Result<Vec<_>>>()?;
-            let results = if op.op == Operation::Write {
-                vec![statements[0].run().await?]
+                .collect::<Result<Vec<_>>>()
+                .map_err(|e| error_text(&e))?;
+            let answers = if op.op == Operation::Write {
+                vec![raw::run(&statements[0]).await?]
             } else {
-                db.batch(statements).await?
+                raw::batch(db, statements).await?
             };
-            Ok((results, 0))
+            Ok((answers, 0))
+        }
+        Operation::CachedRead | Operation::Update => {
+            Err(format!("`{}` runs in the cache module", op.op))
         }
     }
 }
@@ -235,6 +256,13 @@ struct WriteId {
     id: f64,
 }
 
+/// A row of [`workload::cache::versions_sql`].
+#[derive(Deserialize)]
+struct Version {
+    id: f64,
+    version: f64,
+}
+
 /// `POST /workload/check`: rows, sums and the content checksum, in one batch (and the table
 /// dropped after them, when asked).
 pub async fn handle_check(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
@@ -247,9 +275,14 @@ pub async fn handle_check(mut req: Request, ctx: RouteContext<()>) -> Result<Res
         db.prepare(workload::sums_sql(&check.spec)),
         db.prepare(checksum_sql(workload::TABLE, check.spec.columns)),
         db.prepare(workload::write_ids_sql()),
+        db.prepare(workload::cache::versions_sql()),
     ];
     if check.drop {
         statements.push(db.prepare(format!("DROP TABLE IF EXISTS {}", workload::TABLE)));
+        statements.push(db.prepare(format!(
+            "DROP TABLE IF EXISTS {}",
+            workload::cache::VERSION_TABLE
+        )));
     }
     let answered = match db.batch(statements).await {
         Ok(answered) => answered,
@@ -268,6 +301,14 @@ pub async fn handle_check(mut req: Request, ctx: RouteContext<()>) -> Result<Res
         .into_iter()
         .map(|w| w.id as u64)
         .collect();
+    let versions = answered[3]
+        .results::<Version>()?
+        .into_iter()
+        .map(|v| RowVersion {
+            id: v.id as u64,
+            version: v.version as u64,
+        })
+        .collect();
     let (Some(sums), Some(checksum)) = (sums.first(), checksums.first()) else {
         return json_error(500, "the table check answered no row", None);
     };
@@ -277,5 +318,6 @@ pub async fn handle_check(mut req: Request, ctx: RouteContext<()>) -> Result<Res
         misplaced: sums.misplaced as u64,
         checksum: *checksum,
         write_ids,
+        versions,
     })
 }

@@ -211,6 +211,7 @@ fn a_failed_setup_deletes_what_it_made_and_no_token_leaks() {
         calls(&log),
         [
             format!("d1 create {name} --location enam"),
+            format!("kv namespace create {name}"),
             format!(
                 "deploy --config {}",
                 project_root()
@@ -228,6 +229,7 @@ fn a_failed_setup_deletes_what_it_made_and_no_token_leaks() {
                     .display()
             ),
             format!("delete --name {name} --force"),
+            format!("kv namespace delete {name} --skip-confirmation"),
             format!("d1 delete {name} --skip-confirmation"),
         ]
     );
@@ -359,9 +361,10 @@ fn an_interrupt_during_deploy_still_deletes_everything() {
         "an interrupted run exits with 130"
     );
     assert_eq!(
-        calls(&log)[2..],
+        calls(&log)[3..],
         [
             format!("delete --name {name} --force"),
+            format!("kv namespace delete {name} --skip-confirmation"),
             format!("d1 delete {name} --skip-confirmation"),
         ]
     );
@@ -396,10 +399,10 @@ fn clean_remote_finds_leftovers_by_their_tag() {
     assert!(output.status.success(), "{stderr}");
     assert!(
         stderr
-            .contains("would delete: Worker and D1 database d1bench-run-gh7-20261129t235502z-aaaa"),
+            .contains("would delete: Worker, KV namespace and D1 database d1bench-run-gh7-20261129t235502z-aaaa"),
         "{stderr}"
     );
-    assert_eq!(calls(&log), ["d1 list --json"]);
+    assert_eq!(calls(&log), ["d1 list --json", "kv namespace list"]);
 
     std::fs::remove_file(&log).unwrap();
     let output = xtask(&["clean-remote", "--tag", "gh7"], &log, &env)
@@ -411,7 +414,9 @@ fn clean_remote_finds_leftovers_by_their_tag() {
         calls(&log),
         [
             "d1 list --json".to_owned(),
+            "kv namespace list".to_owned(),
             format!("delete --name {name} --force"),
+            format!("kv namespace delete {name} --skip-confirmation"),
             format!("d1 delete {name} --skip-confirmation"),
         ]
     );
@@ -463,17 +468,30 @@ fn remote_smoke(name: &str) -> (PathBuf, Vec<String>, tempfile::TempDir) {
     let calls = calls(&log);
     let verbs: Vec<&str> = calls
         .iter()
-        .map(|c| c.split_whitespace().take(2).collect::<Vec<_>>())
+        .map(|c| c.split_whitespace().take(3).collect::<Vec<_>>())
         .map(|w| match w.as_slice() {
-            ["d1", "create"] => "create",
-            ["deploy", _] => "deploy",
-            ["secret", "put"] => "secret",
-            ["delete", _] => "delete",
-            ["d1", "delete"] => "d1-delete",
+            ["d1", "create", ..] => "create",
+            ["kv", "namespace", "create"] => "kv-create",
+            ["deploy", ..] => "deploy",
+            ["secret", "put", ..] => "secret",
+            ["delete", ..] => "delete",
+            ["kv", "namespace", "delete"] => "kv-delete",
+            ["d1", "delete", ..] => "d1-delete",
             _ => "other",
         })
         .collect();
-    assert_eq!(verbs, ["create", "deploy", "secret", "delete", "d1-delete"]);
+    assert_eq!(
+        verbs,
+        [
+            "create",
+            "kv-create",
+            "deploy",
+            "secret",
+            "delete",
+            "kv-delete",
+            "d1-delete"
+        ]
+    );
     // The stand-in's wrangler dev (and its workerd) are gone with the teardown.
     let name = record["remote"]["name"].as_str().unwrap().to_owned();
     let left = processes_mentioning(&name);

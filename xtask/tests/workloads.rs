@@ -5,7 +5,9 @@
 //! reconciled with every acknowledged write present exactly once; and the write-contention
 //! smoke profile on local D1 with its baseline: every retry policy at every row rate, single
 //! writes and batches at the same row rate, the writes reconciled exactly once, and the summary
-//! saying the refusal shares are Cloudflare's only.
+//! saying the refusal shares are Cloudflare's only, with its refusal-share charts; and the
+//! cache smoke profile on local D1 with wrangler dev's local KV: both TTLs with hits and
+//! misses, every update the next version of its row, versions reconciled, refused on sqlite.
 //!
 //! One test function on purpose: the runs that start wrangler must not overlap.
 
@@ -307,4 +309,162 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
             "{op}: {summary}"
         );
     }
+    // The refusal share against rate, one line per retry policy, for each write operation.
+    for op in ["write", "batch-write"] {
+        for ext in ["png", "svg", "pdf"] {
+            let chart = dir.join(format!("refusals-vs-rate-{op}.{ext}"));
+            assert!(chart.is_file(), "{}", chart.display());
+        }
+    }
+
+    // The KV cache on local D1 (wrangler dev's local KV): no bare-SQLite baseline (SQLite has
+    // no KV), and refused on the sqlite target before anything starts.
+    let refused = xtask(&["run", "cache", "--target", "sqlite", "--profile", "smoke"])
+        .arg("--out")
+        .arg(scratch.path().join("cache-sqlite"))
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused).contains("experiments/cache.toml:")
+            && text(&refused).contains("which target `sqlite` does not have"),
+        "{}",
+        text(&refused)
+    );
+    assert!(!scratch.path().join("cache-sqlite").exists());
+    let dir = run(
+        &["cache", "--profile", "smoke"],
+        &scratch.path().join("cache"),
+        &[],
+    );
+    let rows = check_run(&dir, &["local"]);
+    assert!(rows.iter().all(|r| r["target"] == "local"));
+    for ttl in ["0.5", "2.0"] {
+        let reads: Vec<_> = rows
+            .iter()
+            .filter(|r| r["op"] == "cached-read" && r["ttl_s"] == ttl && r["phase"] == "measure")
+            .collect();
+        // 3 s at 60/s, 80% of them cached reads.
+        assert!((110..=175).contains(&reads.len()), "{ttl}: {}", reads.len());
+        let count = |c: &str| reads.iter().filter(|r| r["cache"] == c).count();
+        assert_eq!(count("hit") + count("miss") + count("expired"), reads.len());
+        // 20 rows read about 40 times a second: each TTL sees hits and misses.
+        assert!(
+            count("hit") > 0 && count("miss") + count("expired") > 0,
+            "{ttl}"
+        );
+        assert!(reads.iter().all(|r| !r["version"].is_empty()
+            && !r["sent_ms"].is_empty()
+            && r["worker_colo"].is_empty()));
+        // Local D1 says nowhere where it served, and miniflare's made-up colo is not recorded.
+        assert!(reads.iter().all(|r| r["served_by_region"].is_empty()
+            && r["served_by_colo"].is_empty()
+            && r["worker_colo"].is_empty()));
+        // A hit does not reach D1; a miss does.
+        assert!(
+            reads
+                .iter()
+                .all(|r| (r["cache"] == "hit") == r["d1_ms"].is_empty())
+        );
+    }
+    // Each update wrote the next version of its row, and was acknowledged.
+    let mut last: HashMap<String, u64> = HashMap::new();
+    let mut updates: Vec<_> = rows.iter().filter(|r| r["op"] == "update").collect();
+    assert!(updates.len() > 20);
+    updates.sort_by(|a, b| {
+        let at = |r: &HashMap<String, String>| r["sent_ms"].parse::<f64>().unwrap();
+        at(a).total_cmp(&at(b))
+    });
+    let mut versions: Vec<(String, u64)> = updates
+        .iter()
+        .map(|r| (r["key"].clone(), r["version"].parse().unwrap()))
+        .collect();
+    versions.sort();
+    for (key, version) in versions {
+        let before = last.insert(key, version).unwrap_or(0);
+        assert_eq!(version, before + 1);
+    }
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("## The cache: hit ratio, latency and staleness per TTL"));
+    // A stale read was served from an entry cached after the D1 read that preceded the newer
+    // update's acknowledgement, and entries answer only while younger than the TTL: no read is
+    // stale by more than the TTL (local KV is consistent at once; a few ms of clock slack).
+    for line in summary
+        .lines()
+        .filter(|l| l.starts_with("| local | ") && l.contains("· max "))
+    {
+        let ttl_ms: f64 = line.split(" | ").nth(1).unwrap().parse::<f64>().unwrap() * 1000.0;
+        if let Some(max) = line.split("· max ").nth(1) {
+            let max: f64 = max.split(' ').next().unwrap().parse().unwrap();
+            assert!(
+                max <= ttl_ms + 50.0,
+                "stale by {max} ms at a TTL of {ttl_ms} ms: {line}"
+            );
+        }
+    }
+    for ttl in ["| local | 0.5 | 60 |", "| local | 2 | 60 |"] {
+        assert!(summary.contains(ttl), "{ttl}: {summary}");
+    }
+    for chart in ["hit-ratio-vs-ttl", "staleness-vs-ttl"] {
+        for ext in ["png", "svg", "pdf"] {
+            assert!(
+                dir.join(format!("{chart}.{ext}")).is_file(),
+                "{chart}.{ext}"
+            );
+        }
+    }
+
+    // The cache through the remote target's lifecycle: the run creates its KV namespace, binds
+    // it in the generated config (the stand-in serves it with wrangler dev's local KV), and
+    // deletes it at the teardown, between the Worker and the database.
+    let log = scratch.path().join("cache-calls.log");
+    let dir = run(
+        &[
+            "cache",
+            "--profile",
+            "smoke",
+            "--target",
+            "remote",
+            "--plan",
+            "paid",
+        ],
+        &scratch.path().join("cache-remote"),
+        &[
+            (
+                "D1BENCH_WRANGLER",
+                project_root()
+                    .join("xtask/tests/stand-in/wrangler")
+                    .to_str()
+                    .unwrap(),
+            ),
+            ("STAND_IN_LOG", log.to_str().unwrap()),
+            ("CLOUDFLARE_API_TOKEN", "fake-api-token-0b1c2d3e4f5a"),
+            ("CLOUDFLARE_ACCOUNT_ID", "stand-in-account"),
+        ],
+    );
+    let rows = check_run(&dir, &["remote"]);
+    assert!(
+        rows.iter()
+            .any(|r| r["op"] == "cached-read" && r["cache"] == "hit")
+    );
+    let calls: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(" | ").next().unwrap().to_owned())
+        .collect();
+    let name = run_toml(&dir)["remote"]["name"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let at = |call: String| calls.iter().position(|c| *c == call);
+    let created = at(format!("kv namespace create {name}")).expect("no namespace created");
+    let deleted = at(format!("kv namespace delete {name} --skip-confirmation"))
+        .expect("the namespace was not deleted");
+    let deployed = calls.iter().position(|c| c.starts_with("deploy ")).unwrap();
+    let worker_deleted = at(format!("delete --name {name} --force")).unwrap();
+    let database_deleted = at(format!("d1 delete {name} --skip-confirmation")).unwrap();
+    assert!(
+        created < deployed && worker_deleted < deleted && deleted < database_deleted,
+        "{calls:?}"
+    );
 }

@@ -24,6 +24,10 @@ pub struct Done<T> {
     pub latency_ms: f64,
     /// Ms from sent to the whole answer.
     pub service_ms: f64,
+    /// When it was sent and when its whole answer was in: what orders a read after a write
+    /// across requests (the staleness of a cached read).
+    pub sent_at: Instant,
+    pub answered_at: Instant,
     pub answer: T,
 }
 
@@ -78,6 +82,8 @@ pub fn open_loop<J: Sync, T: Send>(
                         lag_ms: ms(sent_at.saturating_duration_since(due)),
                         latency_ms: ms(answered.saturating_duration_since(due)),
                         service_ms: ms(answered - sent_at),
+                        sent_at,
+                        answered_at: answered,
                         answer,
                     };
                     if done_tx.send(done).is_err() {

@@ -25,6 +25,7 @@ pub mod progress;
 pub mod resume;
 pub mod retry;
 pub mod sweep;
+pub mod versions;
 pub mod workload;
 
 use std::collections::{BTreeSet, HashSet};

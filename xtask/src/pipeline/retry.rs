@@ -86,6 +86,8 @@ mod tests {
             key: FIRST_WRITE_ID,
             rows: 1,
             preparation: Preparation::Reuse,
+            version: 0,
+            cache: None,
         }
     }
 

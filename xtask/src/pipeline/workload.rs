@@ -5,11 +5,12 @@
 //! `results.csv` as it lands; and a final check that every seeded row and every acknowledged
 //! write is present exactly once, after which the table is dropped.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Result, anyhow, bail};
+use d1bench_core::workload::cache::CacheParams;
 use d1bench_core::workload::{
     CheckRequest, FIRST_WRITE_ID, IndexKind, OpRequest, Operation, SeedRequest,
 };
@@ -18,6 +19,7 @@ use d1bench_core::{Outcome, workload};
 use super::exactly_once::{self, Writes};
 use super::load::{self, Done};
 use super::retry::{self, Attempted};
+use super::versions::Versions;
 use super::{Plan, Work};
 use crate::flags;
 use crate::flags::TargetKind;
@@ -36,6 +38,8 @@ struct Expected {
     seeded: u64,
     written: BTreeSet<u64>,
     attempted: BTreeSet<u64>,
+    /// The updates' versions: acknowledged and sent, per row.
+    versions: Versions,
 }
 
 impl Expected {
@@ -70,9 +74,11 @@ pub fn plan(
             flags.experiment()
         );
     }
+    w.check_target(flags.target)?;
     let (profile, spec) = w.profile(flags.profile.as_deref())?;
-    let baseline =
-        (flags.target.runs_the_worker() && !flags.no_baseline).then_some(TargetKind::Sqlite);
+    // A workload through Workers KV has no bare-SQLite baseline: SQLite has no KV.
+    let baseline = (flags.target.runs_the_worker() && !flags.no_baseline && !w.needs_kv())
+        .then_some(TargetKind::Sqlite);
     Ok(Plan {
         work: Work::Workload(w.plan(spec)),
         profile: profile.to_owned(),
@@ -101,8 +107,12 @@ pub fn measure(
         seeded: 0,
         written: BTreeSet::new(),
         attempted: BTreeSet::new(),
+        versions: Versions::default(),
     };
     let mut next_write_id = FIRST_WRITE_ID;
+    let mut next_version = BTreeMap::new();
+    // Each run's KV keys are its own: a local KV namespace persists across runs.
+    let generation = run_generation();
     let mut index: Option<IndexKind> = None;
     let check_row = |when: &str, table_rows: u64, batches, seed_ms, expected: &Expected, drop| {
         let at = Table {
@@ -147,7 +157,12 @@ pub fn measure(
                     Phase::Warmup => plan.warmup_s,
                     Phase::Measure => plan.duration_s,
                 };
-                let jobs = jobs(plan, point, phase, seconds, &mut next_write_id);
+                let mut ids = Ids {
+                    next_write_id: &mut next_write_id,
+                    next_version: &mut next_version,
+                    generation,
+                };
+                let jobs = jobs(plan, point, phase, seconds, &mut ids);
                 if jobs.is_empty() {
                     continue;
                 }
@@ -175,7 +190,13 @@ pub fn measure(
                     &send,
                     &crate::procs::interrupted,
                     |done: Done<Attempted>, (_, job)| {
-                        let row = op_row(experiment, target, point, phase, started_ms, job, done);
+                        let at = At {
+                            point,
+                            phase,
+                            started_ms,
+                            clock,
+                        };
+                        let row = op_row(experiment, target, &at, job, done);
                         lag_max = lag_max.max(row.lag_ms);
                         failed += usize::from(row.outcome != Outcome::Ok);
                         if job.op.writes() {
@@ -183,6 +204,12 @@ pub fn measure(
                         }
                         if row.acknowledged() {
                             expected.written.extend(job.written_ids());
+                        }
+                        if job.op == Operation::Update {
+                            expected.versions.sent(job.key, job.version);
+                            if row.acknowledged() {
+                                expected.versions.acknowledged(job.key, job.version);
+                            }
                         }
                         // Warm-ups are records too: their writes are in the table.
                         totals.add(&row);
@@ -300,6 +327,7 @@ fn check(
     let rows_expected = expected.seeded + (expected.written.len() + landed.len()) as u64;
     let id_sum_expected = workload::id_sum(expected.ids(landed));
     let mut notes = tally.notes();
+    notes.extend(expected.versions.reconcile(&present.versions));
     if present.rows_present != rows_expected {
         notes.push(format!(
             "{} rows present, {rows_expected} expected",
@@ -338,14 +366,34 @@ fn check(
     })
 }
 
+/// The ids and versions the requests take, in plan order across the run.
+struct Ids<'a> {
+    /// The first id of the next insert.
+    next_write_id: &'a mut u64,
+    /// The next version of each row an update touches.
+    next_version: &'a mut BTreeMap<u64, u64>,
+    /// What this run's KV keys start with (with the point's id).
+    generation: u64,
+}
+
+/// A number this run's KV keys start with: the run's start in ms, so that no entry a previous
+/// run left in a persisted local KV namespace answers this run's reads.
+fn run_generation() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+        * 1000
+}
+
 /// The requests of one phase of a point: operations drawn by weight and keys drawn uniformly
-/// from the profile's order seed (the same requests on every target), write ids in order.
+/// from the profile's order seed (the same requests on every target), write ids in order, each
+/// update the next version of its row.
 fn jobs(
     plan: &WorkloadPlan,
     point: &LoadPoint,
     phase: Phase,
     seconds: f64,
-    next_write_id: &mut u64,
+    ids: &mut Ids,
 ) -> Vec<OpRequest> {
     let count = (point.rate * seconds).round() as usize;
     let phase_bit = u64::from(phase == Phase::Measure);
@@ -355,6 +403,11 @@ fn jobs(
             .wrapping_add((point.id as u64) << 1 | phase_bit),
     );
     let size = point.table_rows;
+    let keys = plan.cache_keys.unwrap_or(size).min(size);
+    let cache = point.ttl_s.map(|ttl_s| CacheParams {
+        ttl_s,
+        generation: ids.generation + point.id as u64,
+    });
     (0..count)
         .map(|_| {
             let mut pick = rng.u32(0..100);
@@ -367,13 +420,22 @@ fn jobs(
                     hit
                 })
                 .unwrap_or(&point.ops[point.ops.len() - 1]);
+            let mut version = 0;
             let key = match op.op {
                 Operation::PointRead => rng.u64(1..=size),
+                Operation::CachedRead => rng.u64(1..=keys),
+                Operation::Update => {
+                    let key = rng.u64(1..=keys);
+                    let next = ids.next_version.entry(key).or_insert(1);
+                    version = *next;
+                    *next += 1;
+                    key
+                }
                 Operation::RangeScan => rng.u64(1..=size - op.rows as u64 + 1),
                 Operation::Aggregate => rng.u64(0..plan.spec.groups),
                 Operation::Write | Operation::BatchWrite => {
-                    let first = *next_write_id;
-                    *next_write_id += op.rows as u64;
+                    let first = *ids.next_write_id;
+                    *ids.next_write_id += op.rows as u64;
                     first
                 }
             };
@@ -383,26 +445,43 @@ fn jobs(
                 key,
                 rows: op.rows,
                 preparation: point.preparation,
+                version,
+                cache: cache.filter(|_| op.op == Operation::CachedRead),
             }
         })
         .collect()
+}
+
+/// Where a request ran: its point and phase, when the phase started, the run's clock.
+struct At<'a> {
+    point: &'a LoadPoint,
+    phase: Phase,
+    started_ms: f64,
+    clock: Instant,
 }
 
 /// The record of one request.
 fn op_row(
     experiment: &str,
     target: crate::flags::TargetKind,
-    point: &LoadPoint,
-    phase: Phase,
-    started_ms: f64,
+    at: &At,
     job: &OpRequest,
     done: Done<Attempted>,
 ) -> OpRow {
+    let At {
+        point,
+        phase,
+        started_ms,
+        clock,
+    } = *at;
+    let since = |t: Instant| t.saturating_duration_since(clock).as_secs_f64() * 1000.0;
+    let (sent_ms, answered_ms) = (since(done.sent_at), since(done.answered_at));
     let attempted = done.answer;
     let (answer, target_failed) = match attempted.last.result {
         Ok(answer) => (answer, false),
         Err(e) => (crate::targets::workload::no_answer(e), true),
     };
+    let served = answer.served_by.clone().unwrap_or_default();
     OpRow {
         experiment: experiment.to_owned(),
         target,
@@ -429,143 +508,28 @@ fn op_row(
         outcome: answer.outcome,
         refusal: answer.refusal,
         target_failed,
-        error: crate::records::error_text::recorded(&answer.error.unwrap_or_default()),
+        error: crate::records::error_text::recorded(&answer.error.clone().unwrap_or_default()),
         started_ms,
         retry: point.retry.kind,
         attempts: attempted.attempts,
         first_refusal: attempted.first_refusal,
         first_failed: attempted.first_failed,
         retry_wait_ms: attempted.waited_ms,
+        ttl_s: point.ttl_s,
+        cache: answer.cache,
+        version: answer.version,
+        sent_ms: Some(sent_ms),
+        answered_ms: Some(answered_ms),
+        served_by_region: served.region.unwrap_or_default(),
+        served_by_colo: served.colo.unwrap_or_default(),
+        // Locally miniflare makes up a `cf` object (colo `DFW` among it): only Cloudflare's
+        // colo is recorded.
+        worker_colo: match target {
+            TargetKind::Remote => answer.worker_colo.unwrap_or_default(),
+            _ => String::new(),
+        },
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::studies::workload::Workload;
-    use crate::targets::workload::SqliteWorkload;
-
-    fn plan(source: &str) -> WorkloadPlan {
-        let w = Workload::parse("t", std::path::Path::new("t.toml"), source.to_owned()).unwrap();
-        let (_, profile) = w.profile(Some("smoke")).unwrap();
-        w.plan(profile)
-    }
-
-    const FILE: &str = r#"
-description = "test"
-[table]
-columns = 4
-row-bytes = 64
-groups = 10
-[[operation]]
-kind = "point-read"
-weight = 50
-[[operation]]
-kind = "batch-write"
-rows = 3
-weight = 50
-[profile.smoke]
-rows = [100, 250]
-rates = [200]
-duration-s = 0.1
-"#;
-
-    fn at(table_rows: u64) -> Table<'static> {
-        Table {
-            experiment: "t",
-            target: TargetKind::Sqlite,
-            when: "x",
-            table_rows,
-        }
-    }
-
-    #[test]
-    fn seeded_and_written_rows_reconcile_and_a_lost_row_does_not() {
-        let plan = plan(FILE);
-        let client = SqliteWorkload::open().unwrap();
-        let mut expected = Expected {
-            seeded: 0,
-            written: BTreeSet::new(),
-            attempted: BTreeSet::new(),
-        };
-        assert_eq!(seed(&client, &plan, 0, 100).unwrap(), 1);
-        expected.seeded = 100;
-        let mut next = FIRST_WRITE_ID;
-        let jobs = jobs(&plan, &plan.points[0], Phase::Measure, 0.1, &mut next);
-        assert_eq!(jobs.len(), 20);
-        for job in &jobs {
-            let answer = client.op(job).result.unwrap();
-            assert_eq!(answer.outcome, Outcome::Ok, "{answer:?}");
-            if job.op == Operation::BatchWrite {
-                assert_eq!(answer.changes, 3);
-                expected.written.extend(job.written_ids());
-            } else {
-                assert_eq!(answer.rows_returned, 1);
-            }
-        }
-        assert!(!expected.written.is_empty());
-        let row = check(&client, &plan, &at(100), (1, 0.0), &expected, false).unwrap();
-        assert!(row.reconciled, "{row:?}");
-        // A write the table holds but no one acknowledged: caught.
-        let lost = expected.written.pop_last().unwrap();
-        let row = check(&client, &plan, &at(100), (1, 0.0), &expected, false).unwrap();
-        assert!(!row.reconciled);
-        expected.written.insert(lost);
-        // The same number of rows, another id: caught by the id sum.
-        let db = client
-            .check(&CheckRequest {
-                spec: plan.spec,
-                drop: false,
-            })
-            .unwrap();
-        assert_eq!(db.rows_present, 100 + expected.written.len() as u64);
-        // Growing to the next size keeps every row.
-        assert_eq!(seed(&client, &plan, 100, 250).unwrap(), 1);
-        expected.seeded = 250;
-        let row = check(&client, &plan, &at(250), (1, 0.0), &expected, true).unwrap();
-        assert!(row.reconciled, "{row:?}");
-    }
-
-    /// A group's integers summed in index order through the covering index: `sum` overflowed
-    /// there at 2.1M rows (running sums of sorted values up to 2^53 leave 64 bits); `total`
-    /// does not.
-    #[test]
-    fn the_aggregate_does_not_overflow_through_the_covering_index() {
-        let plan = plan(
-            &FILE
-                .replace("groups = 10", "groups = 1")
-                .replace("rows = [100, 250]", "rows = [100, 4000]"),
-        );
-        let client = SqliteWorkload::open().unwrap();
-        seed(&client, &plan, 0, 20000).unwrap();
-        client.index(IndexKind::Covering).unwrap();
-        let op = OpRequest {
-            spec: plan.spec,
-            op: Operation::Aggregate,
-            key: 0,
-            rows: 1,
-            preparation: d1bench_core::workload::Preparation::PerCall,
-        };
-        let answer = client.op(&op).result.unwrap();
-        assert_eq!(answer.outcome, Outcome::Ok, "{answer:?}");
-        assert_eq!(answer.rows_returned, 1);
-    }
-
-    #[test]
-    fn the_requests_are_the_same_on_every_run_and_follow_the_weights() {
-        let plan = plan(FILE);
-        let mut a = FIRST_WRITE_ID;
-        let mut b = FIRST_WRITE_ID;
-        let first = jobs(&plan, &plan.points[0], Phase::Measure, 10.0, &mut a);
-        let again = jobs(&plan, &plan.points[0], Phase::Measure, 10.0, &mut b);
-        assert_eq!(first, again);
-        let writes = first.iter().filter(|j| j.op.writes()).count();
-        assert!((850..1150).contains(&writes), "{writes} of 2000");
-        assert!(
-            first
-                .iter()
-                .all(|j| j.op.writes() || (1..=100).contains(&j.key))
-        );
-        assert_eq!(a - FIRST_WRITE_ID, 3 * writes as u64);
-    }
-}
+mod tests;

@@ -3,6 +3,7 @@
 //! of the table (`checks.csv`: after each seeding and at the end), each deciding whether it
 //! reconciles.
 
+use d1bench_core::workload::cache::CacheLookup;
 use d1bench_core::workload::{IndexKind, Operation, Preparation};
 use d1bench_core::{Outcome, RefusalKind};
 use serde::{Deserialize, Serialize};
@@ -85,6 +86,30 @@ pub struct OpRow {
     /// Ms waited between attempts.
     #[serde(default)]
     pub retry_wait_ms: f64,
+    /// The cache's TTL in seconds at this point (cache workloads); empty otherwise.
+    #[serde(default)]
+    pub ttl_s: Option<f64>,
+    /// What a cached read found in KV: `hit`, `miss` or `expired` (older than the TTL).
+    #[serde(default)]
+    pub cache: Option<CacheLookup>,
+    /// The row version a cached read returned, or an update wrote.
+    #[serde(default)]
+    pub version: Option<u64>,
+    /// When the request was sent and when its whole answer was in, ms since the run started
+    /// (empty in runs before the cache workload): what orders reads after writes.
+    #[serde(default)]
+    pub sent_ms: Option<f64>,
+    #[serde(default)]
+    pub answered_ms: Option<f64>,
+    /// Where D1 says it ran the statement (`meta.served_by_region` / `served_by_colo`), empty
+    /// where it does not say (locally, and operations whose answer does not carry it).
+    #[serde(default)]
+    pub served_by_region: String,
+    #[serde(default)]
+    pub served_by_colo: String,
+    /// The Cloudflare data centre the Worker ran in (`request.cf.colo`); empty off Cloudflare.
+    #[serde(default)]
+    pub worker_colo: String,
 }
 
 fn one() -> u32 {
@@ -210,5 +235,38 @@ impl Record for CheckRow {
                 ", NOT reconciled"
             }
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `results.csv` written before the cache workload (no TTL, cache, version, times,
+    /// served-by or colo columns) still reads, each new column empty.
+    #[test]
+    fn results_before_the_cache_columns_still_read() {
+        let path = crate::paths::project_root()
+            .join("xtask/tests/golden/workload-results-before-cache.csv");
+        let rows: Vec<OpRow> = crate::records::csv::read(&path).unwrap();
+        assert_eq!(rows.len(), 1);
+        let row = &rows[0];
+        assert_eq!((row.op, row.outcome), (Operation::Write, Outcome::Ok));
+        assert!(row.acknowledged());
+        assert_eq!(
+            (
+                row.ttl_s,
+                row.cache,
+                row.version,
+                row.sent_ms,
+                row.answered_ms
+            ),
+            (None, None, None, None, None)
+        );
+        assert!(
+            row.served_by_region.is_empty()
+                && row.served_by_colo.is_empty()
+                && row.worker_colo.is_empty()
+        );
     }
 }

@@ -28,6 +28,8 @@ pub struct Key {
     pub op: Operation,
     pub rate: f64,
     pub retry: RetryKind,
+    /// The cache's TTL, seconds (cache workloads).
+    pub ttl_s: Option<f64>,
 }
 
 impl Key {
@@ -40,6 +42,7 @@ impl Key {
             op: row.op,
             rate: row.rate,
             retry: row.retry,
+            ttl_s: row.ttl_s,
         }
     }
     #[allow(clippy::type_complexity)]
@@ -53,6 +56,7 @@ impl Key {
         Operation,
         RetryKind,
         u64,
+        u64,
     ) {
         (
             self.target,
@@ -61,6 +65,7 @@ impl Key {
             self.preparation,
             self.op,
             self.retry,
+            self.ttl_s.map_or(0, f64::to_bits),
             self.rate.to_bits(),
         )
     }

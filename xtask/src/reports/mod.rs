@@ -5,6 +5,7 @@
 //! same code serves `cargo xtask run` at its end, `cargo xtask plot` and `cargo xtask report`,
 //! so they cannot disagree.
 
+pub mod cache;
 pub mod charts;
 pub mod claims;
 pub mod clocks;
@@ -19,6 +20,7 @@ pub mod parity;
 pub mod points;
 pub mod provenance;
 pub mod quantiles;
+pub mod staleness;
 pub mod stats;
 pub mod summary;
 pub mod workload;

@@ -154,7 +154,10 @@ pub fn latency_table(stats: &[OpStats]) -> String {
                 crate::studies::workload::RetryKind::None => s.key.preparation.to_string(),
                 retry => format!("{}, retry {retry}", s.key.preparation),
             },
-            s.key.op,
+            match s.key.ttl_s {
+                Some(ttl) => format!("{} (TTL {ttl} s)", s.key.op),
+                None => s.key.op.to_string(),
+            },
             s.key.rate,
             s.n,
             s.ok,
@@ -236,6 +239,7 @@ pub fn markdown(
     record: &RunRecord,
     stats: &[OpStats],
     checks: &[CheckRow],
+    cache: &[super::cache::TtlStats],
     charts: &[super::charts::Drawn],
 ) -> String {
     let mut out = format!("# {}\n\n", title(record));
@@ -327,6 +331,7 @@ pub fn markdown(
         }
     }
     out.push_str(&super::contention::section(stats));
+    out.push_str(&super::cache::section(cache));
     let answers = answers(stats);
     if !answers.is_empty() {
         out.push_str(
@@ -376,10 +381,17 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
     let stats = stats(&rows);
     let summary: Vec<SummaryRow> = stats.iter().map(summary_row).collect();
     csv::write(&run_dir.summary_csv(), &summary)?;
-    let drawn = super::charts::workload::render(&run_dir.path, &stats, titles)?;
+    let cache = super::cache::stats(&rows);
+    let mut drawn = super::charts::workload::render(&run_dir.path, &stats, titles)?;
+    drawn.extend(super::charts::cache::render(&run_dir.path, &cache, titles)?);
+    drawn.extend(super::charts::cache::render_refusals(
+        &run_dir.path,
+        &stats,
+        titles,
+    )?);
     std::fs::write(
         run_dir.summary_md(),
-        markdown(record, &stats, &checks, &drawn),
+        markdown(record, &stats, &checks, &cache, &drawn),
     )
     .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
     let mut tables = format!(
@@ -394,6 +406,10 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
     let answers = answers(&stats);
     if !answers.is_empty() {
         tables.push_str(&format!("read-path claims:\n{}", answers_table(&answers)));
+    }
+    let cache = super::cache::section(&cache);
+    if !cache.is_empty() {
+        tables.push_str(cache.trim_start());
     }
     Ok(Rendered {
         charts: drawn.into_iter().flat_map(super::chart_files).collect(),
@@ -441,6 +457,14 @@ mod tests {
             first_refusal: None,
             first_failed: false,
             retry_wait_ms: 0.0,
+            ttl_s: None,
+            cache: None,
+            version: None,
+            sent_ms: None,
+            answered_ms: None,
+            served_by_region: String::new(),
+            served_by_colo: String::new(),
+            worker_colo: String::new(),
         }
     }
 

@@ -17,6 +17,7 @@ use toml::Spanned;
 
 use super::files::{NonEmpty, Profiles, located};
 
+mod cache;
 mod plan;
 pub mod retry;
 pub use plan::{LoadPoint, PlannedOp, WorkloadPlan};
@@ -135,6 +136,12 @@ pub struct WorkloadProfile {
     /// counts in its latency and in the generator's lag.
     #[serde(default = "default_in_flight")]
     pub max_in_flight: Spanned<usize>,
+    /// The cache's TTLs in seconds, each a series of its own (workloads with `cached-read`).
+    #[serde(default)]
+    pub ttls_s: Option<NonEmpty<Spanned<f64>>>,
+    /// The rows cached reads and updates pick from, `1..=cache-keys` (default: the table).
+    #[serde(default)]
+    pub cache_keys: Option<Spanned<u64>>,
 }
 
 fn default_seed() -> u64 {
@@ -402,6 +409,7 @@ impl Workload {
                 ),
             ));
         }
+        self.check_cache(profile)?;
         let in_flight = *profile.max_in_flight.get_ref();
         if !(1..=MAX_IN_FLIGHT).contains(&in_flight) {
             return Err(self.error_at(
@@ -511,13 +519,19 @@ impl Workload {
             Mix::Weighted => vec![ops],
             Mix::EachAlone => ops.into_iter().map(|o| vec![o]).collect(),
         };
+        let ttls: Vec<Option<f64>> = profile.ttls_s.as_ref().map_or(vec![None], |l| {
+            l.0.iter().map(|t| Some(*t.get_ref())).collect()
+        });
         let mut points = Vec::new();
         for &table_rows in &sizes {
             for &index in &indexes {
                 for &preparation in &preparations {
                     for group in &groups {
                         for &retry in &retries {
-                            for rate in &profile.rates.0 {
+                            for (&ttl_s, rate) in ttls
+                                .iter()
+                                .flat_map(|t| profile.rates.0.iter().map(move |r| (t, r)))
+                            {
                                 points.push(LoadPoint {
                                     id: points.len() + 1,
                                     table_rows,
@@ -530,6 +544,7 @@ impl Workload {
                                     ),
                                     ops: group.clone(),
                                     retry,
+                                    ttl_s,
                                 });
                             }
                         }
@@ -546,6 +561,7 @@ impl Workload {
             warmup_s: profile.warmup_s.as_ref().map_or(0.0, |w| *w.get_ref()),
             order_seed: profile.order_seed,
             max_in_flight: *profile.max_in_flight.get_ref(),
+            cache_keys: profile.cache_keys.as_ref().map(|k| *k.get_ref()),
         }
     }
 }

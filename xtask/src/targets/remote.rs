@@ -227,8 +227,9 @@ fn wait_until_answering(client: &WorkerClient, url: &str) -> Result<Health> {
     }
 }
 
-/// Deletes the Workers and databases named (or, with no names, every database whose name has
-/// the prefix of `tag`'s runs, with the Worker of the same name). Returns the names handled.
+/// Deletes the Workers, KV namespaces and databases named (or, with no names, every database and
+/// KV namespace whose name has the prefix of `tag`'s runs, with the Worker of the same name).
+/// Returns the names handled.
 pub fn clean(
     wrangler: &Arc<Wrangler>,
     names: &[String],
@@ -243,10 +244,19 @@ pub fn clean(
             .map(|db| db.name)
             .filter(|name| name.starts_with(&prefix))
             .collect();
+        // A namespace whose database is gone (a teardown cut short between the two) too.
+        let answer = wrangler.run(&Step::ListKvNamespaces)?;
+        found.extend(
+            answers::parse_kv_namespace_list(&answer.stdout)?
+                .into_iter()
+                .map(|ns| ns.title)
+                .filter(|title| title.starts_with(&prefix)),
+        );
         found.sort();
+        found.dedup();
         if found.is_empty() {
             wrangler.say(&format!(
-                "nothing to clean: no D1 database is named {prefix}*"
+                "nothing to clean: no D1 database or KV namespace is named {prefix}*"
             ));
         }
         found
@@ -265,7 +275,7 @@ pub fn clean(
     };
     for name in &names {
         wrangler.say(&format!(
-            "{}: Worker and D1 database {name}",
+            "{}: Worker, KV namespace and D1 database {name}",
             if dry_run { "would delete" } else { "deleting" }
         ));
     }

@@ -1,17 +1,23 @@
 //! The Worker as a session, wherever it runs: `wrangler dev` on this machine ([`super::local`])
 //! or deployed to Cloudflare ([`super::remote`]); either way every probe and rung goes over HTTP
-//! ([`super::http`]) to its own invocation.
+//! ([`super::http`]) to its own invocation. Where D1 says it served the verifications and the
+//! workload operations goes into the run record.
 
 use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use d1bench_core::ladder::{FinishResult, PrepareResult, RungRequest, RungResult, Step};
+use d1bench_core::workload::{
+    CheckRequest, CheckResult, IndexKind, OpRequest, OpResult, SeedRequest, SeedResult,
+};
 use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
 
 use super::http::{Health, Timed, WorkerClient};
 use super::local::LocalWorker;
 use super::remote::{self, RemoteHost};
+use super::workload::WorkloadClient;
 use super::{Described, Session};
 use crate::flags::TargetKind;
 use crate::paths::Paths;
@@ -30,7 +36,8 @@ pub struct WorkerSession {
     host: Host,
     client: WorkerClient,
     health: Health,
-    served: ServedSeen,
+    /// Shared with the workload client, whose operations report where D1 served them too.
+    served: Arc<Mutex<ServedSeen>>,
 }
 
 /// Every `served_by_region` and `served_by_colo` D1 reported so far.
@@ -41,11 +48,38 @@ struct ServedSeen {
 }
 
 impl ServedSeen {
-    fn note(&mut self, verified: &VerifyResult) {
-        if let Some(served) = &verified.served_by {
+    fn note(&mut self, served: Option<&d1bench_core::ServedBy>) {
+        if let Some(served) = served {
             self.regions.extend(served.region.clone());
             self.colos.extend(served.colo.clone());
         }
+    }
+}
+
+/// The Worker's workload calls, noting where D1 served each operation for the run record.
+struct NotingClient {
+    client: WorkerClient,
+    served: Arc<Mutex<ServedSeen>>,
+}
+
+impl WorkloadClient for NotingClient {
+    fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, String> {
+        self.client.seed(seed)
+    }
+    fn index(&self, index: IndexKind) -> Result<(), String> {
+        self.client.index(index)
+    }
+    fn op(&self, op: &OpRequest) -> Timed<OpResult> {
+        let answer = self.client.op(op);
+        if let Ok(result) = &answer.result
+            && let Ok(mut served) = self.served.lock()
+        {
+            served.note(result.served_by.as_ref());
+        }
+        answer
+    }
+    fn check(&self, check: &CheckRequest) -> Result<CheckResult, String> {
+        self.client.check(check)
     }
 }
 
@@ -70,7 +104,7 @@ impl WorkerSession {
             host,
             client,
             health,
-            served: ServedSeen::default(),
+            served: Arc::default(),
         }
     }
 
@@ -79,8 +113,9 @@ impl WorkerSession {
             Host::Local(_) => None,
             Host::Remote(host) => {
                 let mut record = host.record.clone();
-                record.served_by_region = self.served.regions.iter().cloned().collect();
-                record.served_by_colo = self.served.colos.iter().cloned().collect();
+                let served = self.served.lock().unwrap_or_else(|e| e.into_inner());
+                record.served_by_region = served.regions.iter().cloned().collect();
+                record.served_by_colo = served.colos.iter().cloned().collect();
                 Some(record)
             }
         }
@@ -110,7 +145,10 @@ impl Session for WorkerSession {
     fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, String> {
         let verified = self.client.verify(probe);
         if let Ok(verified) = &verified {
-            self.served.note(verified);
+            self.served
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .note(verified.served_by.as_ref());
         }
         verified
     }
@@ -128,7 +166,10 @@ impl Session for WorkerSession {
     }
 
     fn workload(&mut self) -> Result<std::sync::Arc<dyn super::workload::WorkloadClient>, String> {
-        Ok(std::sync::Arc::new(self.client.clone()))
+        Ok(Arc::new(NotingClient {
+            client: self.client.clone(),
+            served: Arc::clone(&self.served),
+        }))
     }
 
     fn recover(&mut self) -> Result<(), String> {
@@ -194,13 +235,13 @@ mod tests {
             r#"{"probe_id":1,"table_exists":true,"rows_present":1,"checksum":null}"#,
         )
         .unwrap();
-        seen.note(&verified);
+        seen.note(verified.served_by.as_ref());
         for (region, colo) in [("WEUR", "AMS"), ("WEUR", "FRA")] {
             verified.served_by = Some(d1bench_core::ServedBy {
                 region: Some(region.into()),
                 colo: Some(colo.into()),
             });
-            seen.note(&verified);
+            seen.note(verified.served_by.as_ref());
         }
         assert_eq!(seen.regions.into_iter().collect::<Vec<_>>(), ["WEUR"]);
         assert_eq!(seen.colos.into_iter().collect::<Vec<_>>(), ["AMS", "FRA"]);

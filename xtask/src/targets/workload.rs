@@ -9,7 +9,7 @@ use std::time::Instant;
 use d1bench_core::checksum::checksum_sql;
 use d1bench_core::workload::{
     self, CheckRequest, CheckResult, IndexKind, IndexRequest, OpRequest, OpResult, Operation,
-    Preparation, SeedRequest, SeedResult,
+    Preparation, RowVersion, SeedRequest, SeedResult, cache,
 };
 use d1bench_core::{Checksum, Outcome, Value};
 use rusqlite::{Connection, params_from_iter};
@@ -193,6 +193,9 @@ impl WorkloadClient for SqliteWorkload {
                 rows_read: None,
                 rows_written: None,
                 served_by: None,
+                cache: None,
+                version: (op.op == Operation::Update).then_some(op.version),
+                worker_colo: None,
             })
         });
         Timed {
@@ -224,9 +227,23 @@ impl WorkloadClient for SqliteWorkload {
                     .collect::<rusqlite::Result<Vec<u64>>>()
             })
             .map_err(text)?;
+        let versions = db
+            .prepare(&cache::versions_sql())
+            .and_then(|mut s| {
+                s.query_map([], |r| {
+                    Ok(RowVersion {
+                        id: r.get::<_, i64>(0)? as u64,
+                        version: r.get::<_, i64>(1)? as u64,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<RowVersion>>>()
+            })
+            .map_err(text)?;
         if check.drop {
-            db.execute(&format!("DROP TABLE IF EXISTS {}", workload::TABLE), [])
-                .map_err(text)?;
+            for table in [workload::TABLE, cache::VERSION_TABLE] {
+                db.execute(&format!("DROP TABLE IF EXISTS {table}"), [])
+                    .map_err(text)?;
+            }
         }
         Ok(CheckResult {
             rows_present: n as u64,
@@ -234,6 +251,7 @@ impl WorkloadClient for SqliteWorkload {
             misplaced: misplaced as u64,
             checksum,
             write_ids,
+            versions,
         })
     }
 }
@@ -264,6 +282,18 @@ fn perform(db: &mut Connection, op: &OpRequest) -> rusqlite::Result<(usize, usiz
             tx.commit()?;
             Ok((0, changes))
         }
+        Operation::Update => {
+            let params = [
+                Value::Integer(op.key as i64),
+                Value::Integer(op.version as i64),
+            ];
+            run(db, &cache::update_sql(), &params, op.preparation, false)
+        }
+        // Refused before a run starts (in-process SQLite has no Workers KV); a request that
+        // gets here anyway fails as SQLite would a statement it cannot run.
+        Operation::CachedRead => Err(rusqlite::Error::InvalidParameterName(
+            "cached-read: in-process SQLite has no Workers KV".to_owned(),
+        )),
     }
 }
 
@@ -280,5 +310,8 @@ pub fn no_answer(error: String) -> OpResult {
         rows_read: None,
         rows_written: None,
         served_by: None,
+        cache: None,
+        version: None,
+        worker_colo: None,
     }
 }

@@ -3,8 +3,10 @@
 //! param-ceiling chart of ladder runs, [`workload`] for a workload's latency against rate), all
 //! drawn in the one style of [`style`].
 
+pub mod cache;
 pub mod decision_map;
 pub mod ladder;
+pub mod lines;
 pub mod style;
 pub mod sweep;
 pub mod workload;

@@ -28,6 +28,8 @@ fn look(op: Operation) -> (RGBColor, Shape) {
         Operation::Aggregate => (RGBColor(0x00, 0x9e, 0x73), Shape::Triangle),
         Operation::Write => (RGBColor(0xcc, 0x79, 0xa7), Shape::Circle),
         Operation::BatchWrite => (RGBColor(0xe6, 0x9f, 0x00), Shape::Square),
+        Operation::CachedRead => (RGBColor(0x56, 0xb4, 0xe9), Shape::Triangle),
+        Operation::Update => (RGBColor(0x00, 0x00, 0x00), Shape::Triangle),
     }
 }
 
@@ -60,13 +62,14 @@ pub fn render(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Vec<Drawn>>
                 s.key.index,
                 s.key.preparation,
                 s.key.retry,
+                s.key.ttl_s.map(f64::to_bits),
             )
         })
         .collect();
     series.sort();
     series.dedup();
     let mut drawn = Vec::new();
-    for (rows, index, preparation, retry) in series {
+    for (rows, index, preparation, retry, ttl) in series {
         let of: Vec<&&OpStats> = mine
             .iter()
             .filter(|s| {
@@ -75,7 +78,8 @@ pub fn render(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Vec<Drawn>>
                     s.key.index,
                     s.key.preparation,
                     s.key.retry,
-                ) == (rows, index, preparation, retry)
+                    s.key.ttl_s.map(f64::to_bits),
+                ) == (rows, index, preparation, retry, ttl)
             })
             .collect();
         let mut lines: Vec<Line> = Vec::new();
@@ -121,6 +125,10 @@ pub fn render(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Vec<Drawn>>
         let name = match retry {
             RetryKind::None => format!("latency-vs-rate-{rows}-{index}-{preparation}"),
             retry => format!("latency-vs-rate-{rows}-{index}-{preparation}-retry-{retry}"),
+        };
+        let name = match ttl.map(f64::from_bits) {
+            Some(ttl) => format!("{name}-ttl-{ttl}s"),
+            None => name,
         };
         let files = write(&chart, |extension| dir.join(format!("{name}.{extension}")))?;
         drawn.push(Drawn {
@@ -270,6 +278,14 @@ mod tests {
                         first_refusal: None,
                         first_failed: false,
                         retry_wait_ms: 0.0,
+                        ttl_s: None,
+                        cache: None,
+                        version: None,
+                        sent_ms: None,
+                        answered_ms: None,
+                        served_by_region: String::new(),
+                        served_by_colo: String::new(),
+                        worker_colo: String::new(),
                     });
                 }
             }

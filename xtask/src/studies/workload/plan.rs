@@ -32,11 +32,21 @@ pub struct LoadPoint {
     pub ops: Vec<PlannedOp>,
     /// What the load generator does when a request is refused.
     pub retry: RetryPolicy,
+    /// The cache's TTL in seconds, for a load with cached reads.
+    pub ttl_s: Option<f64>,
 }
 
 impl LoadPoint {
     /// The series this point belongs to, as the reports name it.
     pub fn series(&self) -> String {
+        let series = self.series_without_ttl();
+        match self.ttl_s {
+            Some(ttl) => format!("{series} ttl={ttl}s"),
+            None => series,
+        }
+    }
+
+    fn series_without_ttl(&self) -> String {
         match self.retry.kind {
             RetryKind::None => format!("index={} preparation={}", self.index, self.preparation),
             _ => format!(
@@ -61,6 +71,9 @@ pub struct WorkloadPlan {
     pub warmup_s: f64,
     pub order_seed: u64,
     pub max_in_flight: usize,
+    /// The rows cached reads and updates pick from (`1..=cache_keys`); the whole table
+    /// when the profile does not narrow them.
+    pub cache_keys: Option<u64>,
 }
 
 impl WorkloadPlan {
@@ -109,6 +122,9 @@ impl WorkloadPlan {
                     Operation::RangeScan => (op.rows as f64, 0.0),
                     Operation::Aggregate => (group, 0.0),
                     Operation::Write | Operation::BatchWrite => (0.0, 2.0 * op.rows as f64),
+                    // A hit reads nothing from D1; counted as a miss, the upper bound.
+                    Operation::CachedRead => (2.0, 0.0),
+                    Operation::Update => (1.0, 2.0),
                 };
                 rows_read += (share * read).ceil() as usize;
                 rows_written += (share * written).ceil() as usize;

@@ -43,3 +43,16 @@ fn the_workload_files_parse_and_plan() {
     }
     assert!(found >= 2, "{found} workload files");
 }
+
+/// A workload through Workers KV, on a target without it: refused at the operation, before
+/// anything starts.
+#[test]
+fn a_cache_workload_on_a_target_without_kv_fails_with_its_golden_error() {
+    let dir = project_root().join("xtask/tests/bad-workloads-sqlite");
+    let checked = crate::studies::files::check_golden_errors(&dir, |name, path, source| {
+        let w = Workload::parse(name, path, source)?;
+        w.check_target(crate::flags::TargetKind::Local)?;
+        w.check_target(crate::flags::TargetKind::Sqlite)
+    });
+    assert!(checked >= 1);
+}

@@ -98,6 +98,55 @@ pub fn parse_database_list(stdout: &str) -> Result<Vec<ListedDatabase>> {
         })
 }
 
+/// The namespace id in `wrangler kv namespace create`'s snippet (`"id": "<32 hex digits>"` in
+/// JSON, `id = "…"` in TOML).
+pub fn parse_kv_namespace_id(text: &str) -> Option<String> {
+    let mut rest = text;
+    while let Some(at) = rest.find("id") {
+        let before = rest[..at].chars().next_back();
+        let after = &rest[at + 2..];
+        rest = after;
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let value = after.trim_start_matches(['"', ' ', ':', '=']);
+        let id: String = value.chars().take_while(char::is_ascii_hexdigit).collect();
+        let closes = value[id.len()..].starts_with('"');
+        if id.len() == 32 && closes {
+            return Some(id);
+        }
+    }
+    None
+}
+
+/// One namespace of `wrangler kv namespace list`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ListedNamespace {
+    pub id: String,
+    pub title: String,
+}
+
+/// `wrangler kv namespace list`'s answer: a JSON array of namespaces (anything printed before
+/// it skipped).
+pub fn parse_kv_namespace_list(stdout: &str) -> Result<Vec<ListedNamespace>> {
+    let start = stdout.find('[').with_context(|| {
+        format!(
+            "`wrangler kv namespace list` printed no JSON array:\n{}",
+            tail(stdout, 10)
+        )
+    })?;
+    let mut stream = serde_json::Deserializer::from_str(&stdout[start..]).into_iter();
+    stream
+        .next()
+        .context("`wrangler kv namespace list` printed an empty answer")?
+        .with_context(|| {
+            format!(
+                "cannot read the KV namespace list wrangler printed:\n{}",
+                tail(stdout, 10)
+            )
+        })
+}
+
 /// The last `lines` lines of `text`.
 pub fn tail(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.trim().lines().collect();

@@ -71,11 +71,19 @@ pub fn check_tag(tag: &str) -> Result<()> {
     Ok(())
 }
 
+/// The ids a run's resources got when they were created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceIds {
+    pub database: String,
+    pub kv_namespace: String,
+}
+
 /// The wrangler config of a remote run: the built Worker, on workers.dev, with the run's
-/// database bound as `DB`. `entry` is the built Worker's entry point.
+/// database bound as `DB` and its KV namespace (the cache workload's) as `CACHE`. `entry` is
+/// the built Worker's entry point.
 pub fn wrangler_config(
     name: &RunName,
-    database_id: &str,
+    ids: &ResourceIds,
     entry: &Path,
     compatibility_date: &str,
 ) -> String {
@@ -92,12 +100,18 @@ pub fn wrangler_config(
          [[d1_databases]]\n\
          binding = \"DB\"\n\
          database_name = {name_q}\n\
-         database_id = {id}\n",
+         database_id = {id}\n\
+         \n\
+         [[kv_namespaces]]\n\
+         binding = {kv_binding}\n\
+         id = {kv_id}\n",
         name = name.as_str(),
         name_q = quote(name.as_str()),
         main = quote(&entry.to_string_lossy()),
         date = quote(compatibility_date),
-        id = quote(database_id),
+        id = quote(&ids.database),
+        kv_binding = quote(d1bench_core::workload::cache::KV_BINDING),
+        kv_id = quote(&ids.kv_namespace),
     )
 }
 
@@ -115,13 +129,17 @@ pub fn compatibility_date(worker_toml: &Path) -> Result<String> {
         .with_context(|| format!("{} has no compatibility_date", worker_toml.display()))
 }
 
-/// The wrangler commands that bring a run up, in order: create the database, deploy the Worker
-/// bound to it, give the Worker its bearer token.
+/// The wrangler commands that bring a run up, in order: create the database, create the KV
+/// namespace (titled as the run), deploy the Worker bound to both, give the Worker its bearer
+/// token.
 pub fn setup_steps(name: &RunName, location: Option<Location>, config: &Path) -> Vec<Step> {
     vec![
         Step::CreateDatabase {
             name: name.as_str().to_owned(),
             location,
+        },
+        Step::CreateKvNamespace {
+            name: name.as_str().to_owned(),
         },
         Step::Deploy {
             config: config.to_owned(),
@@ -134,12 +152,22 @@ pub fn setup_steps(name: &RunName, location: Option<Location>, config: &Path) ->
     ]
 }
 
-/// The wrangler commands that remove a run: the Worker first, then its database. In that
-/// order a failure leaves the database, by which `clean-remote` finds the run again.
-pub fn teardown_steps(worker: Option<&str>, database: Option<&str>) -> Vec<Step> {
+/// The wrangler commands that remove a run: the Worker first, then its KV namespace, then its
+/// database. In that order a failure leaves the database, by which `clean-remote` finds the
+/// run again (and a namespace left alone is found by its title too).
+pub fn teardown_steps(
+    worker: Option<&str>,
+    kv_namespace: Option<&str>,
+    database: Option<&str>,
+) -> Vec<Step> {
     let mut steps = Vec::new();
     if let Some(name) = worker {
         steps.push(Step::DeleteWorker {
+            name: name.to_owned(),
+        });
+    }
+    if let Some(name) = kv_namespace {
+        steps.push(Step::DeleteKvNamespace {
             name: name.to_owned(),
         });
     }
@@ -155,6 +183,8 @@ pub fn teardown_steps(worker: Option<&str>, database: Option<&str>) -> Vec<Step>
 #[derive(Debug, Default)]
 struct Noted {
     worker: Option<String>,
+    /// The KV namespace's title (the run's name): what `kv namespace delete` takes.
+    kv_namespace: Option<String>,
     database: Option<String>,
 }
 
@@ -176,10 +206,12 @@ impl Teardown {
         }
     }
 
-    /// A teardown of a run found on the account: its Worker and database share `name`.
+    /// A teardown of a run found on the account: its Worker, KV namespace and database share
+    /// `name` (what is not there counts as deleted).
     pub fn leftover(wrangler: Arc<Wrangler>, name: &str) -> Self {
         let teardown = Teardown::new(wrangler, false);
         teardown.note_worker(name);
+        teardown.note_kv_namespace(name);
         teardown.note_database(name);
         teardown
     }
@@ -193,6 +225,11 @@ impl Teardown {
         self.lock().database = Some(name.to_owned());
     }
 
+    /// Notes a KV namespace about to be created, for the same reason.
+    fn note_kv_namespace(&self, name: &str) {
+        self.lock().kv_namespace = Some(name.to_owned());
+    }
+
     /// Notes a Worker about to be deployed, for the same reason.
     fn note_worker(&self, name: &str) {
         self.lock().worker = Some(name.to_owned());
@@ -201,11 +238,11 @@ impl Teardown {
     /// Deletes the noted Worker, then the noted database (or, with `--keep`, says how to).
     pub fn run(&self) -> Result<()> {
         let mut noted = self.lock();
-        if noted.worker.is_none() && noted.database.is_none() {
+        if noted.worker.is_none() && noted.kv_namespace.is_none() && noted.database.is_none() {
             return Ok(());
         }
         if self.keep {
-            let names: Vec<String> = [&noted.worker, &noted.database]
+            let names: Vec<String> = [&noted.worker, &noted.kv_namespace, &noted.database]
                 .into_iter()
                 .flatten()
                 .cloned()
@@ -213,13 +250,18 @@ impl Teardown {
                 .into_iter()
                 .collect();
             self.wrangler.say(&format!(
-                "--keep: the Worker and database stay on the account; delete them with `cargo xtask clean-remote {}`",
+                "--keep: the Worker, KV namespace and database stay on the account; delete them with `cargo xtask clean-remote {}`",
                 names.join(" ")
             ));
             *noted = Noted::default();
             return Ok(());
         }
-        for step in teardown_steps(noted.worker.as_deref(), noted.database.as_deref()) {
+        let steps = teardown_steps(
+            noted.worker.as_deref(),
+            noted.kv_namespace.as_deref(),
+            noted.database.as_deref(),
+        );
+        for step in steps {
             match &step {
                 Step::DeleteWorker { name } => {
                     self.wrangler.say(&format!("deleting the Worker {name}"));
@@ -230,6 +272,17 @@ impl Teardown {
                         )
                     })?;
                     noted.worker = None;
+                }
+                Step::DeleteKvNamespace { name } => {
+                    self.wrangler
+                        .say(&format!("deleting the KV namespace {name}"));
+                    self.wrangler.run(&step).with_context(|| {
+                        format!(
+                            "cannot delete the KV namespace {name}; its database is left so that \
+                             `cargo xtask clean-remote` finds both"
+                        )
+                    })?;
+                    noted.kv_namespace = None;
                 }
                 Step::DeleteDatabase { name } => {
                     self.wrangler
@@ -331,9 +384,11 @@ impl Deployment {
         let guard = TeardownGuard::new(Teardown::new(Arc::clone(&wrangler), keep));
         let mut url = None;
         let mut created_in_region = None;
+        let mut database_id = None;
         for step in setup_steps(&name, location, &config) {
             match &step {
                 Step::CreateDatabase { name, .. } => guard.teardown.note_database(name),
+                Step::CreateKvNamespace { name } => guard.teardown.note_kv_namespace(name),
                 Step::Deploy { .. } => guard.teardown.note_worker(name.as_str()),
                 _ => {}
             }
@@ -353,7 +408,23 @@ impl Deployment {
                         )
                     })?;
                     created_in_region = super::answers::parse_created_region(&text);
-                    let contents = wrangler_config(&name, &id, &entry, &compatibility_date);
+                    database_id = Some(id);
+                }
+                Step::CreateKvNamespace { .. } => {
+                    let text = answer.text();
+                    let kv_namespace =
+                        super::answers::parse_kv_namespace_id(&text).with_context(|| {
+                            format!(
+                                "`{}` printed no namespace id; it printed:\n{}",
+                                step.label(),
+                                text.trim()
+                            )
+                        })?;
+                    let ids = ResourceIds {
+                        database: database_id.clone().expect("the database is created first"),
+                        kv_namespace,
+                    };
+                    let contents = wrangler_config(&name, &ids, &entry, &compatibility_date);
                     std::fs::write(&config, contents)
                         .with_context(|| format!("cannot write {}", config.display()))?;
                 }

@@ -1,5 +1,6 @@
 //! The remote lifecycle against the stand-in wrangler (`xtask/tests/stand-in/wrangler`): the
-//! exact commands, teardown after a failure at every step, rate-limit retries, `--keep`,
+//! exact commands (the database, the KV namespace, the Worker), teardown after a failure at
+//! every step, rate-limit retries, `--keep`,
 //! `clean-remote`, and that the bearer token and the API token appear nowhere but where they
 //! must. Only the wrangler binary is replaced; every line of d1bench's code here is the real one.
 
@@ -14,6 +15,15 @@ use crate::paths::project_root;
 
 const FAKE_API_TOKEN: &str = "fake-api-token-9f8e7d6c5b4a";
 const UUID: &str = "6b3f3c1e-2a4d-4c8e-9f10-0a1b2c3d4e5f";
+/// The KV namespace id the stand-in answers `kv namespace create` with.
+const KV_ID: &str = "0f2ac74b498b48028cb68387df76e1b0";
+
+fn ids() -> lifecycle::ResourceIds {
+    lifecycle::ResourceIds {
+        database: UUID.into(),
+        kv_namespace: KV_ID.into(),
+    }
+}
 
 /// A stand-in wrangler in a directory of its own, and what the runner said.
 struct StandIn {
@@ -108,6 +118,15 @@ fn line(call: &str, stdin: &str) -> String {
 fn create(name: &str) -> String {
     line(&format!("d1 create {name} --location weur"), "none")
 }
+fn kv_create(name: &str) -> String {
+    line(&format!("kv namespace create {name}"), "none")
+}
+fn kv_delete(name: &str) -> String {
+    line(
+        &format!("kv namespace delete {name} --skip-confirmation"),
+        "none",
+    )
+}
 fn deploy() -> String {
     line("deploy --config STATE/wrangler.toml", "none")
 }
@@ -160,9 +179,11 @@ fn a_run_makes_exactly_the_planned_commands_and_deletes_what_it_made() {
         stand_in.calls(),
         [
             create(name),
+            kv_create(name),
             deploy(),
             secret(name),
             delete(name),
+            kv_delete(name),
             d1_delete(name)
         ]
     );
@@ -171,13 +192,14 @@ fn a_run_makes_exactly_the_planned_commands_and_deletes_what_it_made() {
     assert_eq!(region.as_deref(), Some("WEUR"));
     assert_eq!(token.len(), 48);
     assert_eq!(stand_in.secret_received(), token);
-    // The config deployed is the generated one, bound to the database just created.
+    // The config deployed is the generated one, bound to the database and the KV namespace
+    // just created.
     let config = std::fs::read_to_string(stand_in.state().join("wrangler.toml")).unwrap();
     assert_eq!(
         config,
         lifecycle::wrangler_config(
             &RunName::fixed(name),
-            UUID,
+            &ids(),
             Path::new("/project/worker/build/worker/shim.mjs"),
             "2026-11-17"
         )
@@ -188,7 +210,7 @@ fn a_run_makes_exactly_the_planned_commands_and_deletes_what_it_made() {
 fn the_generated_wrangler_config_matches_its_golden_file() {
     let config = lifecycle::wrangler_config(
         &RunName::fixed("d1bench-run-20261129t235502z-ab12"),
-        UUID,
+        &ids(),
         Path::new("/project/worker/build/worker/shim.mjs"),
         "2026-11-17",
     );
@@ -200,6 +222,8 @@ fn the_generated_wrangler_config_matches_its_golden_file() {
     // It is valid TOML binding the database as DB, and its date is worker/wrangler.toml's.
     let table: toml::Table = config.parse().unwrap();
     assert_eq!(table["d1_databases"][0]["binding"].as_str(), Some("DB"));
+    assert_eq!(table["kv_namespaces"][0]["binding"].as_str(), Some("CACHE"));
+    assert_eq!(table["kv_namespaces"][0]["id"].as_str(), Some(KV_ID));
     assert_eq!(
         lifecycle::compatibility_date(&project_root().join("worker/wrangler.toml")).unwrap(),
         table["compatibility_date"].as_str().unwrap()
@@ -209,19 +233,37 @@ fn the_generated_wrangler_config_matches_its_golden_file() {
 #[test]
 fn a_failure_at_each_setup_step_deletes_what_was_made_before_it() {
     let name = "d1bench-run-20261129t235502z-cd34";
-    let cases: [(&str, Vec<String>); 3] = [
+    let cases: [(&str, Vec<String>); 4] = [
         ("create", vec![create(name), d1_delete(name)]),
         (
+            "kv-create",
+            vec![
+                create(name),
+                kv_create(name),
+                kv_delete(name),
+                d1_delete(name),
+            ],
+        ),
+        (
             "deploy",
-            vec![create(name), deploy(), delete(name), d1_delete(name)],
+            vec![
+                create(name),
+                kv_create(name),
+                deploy(),
+                delete(name),
+                kv_delete(name),
+                d1_delete(name),
+            ],
         ),
         (
             "secret",
             vec![
                 create(name),
+                kv_create(name),
                 deploy(),
                 secret(name),
                 delete(name),
+                kv_delete(name),
                 d1_delete(name),
             ],
         ),
@@ -253,9 +295,11 @@ fn a_failure_or_panic_while_measuring_still_deletes_everything() {
     let name = "d1bench-run-20261129t235502z-ef56";
     let full = [
         create(name),
+        kv_create(name),
         deploy(),
         secret(name),
         delete(name),
+        kv_delete(name),
         d1_delete(name),
     ];
 
@@ -301,14 +345,20 @@ fn a_worker_that_cannot_be_deleted_keeps_its_database_as_the_marker() {
     assert!(err.contains("clean-remote"), "{err}");
     assert_eq!(
         stand_in.calls(),
-        [create(name), deploy(), secret(name), delete(name)]
+        [
+            create(name),
+            kv_create(name),
+            deploy(),
+            secret(name),
+            delete(name)
+        ]
     );
 }
 
 #[test]
 fn what_is_already_gone_counts_as_deleted() {
     let name = "d1bench-run-20261129t235502z-1a1b";
-    for verb in ["delete", "d1-delete"] {
+    for verb in ["delete", "kv-delete", "d1-delete"] {
         let stand_in = StandIn::new();
         let finished = lifecycle::with_deployment(
             stand_in.wrangler(&[("STAND_IN_GONE", verb)]),
@@ -341,7 +391,7 @@ fn rate_limits_are_waited_out_with_a_note_and_give_up_in_the_end() {
     finished.into_result().unwrap();
     let calls = stand_in.calls();
     assert_eq!(calls[..3], [create(name), create(name), create(name)]);
-    assert_eq!(calls.len(), 7);
+    assert_eq!(calls.len(), 9);
     let waits: Vec<String> = stand_in
         .said()
         .into_iter()
@@ -394,7 +444,10 @@ fn keep_leaves_everything_and_says_how_to_delete_it() {
         .unwrap()
         .into_result()
         .unwrap();
-    assert_eq!(stand_in.calls(), [create(name), deploy(), secret(name)]);
+    assert_eq!(
+        stand_in.calls(),
+        [create(name), kv_create(name), deploy(), secret(name)]
+    );
     assert!(
         stand_in
             .said()
@@ -452,66 +505,7 @@ fn the_database_id_is_read_from_a_toml_snippet_too() {
     .unwrap()
     .into_result()
     .unwrap();
-    assert_eq!(stand_in.calls().len(), 5);
-}
-
-#[test]
-fn clean_remote_deletes_only_runs_with_the_prefix() {
-    let stand_in = StandIn::new();
-    let list = stand_in.dir.path().join("list.json");
-    std::fs::write(
-        &list,
-        r#"[
-  {"uuid": "00000000-0000-4000-8000-000000000001", "name": "d1bench-run-gh42-20261129t235502z-aaaa", "created_at": "2026-11-29T23:55:02Z"},
-  {"uuid": "00000000-0000-4000-8000-000000000002", "name": "my-production-db"},
-  {"uuid": "00000000-0000-4000-8000-000000000003", "name": "d1bench-run-20261128t101010z-bbbb"}
-]"#,
-    )
-    .unwrap();
-    let list = list.display().to_string();
-    let env = [("STAND_IN_LIST", list.as_str())];
-    let tagged = "d1bench-run-gh42-20261129t235502z-aaaa";
-    let untagged = "d1bench-run-20261128t101010z-bbbb";
-    let listing = line("d1 list --json", "none");
-
-    let names = clean(&stand_in.wrangler(&env), &[], None, true).unwrap();
-    assert_eq!(names, [untagged, tagged]);
-    assert_eq!(stand_in.calls(), std::slice::from_ref(&listing));
-
-    let stand_in = StandIn::new();
-    clean(&stand_in.wrangler(&env), &[], Some("gh42"), false).unwrap();
-    assert_eq!(
-        stand_in.calls(),
-        [listing.clone(), delete(tagged), d1_delete(tagged)]
-    );
-
-    let stand_in = StandIn::new();
-    clean(&stand_in.wrangler(&env), &[], None, false).unwrap();
-    assert_eq!(
-        stand_in.calls(),
-        [
-            listing,
-            delete(untagged),
-            d1_delete(untagged),
-            delete(tagged),
-            d1_delete(tagged)
-        ]
-    );
-
-    let stand_in = StandIn::new();
-    let err = clean(
-        &stand_in.wrangler(&env),
-        &["my-production-db".into()],
-        None,
-        false,
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(
-        err.contains("`my-production-db` is not the name of a d1bench run"),
-        "{err}"
-    );
-    assert!(stand_in.calls().is_empty());
+    assert_eq!(stand_in.calls().len(), 7);
 }
 
 #[test]
@@ -562,3 +556,5 @@ fn run_names_are_unique_prefixed_and_valid_worker_names() {
         );
     }
 }
+
+mod clean;

@@ -95,6 +95,12 @@ pub enum Step {
     },
     /// `wrangler d1 list --json`
     ListDatabases,
+    /// `wrangler kv namespace create <name>`
+    CreateKvNamespace { name: String },
+    /// `wrangler kv namespace list`
+    ListKvNamespaces,
+    /// `wrangler kv namespace delete <name> --skip-confirmation`
+    DeleteKvNamespace { name: String },
     /// `wrangler deploy --config <config>`
     Deploy { config: PathBuf },
     /// `wrangler secret put <key> --name <worker> --config <config>`, the value on stdin.
@@ -126,6 +132,21 @@ impl Step {
             }
             Step::ListDatabases => {
                 for a in ["d1", "list", "--json"] {
+                    push(&a);
+                }
+            }
+            Step::CreateKvNamespace { name } => {
+                for a in ["kv", "namespace", "create", name] {
+                    push(&a);
+                }
+            }
+            Step::ListKvNamespaces => {
+                for a in ["kv", "namespace", "list"] {
+                    push(&a);
+                }
+            }
+            Step::DeleteKvNamespace { name } => {
+                for a in ["kv", "namespace", "delete", name, "--skip-confirmation"] {
                     push(&a);
                 }
             }
@@ -173,7 +194,9 @@ impl Step {
     pub fn is_teardown(&self) -> bool {
         matches!(
             self,
-            Step::DeleteWorker { .. } | Step::DeleteDatabase { .. }
+            Step::DeleteWorker { .. }
+                | Step::DeleteDatabase { .. }
+                | Step::DeleteKvNamespace { .. }
         )
     }
 
@@ -264,10 +287,11 @@ fn classify(text: &str) -> Failure {
         "throttl",
         "[code: 971]",
     ];
-    // wrangler's own words for a missing database, and the API's codes for a missing Worker;
+    // wrangler's own words for a missing database or KV namespace, and the API's codes for a missing Worker;
     // nothing vaguer, so a wrong account or a missing program is never taken for "deleted".
     let gone = [
         "couldn't find db",
+        "no kv namespace named",
         "does not exist on your account",
         "[code: 10007]",
         "[code: 10090]",

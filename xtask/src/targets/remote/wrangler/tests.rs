@@ -50,11 +50,60 @@ fn each_step_has_exactly_its_documented_arguments() {
             },
             "wrangler d1 delete d1bench-run-x --skip-confirmation",
         ),
+        (
+            Step::CreateKvNamespace {
+                name: "d1bench-run-x".into(),
+            },
+            "wrangler kv namespace create d1bench-run-x",
+        ),
+        (Step::ListKvNamespaces, "wrangler kv namespace list"),
+        (
+            Step::DeleteKvNamespace {
+                name: "d1bench-run-x".into(),
+            },
+            "wrangler kv namespace delete d1bench-run-x --skip-confirmation",
+        ),
     ];
     for (step, label) in cases {
         assert_eq!(step.label(), label);
         assert_eq!(step.is_teardown(), label.contains(" delete "), "{label}");
     }
+}
+
+/// What wrangler 4.164 prints for `kv namespace create` (its JSON snippet, or TOML) and `kv
+/// namespace list`, and its words for a namespace that is not there.
+#[test]
+fn kv_namespace_answers_are_read() {
+    use crate::targets::remote::answers::{parse_kv_namespace_id, parse_kv_namespace_list};
+    let id = "0f2ac74b498b48028cb68387df76e1b0";
+    let json = format!(
+        "Resource location: remote\n🌀 Creating namespace with title \"d1bench-run-x\"\n✨ Success!\n\
+         To access your new KV Namespace in your Worker, add the following snippet to your \
+         configuration file:\n{{\n  \"kv_namespaces\": [\n    {{\n      \"binding\": \
+         \"d1bench_run_x\",\n      \"id\": \"{id}\"\n    }}\n  ]\n}}\n"
+    );
+    let toml = format!("[[kv_namespaces]]\nbinding = \"d1bench_run_x\"\nid = \"{id}\"\n");
+    assert_eq!(parse_kv_namespace_id(&json).as_deref(), Some(id));
+    assert_eq!(parse_kv_namespace_id(&toml).as_deref(), Some(id));
+    assert_eq!(
+        parse_kv_namespace_id("database_id = \"0f2ac74b498b48028cb68387df76e1b0\""),
+        None
+    );
+    assert_eq!(parse_kv_namespace_id("id = \"0f2ac74b\""), None);
+    let list = parse_kv_namespace_list(&format!(
+        "[\n  {{\n    \"id\": \"{id}\",\n    \"title\": \"d1bench-run-x\",\n    \"supports_url_encoding\": true\n  }}\n]"
+    ))
+    .unwrap();
+    assert_eq!(
+        (list[0].id.as_str(), list[0].title.as_str()),
+        (id, "d1bench-run-x")
+    );
+    assert_eq!(
+        classify(
+            "✘ [ERROR] Not able to delete namespace.\nNo KV namespace named \"x\" was found in your account."
+        ),
+        Failure::Gone
+    );
 }
 
 #[test]

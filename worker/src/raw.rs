@@ -1,0 +1,123 @@
+//! D1 calls through the JS binding itself, for workload operations: the worker crate's
+//! `D1ResultMeta` drops `meta.served_by_region` / `served_by_colo` (where D1 ran a statement),
+//! so `all`, `run` and `batch` are made here on the statements the crate prepared and bound, and
+//! their answers read from the JS objects. Failures read as the crate's own calls word them.
+
+use d1bench_core::ServedBy;
+use wasm_bindgen::{JsCast, JsValue};
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::{D1Database, D1PreparedStatement};
+
+/// D1's answer to one statement.
+pub struct Answered {
+    /// The rows, as JSON (reads).
+    pub rows: Vec<serde_json::Value>,
+    pub changes: usize,
+    pub d1_ms: Option<f64>,
+    pub rows_read: Option<u64>,
+    pub rows_written: Option<u64>,
+    pub served_by: Option<ServedBy>,
+}
+
+/// A D1 error's message with its cause, as `crate::error_text` writes a `worker::Error::D1`.
+fn d1_error_text(e: &js_sys::Error) -> String {
+    let message = String::from(e.message());
+    match e.cause().dyn_into::<js_sys::Error>() {
+        Ok(cause) => {
+            let cause = String::from(cause.message());
+            if message.contains(&cause) {
+                message
+            } else {
+                format!("{message} (cause: {cause})")
+            }
+        }
+        Err(_) => message,
+    }
+}
+
+/// The text of a failed call: `run` and `batch` turn errors whose message starts with `D1` into
+/// D1 errors (as the crate does), `all` does not.
+fn failure(error: JsValue, d1: bool) -> String {
+    if d1
+        && let Some(e) = error.dyn_ref::<js_sys::Error>()
+        && String::from(e.message()).starts_with("D1")
+    {
+        return d1_error_text(e);
+    }
+    crate::error_text(&worker::Error::from(error))
+}
+
+/// Reads one `D1Result` object.
+fn answered(result: JsValue) -> Result<Answered, String> {
+    let result: worker::worker_sys::D1Result = result.unchecked_into();
+    let text = |e: JsValue| crate::error_text(&worker::Error::from(e));
+    let rows = match result.results().map_err(text)? {
+        Some(rows) => rows
+            .iter()
+            .map(|row| {
+                let json: String = js_sys::JSON::stringify(&row).map_err(text)?.into();
+                serde_json::from_str(&json).map_err(|e| e.to_string())
+            })
+            .collect::<Result<Vec<serde_json::Value>, String>>()?,
+        None => Vec::new(),
+    };
+    let meta = result.meta().map_err(text)?;
+    let get = |key: &str| js_sys::Reflect::get(&meta, &JsValue::from_str(key)).ok();
+    let number = |key: &str| get(key).and_then(|v| v.as_f64());
+    let served_by = ServedBy {
+        region: get("served_by_region").and_then(|v| v.as_string()),
+        colo: get("served_by_colo").and_then(|v| v.as_string()),
+    };
+    let reported = served_by.region.is_some() || served_by.colo.is_some();
+    Ok(Answered {
+        rows,
+        changes: number("changes").map_or(0, |n| n as usize),
+        d1_ms: number("duration"),
+        rows_read: number("rows_read").map(|n| n as u64),
+        rows_written: number("rows_written").map(|n| n as u64),
+        served_by: reported.then_some(served_by),
+    })
+}
+
+/// `statement.all()`: every row and the meta.
+pub async fn all(statement: &D1PreparedStatement) -> Result<Answered, String> {
+    let promise = statement.inner().all().map_err(|e| failure(e, false))?;
+    let result = JsFuture::from(promise)
+        .await
+        .map_err(|e| failure(e, false))?;
+    answered(result)
+}
+
+/// `statement.run()`: the meta of a write.
+pub async fn run(statement: &D1PreparedStatement) -> Result<Answered, String> {
+    let promise = statement.inner().run().map_err(|e| failure(e, true))?;
+    let result = JsFuture::from(promise)
+        .await
+        .map_err(|e| failure(e, true))?;
+    answered(result)
+}
+
+/// `db.batch(statements)`: one transaction, each statement's answer.
+pub async fn batch(
+    db: &D1Database,
+    statements: Vec<D1PreparedStatement>,
+) -> Result<Vec<Answered>, String> {
+    let binding: &worker::worker_sys::D1Database = db.as_ref().unchecked_ref();
+    let array: js_sys::Array = statements
+        .iter()
+        .map(|s| JsValue::from(s.inner().clone()))
+        .collect();
+    let promise = binding.batch(array).map_err(|e| failure(e, true))?;
+    let results = JsFuture::from(promise)
+        .await
+        .map_err(|e| failure(e, true))?;
+    let results: js_sys::Array = results
+        .dyn_into()
+        .map_err(|_| "db.batch() answered no array".to_owned())?;
+    results.iter().map(answered).collect()
+}
+
+/// Where the first answer that says so was served.
+pub fn served_by(answers: &[Answered]) -> Option<ServedBy> {
+    answers.iter().find_map(|a| a.served_by.clone())
+}
