@@ -21,7 +21,9 @@ use crate::refusal::RefusalKind;
 use crate::sql::Statement;
 
 pub mod cache;
+pub mod session;
 use cache::{CacheLookup, CacheParams};
+pub use session::SessionMode;
 
 /// The workload's table.
 pub const TABLE: &str = "wl";
@@ -413,6 +415,9 @@ pub struct OpRequest {
     /// A cached read's TTL and KV key generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheParams>,
+    /// The D1 session the read runs in (the plain binding when `none`).
+    #[serde(default, skip_serializing_if = "SessionMode::is_none")]
+    pub session: SessionMode,
 }
 
 impl OpRequest {
@@ -435,6 +440,9 @@ impl OpRequest {
         }
         if self.op == Operation::Update && self.version == 0 {
             return Err("an update writes a version from 1".into());
+        }
+        if let Some(refused) = self.session.refuses(self.op, self.preparation) {
+            return Err(refused);
         }
         Ok(())
     }
@@ -479,6 +487,10 @@ pub struct OpResult {
     /// The Cloudflare data centre the Worker ran in (`request.cf.colo`); none locally.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_colo: Option<String>,
+    /// Whether the read's session had a bookmark after it (`getBookmark()`; its value is not
+    /// kept); none without a session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_bookmark: Option<bool>,
 }
 
 /// `POST /workload/check`: count and checksum the table (and drop it, when `drop`).

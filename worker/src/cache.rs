@@ -42,6 +42,7 @@ fn failed(text: String, inside_ms: f64, cache: Option<CacheLookup>) -> OpResult 
         cache,
         version: None,
         worker_colo: None,
+        session_bookmark: None,
     }
 }
 
@@ -60,6 +61,7 @@ fn answered(a: Answered, inside_ms: f64, cache: Option<CacheLookup>, version: u6
         cache,
         version: Some(version),
         worker_colo: None,
+        session_bookmark: None,
     }
 }
 

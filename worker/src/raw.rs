@@ -1,12 +1,13 @@
 //! D1 calls through the JS binding itself, for workload operations: the worker crate's
 //! `D1ResultMeta` drops `meta.served_by_region` / `served_by_colo` (where D1 ran a statement),
 //! so `all`, `run` and `batch` are made here on the statements the crate prepared and bound, and
-//! their answers read from the JS objects. Failures read as the crate's own calls word them.
+//! their answers read from the JS objects; reads in a D1 session (`withSession`) run on a
+//! statement prepared on the session. Failures read as the crate's own calls word them.
 
 use d1bench_core::ServedBy;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::{D1Database, D1PreparedStatement};
+use worker::{D1Database, D1DatabaseSession, D1PreparedStatement};
 
 /// D1's answer to one statement.
 pub struct Answered {
@@ -115,6 +116,33 @@ pub async fn batch(
         .dyn_into()
         .map_err(|_| "db.batch() answered no array".to_owned())?;
     results.iter().map(answered).collect()
+}
+
+/// A D1 session opened per request (`db.withSession(constraint)`) and a statement prepared on
+/// it: the statement, and the session to ask for its bookmark after the read. Errors are
+/// returned, where the crate's `D1DatabaseSession::prepare` would panic.
+pub fn session_statement(
+    db: &D1Database,
+    constraint: &str,
+    sql: &str,
+) -> Result<(D1PreparedStatement, D1DatabaseSession), String> {
+    let session = db
+        .with_session(Some(constraint))
+        .map_err(|e| crate::error_text(&e))?;
+    let binding: &worker::worker_sys::D1DatabaseSession = session.as_ref().unchecked_ref();
+    let statement = binding
+        .session_prepare(sql)
+        .map_err(|e| failure(e, false))?;
+    Ok((D1PreparedStatement::from(statement), session))
+}
+
+/// Whether the session has a bookmark (`getBookmark()` answered one); only its presence is
+/// kept, never its value.
+pub fn has_bookmark(session: &D1DatabaseSession) -> Result<bool, String> {
+    session
+        .get_bookmark()
+        .map(|bookmark| bookmark.is_some())
+        .map_err(|e| crate::error_text(&e))
 }
 
 /// Where the first answer that says so was served.

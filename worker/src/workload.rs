@@ -3,7 +3,8 @@
 //! index), `/workload/op` (one operation, timed inside its own invocation, with D1's `meta`) and
 //! `/workload/check` (count, sums and content checksum of the table; dropped when asked). The
 //! SQL comes from `d1bench_core::workload`, never from the request. Operations run through the
-//! JS binding (`raw.rs`) so D1's `served_by_region` / `served_by_colo` reach the answer.
+//! JS binding (`raw.rs`) so D1's `served_by_region` / `served_by_colo` reach the answer; a
+//! read asked to run in a D1 session opens its own (`withSession`) and reports its bookmark.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -127,7 +128,11 @@ pub async fn handle_op(mut req: Request, ctx: RouteContext<()>) -> Result<Respon
     let answered = perform(&db, &op).await;
     let inside_ms = Date::now() - opened;
     let result = match answered {
-        Ok((answers, rows_returned)) => {
+        Ok(Performed {
+            answers,
+            rows_returned,
+            session_bookmark,
+        }) => {
             let sum =
                 |f: fn(&Answered) -> Option<u64>| -> Option<u64> { answers.iter().map(f).sum() };
             OpResult {
@@ -144,6 +149,7 @@ pub async fn handle_op(mut req: Request, ctx: RouteContext<()>) -> Result<Respon
                 cache: None,
                 version: None,
                 worker_colo,
+                session_bookmark,
             }
         }
         Err(text) => {
@@ -162,6 +168,7 @@ pub async fn handle_op(mut req: Request, ctx: RouteContext<()>) -> Result<Respon
                 cache: None,
                 version: None,
                 worker_colo,
+                session_bookmark: None,
             }
         }
     };
@@ -200,21 +207,47 @@ pub(crate) fn bind(
     statement.bind(&params)
 }
 
-/// Runs the operation through the JS binding ([`raw`]): D1's answers, and the rows the reads
-/// returned; or the error's text.
-async fn perform(
-    db: &D1Database,
-    op: &OpRequest,
-) -> std::result::Result<(Vec<Answered>, usize), String> {
+/// What an operation got from D1: its answers, the rows the reads returned, and whether the
+/// read's session had a bookmark after it (none without a session).
+struct Performed {
+    answers: Vec<Answered>,
+    rows_returned: usize,
+    session_bookmark: Option<bool>,
+}
+
+impl Performed {
+    fn plain(answers: Vec<Answered>, rows_returned: usize) -> Self {
+        Performed {
+            answers,
+            rows_returned,
+            session_bookmark: None,
+        }
+    }
+}
+
+/// Runs the operation through the JS binding ([`raw`]), a read in its own D1 session when the
+/// request asks for one; or the error's text.
+async fn perform(db: &D1Database, op: &OpRequest) -> std::result::Result<Performed, String> {
     let key = Value::Integer(op.key as i64);
     match op.op {
         Operation::PointRead | Operation::RangeScan | Operation::Aggregate => {
             let sql = workload::read_sql(op.op, op.rows).expect("a read has SQL");
-            let bound =
-                bind(statement(db, &sql, op.preparation), &[key]).map_err(|e| error_text(&e))?;
+            let Some(constraint) = op.session.constraint() else {
+                let bound = bind(statement(db, &sql, op.preparation), &[key])
+                    .map_err(|e| error_text(&e))?;
+                let answer = raw::all(&bound).await?;
+                let rows = answer.rows.len();
+                return Ok(Performed::plain(vec![answer], rows));
+            };
+            let (prepared, session) = raw::session_statement(db, constraint, &sql)?;
+            let bound = bind(prepared, &[key]).map_err(|e| error_text(&e))?;
             let answer = raw::all(&bound).await?;
             let rows = answer.rows.len();
-            Ok((vec![answer], rows))
+            Ok(Performed {
+                answers: vec![answer],
+                rows_returned: rows,
+                session_bookmark: Some(raw::has_bookmark(&session)?),
+            })
         }
         Operation::Write | Operation::BatchWrite => {
             let generator = op.spec.generator();
@@ -234,7 +267,7 @@ async fn perform(
             } else {
                 raw::batch(db, statements).await?
             };
-            Ok((answers, 0))
+            Ok(Performed::plain(answers, 0))
         }
         Operation::CachedRead | Operation::Update => {
             Err(format!("`{}` runs in the cache module", op.op))

@@ -88,6 +88,7 @@ mod tests {
             preparation: Preparation::Reuse,
             version: 0,
             cache: None,
+            session: Default::default(),
         }
     }
 

@@ -145,7 +145,13 @@ pub fn measure(
         if !row.reconciled {
             bail!("the seeded table does not reconcile: {}", row.note);
         }
-        for point in plan.points.iter().filter(|p| p.table_rows == size) {
+        // In-process SQLite has no Sessions API: its baseline is the plain binding's series.
+        let runs_here = |p: &LoadPoint| p.session.is_none() || target.runs_the_worker();
+        for point in plan
+            .points
+            .iter()
+            .filter(|p| p.table_rows == size && runs_here(p))
+        {
             if index != Some(point.index) {
                 client
                     .index(point.index)
@@ -447,6 +453,7 @@ fn jobs(
                 preparation: point.preparation,
                 version,
                 cache: cache.filter(|_| op.op == Operation::CachedRead),
+                session: point.session,
             }
         })
         .collect()
@@ -528,6 +535,8 @@ fn op_row(
             TargetKind::Remote => answer.worker_colo.unwrap_or_default(),
             _ => String::new(),
         },
+        session: job.session,
+        session_bookmark: answer.session_bookmark,
     }
 }
 

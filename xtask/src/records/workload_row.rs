@@ -4,7 +4,7 @@
 //! reconciles.
 
 use d1bench_core::workload::cache::CacheLookup;
-use d1bench_core::workload::{IndexKind, Operation, Preparation};
+use d1bench_core::workload::{IndexKind, Operation, Preparation, SessionMode};
 use d1bench_core::{Outcome, RefusalKind};
 use serde::{Deserialize, Serialize};
 
@@ -110,6 +110,14 @@ pub struct OpRow {
     /// The Cloudflare data centre the Worker ran in (`request.cf.colo`); empty off Cloudflare.
     #[serde(default)]
     pub worker_colo: String,
+    /// How the Worker opened D1 for the read: `none` (the plain binding; every run before the
+    /// Sessions API series), `first-unconstrained` or `first-primary` (a session per request).
+    #[serde(default)]
+    pub session: SessionMode,
+    /// Whether the read's session had a bookmark after it (its value is not kept); empty
+    /// without a session or without an answer.
+    #[serde(default)]
+    pub session_bookmark: Option<bool>,
 }
 
 fn one() -> u32 {
@@ -268,5 +276,47 @@ mod tests {
                 && row.served_by_colo.is_empty()
                 && row.worker_colo.is_empty()
         );
+    }
+
+    /// A `results.csv` written before the Sessions API series (no session columns, the
+    /// served-by and colo columns there) still reads: the plain binding, no bookmark.
+    #[test]
+    fn results_before_the_session_columns_still_read() {
+        let path = crate::paths::project_root()
+            .join("xtask/tests/golden/workload-results-before-sessions.csv");
+        let rows: Vec<OpRow> = crate::records::csv::read(&path).unwrap();
+        assert_eq!(rows.len(), 1);
+        let row = &rows[0];
+        assert_eq!((row.op, row.outcome), (Operation::PointRead, Outcome::Ok));
+        assert_eq!(row.served_by_region, "WNAM");
+        assert_eq!(
+            (row.session, row.session_bookmark),
+            (SessionMode::None, None)
+        );
+    }
+
+    /// A row with a session reads back as written, its bookmark's presence included.
+    #[test]
+    fn session_columns_round_trip() {
+        let path = crate::paths::project_root()
+            .join("xtask/tests/golden/workload-results-before-sessions.csv");
+        let mut row: OpRow = crate::records::csv::read(&path).unwrap().remove(0);
+        row.session = SessionMode::FirstPrimary;
+        row.session_bookmark = Some(true);
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("results.csv");
+        let mut appender = crate::records::csv::Appender::<OpRow>::open(&out).unwrap();
+        appender.append(&row).unwrap();
+        drop(appender);
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(
+            text.lines()
+                .next()
+                .unwrap()
+                .ends_with(",session,session_bookmark")
+        );
+        assert!(text.contains(",first-primary,true"), "{text}");
+        let back: Vec<OpRow> = crate::records::csv::read(&out).unwrap();
+        assert_eq!(back, vec![row]);
     }
 }

@@ -113,11 +113,14 @@ pub fn answers_table(answers: &[Answer]) -> String {
          | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for a in answers {
-        let other = if a.what.starts_with("covering") {
+        let mut other = if a.what.starts_with("covering") {
             format!("statements {}", a.key.preparation)
         } else {
             format!("index {}", a.key.index)
         };
+        if !a.key.session.is_none() {
+            other.push_str(&format!(", session {}", a.key.session));
+        }
         let ratio = match a.ci {
             Some(ci) => format!(
                 "{:.2} ({:.2}–{:.2}, {:.1}%)",

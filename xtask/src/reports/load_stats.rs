@@ -1,10 +1,10 @@
 //! A workload run's requests summarized, pure and from its records alone: per target, table
-//! size, index, preparation, operation and rate, the successful requests' latencies in an HDR
+//! size, index, preparation, D1 session, operation and rate, the successful requests' latencies in an HDR
 //! histogram ([`Latencies`]), the refusals by class, throughput offered and achieved, the
 //! medians of the inside and D1 clocks, the rows D1 bills, and the load generator's lag. The
 //! summary ([`super::workload`]) and the chart ([`super::charts::workload`]) both read these.
 
-use d1bench_core::workload::{IndexKind, Operation, Preparation};
+use d1bench_core::workload::{IndexKind, Operation, Preparation, SessionMode};
 use d1bench_core::{Outcome, RefusalKind};
 use std::collections::BTreeMap;
 
@@ -25,6 +25,8 @@ pub struct Key {
     pub table_rows: u64,
     pub index: IndexKind,
     pub preparation: Preparation,
+    /// How the Worker opened D1 for the reads (the plain binding or a session per request).
+    pub session: SessionMode,
     pub op: Operation,
     pub rate: f64,
     pub retry: RetryKind,
@@ -39,6 +41,7 @@ impl Key {
             table_rows: row.table_rows,
             index: row.index,
             preparation: row.preparation,
+            session: row.session,
             op: row.op,
             rate: row.rate,
             retry: row.retry,
@@ -53,6 +56,7 @@ impl Key {
         u64,
         IndexKind,
         Preparation,
+        SessionMode,
         Operation,
         RetryKind,
         u64,
@@ -63,6 +67,7 @@ impl Key {
             self.table_rows,
             self.index,
             self.preparation,
+            self.session,
             self.op,
             self.retry,
             self.ttl_s.map_or(0, f64::to_bits),

@@ -1,5 +1,5 @@
 //! The reports of a workload run, from its `results.csv` and `checks.csv` only: per target,
-//! table size, index, preparation, rate and operation, the latency percentiles (p50 to p99.9,
+//! table size, index, preparation, D1 session, rate and operation, the latency percentiles (p50 to p99.9,
 //! each with its order-statistic interval, and the max) from HDR histograms, throughput offered
 //! and achieved, the shares refused by class, D1's clock and the rows D1 bills, and whether the
 //! load generator kept its timetable (`summary.csv`, `summary.md`); and the read-path answers:
@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use anyhow::{Context, Result};
-use d1bench_core::workload::{IndexKind, Operation, Preparation};
+use d1bench_core::workload::{IndexKind, Operation, Preparation, SessionMode};
 use serde::Serialize;
 
 use super::claims::{answers, answers_table};
@@ -62,6 +62,9 @@ pub struct SummaryRow {
     pub lag_p99_ms: f64,
     pub lag_max_ms: f64,
     pub behind_schedule: bool,
+    /// How the Worker opened D1 for the reads: `none` (the plain binding) or the session's
+    /// constraint (last, so the columns before it are where they were).
+    pub session: SessionMode,
 }
 
 fn summary_row(s: &OpStats) -> SummaryRow {
@@ -111,6 +114,7 @@ fn summary_row(s: &OpStats) -> SummaryRow {
         lag_p99_ms: s.lag_p99_ms,
         lag_max_ms: s.lag_max_ms,
         behind_schedule: s.behind,
+        session: s.key.session,
     }
 }
 
@@ -136,6 +140,19 @@ pub(crate) fn num(v: f64) -> String {
     }
 }
 
+/// The statements column of a point: its preparation, then its D1 session and retry policy
+/// when it has them.
+pub(crate) fn statements(key: &super::load_stats::Key) -> String {
+    let mut out = key.preparation.to_string();
+    if !key.session.is_none() {
+        write!(out, ", session {}", key.session).unwrap();
+    }
+    if key.retry != crate::studies::workload::RetryKind::None {
+        write!(out, ", retry {}", key.retry).unwrap();
+    }
+    out
+}
+
 /// The latency table: one line per operation at each point.
 pub fn latency_table(stats: &[OpStats]) -> String {
     let mut out = String::from(
@@ -150,10 +167,7 @@ pub fn latency_table(stats: &[OpStats]) -> String {
             s.key.target,
             s.key.table_rows,
             s.key.index,
-            match s.key.retry {
-                crate::studies::workload::RetryKind::None => s.key.preparation.to_string(),
-                retry => format!("{}, retry {retry}", s.key.preparation),
-            },
+            statements(&s.key),
             match s.key.ttl_s {
                 Some(ttl) => format!("{} (TTL {ttl} s)", s.key.op),
                 None => s.key.op.to_string(),
@@ -288,6 +302,7 @@ pub fn markdown(
                 s.key.table_rows,
                 s.key.index,
                 s.key.preparation,
+                s.key.session,
                 s.key.rate.to_bits(),
             );
             if seen.contains(&k) {
@@ -302,7 +317,7 @@ pub fn markdown(
                 s.key.target,
                 s.key.table_rows,
                 s.key.index,
-                s.key.preparation,
+                statements(&s.key),
                 s.key.rate,
                 num(s.lag_p99_ms),
                 num(s.lag_max_ms)
@@ -316,9 +331,13 @@ pub fn markdown(
         for s in refused {
             writeln!(
                 out,
-                "- {} {} at {} rows, {}/s: {} of {} refused ({}), {} errors, {} unanswered",
+                "- {} {}{} at {} rows, {}/s: {} of {} refused ({}), {} errors, {} unanswered",
                 s.key.target,
                 s.key.op,
+                match s.key.session {
+                    SessionMode::None => String::new(),
+                    session => format!(" in a `{session}` session"),
+                },
                 s.key.table_rows,
                 s.key.rate,
                 s.refused.iter().map(|(_, n)| n).sum::<usize>(),
@@ -465,6 +484,8 @@ mod tests {
             served_by_region: String::new(),
             served_by_colo: String::new(),
             worker_colo: String::new(),
+            session: SessionMode::None,
+            session_bookmark: None,
         }
     }
 

@@ -103,7 +103,7 @@ pub fn section(root: &Path) -> Result<String> {
             out,
             "| {} | {} | {} | {} |",
             a.key.table_rows,
-            a.key.preparation,
+            super::workload::statements(&a.key),
             ratio(a),
             a.verdict()
         )

@@ -1,7 +1,8 @@
 //! Workload files (`experiments/<name>.toml` with a `[table]` and `[[operation]]`s): their
 //! schema, their validation with `file:line:column` errors, and the plan a run follows: the
-//! table's sizes (seeded once each, growing), then at each size every index, preparation,
-//! operation (when they run apart) and rate, each a [`LoadPoint`] under open-loop load.
+//! table's sizes (seeded once each, growing), then at each size every index, preparation and
+//! D1 session, operation (when they run apart) and rate, each a [`LoadPoint`] under open-loop
+//! load.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -10,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, anyhow};
 use d1bench_core::limits::MAX_DATABASE_BYTES;
 use d1bench_core::workload::{
-    FIRST_WRITE_ID, IndexKind, MAX_OPERATION_ROWS, Operation, Preparation, TableSpec,
+    FIRST_WRITE_ID, IndexKind, MAX_OPERATION_ROWS, Operation, Preparation, SessionMode, TableSpec,
 };
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
@@ -20,6 +21,7 @@ use super::files::{NonEmpty, Profiles, located};
 mod cache;
 mod plan;
 pub mod retry;
+mod session;
 pub use plan::{LoadPoint, PlannedOp, WorkloadPlan};
 use retry::RetryDecl;
 pub use retry::{RetryKind, RetryPolicy};
@@ -117,6 +119,11 @@ pub struct WorkloadProfile {
     /// Prepared statements reused across calls, prepared per call, or both (default `["reuse"]`).
     #[serde(default)]
     pub preparation: Option<NonEmpty<Spanned<Preparation>>>,
+    /// How the Worker opens D1 for the reads: the plain binding (`none`, the default) or a
+    /// session of the Sessions API (`first-unconstrained`, `first-primary`), each a series. A
+    /// session is opened per request, so its series runs with statements prepared `per-call`.
+    #[serde(default)]
+    pub sessions: Option<NonEmpty<Spanned<SessionMode>>>,
     /// Requests per second (or rows per second, with `rate-unit = "rows"`), each a point of
     /// its own.
     pub rates: NonEmpty<Spanned<f64>>,
@@ -479,12 +486,13 @@ impl Workload {
         for (name, repeated) in [
             ("indexes", first_repeat(profile.indexes.as_ref())),
             ("preparation", first_repeat(profile.preparation.as_ref())),
+            ("sessions", first_repeat(profile.sessions.as_ref())),
         ] {
             if let Some(span) = repeated {
                 return Err(self.error_at(span, &format!("{name} lists this value twice")));
             }
         }
-        Ok(())
+        self.check_sessions(profile)
     }
 
     /// The plan of `profile`.
@@ -522,10 +530,11 @@ impl Workload {
         let ttls: Vec<Option<f64>> = profile.ttls_s.as_ref().map_or(vec![None], |l| {
             l.0.iter().map(|t| Some(*t.get_ref())).collect()
         });
+        let sessions = session::modes(profile);
         let mut points = Vec::new();
         for &table_rows in &sizes {
             for &index in &indexes {
-                for &preparation in &preparations {
+                for (preparation, session) in session::series(&preparations, &sessions) {
                     for group in &groups {
                         for &retry in &retries {
                             for (&ttl_s, rate) in ttls
@@ -537,6 +546,7 @@ impl Workload {
                                     table_rows,
                                     index,
                                     preparation,
+                                    session,
                                     rate: Self::request_rate(
                                         profile,
                                         *rate.get_ref(),

@@ -206,6 +206,7 @@ fn the_aggregate_does_not_overflow_through_the_covering_index() {
         preparation: d1bench_core::workload::Preparation::PerCall,
         version: 0,
         cache: None,
+        session: Default::default(),
     };
     let answer = client.op(&op).result.unwrap();
     assert_eq!(answer.outcome, Outcome::Ok, "{answer:?}");

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use anyhow::Result;
-use d1bench_core::workload::Operation;
+use d1bench_core::workload::{Operation, SessionMode};
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -61,6 +61,7 @@ pub fn render(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Vec<Drawn>>
                 s.key.table_rows,
                 s.key.index,
                 s.key.preparation,
+                s.key.session,
                 s.key.retry,
                 s.key.ttl_s.map(f64::to_bits),
             )
@@ -69,7 +70,7 @@ pub fn render(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Vec<Drawn>>
     series.sort();
     series.dedup();
     let mut drawn = Vec::new();
-    for (rows, index, preparation, retry, ttl) in series {
+    for (rows, index, preparation, session, retry, ttl) in series {
         let of: Vec<&&OpStats> = mine
             .iter()
             .filter(|s| {
@@ -77,9 +78,10 @@ pub fn render(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Vec<Drawn>>
                     s.key.table_rows,
                     s.key.index,
                     s.key.preparation,
+                    s.key.session,
                     s.key.retry,
                     s.key.ttl_s.map(f64::to_bits),
-                ) == (rows, index, preparation, retry, ttl)
+                ) == (rows, index, preparation, session, retry, ttl)
             })
             .collect();
         let mut lines: Vec<Line> = Vec::new();
@@ -114,8 +116,15 @@ pub fn render(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Vec<Drawn>>
             RetryKind::None => String::new(),
             retry => format!(", retry {retry}"),
         };
+        let (in_session, session_suffix) = match session {
+            SessionMode::None => (String::new(), String::new()),
+            session => (
+                format!(", session {session}"),
+                format!("-session-{session}"),
+            ),
+        };
         let title = format!(
-            "Latency against rate, {} ({rows} rows, {index} index, statements {preparation}{retried})",
+            "Latency against rate, {} ({rows} rows, {index} index, statements {preparation}{in_session}{retried})",
             measured_on(target)
         );
         let chart = LatencyChart {
@@ -123,8 +132,12 @@ pub fn render(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Vec<Drawn>>
             lines,
         };
         let name = match retry {
-            RetryKind::None => format!("latency-vs-rate-{rows}-{index}-{preparation}"),
-            retry => format!("latency-vs-rate-{rows}-{index}-{preparation}-retry-{retry}"),
+            RetryKind::None => {
+                format!("latency-vs-rate-{rows}-{index}-{preparation}{session_suffix}")
+            }
+            retry => format!(
+                "latency-vs-rate-{rows}-{index}-{preparation}{session_suffix}-retry-{retry}"
+            ),
         };
         let name = match ttl.map(f64::from_bits) {
             Some(ttl) => format!("{name}-ttl-{ttl}s"),
@@ -286,6 +299,8 @@ mod tests {
                         served_by_region: String::new(),
                         served_by_colo: String::new(),
                         worker_colo: String::new(),
+                        session: SessionMode::None,
+                        session_bookmark: None,
                     });
                 }
             }

@@ -1,8 +1,8 @@
 //! A workload's plan, what a run follows: the table's sizes, each load point (size, index,
-//! preparation, operations, rate) in run order, and what it all costs on Cloudflare.
+//! preparation, D1 session, operations, rate) in run order, and what it all costs on Cloudflare.
 
 use d1bench_core::checksum;
-use d1bench_core::workload::{IndexKind, Operation, Preparation, TableSpec};
+use d1bench_core::workload::{IndexKind, Operation, Preparation, SessionMode, TableSpec};
 use serde::{Deserialize, Serialize};
 
 use super::{Mix, RetryKind, RetryPolicy};
@@ -26,6 +26,8 @@ pub struct LoadPoint {
     pub table_rows: u64,
     pub index: IndexKind,
     pub preparation: Preparation,
+    /// How the Worker opens D1 for the reads: the plain binding, or a session per request.
+    pub session: SessionMode,
     /// Requests per second.
     pub rate: f64,
     /// The operations of this load (one, when they run apart).
@@ -47,14 +49,14 @@ impl LoadPoint {
     }
 
     fn series_without_ttl(&self) -> String {
+        let mut series = format!("index={} preparation={}", self.index, self.preparation);
+        // The plain binding's series keep the names they had before sessions were a series.
+        if !self.session.is_none() {
+            series.push_str(&format!(" session={}", self.session));
+        }
         match self.retry.kind {
-            RetryKind::None => format!("index={} preparation={}", self.index, self.preparation),
-            _ => format!(
-                "index={} preparation={} retry={}",
-                self.index,
-                self.preparation,
-                self.retry.label()
-            ),
+            RetryKind::None => series,
+            _ => format!("{series} retry={}", self.retry.label()),
         }
     }
 }
