@@ -1,7 +1,8 @@
 //! Workload experiments end to end, through the xtask binary: bad command lines refused before
 //! anything starts; the read-path smoke profile on in-process SQLite, reconciled, its reports
-//! redrawn by `plot` from disk alone; the workload-mix smoke profile on local D1 (wrangler dev)
-//! with its SQLite baseline, and on `--target remote` through the stand-in wrangler, each
+//! redrawn by `plot` from disk alone, and on local D1 with reads in D1 sessions
+//! (`withSession`) recorded with their mode; the workload-mix smoke profile on local D1
+//! (wrangler dev) with its SQLite baseline, and on `--target remote` through the stand-in wrangler, each
 //! reconciled with every acknowledged write present exactly once; and the write-contention
 //! smoke profile on local D1 with its baseline: every retry policy at every row rate, single
 //! writes and batches at the same row rate, the writes reconciled exactly once, and the summary
@@ -166,6 +167,11 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
             }
         }
     }
+    // In-process SQLite has no Sessions API: its run is the plain binding's series only.
+    assert!(
+        rows.iter().all(|r| r["session"] == "none"),
+        "sqlite ran a session"
+    );
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(summary.contains("covering ÷ key index"), "{summary}");
     assert!(summary.contains("reused ÷ per-call statement"), "{summary}");
@@ -177,6 +183,53 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
     assert_eq!(
         std::fs::read_to_string(dir.join("summary.csv")).unwrap(),
         before
+    );
+
+    // The read path on local D1: each read also in a `first-unconstrained` session of its own
+    // (withSession on wrangler dev's D1), answered, recorded with its mode and its bookmark.
+    let dir = run(
+        &["read-path", "--profile", "smoke", "--no-baseline"],
+        &scratch.path().join("read-path-local"),
+        &[],
+    );
+    let rows = check_run(&dir, &["local"]);
+    for op in ["point-read", "range-scan", "aggregate"] {
+        let in_session: Vec<_> = rows
+            .iter()
+            .filter(|r| {
+                r["op"] == op && r["phase"] == "measure" && r["session"] == "first-unconstrained"
+            })
+            .collect();
+        assert!(
+            !in_session.is_empty(),
+            "{op}: no first-unconstrained request"
+        );
+        for r in &in_session {
+            assert_eq!(r["preparation"], "per-call", "{r:?}");
+            assert_ne!(r["rows_returned"], "0", "{r:?}");
+            assert!(!r["d1_ms"].is_empty(), "{r:?}");
+            assert!(
+                ["true", "false"].contains(&r["session_bookmark"].as_str()),
+                "{r:?}"
+            );
+        }
+        assert!(
+            rows.iter()
+                .filter(|r| r["op"] == op && r["session"] == "none")
+                .all(|r| r["session_bookmark"].is_empty()),
+            "{op}: a bookmark without a session"
+        );
+    }
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("per-call, session first-unconstrained"),
+        "{summary}"
+    );
+    let summary_csv = read_csv(&dir.join("summary.csv"));
+    assert!(
+        summary_csv
+            .iter()
+            .any(|r| r["session"] == "first-unconstrained")
     );
 
     // The mix on local D1, with its baseline: writes acknowledged and present, D1's meta kept.

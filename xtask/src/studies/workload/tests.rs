@@ -56,3 +56,44 @@ fn a_cache_workload_on_a_target_without_kv_fails_with_its_golden_error() {
     });
     assert!(checked >= 1);
 }
+
+/// read-path's smoke profile sweeps a D1 session: every read in it with per-call statements
+/// (a session lives for one request), labelled apart from the plain binding's series, which keep
+/// their names.
+#[test]
+fn read_path_plans_its_session_series_with_per_call_statements() {
+    use d1bench_core::workload::SessionMode;
+    let w = Workload::load(&project_root().join("experiments"), "read-path").unwrap();
+    let (_, smoke) = w.profile(Some("smoke")).unwrap();
+    let plan = w.plan(smoke);
+    let in_session: Vec<&LoadPoint> = plan
+        .points
+        .iter()
+        .filter(|p| p.session == SessionMode::FirstUnconstrained)
+        .collect();
+    assert!(!in_session.is_empty());
+    for p in &in_session {
+        assert_eq!(p.preparation, Preparation::PerCall, "{}", p.series());
+        assert!(
+            p.series().ends_with("session=first-unconstrained"),
+            "{}",
+            p.series()
+        );
+    }
+    for op in [
+        Operation::PointRead,
+        Operation::RangeScan,
+        Operation::Aggregate,
+    ] {
+        assert!(in_session.iter().any(|p| p.ops[0].op == op), "{op}");
+    }
+    let plain = plan
+        .points
+        .iter()
+        .find(|p| p.session == SessionMode::None)
+        .unwrap();
+    assert!(!plain.series().contains("session"), "{}", plain.series());
+    // Every preparation on the plain binding, and the session on per-call: three series per
+    // size, index and operation.
+    assert_eq!(plan.points.len(), 2 * 2 * 3 * 3);
+}
