@@ -1,7 +1,8 @@
 //! The README's workload figures, generated from the committed example workload runs
-//! (`docs/example-workloads/read-path` and `docs/example-workloads/workload-mix`) as the sweep's
-//! findings are from `docs/example-run`: the read-path claims and the mix's latency against the
-//! rate, each from the run's own records; a test fails when the README and the runs disagree.
+//! (`docs/example-workloads/read-path`, `workload-mix` and `cache`) as the sweep's findings are
+//! from `docs/example-run`: the read-path claims, the mix's latency against the rate and the
+//! cache's hit ratio and staleness against the TTL, each from the run's own records; a test
+//! fails when the README and the runs disagree.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -9,8 +10,11 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use d1bench_core::workload::Operation;
 
+use super::cache::{self, Share};
 use super::claims::{Answer, answers};
 use super::load_stats::{OpStats, stats};
+use super::quantiles::Latencies;
+use super::stats::CONFIDENCE;
 use super::workload::{cell, num};
 use crate::records::workload_row::OpRow;
 use crate::records::{RunRecord, RunStatus, csv};
@@ -20,10 +24,12 @@ pub const END: &str = "<!-- workloads:end -->";
 /// Where the committed runs are, relative to the project root.
 pub const READ_PATH: &str = "docs/example-workloads/read-path";
 pub const MIX: &str = "docs/example-workloads/workload-mix";
+pub const CACHE: &str = "docs/example-workloads/cache";
 
 /// A committed run: its record and its requests' statistics.
 struct Run {
     record: RunRecord,
+    rows: Vec<OpRow>,
     stats: Vec<OpStats>,
     requests: usize,
 }
@@ -38,6 +44,7 @@ fn load(root: &Path, dir: &str) -> Result<Run> {
     let requests = stats.iter().map(|s| s.n).sum();
     Ok(Run {
         record,
+        rows,
         stats,
         requests,
     })
@@ -185,6 +192,7 @@ pub fn section(root: &Path) -> Result<String> {
         )
         .unwrap();
     }
+    cache_lines(&mut out, &load(root, CACHE)?);
     let runtime = match read.record.run.target {
         crate::flags::TargetKind::Local => "workerd's SQLite on this machine",
         crate::flags::TargetKind::Sqlite => "bare SQLite in-process, not D1",
@@ -196,6 +204,46 @@ pub fn section(root: &Path) -> Result<String> {
     )
     .unwrap();
     Ok(out)
+}
+
+/// The cache run's hit ratio, latencies and staleness per TTL.
+fn cache_lines(out: &mut String, run: &Run) {
+    let p50 = |latencies: &Latencies| match latencies.percentile(0.5, CONFIDENCE) {
+        None => "-".to_owned(),
+        Some(p) => match p.ci {
+            Some(ci) => format!("{} ({}–{})", num(p.ms), num(ci.low), num(ci.high)),
+            None => format!("{} (n too small)", num(p.ms)),
+        },
+    };
+    writeln!(
+        out,
+        "\nFrom {}, cached reads through Workers KV while updates (not invalidating the cache) \
+         bump the same rows' versions; hit ratio and stale share with 95% Wilson intervals, \
+         latency from the due time and staleness in ms with 95% intervals:\n\n\
+         | TTL (s) | cached reads | hit ratio | hit p50 | miss p50 | stale share | staleness p50 | staleness max |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- |",
+        provenance(CACHE, run)
+    )
+    .unwrap();
+    for s in cache::stats(&run.rows) {
+        let share = |share: Option<Share>| share.map_or("-".to_owned(), |s| s.text());
+        let (stale_p50, stale_max) = if s.stale == 0 {
+            ("none stale".to_owned(), "-".to_owned())
+        } else {
+            (p50(&s.staleness), num(s.staleness.max_ms()))
+        };
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {stale_p50} | {stale_max} |",
+            s.ttl_s,
+            s.reads,
+            share(s.hit_ratio()),
+            p50(&s.hit_latency),
+            p50(&s.miss_latency),
+            share(s.stale_share()),
+        )
+        .unwrap();
+    }
 }
 
 /// `readme` with the text between the workload markers replaced by `section`.
@@ -221,5 +269,9 @@ mod tests {
         );
         assert!(expected.contains("covering ÷ key"), "{expected}");
         assert!(expected.contains("| 400 |"), "{expected}");
+        assert!(
+            expected.contains("| TTL (s) | cached reads | hit ratio"),
+            "{expected}"
+        );
     }
 }
