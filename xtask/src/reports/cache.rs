@@ -12,6 +12,7 @@ use d1bench_core::workload::cache::CacheLookup;
 use super::quantiles::Latencies;
 use super::staleness::{AckedUpdate, CachedRead, Freshness, Timeline};
 use super::stats::CONFIDENCE;
+use super::stats::num as ms;
 use crate::flags::TargetKind;
 use crate::records::workload_row::{OpRow, Phase};
 
@@ -189,16 +190,6 @@ pub fn percentiles(latencies: &Latencies) -> String {
         })
         .collect::<Vec<_>>()
         .join(" · ")
-}
-
-fn ms(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
 }
 
 /// The summary's cache section; empty when the run had no cached reads.

@@ -127,16 +127,7 @@ fn n_of(n: usize, repeats: usize) -> String {
     }
 }
 
-/// A time in ms with three significant figures.
-pub fn num(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
+pub use crate::reports::stats::num;
 
 /// Literal ÷ bound at one point: the median of the per-repeat ratios, its interval and the
 /// pairs behind it.

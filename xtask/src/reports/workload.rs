@@ -129,16 +129,7 @@ pub(crate) fn cell(s: &OpStats, q: f64) -> String {
     }
 }
 
-/// Three significant digits, as the histogram holds them.
-pub(crate) fn num(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
+pub(crate) use super::stats::num;
 
 /// The statements column of a point: its preparation, then its D1 session and retry policy
 /// when it has them.
