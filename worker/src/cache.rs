@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use worker::{D1Database, Env};
 
 use crate::raw::{self, Answered};
-use crate::workload::{bind, statement};
+use crate::statements::{bind, failed, statement};
 
 /// What a KV entry of the cache holds: the row, its version and when it was cached.
 #[derive(Serialize, Deserialize)]
@@ -23,27 +23,6 @@ struct CacheEntry {
     cached_at_ms: f64,
     /// The row as D1 answered it.
     row: serde_json::Value,
-}
-
-/// The answer of an operation that failed with `text`.
-fn failed(text: String, inside_ms: f64, cache: Option<CacheLookup>) -> OpResult {
-    let (outcome, refusal) = d1bench_core::ladder::classify(Some(&text));
-    OpResult {
-        outcome,
-        refusal,
-        error: Some(text),
-        rows_returned: 0,
-        changes: 0,
-        inside_ms,
-        d1_ms: None,
-        rows_read: None,
-        rows_written: None,
-        served_by: None,
-        cache,
-        version: None,
-        worker_colo: None,
-        session_bookmark: None,
-    }
 }
 
 fn answered(a: Answered, inside_ms: f64, cache: Option<CacheLookup>, version: u64) -> OpResult {

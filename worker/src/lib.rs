@@ -23,6 +23,7 @@ mod cache;
 mod probe;
 mod raw;
 mod rung;
+mod statements;
 mod workload;
 
 const BINDING: &str = "DB";

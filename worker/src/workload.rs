@@ -6,28 +6,20 @@
 //! JS binding (`raw.rs`) so D1's `served_by_region` / `served_by_colo` reach the answer; a
 //! read asked to run in a D1 session opens its own (`withSession`) and reports its bookmark.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
 use d1bench_core::checksum::checksum_sql;
 use d1bench_core::workload::{
-    self, CheckRequest, CheckResult, IndexRequest, OpRequest, OpResult, Operation, Preparation,
-    RowVersion, SeedRequest, SeedResult,
+    self, CheckRequest, CheckResult, IndexRequest, OpRequest, OpResult, Operation, RowVersion,
+    SeedRequest, SeedResult,
 };
 use d1bench_core::{Checksum, Outcome, Value};
 use js_sys::Date;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use worker::{D1Database, D1PreparedStatement, Request, Response, Result, RouteContext};
+use worker::{D1Database, Request, Response, Result, RouteContext};
 
 use crate::raw::{self, Answered};
+use crate::statements::{bind, failed, statement};
 use crate::{BINDING, error_text, json_error, prepare};
-
-thread_local! {
-    /// Statements prepared once and reused across invocations of this isolate, keyed by SQL:
-    /// [`Preparation::Reuse`], as a module-level cache in a JavaScript Worker does it.
-    static PREPARED: RefCell<HashMap<String, D1PreparedStatement>> = RefCell::new(HashMap::new());
-}
 
 /// The request's JSON as `T`, or the 400 response saying why not.
 async fn read<T: DeserializeOwned>(req: &mut Request) -> Result<std::result::Result<T, Response>> {
@@ -152,59 +144,12 @@ pub async fn handle_op(mut req: Request, ctx: RouteContext<()>) -> Result<Respon
                 session_bookmark,
             }
         }
-        Err(text) => {
-            let (outcome, refusal) = d1bench_core::ladder::classify(Some(&text));
-            OpResult {
-                outcome,
-                refusal,
-                error: Some(text),
-                rows_returned: 0,
-                changes: 0,
-                inside_ms,
-                d1_ms: None,
-                rows_read: None,
-                rows_written: None,
-                served_by: None,
-                cache: None,
-                version: None,
-                worker_colo,
-                session_bookmark: None,
-            }
-        }
+        Err(text) => OpResult {
+            worker_colo,
+            ..failed(text, inside_ms, None)
+        },
     };
     Response::from_json(&result)
-}
-
-/// The statement for `sql`, from the isolate's cache or prepared now.
-pub(crate) fn statement(
-    db: &D1Database,
-    sql: &str,
-    preparation: Preparation,
-) -> D1PreparedStatement {
-    match preparation {
-        Preparation::PerCall => db.prepare(sql),
-        Preparation::Reuse => PREPARED.with(|cache| {
-            cache
-                .borrow_mut()
-                .entry(sql.to_owned())
-                .or_insert_with(|| db.prepare(sql))
-                .clone()
-        }),
-    }
-}
-
-pub(crate) fn bind(
-    statement: D1PreparedStatement,
-    values: &[Value],
-) -> Result<D1PreparedStatement> {
-    let params: Vec<wasm_bindgen::JsValue> = values
-        .iter()
-        .map(|v| match v {
-            Value::Integer(n) => wasm_bindgen::JsValue::from_f64(*n as f64),
-            Value::Text(s) => wasm_bindgen::JsValue::from_str(s),
-        })
-        .collect();
-    statement.bind(&params)
 }
 
 /// What an operation got from D1: its answers, the rows the reads returned, and whether the
