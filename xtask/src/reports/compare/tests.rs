@@ -1,4 +1,6 @@
-//! Tests of `compare.rs`, apart so that file holds only what it is for.
+//! Tests of `compare.rs`, apart so that file holds only what it is for. About 612 lines: most
+//! are the expected texts of compare.md and the real-SQLite runs; the next split is those runs
+//! (`compare_reads_real_sqlite_runs…`) into a file of their own.
 
 use super::*;
 use crate::records::probe_row::tests_support;
