@@ -10,9 +10,11 @@
 //! stdin, the health wait, every probe or rung over HTTP, the teardown) and measures real probes.
 
 use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
@@ -32,13 +34,15 @@ fn stand_in() -> PathBuf {
     project_root().join("xtask/tests/stand-in/wrangler")
 }
 
-/// The xtask with the stand-in wrangler logging to `log`, fake credentials, and `env`.
+/// The xtask with the stand-in wrangler logging to `log`, fake credentials, and `env`. Cloudflare's
+/// API is a closed loopback port unless `env` names a stand-in: a call nobody expects fails.
 fn xtask(args: &[&str], log: &Path, env: &[(&str, &str)]) -> Command {
     let mut command = Command::new(XTASK);
     command
         .args(args)
         .current_dir(project_root())
         .env("D1BENCH_WRANGLER", stand_in())
+        .env("D1BENCH_CLOUDFLARE_API", "http://127.0.0.1:9/client/v4")
         .env("STAND_IN_LOG", log)
         .env("CLOUDFLARE_API_TOKEN", FAKE_API_TOKEN)
         .env("CLOUDFLARE_ACCOUNT_ID", "stand-in-account")
@@ -422,9 +426,65 @@ fn clean_remote_finds_leftovers_by_their_tag() {
     );
 }
 
+/// Cloudflare's REST API on a loopback port, for the one call a run makes without wrangler: it
+/// answers a database's `PUT` as the API does (its envelope, with the mode the request set) and
+/// keeps every request, head and body. It serves until the test ends.
+struct ApiStandIn {
+    base: String,
+    requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl ApiStandIn {
+    fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}/client/v4", listener.local_addr().unwrap());
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&requests);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let (mut head, mut length) = (String::new(), 0);
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    head.push_str(&line);
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let body = String::from_utf8_lossy(&body).into_owned();
+                let mode = serde_json::from_str::<serde_json::Value>(&body)
+                    .ok()
+                    .and_then(|v| v["read_replication"]["mode"].as_str().map(str::to_owned))
+                    .unwrap_or_else(|| "disabled".into());
+                let answer = format!(
+                    r#"{{"success":true,"errors":[],"messages":[],"result":{{"read_replication":{{"mode":"{mode}"}}}}}}"#
+                );
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+                kept.lock().unwrap().push(format!("{head}\n{body}"));
+            }
+        });
+        ApiStandIn { base, requests }
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
 /// A smoke run on `--target remote` through the serving stand-in: it measures, reconciles,
 /// tears down in order, and leaves nothing running.
-fn remote_smoke(name: &str) -> (PathBuf, Vec<String>, tempfile::TempDir) {
+fn remote_smoke(name: &str, env: &[(&str, &str)]) -> (PathBuf, Vec<String>, tempfile::TempDir) {
     let _build = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls.log");
@@ -442,7 +502,7 @@ fn remote_smoke(name: &str) -> (PathBuf, Vec<String>, tempfile::TempDir) {
             "--out",
         ],
         &log,
-        &[],
+        env,
     )
     .arg(&out)
     .output()
@@ -501,7 +561,13 @@ fn remote_smoke(name: &str) -> (PathBuf, Vec<String>, tempfile::TempDir) {
 
 #[test]
 fn a_sweep_runs_end_to_end_on_the_remote_target_through_the_stand_in() {
-    let (run_dir, _, _dir) = remote_smoke("column-sweep");
+    let (run_dir, _, _dir) = remote_smoke("column-sweep", &[]);
+    // No reads in D1 sessions: replication was left off (the API, a closed port, was not called).
+    assert!(
+        run_toml(&run_dir)["remote"]
+            .get("read_replication")
+            .is_none()
+    );
     let results = std::fs::read_to_string(run_dir.join("results.csv")).unwrap();
     let rows: Vec<&str> = results.lines().skip(1).collect();
     assert!(rows.iter().any(|r| r.contains(",remote,")), "{results}");
@@ -535,7 +601,7 @@ fn a_sweep_runs_end_to_end_on_the_remote_target_through_the_stand_in() {
 
 #[test]
 fn a_ladder_climbs_end_to_end_on_the_remote_target_through_the_stand_in() {
-    let (run_dir, _, _dir) = remote_smoke("query-budget");
+    let (run_dir, _, _dir) = remote_smoke("query-budget", &[]);
     let parity = std::fs::read_to_string(run_dir.join("parity.csv")).unwrap();
     assert!(parity.contains("queries per Worker invocation"), "{parity}");
     let findings = std::fs::read_to_string(run_dir.join("findings.csv")).unwrap();
@@ -553,4 +619,96 @@ fn a_ladder_climbs_end_to_end_on_the_remote_target_through_the_stand_in() {
         .output()
         .unwrap();
     assert!(plot.status.success(), "{}", text(&plot).1);
+}
+
+#[test]
+fn the_read_path_runs_in_sessions_on_a_replicated_database_through_the_stand_ins() {
+    let api = ApiStandIn::start();
+    let (run_dir, calls, _dir) = remote_smoke(
+        "read-path",
+        &[("D1BENCH_CLOUDFLARE_API", api.base.as_str())],
+    );
+    // Read replication was turned on for the run's own database (the id `d1 create` printed),
+    // with the run's token, once, after the database was created.
+    let requests = api.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let request = &requests[0];
+    assert!(
+        request.starts_with(
+            "PUT /client/v4/accounts/stand-in-account/d1/database/\
+             6b3f3c1e-2a4d-4c8e-9f10-0a1b2c3d4e5f HTTP/1.1\r\n"
+        ),
+        "{request}"
+    );
+    assert!(
+        request
+            .to_ascii_lowercase()
+            .contains(&format!("\nauthorization: bearer {FAKE_API_TOKEN}\r\n")),
+        "{request}"
+    );
+    let body: serde_json::Value =
+        serde_json::from_str(request.rsplit('\n').next().unwrap()).unwrap();
+    assert_eq!(
+        body,
+        serde_json::json!({"read_replication": {"mode": "auto"}})
+    );
+    assert!(calls[0].starts_with("d1 create"), "{calls:?}");
+    let record = run_toml(&run_dir);
+    assert_eq!(
+        record["remote"]["read_replication"].as_str(),
+        Some("auto"),
+        "{record}"
+    );
+    // Every read in a session was answered, with D1's bookmark noted.
+    let results = std::fs::read_to_string(run_dir.join("results.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(results.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (target, session, outcome, bookmark) = (
+        column("target"),
+        column("session"),
+        column("outcome"),
+        column("session_bookmark"),
+    );
+    let in_session: Vec<csv::StringRecord> = rows
+        .records()
+        .map(|r| r.unwrap())
+        .filter(|r| &r[target] == "remote" && &r[session] == "first-unconstrained")
+        .collect();
+    assert!(!in_session.is_empty(), "{results}");
+    for r in &in_session {
+        assert_eq!(&r[outcome], "ok", "{r:?}");
+        assert!(["true", "false"].contains(&&r[bookmark]), "{r:?}");
+    }
+}
+
+#[test]
+fn a_plan_without_sessions_leaves_replication_off_and_says_so_in_its_dry_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    for (experiment, says) in [("read-path", true), ("workload-mix", false)] {
+        let output = xtask(
+            &[
+                "run",
+                experiment,
+                "--profile",
+                "smoke",
+                "--target",
+                "remote",
+                "--dry-run",
+            ],
+            &log,
+            &[],
+        )
+        .output()
+        .unwrap();
+        let (stdout, stderr) = text(&output);
+        assert!(output.status.success(), "{stderr}");
+        assert_eq!(
+            stdout.contains("read replication: turned on (`auto`)"),
+            says,
+            "{experiment}: {stdout}"
+        );
+    }
+    assert!(!log.exists(), "a dry run called wrangler");
 }

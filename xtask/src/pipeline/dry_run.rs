@@ -88,6 +88,14 @@ fn describe(
     writeln!(out, "estimated wall time: {estimate}").unwrap();
     if let Some(account) = account {
         cloudflare_lines(&mut out, &plan.work.cost(), account);
+        if plan.work.reads_in_sessions() {
+            writeln!(
+                out,
+                "  read replication: turned on (`auto`) for the run's database through the \
+                 Cloudflare API, since reads run in D1 sessions"
+            )
+            .unwrap();
+        }
     }
     out
 }

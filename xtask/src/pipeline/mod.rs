@@ -81,6 +81,15 @@ impl Work {
         }
     }
 
+    /// Whether any of its reads go through D1's Sessions API, the only reads a read replica
+    /// may serve: a remote run then turns read replication on for its database.
+    pub fn reads_in_sessions(&self) -> bool {
+        match self {
+            Work::Workload(plan) => plan.points.iter().any(|p| !p.session.is_none()),
+            Work::Sweep(_) | Work::Climbs(_) => false,
+        }
+    }
+
     pub fn unit(&self) -> &'static str {
         match self {
             Work::Sweep(_) => "probes",
@@ -207,7 +216,8 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     }
     let plan = plan(flags, paths)?;
     // Remote flags and credentials are checked before anything is installed or built.
-    let remote = remote::Options::from_run_flags(flags)?;
+    let remote = remote::Options::from_run_flags(flags)?
+        .map(|o| o.replicated_if(plan.work.reads_in_sessions()));
     let tools = tools(flags.target, sh, paths)?;
 
     let out = flags

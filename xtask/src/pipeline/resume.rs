@@ -40,7 +40,8 @@ pub fn resume(given: &flags::Run, dir: &Path, sh: &Shell, paths: &Paths) -> Resu
     check_files(&record, &plan, &toml)?;
     check_code(&record.git, &run_record::git(sh), &toml)?;
     let done = done(&run_dir, &plan, flags.target)?;
-    let remote = remote::Options::from_run_flags(&flags)?;
+    let remote = remote::Options::from_run_flags(&flags)?
+        .map(|o| o.replicated_if(plan.work.reads_in_sessions()));
     let tools = super::tools(flags.target, sh, paths)?;
 
     let resumption = resumption(&record, &plan, &done, flags.target);

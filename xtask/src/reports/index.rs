@@ -105,11 +105,16 @@ fn section(run: &Path, out_dir: &Path) -> Result<String> {
         };
         writeln!(
             text,
-            "- D1 served by region {} (colo {}); {} plan, {} queries per invocation",
+            "- D1 served by region {} (colo {}); {} plan, {} queries per invocation; read \
+             replication {}",
             list(&remote.served_by_region),
             list(&remote.served_by_colo),
             remote.plan,
-            remote.queries_per_invocation
+            remote.queries_per_invocation,
+            match &remote.read_replication {
+                Some(mode) => format!("`{mode}` (turned on by the run: it reads in D1 sessions)"),
+                None => "left off (no reads in D1 sessions)".to_owned(),
+            }
         )
         .unwrap();
     }
@@ -273,6 +278,7 @@ mod tests {
                 queries_per_invocation: 50,
                 served_by_region: vec!["WEUR".into()],
                 served_by_colo: vec!["AMS".into()],
+                read_replication: Some("auto".into()),
                 teardown: "deleted".into(),
             }),
         );
@@ -295,7 +301,10 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("D1 served by region WEUR (colo AMS); free plan, 50 queries"),
+            text.contains(
+                "D1 served by region WEUR (colo AMS); free plan, 50 queries per invocation; \
+                 read replication `auto` (turned on by the run"
+            ),
             "{text}"
         );
         assert!(

@@ -236,6 +236,7 @@ memory_gib = 1.0
             queries_per_invocation: 1000,
             served_by_region: Vec::new(),
             served_by_colo: Vec::new(),
+            read_replication: None,
             teardown: "deleted".into(),
         }
     }

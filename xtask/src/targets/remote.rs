@@ -8,6 +8,7 @@
 //! that executes them; [`lifecycle`] the order and the teardown.
 
 pub mod answers;
+pub mod api;
 pub mod lifecycle;
 pub mod wrangler;
 
@@ -43,6 +44,9 @@ pub struct Options {
     pub location: Option<Location>,
     pub plan: Plan,
     pub keep: bool,
+    /// Turn on D1 read replication for the run's database: the plan reads in D1 sessions, the
+    /// only reads a replica may serve.
+    pub read_replication: bool,
 }
 
 impl Options {
@@ -60,6 +64,7 @@ impl Options {
                     location: flags.location,
                     plan: flags.plan.unwrap_or(Plan::Free),
                     keep: flags.keep,
+                    read_replication: false,
                 }))
             }
             other => {
@@ -85,6 +90,16 @@ impl Options {
     }
 }
 
+impl Options {
+    /// The options, asking for read replication when `sessions` (the plan reads in D1 sessions).
+    pub fn replicated_if(self, sessions: bool) -> Self {
+        Options {
+            read_replication: sessions,
+            ..self
+        }
+    }
+}
+
 impl RemoteRecord {
     /// What run.toml says of a remote run before its setup: its name, hint and plan.
     pub fn pending(options: &Options) -> Self {
@@ -96,6 +111,7 @@ impl RemoteRecord {
             queries_per_invocation: queries_per_invocation(options.plan),
             served_by_region: Vec::new(),
             served_by_colo: Vec::new(),
+            read_replication: None,
             teardown: "pending".into(),
         }
     }
@@ -122,6 +138,10 @@ pub struct RemoteRecord {
     /// Every `meta.served_by_colo` D1 reported over the run's probes.
     #[serde(default)]
     pub served_by_colo: Vec<String>,
+    /// The database's read replication mode as the API reported it after the run turned it on
+    /// (`auto`); absent when the plan has no reads in D1 sessions and it was left off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_replication: Option<String>,
     /// `pending`, `deleted`, `kept` (`--keep`), or why deleting failed.
     pub teardown: String,
 }
@@ -178,12 +198,24 @@ impl RemoteHost {
             keep: options.keep,
         };
         let deployment = Deployment::create(wrangler, setup)?;
+        let read_replication = if options.read_replication {
+            say(&format!(
+                "turning on read replication for D1 database {} (the plan reads in D1 sessions)",
+                name.as_str()
+            ));
+            // On failure the deployment is dropped here, which deletes it.
+            let api = api::Api::from_env(&options.credentials, Pacing::CLOUDFLARE);
+            Some(api.enable_read_replication(&deployment.database_id)?)
+        } else {
+            None
+        };
         let client = WorkerClient::new(&deployment.url, deployment.token.expose());
         say(&format!("waiting for {} to answer", deployment.url));
         // On failure the deployment is dropped here, which deletes it.
         let health = wait_until_answering(&client, &deployment.url)?;
         let record = RemoteRecord {
             created_in_region: deployment.created_in_region.clone(),
+            read_replication,
             ..RemoteRecord::pending(options)
         };
         Ok((RemoteHost { deployment, record }, client, health))

@@ -363,6 +363,8 @@ pub struct Deployment {
     pub token: Secret,
     /// The region wrangler said it created the database in, when it said.
     pub created_in_region: Option<String>,
+    /// The database's id, from `d1 create`'s answer.
+    pub database_id: String,
     /// `--keep`: the teardown leaves everything and says how to delete it.
     pub keep: bool,
     guard: TeardownGuard,
@@ -448,6 +450,7 @@ impl Deployment {
             url: url.expect("the setup plan deploys"),
             token,
             created_in_region,
+            database_id: database_id.expect("the setup plan creates the database"),
             keep,
             guard,
         })

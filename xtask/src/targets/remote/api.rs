@@ -1,0 +1,183 @@
+//! The one Cloudflare REST API call a remote run makes itself, because wrangler 4 has no command
+//! for it: turning on D1 read replication for the run's database (`PUT
+//! /accounts/{account}/d1/database/{id}` with `{"read_replication": {"mode": "auto"}}`).
+//!
+//! Only runs whose plan reads in D1 sessions make it: without the Sessions API every query goes
+//! to the primary, replicas or not. The answer must say the mode is now `auto`; anything else is
+//! an error naming what the API said, and the run's setup is torn down like any failed step.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+use super::wrangler::{Credentials, Pacing};
+
+/// Overrides the API's address; the tests point it at a stand-in on a loopback port.
+pub const API_VAR: &str = "D1BENCH_CLOUDFLARE_API";
+
+/// Cloudflare's API, v4.
+pub const DEFAULT_API: &str = "https://api.cloudflare.com/client/v4";
+
+/// A whole call (connect, send, answer) is bounded by this.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The largest answer read: the database's details are well under a kilobyte.
+const MAX_ANSWER_BYTES: u64 = 256 * 1024;
+
+/// The Cloudflare API as a remote run uses it.
+pub struct Api {
+    base: String,
+    agent: ureq::Agent,
+    authorization: String,
+    account_id: String,
+    pacing: Pacing,
+}
+
+/// Cloudflare's answer envelope, as far as it is read here.
+#[derive(Debug, Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    success: bool,
+    #[serde(default)]
+    errors: Vec<ApiMessage>,
+    #[serde(default)]
+    result: Option<DatabaseDetails>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ApiMessage {
+    #[serde(default)]
+    code: Option<i64>,
+    #[serde(default)]
+    message: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct DatabaseDetails {
+    #[serde(default)]
+    read_replication: Option<ReadReplication>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ReadReplication {
+    mode: String,
+}
+
+impl Api {
+    /// The API at [`API_VAR`] (or [`DEFAULT_API`]) with the run's credentials.
+    pub fn from_env(credentials: &Credentials, pacing: Pacing) -> Self {
+        let base = std::env::var(API_VAR)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .unwrap_or_else(|| DEFAULT_API.to_owned());
+        Self::new(&base, credentials, pacing, CALL_TIMEOUT)
+    }
+
+    /// The API at `base`; each call (connect, send, answer) is bounded by `timeout`.
+    pub fn new(base: &str, credentials: &Credentials, pacing: Pacing, timeout: Duration) -> Self {
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(timeout))
+            .build();
+        Api {
+            base: base.trim_end_matches('/').to_owned(),
+            agent: ureq::Agent::new_with_config(config),
+            authorization: format!("Bearer {}", credentials.api_token.expose()),
+            account_id: credentials.account_id.clone(),
+            pacing,
+        }
+    }
+
+    /// Turns on read replication (`auto`) for the database `database_id`, retrying a
+    /// rate-limited call as the wrangler runner does; the mode the API then reports.
+    pub fn enable_read_replication(&self, database_id: &str) -> Result<String> {
+        let url = format!(
+            "{}/accounts/{}/d1/database/{database_id}",
+            self.base, self.account_id
+        );
+        let body = r#"{"read_replication":{"mode":"auto"}}"#;
+        let mut backoff = self.pacing.first_backoff;
+        let mut attempt = 1;
+        loop {
+            let (status, text) = self
+                .put(&url, body)
+                .with_context(|| format!("PUT {url} (turning on read replication)"))?;
+            if status == 429 && attempt < self.pacing.attempts {
+                std::thread::sleep(backoff);
+                backoff *= 2;
+                attempt += 1;
+                continue;
+            }
+            return mode_from_answer(status, &text)
+                .with_context(|| format!("PUT {url} (turning on read replication)"));
+        }
+    }
+
+    fn put(&self, url: &str, body: &str) -> Result<(u16, String)> {
+        let mut response = self
+            .agent
+            .put(url)
+            .header("Authorization", &self.authorization)
+            .header("Content-Type", "application/json")
+            .send(body)?;
+        let status = response.status().as_u16();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_ANSWER_BYTES)
+            .read_to_string()?;
+        Ok((status, text))
+    }
+}
+
+/// The replication mode an answer reports, when it is `auto`; otherwise what went wrong, in the
+/// API's own words where it gave any.
+fn mode_from_answer(status: u16, text: &str) -> Result<String> {
+    let envelope: Envelope = serde_json::from_str(text).with_context(|| {
+        format!(
+            "the API answered {status} with something that is not its JSON envelope: {}",
+            excerpt(text)
+        )
+    })?;
+    if !(200..300).contains(&status) || !envelope.success {
+        let errors: Vec<String> = envelope
+            .errors
+            .iter()
+            .map(|e| match e.code {
+                Some(code) => format!("{} (code {code})", e.message),
+                None => e.message.clone(),
+            })
+            .collect();
+        bail!(
+            "the API answered {status}: {}",
+            if errors.is_empty() {
+                excerpt(text)
+            } else {
+                errors.join("; ")
+            }
+        );
+    }
+    match envelope.result.and_then(|r| r.read_replication) {
+        Some(ReadReplication { mode }) if mode == "auto" => Ok(mode),
+        Some(ReadReplication { mode }) => {
+            bail!("the API accepted the change but reports read replication `{mode}`, not `auto`")
+        }
+        None => bail!(
+            "the API accepted the change but its answer has no read_replication.mode: {}",
+            excerpt(text)
+        ),
+    }
+}
+
+/// At most 300 characters of an answer, for an error message.
+fn excerpt(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(300) {
+        Some((cut, _)) => format!("{}… ({} bytes in all)", &text[..cut], text.len()),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
