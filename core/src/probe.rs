@@ -470,7 +470,8 @@ pub struct ProbeResult {
     pub error: Option<String>,
 }
 
-/// Where D1 says it ran a query: `meta.served_by_region` and `meta.served_by_colo`.
+/// Where D1 says it ran a query: `meta.served_by_region`, `meta.served_by_colo` and
+/// `meta.served_by_primary`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServedBy {
@@ -480,6 +481,25 @@ pub struct ServedBy {
     /// The data centre (an airport code such as `AMS`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub colo: Option<String>,
+    /// Whether the primary answered (`false`: a read replica did, which only a read in a D1
+    /// session of a database with read replication can be).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary: Option<bool>,
+}
+
+impl ServedBy {
+    /// What D1 reported, or `None` when it reported none of the three.
+    pub fn reported(
+        region: Option<String>,
+        colo: Option<String>,
+        primary: Option<bool>,
+    ) -> Option<ServedBy> {
+        (region.is_some() || colo.is_some() || primary.is_some()).then_some(ServedBy {
+            region,
+            colo,
+            primary,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -180,8 +180,8 @@ async fn verify(db: &D1Database, probe: &ProbeRequest) -> Result<VerifyResult> {
 }
 
 /// Runs one counting query (answering a column `n`) through the JS binding directly, because
-/// the worker crate's `D1ResultMeta` drops `served_by_region` and `served_by_colo`, which say
-/// where D1 ran the queries. Answers the count and where it ran.
+/// the worker crate's `D1ResultMeta` drops `served_by_region`, `served_by_colo` and
+/// `served_by_primary`, which say where D1 ran the queries. Answers the count and where it ran.
 async fn query_count(db: &D1Database, sql: &str) -> Result<(usize, Option<ServedBy>)> {
     let binding: &worker::worker_sys::D1Database = db.as_ref().unchecked_ref();
     let statements: js_sys::Array = [sql]
@@ -200,15 +200,13 @@ async fn query_count(db: &D1Database, sql: &str) -> Result<(usize, Option<Served
         .and_then(|n| n.as_f64())
         .map_or(0, |n| n as usize);
     let meta = count.meta()?;
-    let text = |key: &str| -> Result<Option<String>> {
-        Ok(js_sys::Reflect::get(&meta, &JsValue::from_str(key))?.as_string())
-    };
-    let served_by = ServedBy {
-        region: text("served_by_region")?,
-        colo: text("served_by_colo")?,
-    };
-    let reported = served_by.region.is_some() || served_by.colo.is_some();
-    Ok((n, reported.then_some(served_by)))
+    let get = |key: &str| js_sys::Reflect::get(&meta, &JsValue::from_str(key));
+    let served_by = ServedBy::reported(
+        get("served_by_region")?.as_string(),
+        get("served_by_colo")?.as_string(),
+        get("served_by_primary")?.as_bool(),
+    );
+    Ok((n, served_by))
 }
 
 fn prepare(db: &D1Database, statement: &Statement) -> Result<worker::D1PreparedStatement> {

@@ -1,7 +1,7 @@
 //! D1 calls through the JS binding itself, for workload operations: the worker crate's
-//! `D1ResultMeta` drops `meta.served_by_region` / `served_by_colo` (where D1 ran a statement),
-//! so `all`, `run` and `batch` are made here on the statements the crate prepared and bound, and
-//! their answers read from the JS objects; reads in a D1 session (`withSession`) run on a
+//! `D1ResultMeta` drops `meta.served_by_region` / `served_by_colo` / `served_by_primary` (where
+//! D1 ran a statement), so `all`, `run` and `batch` are made here on the statements the crate
+//! prepared and bound, and their answers read from the JS objects; reads in a D1 session (`withSession`) run on a
 //! statement prepared on the session. Failures read as the crate's own calls word them.
 
 use d1bench_core::ServedBy;
@@ -65,18 +65,18 @@ fn answered(result: JsValue) -> Result<Answered, String> {
     let meta = result.meta().map_err(text)?;
     let get = |key: &str| js_sys::Reflect::get(&meta, &JsValue::from_str(key)).ok();
     let number = |key: &str| get(key).and_then(|v| v.as_f64());
-    let served_by = ServedBy {
-        region: get("served_by_region").and_then(|v| v.as_string()),
-        colo: get("served_by_colo").and_then(|v| v.as_string()),
-    };
-    let reported = served_by.region.is_some() || served_by.colo.is_some();
+    let served_by = ServedBy::reported(
+        get("served_by_region").and_then(|v| v.as_string()),
+        get("served_by_colo").and_then(|v| v.as_string()),
+        get("served_by_primary").and_then(|v| v.as_bool()),
+    );
     Ok(Answered {
         rows,
         changes: number("changes").map_or(0, |n| n as usize),
         d1_ms: number("duration"),
         rows_read: number("rows_read").map(|n| n as u64),
         rows_written: number("rows_written").map(|n| n as u64),
-        served_by: reported.then_some(served_by),
+        served_by,
     })
 }
 

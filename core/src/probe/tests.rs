@@ -194,13 +194,19 @@ fn a_verification_without_served_by_still_parses_and_one_with_it_round_trips() {
             .unwrap()
             .contains("served_by")
     );
-    result.served_by = Some(ServedBy {
-        region: Some("WEUR".into()),
-        colo: None,
-    });
+    result.served_by = ServedBy::reported(Some("WEUR".into()), None, None);
     let json = serde_json::to_string(&result).unwrap();
     assert!(json.contains(r#""served_by":{"region":"WEUR"}"#), "{json}");
     assert_eq!(serde_json::from_str::<VerifyResult>(&json).unwrap(), result);
+    // A replica's answer says so; nothing reported is no `served_by` at all.
+    result.served_by = ServedBy::reported(Some("ENAM".into()), Some("IAD".into()), Some(false));
+    let json = serde_json::to_string(&result).unwrap();
+    assert!(
+        json.contains(r#""served_by":{"region":"ENAM","colo":"IAD","primary":false}"#),
+        "{json}"
+    );
+    assert_eq!(serde_json::from_str::<VerifyResult>(&json).unwrap(), result);
+    assert_eq!(ServedBy::reported(None, None, None), None);
 }
 
 #[test]

@@ -537,6 +537,7 @@ fn op_row(
         },
         session: job.session,
         session_bookmark: answer.session_bookmark,
+        served_by_primary: served.primary,
     }
 }
 

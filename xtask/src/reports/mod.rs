@@ -17,6 +17,7 @@ pub mod index;
 pub mod ladder_summary;
 pub mod load_stats;
 pub mod parity;
+pub mod placement;
 pub mod points;
 pub mod provenance;
 pub mod quantiles;

@@ -245,6 +245,7 @@ pub fn markdown(
     stats: &[OpStats],
     checks: &[CheckRow],
     cache: &[super::cache::TtlStats],
+    placements: &[super::placement::Placement],
     charts: &[super::charts::Drawn],
 ) -> String {
     let mut out = format!("# {}\n\n", title(record));
@@ -341,6 +342,7 @@ pub fn markdown(
         }
     }
     out.push_str(&super::contention::section(stats));
+    out.push_str(&super::placement::section(placements));
     out.push_str(&super::cache::section(cache));
     let answers = answers(stats);
     if !answers.is_empty() {
@@ -401,7 +403,14 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
     )?);
     std::fs::write(
         run_dir.summary_md(),
-        markdown(record, &stats, &checks, &cache, &drawn),
+        markdown(
+            record,
+            &stats,
+            &checks,
+            &cache,
+            &super::placement::placements(&rows),
+            &drawn,
+        ),
     )
     .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
     let mut tables = format!(
@@ -430,53 +439,20 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::workload_row::Phase;
     use d1bench_core::{Outcome, RefusalKind};
 
     fn row(point: usize, index: IndexKind, seq: u64, latency_ms: f64) -> OpRow {
         OpRow {
-            experiment: "w".into(),
             target: TargetKind::Sqlite,
             point,
-            phase: Phase::Measure,
-            table_rows: 1000,
             index,
-            preparation: Preparation::Reuse,
-            rate: 100.0,
             op: Operation::Aggregate,
-            op_rows: 1,
             seq,
-            key: 1,
             scheduled_ms: seq as f64 * 10.0,
-            lag_ms: 0.1,
             latency_ms,
             service_ms: latency_ms,
             inside_ms: Some(latency_ms),
-            d1_ms: None,
-            rows_read: None,
-            rows_written: None,
-            rows_returned: 1,
-            changes: 0,
-            outcome: Outcome::Ok,
-            refusal: None,
-            target_failed: false,
-            error: String::new(),
-            started_ms: 0.0,
-            retry: crate::studies::workload::RetryKind::None,
-            attempts: 1,
-            first_refusal: None,
-            first_failed: false,
-            retry_wait_ms: 0.0,
-            ttl_s: None,
-            cache: None,
-            version: None,
-            sent_ms: None,
-            answered_ms: None,
-            served_by_region: String::new(),
-            served_by_colo: String::new(),
-            worker_colo: String::new(),
-            session: SessionMode::None,
-            session_bookmark: None,
+            ..crate::records::workload_row::tests_support::row()
         }
     }
 

@@ -237,10 +237,8 @@ mod tests {
         .unwrap();
         seen.note(verified.served_by.as_ref());
         for (region, colo) in [("WEUR", "AMS"), ("WEUR", "FRA")] {
-            verified.served_by = Some(d1bench_core::ServedBy {
-                region: Some(region.into()),
-                colo: Some(colo.into()),
-            });
+            verified.served_by =
+                d1bench_core::ServedBy::reported(Some(region.into()), Some(colo.into()), None);
             seen.note(verified.served_by.as_ref());
         }
         assert_eq!(seen.regions.into_iter().collect::<Vec<_>>(), ["WEUR"]);

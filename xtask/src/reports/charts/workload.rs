@@ -247,11 +247,8 @@ impl Figure for LatencyChart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flags::TargetKind;
-    use crate::records::workload_row::{OpRow, Phase};
+    use crate::records::workload_row::OpRow;
     use crate::reports::load_stats::stats;
-    use d1bench_core::Outcome;
-    use d1bench_core::workload::{IndexKind, Preparation};
 
     fn rows(rates: &[f64]) -> Vec<OpRow> {
         let mut rows = Vec::new();
@@ -259,48 +256,17 @@ mod tests {
             for seq in 0..100u64 {
                 for op in [Operation::PointRead, Operation::Write] {
                     rows.push(OpRow {
-                        experiment: "w".into(),
-                        target: TargetKind::Local,
                         point: point + 1,
-                        phase: Phase::Measure,
-                        table_rows: 1000,
-                        index: IndexKind::Key,
-                        preparation: Preparation::Reuse,
                         rate,
                         op,
-                        op_rows: 1,
                         seq,
-                        key: 1,
                         scheduled_ms: seq as f64 * 1000.0 / rate,
-                        lag_ms: 0.1,
                         latency_ms: 1.0 + seq as f64 / 10.0 + rate / 10.0,
-                        service_ms: 1.0,
                         inside_ms: Some(0.5),
                         d1_ms: Some(0.1),
                         rows_read: Some(1),
                         rows_written: Some(0),
-                        rows_returned: 1,
-                        changes: 0,
-                        outcome: Outcome::Ok,
-                        refusal: None,
-                        target_failed: false,
-                        error: String::new(),
-                        started_ms: 0.0,
-                        retry: crate::studies::workload::RetryKind::None,
-                        attempts: 1,
-                        first_refusal: None,
-                        first_failed: false,
-                        retry_wait_ms: 0.0,
-                        ttl_s: None,
-                        cache: None,
-                        version: None,
-                        sent_ms: None,
-                        answered_ms: None,
-                        served_by_region: String::new(),
-                        served_by_colo: String::new(),
-                        worker_colo: String::new(),
-                        session: SessionMode::None,
-                        session_bookmark: None,
+                        ..crate::records::workload_row::tests_support::row()
                     });
                 }
             }
