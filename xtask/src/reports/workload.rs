@@ -486,6 +486,39 @@ mod tests {
         }
     }
 
+    /// On a point read neither index is used: covering ÷ key is the control, expected 1, and a
+    /// ratio away from it is called drift, never a claim that holds.
+    #[test]
+    fn covering_against_key_on_a_point_read_is_the_control() {
+        let mut rng = fastrand::Rng::with_seed(5);
+        for (factor, verdict) in [(1.0, "as expected"), (0.8, "differs: faster")] {
+            let mut rows = Vec::new();
+            for seq in 0..2000 {
+                for (point, index, f) in
+                    [(1, IndexKind::Key, 1.0), (2, IndexKind::Covering, factor)]
+                {
+                    rows.push(OpRow {
+                        op: Operation::PointRead,
+                        ..row(point, index, seq, f * (10.0 + rng.f64()))
+                    });
+                }
+            }
+            let answers = answers(&stats(&rows));
+            let median = answers.iter().find(|a| a.q == 0.5).unwrap();
+            assert_eq!(
+                median.what,
+                crate::reports::claims::Comparison::IndexControl
+            );
+            assert!(
+                median.verdict().starts_with(verdict),
+                "{}",
+                median.verdict()
+            );
+            let table = crate::reports::claims::answers_table(&answers);
+            assert!(table.contains("| 1 (control) |"), "{table}");
+        }
+    }
+
     #[test]
     fn a_lagging_generator_is_flagged_and_refusals_are_counted_by_class() {
         let mut rows: Vec<OpRow> = (0..200).map(|s| row(1, IndexKind::Key, s, 5.0)).collect();

@@ -29,7 +29,8 @@ const RECOVERY_TIMEOUT: Duration = Duration::from_secs(60);
 /// What keeps the Worker running, and stops it when closed or dropped.
 enum Host {
     Local(LocalWorker),
-    Remote(RemoteHost),
+    // Boxed: a deployment's record is several times the size of a local worker's handle.
+    Remote(Box<RemoteHost>),
 }
 
 pub struct WorkerSession {
@@ -96,7 +97,11 @@ impl WorkerSession {
         warnings: &[String],
     ) -> Result<Self> {
         let (host, client, health) = RemoteHost::start(paths, tools, options, warnings)?;
-        Ok(WorkerSession::new(Host::Remote(host), client, health))
+        Ok(WorkerSession::new(
+            Host::Remote(Box::new(host)),
+            client,
+            health,
+        ))
     }
 
     fn new(host: Host, client: WorkerClient, health: Health) -> Self {
