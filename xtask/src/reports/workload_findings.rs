@@ -40,6 +40,11 @@ fn load(root: &Path, dir: &str) -> Result<Run> {
         .with_context(|| format!("{dir} is not a run d1bench can read"))?;
     let rows: Vec<OpRow> = csv::read(&path.join("results.csv"))
         .with_context(|| format!("{dir}/results.csv cannot be read"))?;
+    // The run's own target: its SQLite baseline's requests are another runtime's figures.
+    let rows: Vec<OpRow> = rows
+        .into_iter()
+        .filter(|r| r.target == record.run.target)
+        .collect();
     let stats = stats(&rows);
     let requests = stats.iter().map(|s| s.n).sum();
     Ok(Run {
