@@ -676,10 +676,22 @@ fn the_read_path_runs_in_sessions_on_a_replicated_database_through_the_stand_ins
         .filter(|r| &r[target] == "remote" && &r[session] == "first-unconstrained")
         .collect();
     assert!(!in_session.is_empty(), "{results}");
+    let primary = column("served_by_primary");
     for r in &in_session {
         assert_eq!(&r[outcome], "ok", "{r:?}");
         assert!(["true", "false"].contains(&&r[bookmark]), "{r:?}");
+        // The stand-in serves one local database, which D1 calls the primary.
+        assert_eq!(&r[primary], "true", "{r:?}");
     }
+    let summary = std::fs::read_to_string(run_dir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("## Where D1 served the reads"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| remote | first-unconstrained | "),
+        "{summary}"
+    );
 }
 
 #[test]
