@@ -1,8 +1,9 @@
 //! The README's workload figures, generated from the committed example workload runs
-//! (`docs/example-workloads/read-path`, `workload-mix` and `cache`) as the sweep's findings are
-//! from `docs/example-run`: the read-path claims, the mix's latency against the rate and the
-//! cache's hit ratio and staleness against the TTL, each from the run's own records; a test
-//! fails when the README and the runs disagree.
+//! (`docs/example-workloads/read-path`, `workload-mix`, `write-contention` and `cache`) as the
+//! sweep's findings are from `docs/example-run`: the read-path claims, the mix's latency against
+//! the rate, the writes refused per rate and retry policy, and the cache's hit ratio and
+//! staleness against the TTL, each from the run's own records; a test fails when the README and
+//! the runs disagree.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -12,11 +13,12 @@ use d1bench_core::workload::{IndexKind, Operation, Preparation};
 
 use super::cache::{self, Share};
 use super::claims::{Answer, Comparison, answers, ratio_text};
-use super::load_stats::{OpStats, stats};
+use super::load_stats::{Key, OpStats, stats};
 use super::quantiles::{self, Latencies};
 use super::stats::CONFIDENCE;
 use super::workload::{cell, num};
 use crate::records::workload_row::OpRow;
+use crate::studies::workload::RetryKind;
 use crate::records::{RunRecord, RunStatus, csv};
 
 pub const BEGIN: &str = "<!-- workloads:begin -->";
@@ -25,6 +27,7 @@ pub const END: &str = "<!-- workloads:end -->";
 pub const READ_PATH: &str = "docs/example-workloads/read-path";
 pub const MIX: &str = "docs/example-workloads/workload-mix";
 pub const CACHE: &str = "docs/example-workloads/cache";
+pub const CONTENTION: &str = "docs/example-workloads/write-contention";
 
 /// A committed run: its record and its requests' statistics.
 struct Run {
@@ -256,6 +259,7 @@ pub fn section(root: &Path) -> Result<String> {
         )
         .unwrap();
     }
+    contention_lines(&mut out, &load(root, CONTENTION)?);
     cache_lines(&mut out, &load(root, CACHE)?);
     let runtime = match read.record.run.target {
         crate::flags::TargetKind::Local => "workerd's SQLite on this machine",
@@ -268,6 +272,52 @@ pub fn section(root: &Path) -> Result<String> {
     )
     .unwrap();
     Ok(out)
+}
+
+/// The write-contention run: per row rate and write operation, the share of writes refused at
+/// their last attempt under each retry policy (without retries that is the first attempt), and
+/// goodput and latency without retries.
+fn contention_lines(out: &mut String, run: &Run) {
+    writeln!(
+        out,
+        "\nFrom {}, single writes (one row a request) and batched writes (one `db.batch()` of \
+         several rows) at the same row rates; the share of writes refused at their last attempt \
+         (95% Wilson intervals) under no retry, a fixed delay and exponential backoff with full \
+         jitter; goodput and latency from the due time (ms, 95% intervals) without retries:\n\n\
+         | rows/s offered | operation | refused, no retry | refused, fixed delay | refused, exponential | goodput rows/s | p50 | p99 | generator |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        provenance(CONTENTION, run)
+    )
+    .unwrap();
+    let writes = run.stats.iter().filter(|s| s.key.op.writes());
+    for plain in writes.clone().filter(|s| s.key.retry == RetryKind::None) {
+        let refused = |retry: RetryKind| {
+            writes
+                .clone()
+                .find(|s| s.key == Key { retry, ..plain.key })
+                .and_then(|s| Share::of(s.n - s.ok, s.n))
+                .map_or("-".to_owned(), |share| share.text())
+        };
+        writeln!(
+            out,
+            "| {:.0} | {} × {} | {} | {} | {} | {:.1} | {} | {} | {} |",
+            plain.offered_rows_per_s,
+            plain.key.op,
+            plain.op_rows,
+            refused(RetryKind::None),
+            refused(RetryKind::Fixed),
+            refused(RetryKind::Exponential),
+            plain.goodput_rows_per_s,
+            cell(plain, 0.5),
+            cell(plain, 0.99),
+            if plain.behind {
+                format!("behind (lag p99 {} ms)", num(plain.lag_p99_ms))
+            } else {
+                "on time".to_owned()
+            }
+        )
+        .unwrap();
+    }
 }
 
 /// The cache run's hit ratio, latencies and staleness per TTL.
@@ -343,6 +393,10 @@ mod tests {
             "{expected}"
         );
         assert!(expected.contains("| 400 |"), "{expected}");
+        assert!(
+            expected.contains("| rows/s offered | operation | refused, no retry |"),
+            "{expected}"
+        );
         assert!(
             expected.contains("| TTL (s) | cached reads | hit ratio"),
             "{expected}"
