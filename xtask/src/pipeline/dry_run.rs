@@ -328,6 +328,30 @@ fn cloudflare_lines(out: &mut String, cost: &Cost, plan: flags::Plan) {
     ] {
         writeln!(out, "  {what:41} {:>13}  ({quota})", thousands(used)).unwrap();
     }
+    if cost.kv_reads > 0 {
+        let (reads, writes) = match plan {
+            flags::Plan::Free => (
+                format!("Free: {} a day", thousands(cost::FREE_KV_READS_PER_DAY)),
+                format!("Free: {} a day", thousands(cost::FREE_KV_WRITES_PER_DAY)),
+            ),
+            flags::Plan::Paid => (
+                format!(
+                    "Paid: {} a month included",
+                    thousands(cost::PAID_KV_READS_PER_MONTH)
+                ),
+                format!(
+                    "Paid: {} a month included",
+                    thousands(cost::PAID_KV_WRITES_PER_MONTH)
+                ),
+            ),
+        };
+        for (what, used, quota) in [
+            ("Workers KV reads", cost.kv_reads, reads),
+            ("Workers KV writes (every miss one)", cost.kv_writes, writes),
+        ] {
+            writeln!(out, "  {what:41} {:>13}  ({quota})", thousands(used)).unwrap();
+        }
+    }
     writeln!(
         out,
         "  most D1 queries in one invocation: {} ({} allows {})",

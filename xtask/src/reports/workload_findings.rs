@@ -18,8 +18,8 @@ use super::quantiles::{self, Latencies};
 use super::stats::CONFIDENCE;
 use super::workload::{cell, num};
 use crate::records::workload_row::OpRow;
-use crate::studies::workload::RetryKind;
 use crate::records::{RunRecord, RunStatus, csv};
+use crate::studies::workload::RetryKind;
 
 pub const BEGIN: &str = "<!-- workloads:begin -->";
 pub const END: &str = "<!-- workloads:end -->";

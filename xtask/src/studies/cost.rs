@@ -45,6 +45,15 @@ pub const PAID_ROWS_READ_PER_MONTH: usize = 25_000_000_000;
 /// D1 on Workers Paid: rows written included a month, then $1.00 per million.
 pub const PAID_ROWS_WRITTEN_PER_MONTH: usize = 50_000_000;
 
+/// Workers KV on Workers Free: reads a day (KV limits).
+pub const FREE_KV_READS_PER_DAY: usize = 100_000;
+/// Workers KV on Workers Free: writes a day (KV limits).
+pub const FREE_KV_WRITES_PER_DAY: usize = 1_000;
+/// Workers KV on Workers Paid: reads included a month, then $0.50 per million.
+pub const PAID_KV_READS_PER_MONTH: usize = 10_000_000;
+/// Workers KV on Workers Paid: writes included a month, then $5.00 per million.
+pub const PAID_KV_WRITES_PER_MONTH: usize = 1_000_000;
+
 /// What running a study costs on Cloudflare, at most.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Cost {
@@ -66,6 +75,11 @@ pub struct Cost {
     pub probes_over_free_budget: usize,
     /// Probes or rungs making more queries in one invocation than the Paid plan allows (1,000).
     pub probes_over_paid_budget: usize,
+    /// Workers KV reads (the cache workload's: one per cached read).
+    pub kv_reads: usize,
+    /// Workers KV writes, at most (the cache workload's: one per cached read that misses,
+    /// priced as if every one did).
+    pub kv_writes: usize,
 }
 
 /// D1 queries the Worker makes in a probe's measured invocation: the INSERT calls (one per row
@@ -142,6 +156,8 @@ impl Cost {
             max_queries_per_invocation: invocations.iter().map(|i| i.queries).max().unwrap_or(0),
             probes_over_free_budget: over(queries_per_invocation(Plan::Free)),
             probes_over_paid_budget: over(queries_per_invocation(Plan::Paid)),
+            kv_reads: 0,
+            kv_writes: 0,
         }
     }
 
@@ -169,11 +185,14 @@ impl Cost {
                     self.worker_requests,
                     FREE_REQUESTS_PER_DAY,
                 ),
+                ("Workers KV reads", self.kv_reads, FREE_KV_READS_PER_DAY),
+                ("Workers KV writes", self.kv_writes, FREE_KV_WRITES_PER_DAY),
             ] {
                 if used > quota {
                     warnings.push(format!(
-                        "up to {} {what}: more than the Free plan's {} a day, so D1 or Workers \
-                         start refusing part-way (try --profile smoke, or --plan paid on a Paid account)",
+                        "up to {} {what}: more than the Free plan's {} a day, so D1, KV or \
+                         Workers start refusing part-way (try --profile smoke, or --plan paid on \
+                         a Paid account)",
                         thousands(used),
                         thousands(quota)
                     ));

@@ -13,8 +13,10 @@ use serde::Serialize;
 use crate::flags::{self, Location, MatrixFormat, Plan};
 use crate::paths::Paths;
 use crate::studies::cost::{
-    Cost, FREE_REQUESTS_PER_DAY, FREE_ROWS_READ_PER_DAY, FREE_ROWS_WRITTEN_PER_DAY,
-    PAID_REQUESTS_PER_MONTH, PAID_ROWS_READ_PER_MONTH, PAID_ROWS_WRITTEN_PER_MONTH, thousands,
+    Cost, FREE_KV_READS_PER_DAY, FREE_KV_WRITES_PER_DAY, FREE_REQUESTS_PER_DAY,
+    FREE_ROWS_READ_PER_DAY, FREE_ROWS_WRITTEN_PER_DAY, PAID_KV_READS_PER_MONTH,
+    PAID_KV_WRITES_PER_MONTH, PAID_REQUESTS_PER_MONTH, PAID_ROWS_READ_PER_MONTH,
+    PAID_ROWS_WRITTEN_PER_MONTH, thousands,
 };
 use crate::studies::{self, Study, sweep};
 
@@ -147,20 +149,29 @@ pub fn to_json(jobs: &[Job]) -> String {
 pub fn to_table(jobs: &[Job], plan: Plan) -> String {
     let width = jobs.iter().map(|j| j.name.len()).max().unwrap_or(0).max(3);
     let mut out = format!(
-        "{:width$}  {:>7}  {:>9}  {:>13}  {:>13}  {:>19}\n",
-        "job", "probes", "requests", "rows written", "rows read", "queries/invocation"
+        "{:width$}  {:>7}  {:>9}  {:>13}  {:>13}  {:>19}  {:>9}  {:>9}\n",
+        "job",
+        "probes",
+        "requests",
+        "rows written",
+        "rows read",
+        "queries/invocation",
+        "KV reads",
+        "KV writes"
     );
     for job in jobs {
         let c = &job.cost;
         writeln!(
             out,
-            "{:width$}  {:>7}  {:>9}  {:>13}  {:>13}  {:>19}",
+            "{:width$}  {:>7}  {:>9}  {:>13}  {:>13}  {:>19}  {:>9}  {:>9}",
             job.name,
             thousands(c.probes),
             thousands(c.worker_requests),
             thousands(c.rows_written),
             thousands(c.rows_read),
-            thousands(c.max_queries_per_invocation)
+            thousands(c.max_queries_per_invocation),
+            thousands(c.kv_reads),
+            thousands(c.kv_writes)
         )
         .unwrap();
     }
@@ -169,16 +180,21 @@ pub fn to_table(jobs: &[Job], plan: Plan) -> String {
         let sum = |f: fn(&Cost) -> usize| remote.iter().map(|j| f(&j.cost)).sum::<usize>();
         writeln!(
             out,
-            "\nremote jobs together: {} Worker requests, up to {} rows written and {} rows read",
+            "\nremote jobs together: {} Worker requests, up to {} rows written and {} rows read, \
+             {} KV reads and up to {} KV writes",
             thousands(sum(|c| c.worker_requests)),
             thousands(sum(|c| c.rows_written)),
-            thousands(sum(|c| c.rows_read))
+            thousands(sum(|c| c.rows_read)),
+            thousands(sum(|c| c.kv_reads)),
+            thousands(sum(|c| c.kv_writes))
         )
         .unwrap();
         let total = Cost {
             worker_requests: sum(|c| c.worker_requests),
             rows_written: sum(|c| c.rows_written),
             rows_read: sum(|c| c.rows_read),
+            kv_reads: sum(|c| c.kv_reads),
+            kv_writes: sum(|c| c.kv_writes),
             probes_over_free_budget: sum(|c| c.probes_over_free_budget),
             probes_over_paid_budget: sum(|c| c.probes_over_paid_budget),
             ..Cost::default()
@@ -190,17 +206,21 @@ pub fn to_table(jobs: &[Job], plan: Plan) -> String {
     match plan {
         Plan::Free => writeln!(
             out,
-            "Free plan: {} Worker requests, {} D1 rows read and {} D1 rows written a day; 50 D1 queries per invocation",
+            "Free plan: {} Worker requests, {} D1 rows read and {} D1 rows written a day; 50 D1 queries per invocation; {} KV reads and {} KV writes a day",
             thousands(FREE_REQUESTS_PER_DAY),
             thousands(FREE_ROWS_READ_PER_DAY),
-            thousands(FREE_ROWS_WRITTEN_PER_DAY)
+            thousands(FREE_ROWS_WRITTEN_PER_DAY),
+            thousands(FREE_KV_READS_PER_DAY),
+            thousands(FREE_KV_WRITES_PER_DAY)
         ),
         Plan::Paid => writeln!(
             out,
-            "Paid plan: {} Worker requests, {} D1 rows read and {} D1 rows written included a month; 1,000 D1 queries per invocation",
+            "Paid plan: {} Worker requests, {} D1 rows read and {} D1 rows written included a month; 1,000 D1 queries per invocation; {} KV reads and {} KV writes included a month",
             thousands(PAID_REQUESTS_PER_MONTH),
             thousands(PAID_ROWS_READ_PER_MONTH),
-            thousands(PAID_ROWS_WRITTEN_PER_MONTH)
+            thousands(PAID_ROWS_WRITTEN_PER_MONTH),
+            thousands(PAID_KV_READS_PER_MONTH),
+            thousands(PAID_KV_WRITES_PER_MONTH)
         ),
     }
     .unwrap();
@@ -474,6 +494,41 @@ rows = 5
                 "docs/reference.md's cost table lacks `{row}`: update it from `cargo xtask matrix --format table`"
             );
         }
+    }
+
+    /// The cache's KV operations are priced, and more than Free's daily writes is a warning.
+    #[test]
+    fn the_cache_counts_its_kv_operations_against_the_plan() {
+        let dir = crate::paths::project_root().join("experiments");
+        let cost = |profile: &str| {
+            jobs(
+                &dir,
+                &matrix(&[
+                    "--experiments",
+                    "cache",
+                    "--targets",
+                    "remote",
+                    "--profile",
+                    profile,
+                ]),
+            )
+            .unwrap()[0]
+                .cost
+        };
+        let (smoke, full) = (cost("smoke"), cost("full"));
+        assert!(smoke.kv_reads > 0 && smoke.kv_reads < full.kv_reads);
+        assert_eq!(full.kv_writes, full.kv_reads);
+        let warnings = full.warnings(Plan::Free);
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("Workers KV writes: more than the Free plan's 1,000 a day")),
+            "{warnings:?}"
+        );
+        assert!(full.warnings(Plan::Paid).is_empty());
+        // Nothing else touches KV.
+        let sweep = jobs(&dir, &matrix(&["--experiments", "column-sweep"])).unwrap();
+        assert_eq!((sweep[0].cost.kv_reads, sweep[0].cost.kv_writes), (0, 0));
     }
 
     #[test]

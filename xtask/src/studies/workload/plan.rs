@@ -109,6 +109,7 @@ impl WorkloadPlan {
         let generator = self.spec.generator();
         let longest = checksum::longest_code(&generator);
         let mut rows_written = self.seeded_rows() as usize * 2;
+        let mut kv_ops = 0;
         let mut rows_read: usize = self
             .sizes
             .iter()
@@ -130,6 +131,9 @@ impl WorkloadPlan {
                 };
                 rows_read += (share * read).ceil() as usize;
                 rows_written += (share * written).ceil() as usize;
+                if op.op == Operation::CachedRead {
+                    kv_ops += share.ceil() as usize;
+                }
             }
         }
         Cost {
@@ -140,6 +144,9 @@ impl WorkloadPlan {
             max_queries_per_invocation: 1,
             probes_over_free_budget: 0,
             probes_over_paid_budget: 0,
+            // Each cached read gets from KV; a miss also puts, priced as if every one missed.
+            kv_reads: kv_ops,
+            kv_writes: kv_ops,
         }
     }
 }
