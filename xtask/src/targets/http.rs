@@ -40,6 +40,11 @@ pub struct WorkerClient {
 /// Largest answer accepted from the Worker (a result is a few hundred bytes; an error page more).
 const MAX_ANSWER_BYTES: u64 = 1024 * 1024;
 
+/// Largest answer to a workload's check, which lists the id of every write present and the
+/// version of every row (about 8 bytes each): room for about 8 million of them. A full
+/// write-contention run leaves over half a million, 4 MB of ids.
+const MAX_CHECK_ANSWER_BYTES: u64 = 64 * 1024 * 1024;
+
 impl WorkerClient {
     pub fn new(base_url: &str, token: &str) -> Self {
         let config = ureq::Agent::config_builder()
@@ -83,18 +88,20 @@ impl WorkerClient {
 
     /// `POST /setup`: the probe's table, in an invocation of its own.
     pub fn setup(&self, probe: &ProbeRequest) -> Result<SetupResult, String> {
-        self.post_json("/setup", probe, STEP_TIMEOUT).result
+        self.post_json("/setup", probe, STEP_TIMEOUT, MAX_ANSWER_BYTES)
+            .result
     }
 
     /// `POST /probe`: the writes, timed around the whole exchange.
     pub fn probe(&self, probe: &ProbeRequest) -> Timed<ProbeResult> {
-        self.post_json("/probe", probe, REQUEST_TIMEOUT)
+        self.post_json("/probe", probe, REQUEST_TIMEOUT, MAX_ANSWER_BYTES)
     }
 
     /// `POST /verify`: whether the probe's table exists, its rows and their checksum, computed in
     /// SQL by the Worker, which then drops the table. Not part of any measurement.
     pub fn verify(&self, probe: &ProbeRequest) -> Result<VerifyResult, String> {
-        self.post_json("/verify", probe, STEP_TIMEOUT).result
+        self.post_json("/verify", probe, STEP_TIMEOUT, MAX_ANSWER_BYTES)
+            .result
     }
 
     /// `POST /rung`: one step of a ladder rung, in an invocation of its own; the climb is the
@@ -111,6 +118,7 @@ impl WorkerClient {
                 rung: rung.clone(),
             },
             timeout,
+            MAX_ANSWER_BYTES,
         )
     }
 
@@ -118,17 +126,29 @@ impl WorkerClient {
     /// the whole exchange and bounded by [`REQUEST_TIMEOUT`] (a check of millions of rows
     /// takes seconds).
     pub fn workload<T: DeserializeOwned>(&self, path: &str, body: &impl Serialize) -> Timed<T> {
-        self.post_json(path, body, REQUEST_TIMEOUT)
+        self.post_json(path, body, REQUEST_TIMEOUT, MAX_ANSWER_BYTES)
+    }
+
+    /// `POST /workload/check`: as [`Self::workload`], with room for its lists of every write id
+    /// and row version ([`MAX_CHECK_ANSWER_BYTES`]).
+    pub fn workload_check<T: DeserializeOwned>(&self, body: &impl Serialize) -> Timed<T> {
+        self.post_json(
+            "/workload/check",
+            body,
+            REQUEST_TIMEOUT,
+            MAX_CHECK_ANSWER_BYTES,
+        )
     }
 
     /// `POST <path>` with a JSON body, timed around the whole exchange and bounded by
-    /// `timeout`; the answer decoded as `T`, or why there is none (HTTP status and body, or
-    /// transport error).
+    /// `timeout`, its answer by `limit` bytes; the answer decoded as `T`, or why there is none
+    /// (HTTP status and body, or transport error).
     fn post_json<T: DeserializeOwned>(
         &self,
         path: &str,
         body: &impl Serialize,
         timeout: Duration,
+        limit: u64,
     ) -> Timed<T> {
         let url = format!("{}{path}", self.base_url);
         let body = serde_json::to_string(body).expect("a request always serializes");
@@ -147,7 +167,7 @@ impl WorkerClient {
                 let text = response
                     .body_mut()
                     .with_config()
-                    .limit(MAX_ANSWER_BYTES)
+                    .limit(limit)
                     .read_to_string()?;
                 Ok((status, text))
             });
@@ -161,5 +181,63 @@ impl WorkerClient {
                 .map_err(|e| format!("POST {url} answered something unexpected ({e}): {text}")),
         };
         Timed { outside_ms, result }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpListener;
+
+    use super::*;
+
+    /// A server answering one POST with `body`, once per connection, `times` times.
+    fn serve(body: String, times: usize) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for _ in 0..times {
+                let (mut stream, _) = listener.accept().unwrap();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap();
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                reader.read_exact(&mut vec![0; length]).unwrap();
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        base
+    }
+
+    /// A check listing 600,000 write ids (about 4.7 MB) is read; any other answer that large
+    /// is refused, naming the limit.
+    #[test]
+    fn a_checks_long_lists_are_read_and_other_answers_stay_bounded() {
+        let ids: Vec<u64> = (1_000_000_000..1_000_600_000).collect();
+        let body = serde_json::to_string(&ids).unwrap();
+        assert!(body.len() as u64 > MAX_ANSWER_BYTES * 4);
+        let client = WorkerClient::new(&serve(body, 2), "t");
+        let read: Vec<u64> = client.workload_check(&()).result.unwrap();
+        assert_eq!(read, ids);
+        let refused = client
+            .workload::<Vec<u64>>("/workload/op", &())
+            .result
+            .unwrap_err();
+        assert!(
+            refused.contains("larger than request limit: 1048576"),
+            "{refused}"
+        );
     }
 }

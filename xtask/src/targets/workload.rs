@@ -44,7 +44,7 @@ impl WorkloadClient for WorkerClient {
         self.workload("/workload/op", op)
     }
     fn check(&self, check: &CheckRequest) -> Result<CheckResult, String> {
-        self.workload("/workload/check", check).result
+        self.workload_check(check).result
     }
 }
 
