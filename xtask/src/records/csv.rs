@@ -1,5 +1,7 @@
 //! The one CSV writer and reader of every record file (`results.csv`, `findings.csv`,
-//! `parity.csv`): appends flush after each row, so an interrupted run keeps what it measured.
+//! `parity.csv`): appends flush after each row, so an interrupted run keeps what it measured. A
+//! file may also be read gzipped (`results.csv.gz` beside where `results.csv` would be): large
+//! committed example runs are kept that way.
 
 use std::fs::File;
 use std::marker::PhantomData;
@@ -63,10 +65,38 @@ pub fn write<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
         .with_context(|| format!("cannot flush {}", path.display()))
 }
 
-/// Reads a record file back; a malformed row is named by its line.
+/// `path` with `.gz` appended: where a gzipped copy of it is looked for.
+fn gzipped(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".gz");
+    PathBuf::from(name)
+}
+
+/// Whether `path`, or its gzipped copy, is there to [`read`].
+pub fn exists(path: &Path) -> bool {
+    path.exists() || gzipped(path).exists()
+}
+
+/// Reads a record file back (or, when it is absent, its gzipped copy); a malformed row is named
+/// by its file and line.
 pub fn read<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
-    let mut reader = ::csv::Reader::from_path(path)
+    let gz = gzipped(path);
+    if !path.exists() && gz.exists() {
+        let file = File::open(&gz).with_context(|| format!("cannot open {}", gz.display()))?;
+        return read_from(
+            ::csv::Reader::from_reader(flate2::read::GzDecoder::new(file)),
+            &gz,
+        );
+    }
+    let reader = ::csv::Reader::from_path(path)
         .with_context(|| format!("cannot open {}", path.display()))?;
+    read_from(reader, path)
+}
+
+fn read_from<T: DeserializeOwned, R: std::io::Read>(
+    mut reader: ::csv::Reader<R>,
+    path: &Path,
+) -> Result<Vec<T>> {
     reader
         .deserialize()
         .enumerate()
@@ -124,5 +154,30 @@ mod tests {
         std::fs::write(&path, "a,b\n1,x\nnot a number,y\n").unwrap();
         let err = format!("{:#}", read::<Row>(&path).unwrap_err());
         assert!(err.contains("x.csv:3: this row is not"), "{err}");
+    }
+
+    #[test]
+    fn a_gzipped_file_reads_as_the_file_and_names_itself_in_errors() {
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.csv");
+        assert!(!exists(&path));
+        let gz = |text: &str| {
+            let mut encoder = flate2::write::GzEncoder::new(
+                File::create(dir.path().join("x.csv.gz")).unwrap(),
+                flate2::Compression::default(),
+            );
+            encoder.write_all(text.as_bytes()).unwrap();
+            encoder.finish().unwrap();
+        };
+        gz("a,b\n1,x\n2,y\n");
+        assert!(exists(&path));
+        assert_eq!(read::<Row>(&path).unwrap().len(), 2);
+        gz("a,b\n1,x\nnot a number,y\n");
+        let err = format!("{:#}", read::<Row>(&path).unwrap_err());
+        assert!(err.contains("x.csv.gz:3: this row is not"), "{err}");
+        // The plain file, when there, is the one read.
+        std::fs::write(&path, "a,b\n7,z\n").unwrap();
+        assert_eq!(read::<Row>(&path).unwrap()[0].a, 7);
     }
 }

@@ -380,7 +380,7 @@ pub fn markdown(
 
 /// Writes `summary.csv` and `summary.md` of a workload run and the tables for the terminal.
 pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
-    let rows: Vec<OpRow> = if run_dir.results_csv().exists() {
+    let rows: Vec<OpRow> = if csv::exists(&run_dir.results_csv()) {
         csv::read(&run_dir.results_csv())?
     } else {
         Vec::new()
