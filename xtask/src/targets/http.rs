@@ -186,10 +186,10 @@ impl WorkerClient {
 
 #[cfg(test)]
 mod tests {
-    use std::io::{BufRead, BufReader, Read, Write};
     use std::net::TcpListener;
 
     use super::*;
+    use crate::targets::loopback;
 
     /// A server answering one POST with `body`, once per connection, `times` times.
     fn serve(body: String, times: usize) -> String {
@@ -197,25 +197,9 @@ mod tests {
         let base = format!("http://{}", listener.local_addr().unwrap());
         std::thread::spawn(move || {
             for _ in 0..times {
-                let (mut stream, _) = listener.accept().unwrap();
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut length = 0;
-                loop {
-                    let mut line = String::new();
-                    reader.read_line(&mut line).unwrap();
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap();
-                    }
-                    if line == "\r\n" {
-                        break;
-                    }
-                }
-                reader.read_exact(&mut vec![0; length]).unwrap();
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
+                let (stream, _) = listener.accept().unwrap();
+                loopback::read_request(&stream);
+                loopback::answer(&stream, 200, &body);
             }
         });
         base

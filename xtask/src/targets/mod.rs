@@ -11,6 +11,8 @@
 
 pub mod http;
 pub mod local;
+#[cfg(test)]
+pub mod loopback;
 pub mod remote;
 pub mod sqlite;
 pub mod worker;

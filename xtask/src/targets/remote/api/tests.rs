@@ -1,12 +1,12 @@
 //! The read-replication call against a one-connection-per-answer HTTP server on loopback: what
 //! is sent, and every way the answer can go wrong.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::targets::loopback;
 use crate::targets::remote::wrangler::Secret;
 
 const DB: &str = "6b3f3c1e-2a4d-4c8e-9f10-0a1b2c3d4e5f";
@@ -34,31 +34,10 @@ fn serve(answers: Vec<Option<(u16, &'static str)>>) -> (String, JoinHandle<Vec<S
     let handle = std::thread::spawn(move || {
         let mut requests = Vec::new();
         for answer in answers {
-            let (mut stream, _) = listener.accept().unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut head = String::new();
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap();
-                }
-                if line == "\r\n" || line.is_empty() {
-                    break;
-                }
-                head.push_str(&line);
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            requests.push(format!("{head}\n{}", String::from_utf8(body).unwrap()));
+            let (stream, _) = listener.accept().unwrap();
+            requests.push(loopback::read_request(&stream));
             match answer {
-                Some((status, body)) => write!(
-                    stream,
-                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                )
-                .unwrap(),
+                Some((status, body)) => loopback::answer(&stream, status, body),
                 None => std::thread::sleep(Duration::from_secs(2)),
             }
         }
