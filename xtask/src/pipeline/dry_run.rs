@@ -290,26 +290,10 @@ fn compact(values: &[String]) -> String {
 
 /// What the run costs on Cloudflare against `plan`'s quotas, with the warnings a run would give.
 fn cloudflare_lines(out: &mut String, cost: &Cost, plan: flags::Plan) {
-    let (requests, written, read) = match plan {
-        flags::Plan::Free => (
-            format!("Free: {} a day", thousands(cost::FREE_REQUESTS_PER_DAY)),
-            format!("Free: {} a day", thousands(cost::FREE_ROWS_WRITTEN_PER_DAY)),
-            format!("Free: {} a day", thousands(cost::FREE_ROWS_READ_PER_DAY)),
-        ),
-        flags::Plan::Paid => (
-            format!(
-                "Paid: {} a month included",
-                thousands(cost::PAID_REQUESTS_PER_MONTH)
-            ),
-            format!(
-                "Paid: {} a month included",
-                thousands(cost::PAID_ROWS_WRITTEN_PER_MONTH)
-            ),
-            format!(
-                "Paid: {} a month included",
-                thousands(cost::PAID_ROWS_READ_PER_MONTH)
-            ),
-        ),
+    // The quota of one resource on `plan`: a day's on Free, a month's included on Paid.
+    let quota = |free_per_day: usize, paid_per_month: usize| match plan {
+        flags::Plan::Free => format!("Free: {} a day", thousands(free_per_day)),
+        flags::Plan::Paid => format!("Paid: {} a month included", thousands(paid_per_month)),
     };
     writeln!(
         out,
@@ -317,40 +301,40 @@ fn cloudflare_lines(out: &mut String, cost: &Cost, plan: flags::Plan) {
         plan.name()
     )
     .unwrap();
-    for (what, used, quota) in [
-        ("Worker requests", cost.worker_requests, requests),
+    let mut rows = vec![
+        (
+            "Worker requests",
+            cost.worker_requests,
+            quota(cost::FREE_REQUESTS_PER_DAY, cost::PAID_REQUESTS_PER_MONTH),
+        ),
         (
             "D1 rows written (each index entry a row)",
             cost.rows_written,
-            written,
+            quota(
+                cost::FREE_ROWS_WRITTEN_PER_DAY,
+                cost::PAID_ROWS_WRITTEN_PER_MONTH,
+            ),
         ),
-        ("D1 rows read", cost.rows_read, read),
-    ] {
-        writeln!(out, "  {what:41} {:>13}  ({quota})", thousands(used)).unwrap();
-    }
+        (
+            "D1 rows read",
+            cost.rows_read,
+            quota(cost::FREE_ROWS_READ_PER_DAY, cost::PAID_ROWS_READ_PER_MONTH),
+        ),
+    ];
     if cost.kv_reads > 0 {
-        let (reads, writes) = match plan {
-            flags::Plan::Free => (
-                format!("Free: {} a day", thousands(cost::FREE_KV_READS_PER_DAY)),
-                format!("Free: {} a day", thousands(cost::FREE_KV_WRITES_PER_DAY)),
-            ),
-            flags::Plan::Paid => (
-                format!(
-                    "Paid: {} a month included",
-                    thousands(cost::PAID_KV_READS_PER_MONTH)
-                ),
-                format!(
-                    "Paid: {} a month included",
-                    thousands(cost::PAID_KV_WRITES_PER_MONTH)
-                ),
-            ),
-        };
-        for (what, used, quota) in [
-            ("Workers KV reads", cost.kv_reads, reads),
-            ("Workers KV writes (every miss one)", cost.kv_writes, writes),
-        ] {
-            writeln!(out, "  {what:41} {:>13}  ({quota})", thousands(used)).unwrap();
-        }
+        rows.push((
+            "Workers KV reads",
+            cost.kv_reads,
+            quota(cost::FREE_KV_READS_PER_DAY, cost::PAID_KV_READS_PER_MONTH),
+        ));
+        rows.push((
+            "Workers KV writes (every miss one)",
+            cost.kv_writes,
+            quota(cost::FREE_KV_WRITES_PER_DAY, cost::PAID_KV_WRITES_PER_MONTH),
+        ));
+    }
+    for (what, used, quota) in rows {
+        writeln!(out, "  {what:41} {:>13}  ({quota})", thousands(used)).unwrap();
     }
     writeln!(
         out,
