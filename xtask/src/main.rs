@@ -1,28 +1,12 @@
-//! cargo xtask: d1bench's task runner. One dispatch; each task lives in `tasks/`.
-//!
-//! The layers, each using only those below it: `tasks` (the commands) → `pipeline` (one run of
-//! any study on any target) → `reports` (everything derived from a run's files) → `records`
-//! (the run's files) → `targets` (sessions on local, sqlite, remote) → `studies` (experiment and
-//! ladder files, their plans and costs) → `flags`, `paths`, `procs`, `toolchain`.
-
-mod flags;
-mod paths;
-mod pipeline;
-mod procs;
-mod records;
-mod reports;
-mod studies;
-mod targets;
-mod tasks;
-mod toolchain;
-mod worker_build;
+//! cargo xtask: d1bench's task runner. One dispatch; each task lives in the library's `tasks/`.
 
 use anyhow::Result;
 use clap::Parser;
 use xshell::Shell;
 
-use crate::flags::{Task, Xtask};
-use crate::paths::{Paths, project_root};
+use xtask::flags::{Task, Xtask};
+use xtask::paths::{Paths, project_root};
+use xtask::{procs, tasks};
 
 fn main() {
     let result = run();
