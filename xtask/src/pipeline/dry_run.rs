@@ -22,8 +22,8 @@ use crate::records::run_record::{self, Machine};
 use crate::records::{ResultRow, RunRecord, RunStatus};
 use crate::studies::cost::{self, Cost, thousands};
 use crate::studies::ladder::Climb;
-use crate::studies::schedule::SweepPlan;
 use crate::studies::sweep::Axis;
+use crate::studies::sweep::schedule::SweepPlan;
 use crate::targets::remote::{self, lifecycle};
 
 /// Prints what `flags` would run; every refusal of the input comes as for a run.
@@ -248,7 +248,7 @@ fn climb_lines(out: &mut String, climbs: &[Climb]) {
         out,
         "{} climbs, at most {} rungs:",
         climbs.len(),
-        Cost::of_climbs(climbs).probes
+        crate::studies::ladder::cost::of(climbs).probes
     )
     .unwrap();
     let width = ladders.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
@@ -259,7 +259,7 @@ fn climb_lines(out: &mut String, climbs: &[Climb]) {
             out,
             "  {name:width$}  {:>10}  at most {:>10}  {}",
             count(group.len(), "climb"),
-            count(Cost::of_climbs(&owned).probes, "rung"),
+            count(crate::studies::ladder::cost::of(&owned).probes, "rung"),
             compact(&held)
         )
         .unwrap();

@@ -46,7 +46,7 @@ use crate::studies::Study;
 use crate::studies::cost::Cost;
 use crate::studies::ladder::Climb;
 use crate::studies::overrides::Overrides;
-use crate::studies::schedule::SweepPlan;
+use crate::studies::sweep::schedule::SweepPlan;
 use crate::studies::sweep::{Axis, PlannedProbe};
 use crate::studies::workload::WorkloadPlan;
 use crate::targets::{self, Session, Start, remote};
@@ -75,8 +75,8 @@ impl Work {
     /// What it costs on Cloudflare, warm-ups included.
     pub fn cost(&self) -> Cost {
         match self {
-            Work::Sweep(plan) => Cost::of(&plan.probes()),
-            Work::Climbs(climbs) => Cost::of_climbs(climbs),
+            Work::Sweep(plan) => crate::studies::sweep::cost::of(&plan.probes()),
+            Work::Climbs(climbs) => crate::studies::ladder::cost::of(climbs),
             Work::Workload(plan) => plan.cost(),
         }
     }
@@ -125,7 +125,7 @@ impl Plan {
             }
             // Ladder tables have no index: every row written is a row inserted.
             Work::Climbs(climbs) => {
-                let cost = Cost::of_climbs(climbs);
+                let cost = crate::studies::ladder::cost::of(climbs);
                 (cost.probes, cost.rows_written)
             }
             Work::Workload(plan) => (plan.requests(), plan.seeded_rows() as usize),

@@ -16,8 +16,8 @@ use crate::records::reconcile::{self, ContentCheck, Totals};
 use crate::records::{ResultRow, RunDir};
 use crate::reports::points::Measure;
 use crate::reports::stats::Summary;
-use crate::studies::schedule::SweepPlan;
 use crate::studies::sweep::PlannedProbe;
+use crate::studies::sweep::schedule::SweepPlan;
 use crate::targets::Session;
 
 /// Sends every probe of `plan` in its order, round by round; with a precision, a point takes

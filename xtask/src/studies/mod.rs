@@ -1,5 +1,5 @@
 //! What a run can be asked to run, read from `experiments/`: a sweep ([`sweep`]), a ladder
-//! ([`ladder`]), a workload under open-loop load ([`workload`]), or `limits` (every ladder); the shuffled order a sweep runs in ([`schedule`]);
+//! ([`ladder`]), a workload under open-loop load ([`workload`]), or `limits` (every ladder); the shuffled order a sweep runs in ([`sweep::schedule`]);
 //! what the command line may change of a sweep's profile ([`overrides`]); what each costs on
 //! Cloudflare ([`cost`]); and what their files share ([`files`]). A name never reaches outside
 //! `experiments/`.
@@ -8,7 +8,6 @@ pub mod cost;
 pub mod files;
 pub mod ladder;
 pub mod overrides;
-pub mod schedule;
 pub mod sweep;
 pub mod workload;
 

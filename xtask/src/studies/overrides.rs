@@ -6,7 +6,7 @@
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
-use super::schedule::SweepPlan;
+use super::sweep::schedule::SweepPlan;
 use super::sweep::{Axis, Experiment, List, PlannedProbe, Profile};
 use crate::flags;
 

@@ -69,7 +69,10 @@ pub fn jobs(dir: &Path, flags: &flags::Matrix) -> Result<Vec<Job>> {
         let (profile, cost) = match Study::load(dir, &name)? {
             Study::Sweep(experiment) => {
                 let (profile, spec) = experiment.profile(flags.profile.as_deref())?;
-                (profile.to_owned(), Cost::of(&experiment.probes(spec)))
+                (
+                    profile.to_owned(),
+                    crate::studies::sweep::cost::of(&experiment.probes(spec)),
+                )
             }
             Study::Ladders(ladders) => {
                 let mut climbs = Vec::new();
@@ -81,7 +84,10 @@ pub fn jobs(dir: &Path, flags: &flags::Matrix) -> Result<Vec<Job>> {
                         profiles.push(profile.to_owned());
                     }
                 }
-                (profiles.join("/"), Cost::of_climbs(&climbs))
+                (
+                    profiles.join("/"),
+                    crate::studies::ladder::cost::of(&climbs),
+                )
             }
             Study::Workload(workload) => {
                 let (profile, spec) = workload.profile(flags.profile.as_deref())?;

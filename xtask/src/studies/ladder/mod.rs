@@ -16,6 +16,8 @@ use d1bench_core::limits::{MAX_COLUMNS, MAX_STRING_BYTES};
 use serde::{Deserialize, Deserializer};
 use toml::Spanned;
 
+pub mod cost;
+
 use super::cost::thousands;
 use super::files::{NonEmpty, Profiles, located, toml_stems};
 
