@@ -17,6 +17,10 @@
 
 mod checks;
 pub mod cost;
+pub mod dry_run;
+pub mod kind;
+pub mod measure;
+pub mod resume;
 
 use std::collections::BTreeMap;
 
@@ -24,13 +28,13 @@ use std::num::NonZeroUsize;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use d1bench_core::probe::{MAX_PROBE_COLUMNS, MAX_PROBE_INDEXES, MAX_PROBE_ROWS};
 use d1bench_core::{ProbeRequest, Strategy, TextMix};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::files::{NonEmpty, Profiles, toml_stems};
+use super::files::{NonEmpty, Profiles};
 pub mod schedule;
 
 pub use schedule::PlannedProbe;
@@ -374,28 +378,9 @@ pub struct Experiment {
     pub file: ExperimentFile,
 }
 
-/// The experiment names in `dir`: file stems of `*.toml`, without the ladder files
-/// ([`super::ladder`]), sorted.
-pub fn names(dir: &Path) -> Result<Vec<String>> {
-    Ok(toml_stems(dir)?
-        .into_iter()
-        .filter(|name| !super::ladder::is_ladder_file(&dir.join(format!("{name}.toml"))))
-        .filter(|name| !super::workload::is_workload_file(&dir.join(format!("{name}.toml"))))
-        .collect())
-}
-
 impl Experiment {
-    /// Loads `<dir>/<name>.toml`; an unknown name lists the ones that exist.
+    /// Loads `<dir>/<name>.toml` ([`crate::studies::load`] says which names exist).
     pub fn load(dir: &Path, name: &str) -> Result<Self> {
-        let path = dir.join(format!("{name}.toml"));
-        if !path.exists() {
-            let known = names(dir)?;
-            bail!(
-                "no experiment named `{name}` in {}; the experiments are: {}",
-                dir.display(),
-                known.join(", ")
-            );
-        }
         let (path, source) = super::files::read_study(dir, name)?;
         Self::parse(name, &path, source)
     }
