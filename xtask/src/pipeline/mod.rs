@@ -209,7 +209,14 @@ fn whole_run_totals(plan: &Plan, run_dir: &RunDir, attempt: &Totals) -> Result<T
 /// comes here, before anything starts.
 pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<Plan> {
     let study = studies::load(&paths.experiments(), flags.experiment())?;
-    let overrides = Overrides::from_flags(flags)?;
+    // The overrides given, checked: each in its range, `--only` well formed.
+    let overrides = Overrides {
+        repeats: flags.repeats,
+        warmup: flags.warmup,
+        seed: flags.seed,
+        only: flags.only.clone(),
+    };
+    overrides.check()?;
     study.plan(Ask {
         experiment: flags.experiment(),
         profile: flags.profile.as_deref(),
