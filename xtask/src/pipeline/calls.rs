@@ -157,7 +157,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let run_dir = crate::records::RunDir::new(dir.path().to_owned());
         let mut clocked = Clocked::new(Box::new(SqliteSession::open().unwrap()));
-        super::super::sweep::measure(&mut clocked, "t", &plan, &none, &run_dir, clock).unwrap();
+        crate::studies::sweep::measure::measure(&mut clocked, "t", &plan, &none, &run_dir, clock)
+            .unwrap();
         let rows: Vec<crate::records::ResultRow> =
             crate::records::csv::read(&run_dir.results_csv()).unwrap();
         assert_eq!(rows.len(), 4);
@@ -182,7 +183,8 @@ mod tests {
             .iter()
             .map(|p| p.request.probe_id)
             .collect();
-        super::super::sweep::measure(&mut bare, "t", &plan, &rest, &run_dir, clock).unwrap();
+        crate::studies::sweep::measure::measure(&mut bare, "t", &plan, &rest, &run_dir, clock)
+            .unwrap();
         let rows: Vec<crate::records::ResultRow> =
             crate::records::csv::read(&run_dir.results_csv()).unwrap();
         assert_eq!(rows[0].calls_ms, None);

@@ -6,24 +6,18 @@
 //! rows written (index entries included) and read against the plan's quotas. Nothing is
 //! installed, started or written, no abandoned run is reaped, and no credential is read.
 
-use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use d1bench_core::Strategy;
 
-use super::{Plan, Work};
+use super::Plan;
 use crate::flags::{self, TargetKind};
 use crate::paths::Paths;
-use crate::records::csv;
 use crate::records::run_history::unix_secs;
 use crate::records::run_record::{self, Machine};
-use crate::records::{ResultRow, RunRecord, RunStatus};
+use crate::records::{RunRecord, RunStatus};
 use crate::studies::cost::{self, Cost, thousands};
-use crate::studies::ladder::Climb;
-use crate::studies::schedule::SweepPlan;
-use crate::studies::sweep::Axis;
 use crate::targets::remote::{self, lifecycle};
 
 /// Prints what `flags` would run; every refusal of the input comes as for a run.
@@ -65,26 +59,7 @@ fn describe(
     if !plan.overrides.is_empty() {
         writeln!(out, "overrides:{}", plan.overrides.command_line()).unwrap();
     }
-    match &plan.work {
-        Work::Sweep(sweep) => sweep_lines(&mut out, sweep, plan.x_axis.unwrap_or(Axis::Columns)),
-        Work::Climbs(climbs) => climb_lines(&mut out, climbs),
-        Work::Workload(workload) => workload_lines(&mut out, workload),
-    }
-    if let (Some(baseline), Work::Workload(_)) = (plan.baseline, &plan.work) {
-        writeln!(
-            out,
-            "then the same load on the baseline, {baseline} (bare SQLite in-process)"
-        )
-        .unwrap();
-    }
-    if let (Some(baseline), Work::Sweep(sweep)) = (plan.baseline, &plan.work) {
-        writeln!(
-            out,
-            "then the same {} probes on the baseline, {baseline} (bare SQLite in-process)",
-            sweep.probes().len()
-        )
-        .unwrap();
-    }
+    plan.work.dry_run(&mut out, plan.baseline);
     writeln!(out, "estimated wall time: {estimate}").unwrap();
     if let Some(account) = account {
         cloudflare_lines(&mut out, &plan.work.cost(), account);
@@ -98,194 +73,6 @@ fn describe(
         }
     }
     out
-}
-
-/// What a workload does: the table's sizes and seed batches, then each load point.
-fn workload_lines(out: &mut String, plan: &crate::studies::workload::WorkloadPlan) {
-    writeln!(
-        out,
-        "table: {} columns (and id, k) of {} bytes, {} groups; seeded to {} rows in {} batches \
-         of at most {} rows",
-        plan.spec.columns,
-        plan.spec.row_bytes,
-        plan.spec.groups,
-        plan.sizes
-            .iter()
-            .map(|n| n.to_string())
-            .collect::<Vec<_>>()
-            .join(", then "),
-        plan.seed_batches(),
-        plan.spec.seed_batch_rows()
-    )
-    .unwrap();
-    for p in &plan.points {
-        let ops: Vec<String> = p
-            .ops
-            .iter()
-            .map(|o| format!("{} {}%", o.op, o.weight))
-            .collect();
-        writeln!(
-            out,
-            "point {}: {} rows, {}, {} requests/s for {} s after {} s of warm-up: {}",
-            p.id,
-            p.table_rows,
-            p.series(),
-            p.rate,
-            plan.duration_s,
-            plan.warmup_s,
-            ops.join(", ")
-        )
-        .unwrap();
-    }
-    writeln!(
-        out,
-        "{} requests in all, at most {} in flight",
-        plan.requests(),
-        plan.max_in_flight
-    )
-    .unwrap();
-}
-
-/// Each line of the sweep: its points (the x values), probes with their warm-ups, rows.
-/// What the dry run counts of one line (strategy and label).
-#[derive(Debug, Default)]
-struct LineTally {
-    name: String,
-    /// The x values, in order.
-    xs: Vec<String>,
-    probes: usize,
-    warmups: usize,
-    rows: usize,
-    /// The plan's points the line is drawn at: a grid has several at one x.
-    points: Vec<usize>,
-}
-
-fn sweep_lines(out: &mut String, plan: &SweepPlan, axis: Axis) {
-    // The probes by point, in the experiment file's order, and by strategy as the point lists
-    // them (the plan runs them shuffled).
-    let mut probes = plan.probes();
-    probes.sort_by_key(|p| {
-        let strategies = &plan.points[p.point].strategies;
-        let strategy = strategies.iter().position(|s| *s == p.request.strategy);
-        (p.point, strategy)
-    });
-    // Lines in the order of the file.
-    let mut lines: Vec<LineTally> = Vec::new();
-    for p in &probes {
-        let name = if p.label.is_empty() {
-            p.request.strategy.name().to_owned()
-        } else {
-            format!("{} ({})", p.request.strategy, p.label)
-        };
-        let index = match lines.iter().position(|l| l.name == name) {
-            Some(i) => i,
-            None => {
-                lines.push(LineTally {
-                    name,
-                    ..LineTally::default()
-                });
-                lines.len() - 1
-            }
-        };
-        let line = &mut lines[index];
-        let x = axis.format(axis.of_probe(&p.request));
-        if !line.xs.contains(&x) {
-            line.xs.push(x);
-        }
-        if !line.points.contains(&p.point) {
-            line.points.push(p.point);
-        }
-        line.probes += 1;
-        line.warmups += usize::from(p.warmup);
-        line.rows += p.request.rows;
-    }
-    let points: usize = lines.iter().map(|l| l.points.len()).sum();
-    let warmups: usize = lines.iter().map(|l| l.warmups).sum();
-    let rows: usize = lines.iter().map(|l| l.rows).sum();
-    writeln!(
-        out,
-        "{} probes ({} measured, {warmups} warm-ups) at {points} points, {} rows:",
-        probes.len(),
-        probes.len() - warmups,
-        thousands(rows)
-    )
-    .unwrap();
-    let width = lines.iter().map(|l| l.name.len()).max().unwrap_or(0);
-    for LineTally {
-        name,
-        xs,
-        probes: n,
-        warmups: w,
-        rows,
-        points,
-    } in &lines
-    {
-        writeln!(
-            out,
-            "  {name:width$}  {:>10}  {:>11}  {:>13}  {:>15}  {} {}",
-            count(points.len(), "point"),
-            count(*n, "probe"),
-            format!("({})", count(*w, "warm-up")),
-            format!("{} rows", thousands(*rows)),
-            axis.name(),
-            compact(xs)
-        )
-        .unwrap();
-    }
-}
-
-/// Each ladder: its climbs (what they hold) and the most rungs they may take.
-fn climb_lines(out: &mut String, climbs: &[Climb]) {
-    let mut ladders: Vec<(String, Vec<&Climb>)> = Vec::new();
-    for climb in climbs {
-        let name = climb.ladder.to_string();
-        match ladders.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, group)) => group.push(climb),
-            None => ladders.push((name, vec![climb])),
-        }
-    }
-    writeln!(
-        out,
-        "{} climbs, at most {} rungs:",
-        climbs.len(),
-        Cost::of_climbs(climbs).probes
-    )
-    .unwrap();
-    let width = ladders.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
-    for (name, group) in &ladders {
-        let owned: Vec<Climb> = group.iter().map(|c| (*c).clone()).collect();
-        let held: Vec<String> = group.iter().map(|c| c.held.label()).collect();
-        writeln!(
-            out,
-            "  {name:width$}  {:>10}  at most {:>10}  {}",
-            count(group.len(), "climb"),
-            count(Cost::of_climbs(&owned).probes, "rung"),
-            compact(&held)
-        )
-        .unwrap();
-    }
-}
-
-/// `1 probe`, `3 probes`.
-fn count(n: usize, what: &str) -> String {
-    format!("{} {what}{}", thousands(n), if n == 1 { "" } else { "s" })
-}
-
-/// Up to 12 values as they are; more as the first ones, `…` and the last.
-fn compact(values: &[String]) -> String {
-    let shown: Vec<&str> = values
-        .iter()
-        .map(|v| if v.is_empty() { "-" } else { v.as_str() })
-        .collect();
-    if shown.len() <= 12 {
-        return shown.join(", ");
-    }
-    format!(
-        "{}, …, {} ({} values)",
-        shown[..10].join(", "),
-        shown[shown.len() - 1],
-        shown.len()
-    )
 }
 
 /// What the run costs on Cloudflare against `plan`'s quotas, with the warnings a run would give.
@@ -460,61 +247,12 @@ fn share_of_points(
     let then_flags = super::resume::flags_of(record, flags, &toml).ok()?;
     let then_plan = super::plan(&then_flags, paths).ok()?;
     super::resume::check_files(record, &then_plan, &toml).ok()?;
-    let rows: Vec<ResultRow> = csv::read(&dir.join("results.csv")).ok()?;
-    // The time inside a probe's calls where results.csv has it (setup and verify included),
-    // else its write's time on the outside clock.
-    let timed = rows.iter().all(|r| r.calls_ms.is_some());
-    let mut times: HashMap<String, (f64, usize)> = HashMap::new();
-    for row in &rows {
-        let key = point(
-            row.target,
-            row.strategy,
-            &row.label,
-            [row.columns, row.row_bytes, row.rows, row.indexes],
-            [row.escape_share, row.non_ascii_share],
-        );
-        let time = times.entry(key).or_default();
-        time.0 += match row.calls_ms {
-            Some(ms) if timed => ms,
-            _ => row.outside_ms,
-        };
-        time.1 += 1;
-    }
-    let weight = |plan: &Plan| -> Option<f64> {
-        let Work::Sweep(sweep) = &plan.work else {
-            return None;
-        };
-        let probes = sweep.probes();
-        let mut sum = 0.0;
-        for target in std::iter::once(flags.target).chain(plan.baseline) {
-            for p in &probes {
-                let r = &p.request;
-                let key = point(
-                    target,
-                    r.strategy,
-                    &p.label,
-                    [r.columns, r.row_bytes, r.rows, r.indexes],
-                    [r.text.escape_share, r.text.non_ascii_share],
-                );
-                let (total, n) = times.get(&key)?;
-                sum += total / *n as f64;
-            }
-        }
-        Some(sum)
-    };
-    let (now, then) = (weight(plan)?, weight(&then_plan)?);
+    let results = dir.join("results.csv");
+    let now = plan.work.weight(&results, &plan.targets(flags.target))?;
+    let then = then_plan
+        .work
+        .weight(&results, &then_plan.targets(flags.target))?;
     (then > 0.0).then(|| now / then)
-}
-
-/// A point of a sweep on a target: what its probes share.
-fn point(
-    target: TargetKind,
-    strategy: Strategy,
-    label: &str,
-    counts: [usize; 4],
-    shares: [f64; 2],
-) -> String {
-    format!("{target}|{strategy}|{label}|{counts:?}|{shares:?}")
 }
 
 /// `42 s`, `3 min 5 s`, `2 h 4 min`.

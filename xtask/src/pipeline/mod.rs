@@ -6,10 +6,8 @@
 //! lands, closed on every way out, its time recorded → `run.toml` says how it ended → every report
 //! derived from what is on disk ([`crate::reports`]).
 //!
-//! At about 630 lines before its tests it is a little over the house limit: it is the one place
-//! that spells the pipeline's order, and each kind of study's measuring already lives apart
-//! (`sweep.rs`, `climb.rs`, `workload.rs`); the next addition should move the run-directory and
-//! run.toml setup into a module of its own.
+//! It knows no kind of study: each plans, measures, resumes and reports behind
+//! [`crate::studies::kind::PlannedStudy`], found by [`crate::studies::load`].
 //!
 //! Bad input fails before anything starts; once records are measured, whatever happens, they stay
 //! on disk and run.toml says how the run ended. A run killed outright is found by the next one
@@ -17,190 +15,29 @@
 //! that did not end is continued by [`resume`]; [`dry_run`] stops after the plan.
 
 pub mod calls;
-pub mod climb;
 pub mod dry_run;
-pub mod exactly_once;
-pub mod load;
-pub mod progress;
 pub mod resume;
-pub mod retry;
-pub mod sweep;
-pub mod versions;
-pub mod workload;
 
-use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use d1bench_core::Corruption;
 use xshell::Shell;
 
 use crate::flags::{self, DebugCorruption, TargetKind};
 use crate::paths::Paths;
-use crate::records::csv;
-use crate::records::run_history::{Planned, SessionTime};
-use crate::records::run_record::{self, RunInfo, StudyFile, Versions};
-use crate::records::{ResultRow, RunDir, RunRecord, RunStatus, RungRow, StudyKind, Totals};
-use crate::studies::Study;
-use crate::studies::cost::Cost;
-use crate::studies::ladder::Climb;
+use crate::records::run_history::SessionTime;
+use crate::records::run_record::{self, RunInfo, Versions};
+use crate::records::{RunDir, RunRecord, RunStatus, Totals};
+pub use crate::studies::kind::Plan;
+use crate::studies::kind::{Ask, Measuring};
 use crate::studies::overrides::Overrides;
-use crate::studies::schedule::SweepPlan;
-use crate::studies::sweep::{Axis, PlannedProbe};
-use crate::studies::workload::WorkloadPlan;
 use crate::targets::{self, Session, Start, remote};
 use crate::toolchain::Toolchain;
-use crate::{procs, reports, toolchain};
+use crate::{procs, studies, toolchain};
 
 use calls::Clocked;
-use climb::ClimbsDone;
-
-/// What a run measures, planned before anything starts.
-pub enum Work {
-    Sweep(SweepPlan),
-    Climbs(Vec<Climb>),
-    Workload(WorkloadPlan),
-}
-
-impl Work {
-    fn kind(&self) -> StudyKind {
-        match self {
-            Work::Sweep(_) => StudyKind::Sweep,
-            Work::Climbs(_) => StudyKind::Ladder,
-            Work::Workload(_) => StudyKind::Workload,
-        }
-    }
-
-    /// What it costs on Cloudflare, warm-ups included.
-    pub fn cost(&self) -> Cost {
-        match self {
-            Work::Sweep(plan) => Cost::of(&plan.probes()),
-            Work::Climbs(climbs) => Cost::of_climbs(climbs),
-            Work::Workload(plan) => plan.cost(),
-        }
-    }
-
-    /// Whether any of its reads go through D1's Sessions API, the only reads a read replica
-    /// may serve: a remote run then turns read replication on for its database.
-    pub fn reads_in_sessions(&self) -> bool {
-        match self {
-            Work::Workload(plan) => plan.points.iter().any(|p| !p.session.is_none()),
-            Work::Sweep(_) | Work::Climbs(_) => false,
-        }
-    }
-
-    pub fn unit(&self) -> &'static str {
-        match self {
-            Work::Sweep(_) => "probes",
-            Work::Climbs(_) => "rungs",
-            Work::Workload(_) => "records",
-        }
-    }
-}
-
-/// Everything a run will do, planned from its study and flags before anything starts.
-pub struct Plan {
-    pub work: Work,
-    /// The profile's name (for ladders, each ladder's, joined by `/` when they differ).
-    pub profile: String,
-    /// The study files read, with their SHA-256.
-    pub files: Vec<StudyFile>,
-    pub x_axis: Option<Axis>,
-    /// A grid's second axis (the decision map's rows).
-    pub y_axis: Option<Axis>,
-    pub overrides: Overrides,
-    /// The target the same probes run on after the target (bare SQLite), if any.
-    pub baseline: Option<TargetKind>,
-}
-
-impl Plan {
-    /// What the run sends over every target, warm-ups included: probes (rungs at most) and rows.
-    pub fn planned(&self) -> Planned {
-        let targets = 1 + usize::from(self.baseline.is_some());
-        let (probes, rows) = match &self.work {
-            Work::Sweep(plan) => {
-                let probes = plan.probes();
-                (probes.len(), probes.iter().map(|p| p.request.rows).sum())
-            }
-            // Ladder tables have no index: every row written is a row inserted.
-            Work::Climbs(climbs) => {
-                let cost = Cost::of_climbs(climbs);
-                (cost.probes, cost.rows_written)
-            }
-            Work::Workload(plan) => (plan.requests(), plan.seeded_rows() as usize),
-        };
-        Planned {
-            probes: targets * probes,
-            rows: targets * rows,
-        }
-    }
-}
-
-/// What earlier attempts of a run recorded, which this one skips ([`resume`] reads it).
-#[derive(Debug, Clone, Default)]
-pub struct Done {
-    /// The probes in results.csv: (target, probe id).
-    pub probes: BTreeSet<(TargetKind, u64)>,
-    /// The climbs in findings.csv, and the next free rung id.
-    pub climbs: ClimbsDone,
-    /// Whether the run is being resumed: its totals then come from what is on disk.
-    pub resuming: bool,
-}
-
-impl Done {
-    /// The probes of `probes` still to send on `target`: those results.csv does not hold, with
-    /// the warm-ups of their points (a point whose measured probes are all recorded is skipped
-    /// whole, warm-ups included).
-    pub fn remaining(&self, probes: &[PlannedProbe], target: TargetKind) -> Vec<PlannedProbe> {
-        let recorded = |p: &PlannedProbe| self.probes.contains(&(target, p.request.probe_id));
-        let open: HashSet<String> = probes
-            .iter()
-            .filter(|p| !p.warmup && !recorded(p))
-            .map(point_key)
-            .collect();
-        probes
-            .iter()
-            .filter(|p| {
-                if p.warmup {
-                    open.contains(&point_key(p))
-                } else {
-                    !recorded(p)
-                }
-            })
-            .cloned()
-            .collect()
-    }
-}
-
-impl Done {
-    /// The ids of the probes of `plan` not to send on `target`: the measured probes results.csv
-    /// holds, and the warm-ups of the points whose measured probes are all recorded (what
-    /// [`Done::remaining`] leaves out of [`SweepPlan::probes`]).
-    pub fn skipped(&self, plan: &SweepPlan, target: TargetKind) -> HashSet<u64> {
-        let probes = plan.probes();
-        let remaining: HashSet<u64> = self
-            .remaining(&probes, target)
-            .iter()
-            .map(|p| p.request.probe_id)
-            .collect();
-        probes
-            .iter()
-            .map(|p| p.request.probe_id)
-            .filter(|id| !remaining.contains(id))
-            .collect()
-    }
-}
-
-/// What a probe shares with the other repeats and warm-ups of its point: its series, label and
-/// parameters (its strategy included), without its id.
-fn point_key(probe: &PlannedProbe) -> String {
-    let request = d1bench_core::ProbeRequest {
-        probe_id: 0,
-        ..probe.request.clone()
-    };
-    format!("{}|{}|{request:?}", probe.series, probe.label)
-}
 
 /// `cargo xtask run`.
 pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
@@ -225,34 +62,28 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         .clone()
         .unwrap_or_else(|| paths.reports().join(flags.experiment()));
     let run_dir = create_run_dir(&out, flags.target)?;
-    let until = match &plan.work {
-        Work::Sweep(sweep) => sweep.until,
-        Work::Climbs(_) | Work::Workload(_) => None,
+    let mut run = RunInfo {
+        id: run_dir.id(),
+        experiment: flags.experiment().to_owned(),
+        kind: plan.work.kind().name(),
+        profile: plan.profile.clone(),
+        target: flags.target,
+        x_axis: None,
+        y_axis: None,
+        baseline: plan.baseline,
+        debug_corrupt: flags.debug_corrupt,
+        order_seed: None,
+        precision: None,
+        max_repeats: None,
+        status: RunStatus::Running,
+        started: run_record::utc_now().0,
+        ended: None,
+        error: None,
+        pid: Some(std::process::id()),
     };
+    plan.work.record_in(&mut run);
     let record = RunRecord {
-        run: RunInfo {
-            id: run_dir.id(),
-            experiment: flags.experiment().to_owned(),
-            kind: plan.work.kind(),
-            profile: plan.profile.clone(),
-            target: flags.target,
-            x_axis: plan.x_axis,
-            y_axis: plan.y_axis,
-            baseline: plan.baseline,
-            debug_corrupt: flags.debug_corrupt,
-            order_seed: match &plan.work {
-                Work::Sweep(sweep) => Some(sweep.order_seed),
-                Work::Workload(workload) => Some(workload.order_seed),
-                Work::Climbs(_) => None,
-            },
-            precision: until.map(|u| u.precision),
-            max_repeats: until.map(|u| u.max_repeats),
-            status: RunStatus::Running,
-            started: run_record::utc_now().0,
-            ended: None,
-            error: None,
-            pid: Some(std::process::id()),
-        },
+        run,
         studies: plan.files.clone(),
         git: run_record::git(sh),
         versions: versions(sh, paths, flags.target),
@@ -271,7 +102,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         &plan,
         &run_dir,
         record,
-        &Done::default(),
+        false,
         paths,
         &Tools {
             tools: tools.as_ref(),
@@ -296,14 +127,14 @@ pub struct Tools<'a> {
     pub remote: Option<&'a remote::Options>,
 }
 
-/// Measures the plan on the target and the baseline (what `done` holds skipped), records how the
-/// run ended, and writes every report.
+/// Measures the plan on the target and the baseline (what a resumed plan holds skipped),
+/// records how the run ended, and writes every report.
 fn measure(
     flags: &flags::Run,
     plan: &Plan,
     run_dir: &RunDir,
     mut record: RunRecord,
-    done: &Done,
+    resuming: bool,
     paths: &Paths,
     tools: &Tools,
 ) -> Result<()> {
@@ -321,15 +152,10 @@ fn measure(
         warnings: &warnings,
     };
     // The target, then the baseline (same probes, bare SQLite), into the same results.csv.
-    let measured = std::iter::once(flags.target).chain(plan.baseline).try_fold(
+    let measured = plan.targets(flags.target).into_iter().try_fold(
         Totals::default(),
         |totals, target| {
-            let left = match &plan.work {
-                Work::Sweep(sweep) => done.skipped(sweep, target).len() < sweep.probes().len(),
-                Work::Climbs(all) => all.len() > done.climbs.climbs.len(),
-                Work::Workload(_) => true,
-            };
-            if !left {
+            if !plan.work.left_on(target) {
                 // A resumed run whose records on this target are all on disk: nothing to start.
                 eprintln!("nothing is left to measure on {target}: its records are all on disk");
                 return Ok(totals);
@@ -339,21 +165,13 @@ fn measure(
                     "the same probes on the baseline: bare SQLite in-process (not D1), D1's limits applied"
                 );
             }
-            let measured = measure_on(
-                target,
-                &start,
-                &plan.work,
-                done,
-                run_dir,
-                &mut record,
-                clock,
-            )?;
+            let measured = measure_on(target, &start, plan, run_dir, &mut record, clock)?;
             Ok::<_, anyhow::Error>(totals.merged(&measured))
         },
     );
     // A resumed run's totals are those of every record on disk.
     let measured = match measured {
-        Ok(attempt) if done.resuming => whole_run_totals(plan.work.kind(), run_dir, &attempt),
+        Ok(attempt) if resuming => whole_run_totals(plan, run_dir, &attempt),
         other => other,
     };
     record
@@ -366,8 +184,8 @@ fn measure(
     record.write(&run_dir.run_toml())?;
     let totals = measured?;
 
-    reports::render(run_dir, true, flags.titles)?;
-    println!("reconciliation: {}", totals.line(plan.work.unit()));
+    studies::render(run_dir, true, flags.titles)?;
+    println!("reconciliation: {}", totals.line(plan.work.kind().unit()));
     if !totals.all_reconciled() {
         bail!(
             "the run is INVALID: what the target holds differs from what was sent (see \
@@ -380,17 +198,8 @@ fn measure(
 
 /// The totals of a resumed run: every record in results.csv, and the warm-ups of this attempt
 /// (an attempt that did not end recorded no totals, so earlier warm-ups are not counted).
-fn whole_run_totals(kind: StudyKind, run_dir: &RunDir, attempt: &Totals) -> Result<Totals> {
-    let mut totals = Totals::default();
-    match kind {
-        StudyKind::Sweep => csv::read::<ResultRow>(&run_dir.results_csv())?
-            .iter()
-            .for_each(|r| totals.add(r)),
-        StudyKind::Ladder => csv::read::<RungRow>(&run_dir.results_csv())?
-            .iter()
-            .for_each(|r| totals.add(r)),
-        StudyKind::Workload => bail!("a workload run cannot be resumed"),
-    }
+fn whole_run_totals(plan: &Plan, run_dir: &RunDir, attempt: &Totals) -> Result<Totals> {
+    let mut totals = plan.work.recorded_totals(run_dir)?;
     totals.warmups = attempt.warmups;
     totals.warmups_reconciled = attempt.warmups_reconciled;
     Ok(totals)
@@ -399,96 +208,43 @@ fn whole_run_totals(kind: StudyKind, run_dir: &RunDir, attempt: &Totals) -> Resu
 /// The study's plan for the profile, target and overrides asked for; every refusal of the input
 /// comes here, before anything starts.
 pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<Plan> {
-    let study = Study::load(&paths.experiments(), flags.experiment())?;
-    let overrides = Overrides::from_flags(flags)?;
-    let file_of = |name: &str, path: &Path, source: &str, description: &str| StudyFile {
-        name: name.to_owned(),
-        file: path
-            .strip_prefix(&paths.root)
-            .unwrap_or(path)
-            .display()
-            .to_string(),
-        sha256: toolchain::hash_bytes(source.as_bytes()),
-        description: description.to_owned(),
+    let study = studies::load(&paths.experiments(), flags.experiment())?;
+    // The overrides given, checked: each in its range, `--only` well formed.
+    let overrides = Overrides {
+        repeats: flags.repeats,
+        warmup: flags.warmup,
+        seed: flags.seed,
+        only: flags.only.clone(),
     };
-    match &study {
-        Study::Sweep(experiment) => {
-            let (profile, spec) = experiment.profile(flags.profile.as_deref())?;
-            let mut plan = overrides.plan(experiment, spec)?;
-            if let Some(kind) = flags.debug_corrupt {
-                corrupt_every_probe(&mut plan, kind)?;
-            }
-            let file = file_of(
-                &experiment.name,
-                &experiment.path,
-                &experiment.source,
-                &experiment.file.description,
-            );
-            let baseline = (flags.target.runs_the_worker() && !flags.no_baseline)
-                .then_some(TargetKind::Sqlite);
-            Ok(Plan {
-                work: Work::Sweep(plan),
-                profile: profile.to_owned(),
-                files: vec![file],
-                x_axis: Some(experiment.file.x_axis),
-                y_axis: experiment.y_axis(),
-                overrides,
-                baseline,
-            })
-        }
-        Study::Workload(w) => {
-            let file = file_of(&w.name, &w.path, &w.source, &w.file.description);
-            workload::plan(w, flags, overrides, file)
-        }
-        Study::Ladders(ladders) => {
-            if flags.debug_corrupt.is_some() || flags.no_baseline {
-                bail!(
-                    "--debug-corrupt and --no-baseline apply to experiments, not to ladders (`{}` climbs ladders)",
-                    flags.experiment()
-                );
-            }
-            overrides.refuse_for_ladders(flags.experiment())?;
-            let mut climbs = Vec::new();
-            let mut profiles: Vec<String> = Vec::new();
-            let mut files = Vec::new();
-            for l in ladders {
-                let kind = l.file.ladder;
-                if flags.target == TargetKind::Sqlite && !kind.runs_on_sqlite() {
-                    if flags.experiment() == crate::studies::LIMITS {
-                        continue;
-                    }
-                    bail!(
-                        "{kind} climbs a limit of the Workers runtime and D1's service, which in-process SQLite does not have; run it with --target local or remote"
-                    );
-                }
-                let (profile, spec) = l.profile(flags.profile.as_deref())?;
-                climbs.extend(l.climbs(spec));
-                if !profiles.iter().any(|p| p == profile) {
-                    profiles.push(profile.to_owned());
-                }
-                files.push(file_of(&l.name, &l.path, &l.source, &l.file.description));
-            }
-            Ok(Plan {
-                work: Work::Climbs(climbs),
-                profile: profiles.join("/"),
-                files,
-                x_axis: None,
-                y_axis: None,
-                overrides,
-                baseline: None,
-            })
-        }
+    overrides.check()?;
+    study.plan(Ask {
+        experiment: flags.experiment(),
+        profile: flags.profile.as_deref(),
+        target: flags.target,
+        no_baseline: flags.no_baseline,
+        debug_corrupt: flags.debug_corrupt.map(corruption),
+        overrides,
+        root: &paths.root,
+    })
+}
+
+/// The change `--debug-corrupt` asks for.
+fn corruption(kind: DebugCorruption) -> Corruption {
+    match kind {
+        DebugCorruption::TextByte => Corruption::TextByte,
+        DebugCorruption::Integer => Corruption::Integer,
+        DebugCorruption::SwapRows => Corruption::SwapRows,
+        DebugCorruption::SwapColumns => Corruption::SwapColumns,
     }
 }
 
-/// Starts the target, measures the work on it (what `done` holds skipped), closes it (on every
+/// Starts the target, measures the plan on it (what a resumed plan holds skipped), closes it (on every
 /// path: the session's drop), and notes in run.toml what the session said of itself and how long
 /// it took. `clock` started with the attempt: each probe records when it started on it.
 fn measure_on(
     target: TargetKind,
     start: &Start,
-    work: &Work,
-    done: &Done,
+    plan: &Plan,
     run_dir: &RunDir,
     record: &mut RunRecord,
     clock: Instant,
@@ -518,14 +274,14 @@ fn measure_on(
     let experiment = record.run.experiment.clone();
     let experiment = experiment.as_str();
     let measuring = Instant::now();
-    let measured = match work {
-        Work::Sweep(plan) => {
-            let skip = done.skipped(plan, target);
-            sweep::measure(&mut session, experiment, plan, &skip, run_dir, clock)
-        }
-        Work::Climbs(climbs) => climb::climb_all(&mut session, climbs, &done.climbs, run_dir),
-        Work::Workload(plan) => workload::measure(&mut session, experiment, plan, run_dir, clock),
-    };
+    let measured = plan.work.measure(
+        &mut session,
+        &Measuring {
+            experiment,
+            run_dir,
+            clock,
+        },
+    );
     let wall_ms = ms_since(measuring);
     let (calls, calls_ms) = (session.calls(), session.inside_ms());
     let stopping = Instant::now();
@@ -556,37 +312,6 @@ fn measure_on(
 
 fn ms_since(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1000.0
-}
-
-/// Sets `--debug-corrupt` on every probe, checking that each can take it.
-fn corrupt_every_probe(plan: &mut SweepPlan, kind: DebugCorruption) -> Result<()> {
-    let corruption = match kind {
-        DebugCorruption::TextByte => Corruption::TextByte,
-        DebugCorruption::Integer => Corruption::Integer,
-        DebugCorruption::SwapRows => Corruption::SwapRows,
-        DebugCorruption::SwapColumns => Corruption::SwapColumns,
-    };
-    eprintln!(
-        "--debug-corrupt {}: every probe's table is changed after its writes; this run will be invalid",
-        corruption.name()
-    );
-    for point in &mut plan.points {
-        point.request.debug_corrupt = Some(corruption);
-        for &strategy in &point.strategies {
-            let probe = point.probe(strategy, 0);
-            probe.validate().map_err(|e| {
-                anyhow!(
-                    "--debug-corrupt {} cannot apply to the {strategy} probes at columns {}, \
-                     row-bytes {}, rows {}: {e}",
-                    corruption.name(),
-                    probe.columns,
-                    probe.row_bytes,
-                    probe.rows
-                )
-            })?;
-        }
-    }
-    Ok(())
 }
 
 /// `<out>/<UTC time>-<target>`, made unique if two runs start in the same second.

@@ -9,23 +9,21 @@
 //! run whose experiment file (SHA-256) or code (git commit; uncommitted changes count as
 //! different code) is not what it ran with, since the probes added would not be the plan's.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use xshell::Shell;
 
-use super::{Done, Plan, Tools, Work};
+use super::{Plan, Tools};
 use crate::flags::{self, Location, TargetKind};
 use crate::paths::Paths;
-use crate::procs;
-use crate::records::csv;
 use crate::records::run_history::Resumption;
 use crate::records::run_record::{self, GitInfo};
-use crate::records::{Finding, ResultRow, RunDir, RunRecord, RunStatus, RungRow, StudyKind};
-use crate::studies::sweep::PlannedProbe;
+use crate::records::{RunDir, RunRecord, RunStatus};
+use crate::studies::kind::Skipped;
 use crate::targets::remote;
+use crate::{procs, studies};
 
 /// Resumes the run in `dir`; `given` may add only what --resume allows (`--keep`, `--tag`).
 pub fn resume(given: &flags::Run, dir: &Path, sh: &Shell, paths: &Paths) -> Result<()> {
@@ -35,16 +33,17 @@ pub fn resume(given: &flags::Run, dir: &Path, sh: &Shell, paths: &Paths) -> Resu
         .with_context(|| format!("cannot resume {}: no run record to resume", dir.display()))?;
     check_status(&record, &toml, procs::process_alive)?;
     let flags = flags_of(&record, given, &toml)?;
-    let plan = super::plan(&flags, paths)
+    let mut plan = super::plan(&flags, paths)
         .with_context(|| format!("cannot make the plan of {} again", toml.display()))?;
     check_files(&record, &plan, &toml)?;
     check_code(&record.git, &run_record::git(sh), &toml)?;
-    let done = done(&run_dir, &plan, flags.target)?;
+    let targets = plan.targets(flags.target);
+    plan.work.resume(&run_dir, &plan.profile, &targets)?;
     let remote = remote::Options::from_run_flags(&flags)?
         .map(|o| o.replicated_if(plan.work.reads_in_sessions()));
     let tools = super::tools(flags.target, sh, paths)?;
 
-    let resumption = resumption(&record, &plan, &done, flags.target);
+    let resumption = resumption(&record, &plan, flags.target);
     eprintln!(
         "resuming {}: {} {} already recorded are skipped{}; {} to go",
         dir.display(),
@@ -71,7 +70,7 @@ pub fn resume(given: &flags::Run, dir: &Path, sh: &Shell, paths: &Paths) -> Resu
         &plan,
         &run_dir,
         record,
-        &done,
+        true,
         paths,
         &Tools {
             tools: tools.as_ref(),
@@ -126,9 +125,7 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
         // Ladders that ran different profiles (`full/smoke`) each ran their default.
         profile: (!run.profile.contains('/')).then(|| run.profile.clone()),
         out: None,
-        no_baseline: run.kind == StudyKind::Sweep
-            && run.target.runs_the_worker()
-            && run.baseline.is_none(),
+        no_baseline: studies::kind_of(run.kind).ran_without_baseline(run),
         debug_corrupt: run.debug_corrupt,
         location,
         plan,
@@ -218,158 +215,14 @@ fn check_code(then: &GitInfo, now: &GitInfo, toml: &Path) -> Result<()> {
     Ok(())
 }
 
-/// What the run's files already hold, each record checked against the plan made again (the
-/// probe of its id, with the same parameters; the climb of its index, of the same ladder).
-fn done(run_dir: &RunDir, plan: &Plan, target: TargetKind) -> Result<Done> {
-    let mut done = Done {
-        resuming: true,
-        ..Done::default()
-    };
-    let results = run_dir.results_csv();
-    match &plan.work {
-        Work::Workload(_) => bail!(
-            "{}: a workload run cannot be resumed: its table and the writes acknowledged so far \
-             live in the target that ran it; start a new run",
-            run_dir.run_toml().display()
-        ),
-        Work::Sweep(sweep) => {
-            if let Some(until) = sweep.until {
-                bail!(
-                    "{}: the run's profile `{}` repeats its points until a precision ({} of the \
-                     median, at most {} repeats): which probes it sends, and so their ids, depend \
-                     on the times measured, so the probes recorded cannot be matched to a plan \
-                     made again; start a new run",
-                    run_dir.run_toml().display(),
-                    plan.profile,
-                    until.precision,
-                    until.max_repeats
-                );
-            }
-            if !results.exists() {
-                return Ok(done);
-            }
-            let probes = sweep.probes();
-            let planned: HashMap<u64, &PlannedProbe> = probes
-                .iter()
-                .filter(|p| !p.warmup)
-                .map(|p| (p.request.probe_id, p))
-                .collect();
-            let targets = [Some(target), plan.baseline];
-            for (i, row) in csv::read::<ResultRow>(&results)?.iter().enumerate() {
-                let at = format!("{}:{}", results.display(), i + 2);
-                if !targets.contains(&Some(row.target)) {
-                    bail!(
-                        "{at}: a probe on {}, which this run does not measure",
-                        row.target
-                    );
-                }
-                let Some(probe) = planned.get(&row.probe_id) else {
-                    bail!(
-                        "{at}: probe {} is not a measured probe of the run's plan made again: \
-                         results.csv is not this plan's",
-                        row.probe_id
-                    );
-                };
-                let (theirs, ours) = (recorded_point(row), planned_point(probe));
-                if theirs != ours {
-                    bail!(
-                        "{at}: probe {} is {theirs} in results.csv, but {ours} in the run's plan \
-                         made again: results.csv is not this plan's",
-                        row.probe_id
-                    );
-                }
-                done.probes.insert((row.target, row.probe_id));
-            }
-        }
-        Work::Climbs(climbs) => {
-            let findings = run_dir.findings_csv();
-            if findings.exists() {
-                for (i, finding) in csv::read::<Finding>(&findings)?.iter().enumerate() {
-                    let planned = climbs.get(finding.climb).map(|c| c.ladder);
-                    if finding.target != target || planned != Some(finding.ladder) {
-                        bail!(
-                            "{}:{}: climb {} of {} on {} is not a climb of the run's plan made \
-                             again",
-                            findings.display(),
-                            i + 2,
-                            finding.climb,
-                            finding.ladder,
-                            finding.target
-                        );
-                    }
-                    done.climbs.climbs.insert(finding.climb);
-                }
-            }
-            if results.exists() {
-                let rungs = csv::read::<RungRow>(&results)?;
-                if let Some(last) = rungs.iter().map(|r| r.rung_id).max() {
-                    done.climbs.next_rung_id = last + 1;
-                }
-            }
-        }
-    }
-    Ok(done)
-}
-
-/// A recorded probe's place in the plan: series, repeat and parameters.
-fn recorded_point(row: &ResultRow) -> String {
-    format!(
-        "series {} repeat {} {} columns {} row-bytes {} rows {} escape-share {} non-ascii-share {} \
-         indexes {} seed {}",
-        row.series + 1,
-        row.repeat,
-        row.strategy,
-        row.columns,
-        row.row_bytes,
-        row.rows,
-        row.escape_share,
-        row.non_ascii_share,
-        row.indexes,
-        row.seed
-    )
-}
-
-fn planned_point(probe: &PlannedProbe) -> String {
-    let p = &probe.request;
-    format!(
-        "series {} repeat {} {} columns {} row-bytes {} rows {} escape-share {} non-ascii-share {} \
-         indexes {} seed {}",
-        probe.series + 1,
-        probe.repeat,
-        p.strategy,
-        p.columns,
-        p.row_bytes,
-        p.rows,
-        p.text.escape_share,
-        p.text.non_ascii_share,
-        p.indexes,
-        p.seed
-    )
-}
-
 /// What run.toml says of this resumption: what was skipped and what is left, over every target.
-fn resumption(record: &RunRecord, plan: &Plan, done: &Done, target: TargetKind) -> Resumption {
-    let (unit, skipped, warmups_skipped, remaining) = match &plan.work {
-        Work::Sweep(sweep) => {
-            let probes = &sweep.probes();
-            let mut left = 0;
-            let mut warmups_skipped = 0;
-            for t in std::iter::once(target).chain(plan.baseline) {
-                let remaining = done.remaining(probes, t);
-                left += remaining.len();
-                warmups_skipped += probes.iter().filter(|p| p.warmup).count()
-                    - remaining.iter().filter(|p| p.warmup).count();
-            }
-            ("probes", done.probes.len(), warmups_skipped, left)
-        }
-        Work::Climbs(climbs) => (
-            "climbs",
-            done.climbs.climbs.len(),
-            0,
-            climbs.len() - done.climbs.climbs.len(),
-        ),
-        Work::Workload(workload) => ("requests", 0, 0, workload.requests()),
-    };
+fn resumption(record: &RunRecord, plan: &Plan, target: TargetKind) -> Resumption {
+    let Skipped {
+        unit,
+        skipped,
+        warmups_skipped,
+        remaining,
+    } = plan.work.resumption(&plan.targets(target));
     Resumption {
         at: run_record::utc_now().0,
         was: record.run.status,

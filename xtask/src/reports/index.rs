@@ -88,11 +88,7 @@ fn section(run: &Path, out_dir: &Path) -> Result<String> {
         writeln!(text, "- error: {}", error.replace('\n', " ")).unwrap();
     }
     if let Some(totals) = &record.reconciliation {
-        let unit = match r.kind {
-            crate::records::StudyKind::Sweep => "probes",
-            crate::records::StudyKind::Ladder => "rungs",
-            crate::records::StudyKind::Workload => "records",
-        };
+        let unit = crate::studies::kind_of(r.kind).unit();
         writeln!(text, "- {}", totals.line(unit)).unwrap();
     }
     if let Some(remote) = &record.remote {
@@ -133,7 +129,7 @@ fn section(run: &Path, out_dir: &Path) -> Result<String> {
         return Ok(text);
     }
     // The same rendering as `cargo xtask plot`: tables and charts from the run's own files.
-    let rendered = super::render(&run_dir, false, false)?;
+    let rendered = crate::studies::render(&run_dir, false, false)?;
     writeln!(text, "\n{}", rendered.tables).unwrap();
     for chart in rendered
         .charts

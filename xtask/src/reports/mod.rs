@@ -32,7 +32,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::records::csv;
-use crate::records::{Finding, ResultRow, RunDir, RunRecord, StudyKind};
+use crate::records::{Finding, ResultRow, RunDir, RunRecord};
 use crate::studies::sweep::Axis;
 
 /// A chart file and the line saying what it shows.
@@ -51,27 +51,6 @@ pub struct Rendered {
     pub tables: String,
 }
 
-/// Writes every report of `run_dir` from its run.toml and record files; with `print`, shows the
-/// key tables and where everything is. With `titles`, charts carry their titles (their captions
-/// always do).
-pub fn render(run_dir: &RunDir, print: bool, titles: bool) -> Result<Rendered> {
-    let record = RunRecord::read(&run_dir.run_toml())?;
-    let rendered = match record.run.kind {
-        StudyKind::Sweep => render_sweep(run_dir, &record, titles)?,
-        StudyKind::Ladder => render_ladder(run_dir, &record, titles)?,
-        StudyKind::Workload => workload::render(run_dir, &record, titles)?,
-    };
-    if print {
-        print!("{}", rendered.tables);
-        for chart in &rendered.charts {
-            println!("chart: {}", chart.path.display());
-        }
-        println!("results: {}", run_dir.results_csv().display());
-        println!("summary: {}", run_dir.summary_md().display());
-    }
-    Ok(rendered)
-}
-
 /// The title of a run's summary: the experiment, target and profile by name.
 pub fn title(record: &RunRecord) -> String {
     format!(
@@ -80,7 +59,9 @@ pub fn title(record: &RunRecord) -> String {
     )
 }
 
-fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
+/// A sweep run's reports (a grid's when it has a second axis): summary.csv, the charts and
+/// summary.md; the tables for the terminal.
+pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
     let rows: Vec<ResultRow> = csv::read(&run_dir.results_csv())?;
     let axis = record
         .run
@@ -188,7 +169,8 @@ fn chart_files(drawn: charts::Drawn) -> impl Iterator<Item = ChartFile> {
     })
 }
 
-fn render_ladder(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
+/// A ladder run's reports: parity.csv, summary.md and the param-ceiling chart.
+pub fn render_ladder(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
     let findings: Vec<Finding> = if run_dir.findings_csv().exists() {
         csv::read(&run_dir.findings_csv())?
     } else {

@@ -4,11 +4,8 @@
 //! warns with it before it spends anything.
 
 use d1bench_core::limits::{QUERIES_PER_INVOCATION_FREE, QUERIES_PER_INVOCATION_PAID};
-use d1bench_core::{CallShape, RowGenerator, checksum};
 use serde::Serialize;
 
-use super::ladder::Climb;
-use super::sweep::PlannedProbe;
 use crate::flags::Plan;
 
 /// D1 queries one Worker invocation may make on `plan`.
@@ -82,71 +79,17 @@ pub struct Cost {
     pub kv_writes: usize,
 }
 
-/// D1 queries the Worker makes in a probe's measured invocation: the INSERT calls (one per row
-/// for per-row, one batch otherwise). Creating the table, counting and checksumming come in
-/// invocations of their own.
-fn queries(probe: &PlannedProbe) -> usize {
-    match probe.request.strategy.calls() {
-        CallShape::OneCallPerStatement => probe.request.rows,
-        CallShape::OneBatch | CallShape::OneExec => 1,
-    }
-}
-
 /// One measured invocation: its D1 queries, the rows D1 bills as written for it (each row
 /// inserted, once more for each secondary index), and the rows read checking them afterwards.
-struct Invocation {
-    queries: usize,
-    rows_written: usize,
-    reads: usize,
+pub struct Invocation {
+    pub queries: usize,
+    pub rows_written: usize,
+    pub reads: usize,
 }
 
 impl Cost {
-    /// The cost of a sweep's probes, warm-ups included.
-    pub fn of(probes: &[PlannedProbe]) -> Cost {
-        Cost::of_invocations(
-            probes
-                .iter()
-                .map(|p| {
-                    let r = &p.request;
-                    let generator = RowGenerator::new(r.columns, r.row_bytes, r.seed, r.text);
-                    let longest = checksum::longest_code(&generator);
-                    Invocation {
-                        queries: queries(p),
-                        rows_written: r.rows * (1 + r.indexes),
-                        reads: r.rows + checksum::rows_read(r.rows, longest),
-                    }
-                })
-                .collect(),
-        )
-    }
-
-    /// The most ladder climbs may cost: every rung of their climbing sequences up to the cap,
-    /// the confirmation rungs, and a bisection's rungs priced at the cap.
-    pub fn of_climbs(climbs: &[Climb]) -> Cost {
-        let mut invocations = Vec::new();
-        let mut id = 1;
-        for climb in climbs {
-            let values = climb.rungs.sequence();
-            let bisections = values.len().max(1).ilog2() as usize + climb.confirm;
-            let cap = values.last().copied();
-            for value in values
-                .into_iter()
-                .chain(cap.into_iter().cycle().take(bisections))
-            {
-                let plan = d1bench_core::ladder::plan(&climb.rung(id, value));
-                id += 1;
-                // Ladder tables have no secondary index.
-                invocations.push(Invocation {
-                    queries: plan.calls.len(),
-                    rows_written: plan.rows(),
-                    reads: plan.rows(),
-                });
-            }
-        }
-        Cost::of_invocations(invocations)
-    }
-
-    fn of_invocations(invocations: Vec<Invocation>) -> Cost {
+    /// The cost of these invocations (each kind of study lists its own).
+    pub fn of_invocations(invocations: Vec<Invocation>) -> Cost {
         let over = |budget: usize| invocations.iter().filter(|i| i.queries > budget).count();
         Cost {
             probes: invocations.len(),
@@ -206,7 +149,6 @@ impl Cost {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use d1bench_core::Strategy;
 
     #[test]
     fn thousands_groups_digits_by_three() {
@@ -215,44 +157,5 @@ mod tests {
         assert_eq!(thousands(1_000), "1,000");
         assert_eq!(thousands(1_234_567), "1,234,567");
         assert_eq!(thousands(25_000_000_000), "25,000,000,000");
-    }
-
-    fn probe(strategy: Strategy, rows: usize, indexes: usize) -> PlannedProbe {
-        PlannedProbe {
-            point: 0,
-            series: 0,
-            label: String::new(),
-            warmup: false,
-            repeat: 0,
-            request: d1bench_core::ProbeRequest {
-                probe_id: 1,
-                strategy,
-                columns: 8,
-                rows,
-                row_bytes: 200,
-                seed: 1,
-                rows_per_statement: None,
-                json_payload_bytes: None,
-                text: d1bench_core::TextMix::default(),
-                indexes,
-                debug_corrupt: None,
-            },
-        }
-    }
-
-    #[test]
-    fn every_secondary_index_is_billed_as_one_more_row_written_per_row() {
-        let cost = Cost::of(&[
-            probe(Strategy::Bound, 1_000, 0),
-            probe(Strategy::Literal, 1_000, 2),
-            probe(Strategy::PerRow, 10, 8),
-        ]);
-        assert_eq!(cost.rows_written, 1_000 + 3 * 1_000 + 9 * 10);
-        // The count and the checksum read the rows, not the index entries.
-        // Exactly: each probe's count and checksum over its rows of 8 columns of 200 bytes.
-        let generator = RowGenerator::new(8, 200, 1, d1bench_core::TextMix::default());
-        let longest = checksum::longest_code(&generator);
-        let read = |rows| rows + checksum::rows_read(rows, longest);
-        assert_eq!(cost.rows_read, read(1_000) + read(1_000) + read(10));
     }
 }

@@ -6,9 +6,8 @@
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
-use super::schedule::SweepPlan;
+use super::sweep::schedule::SweepPlan;
 use super::sweep::{Axis, Experiment, List, PlannedProbe, Profile};
-use crate::flags;
 
 /// Most measured repeats `--repeats` may ask of every point.
 pub const MAX_REPEATS: usize = 1000;
@@ -36,18 +35,6 @@ pub struct Overrides {
 }
 
 impl Overrides {
-    /// The overrides given to `run`, checked: each in its range, `--only` well formed.
-    pub fn from_flags(flags: &flags::Run) -> Result<Overrides> {
-        let overrides = Overrides {
-            repeats: flags.repeats,
-            warmup: flags.warmup,
-            seed: flags.seed,
-            only: flags.only.clone(),
-        };
-        overrides.check()?;
-        Ok(overrides)
-    }
-
     pub fn is_empty(&self) -> bool {
         *self == Overrides::default()
     }

@@ -12,13 +12,14 @@ use serde::Serialize;
 
 use crate::flags::{self, Location, MatrixFormat, Plan};
 use crate::paths::Paths;
+use crate::records::StudyKind;
+use crate::studies;
 use crate::studies::cost::{
     Cost, FREE_KV_READS_PER_DAY, FREE_KV_WRITES_PER_DAY, FREE_REQUESTS_PER_DAY,
     FREE_ROWS_READ_PER_DAY, FREE_ROWS_WRITTEN_PER_DAY, PAID_KV_READS_PER_MONTH,
     PAID_KV_WRITES_PER_MONTH, PAID_REQUESTS_PER_MONTH, PAID_ROWS_READ_PER_MONTH,
     PAID_ROWS_WRITTEN_PER_MONTH, thousands,
 };
-use crate::studies::{self, Study, sweep};
 
 /// One job of the workflow's matrix.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -40,7 +41,7 @@ pub struct Job {
 pub fn jobs(dir: &Path, flags: &flags::Matrix) -> Result<Vec<Job>> {
     let names = if flags.experiments.iter().any(|e| e.trim() == "all") {
         // Every sweep, and every ladder at once as `limits` (which writes the parity table).
-        let mut names = sweep::names(dir)?;
+        let mut names = studies::names(dir, StudyKind::Sweep)?;
         if !studies::ladder::names(dir)?.is_empty() {
             names.push(studies::LIMITS.to_owned());
         }
@@ -66,28 +67,7 @@ pub fn jobs(dir: &Path, flags: &flags::Matrix) -> Result<Vec<Job>> {
     }
     let mut jobs = Vec::new();
     for name in names {
-        let (profile, cost) = match Study::load(dir, &name)? {
-            Study::Sweep(experiment) => {
-                let (profile, spec) = experiment.profile(flags.profile.as_deref())?;
-                (profile.to_owned(), Cost::of(&experiment.probes(spec)))
-            }
-            Study::Ladders(ladders) => {
-                let mut climbs = Vec::new();
-                let mut profiles: Vec<String> = Vec::new();
-                for ladder in &ladders {
-                    let (profile, spec) = ladder.profile(flags.profile.as_deref())?;
-                    climbs.extend(ladder.climbs(spec));
-                    if !profiles.iter().any(|p| p == profile) {
-                        profiles.push(profile.to_owned());
-                    }
-                }
-                (profiles.join("/"), Cost::of_climbs(&climbs))
-            }
-            Study::Workload(workload) => {
-                let (profile, spec) = workload.profile(flags.profile.as_deref())?;
-                (profile.to_owned(), workload.plan(spec).cost())
-            }
-        };
+        let (profile, cost) = studies::load(dir, &name)?.priced(flags.profile.as_deref())?;
         let job = |target: &str, location: Option<Location>| Job {
             name: match location {
                 Some(l) => format!("{name}-{target}-{}", l.name()),
@@ -535,7 +515,10 @@ rows = 5
     fn the_shipped_experiments_make_a_matrix() {
         let dir = crate::paths::project_root().join("experiments");
         let jobs = jobs(&dir, &matrix(&["--targets", "both", "--profile", "smoke"])).unwrap();
-        assert_eq!(jobs.len(), 2 * (sweep::names(&dir).unwrap().len() + 1));
+        assert_eq!(
+            jobs.len(),
+            2 * (studies::names(&dir, StudyKind::Sweep).unwrap().len() + 1)
+        );
         assert!(jobs.iter().all(|j| j.cost.probes > 0));
     }
 }

@@ -14,7 +14,7 @@ use xshell::Shell;
 use crate::flags;
 use crate::paths::Paths;
 use crate::records::RunDir;
-use crate::studies::{self, ladder, sweep, workload};
+use crate::studies;
 use crate::targets::remote::{self, lifecycle, wrangler};
 
 impl flags::Run {
@@ -27,7 +27,7 @@ impl flags::Run {
 impl flags::Plot {
     /// `cargo xtask plot <run-dir>`: every report again from what the run left on disk.
     pub fn run(self) -> Result<()> {
-        crate::reports::render(&RunDir::new(self.run_dir), true, self.titles).map(drop)
+        crate::studies::render(&RunDir::new(self.run_dir), true, self.titles).map(drop)
     }
 }
 
@@ -85,29 +85,9 @@ pub fn list(paths: &Paths) -> Result<()> {
     let names = studies::files::toml_stems(&dir)?;
     let width = names.iter().map(String::len).max().unwrap_or(0);
     for name in names {
-        let line = if ladder::is_ladder_file(&dir.join(format!("{name}.toml"))) {
-            ladder::Ladder::load(&dir, &name).map(|l| {
-                let profiles: Vec<&str> = l.file.profile.keys().map(String::as_str).collect();
-                format!(
-                    "ladder: {} [profiles: {}]",
-                    l.file.description,
-                    profiles.join(", ")
-                )
-            })
-        } else if workload::is_workload_file(&dir.join(format!("{name}.toml"))) {
-            workload::Workload::load(&dir, &name).map(|w| {
-                let profiles: Vec<&str> = w.file.profile.keys().map(String::as_str).collect();
-                format!(
-                    "workload: {} [profiles: {}]",
-                    w.file.description,
-                    profiles.join(", ")
-                )
-            })
-        } else {
-            sweep::Experiment::load(&dir, &name).map(|e| {
-                let profiles: Vec<&str> = e.file.profile.keys().map(String::as_str).collect();
-                format!("{} [profiles: {}]", e.file.description, profiles.join(", "))
-            })
+        let line = match studies::kind_of_file(&dir, &name) {
+            Some(kind) => kind.load(&dir, &name).map(|study| study.listing()),
+            None => Err(anyhow::anyhow!("the file is gone")),
         };
         match line {
             Ok(line) => println!("{name:width$}  {line}"),

@@ -7,7 +7,9 @@ use super::*;
 use crate::flags::parse_run;
 use crate::records::run_history::Planned;
 use crate::records::run_record::{GitInfo, RunInfo, Versions};
-use crate::records::{RunRecord, StudyKind, Totals};
+use crate::records::{ResultRow, RunRecord, StudyKind, Totals};
+use crate::studies::dry_run::compact;
+use crate::studies::sweep::Axis;
 
 const EXPERIMENT: &str = r#"
 description = "d"
@@ -322,10 +324,9 @@ fn the_estimate_weighs_each_point_by_its_time_in_the_earlier_run() {
     record.studies = full.files.clone();
     record.write(&out.path().join("a/run.toml")).unwrap();
     // Bound and literal took 10 ms a probe in their calls, per-row 100 (their writes took 1).
-    let Work::Sweep(sweep) = &full.work else {
-        panic!("a sweep")
-    };
-    let probes = sweep.probes();
+    let work: &dyn std::any::Any = full.work.as_ref();
+    let sweep: &crate::studies::sweep::kind::SweepWork = work.downcast_ref().expect("a sweep");
+    let probes = sweep.plan.probes();
     let mut results =
         crate::records::csv::Appender::open(&out.path().join("a/results.csv")).unwrap();
     for p in probes.iter().filter(|p| !p.warmup) {

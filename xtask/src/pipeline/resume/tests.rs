@@ -9,7 +9,9 @@ use super::*;
 use crate::flags::parse_run;
 use crate::records::csv::{self, Appender};
 use crate::records::run_record::{RunInfo, Versions};
-use crate::records::{StudyKind, Totals};
+use crate::records::{Finding, ResultRow, RungRow, StudyKind, Totals};
+use crate::studies::sweep::PlannedProbe;
+use crate::studies::sweep::kind::SweepWork;
 
 const EXPERIMENT: &str = r#"
 description = "d"
@@ -66,11 +68,20 @@ fn plan_of(paths: &Paths, args: &[&str]) -> Plan {
     super::super::plan(&parse_run(args).unwrap(), paths).unwrap()
 }
 
+/// The plan's sweep, with what resuming it read.
+fn sweep(plan: &Plan) -> &SweepWork {
+    let work: &dyn std::any::Any = plan.work.as_ref();
+    work.downcast_ref().expect("a sweep")
+}
+
 fn probes(plan: &Plan) -> Vec<PlannedProbe> {
-    match &plan.work {
-        Work::Sweep(sweep) => sweep.probes(),
-        Work::Climbs(_) | Work::Workload(_) => panic!("not a sweep"),
-    }
+    sweep(plan).plan.probes()
+}
+
+/// Resumes `plan` on `target` (and its baseline) from what `run_dir` holds.
+fn done(run_dir: &RunDir, plan: &mut Plan, target: TargetKind) -> Result<()> {
+    let targets = plan.targets(target);
+    plan.work.resume(run_dir, &plan.profile, &targets)
 }
 
 /// The probe of the plan that is (warm-up, repeat, columns, strategy): the plan runs them in
@@ -101,7 +112,7 @@ fn ids(probes: &[PlannedProbe]) -> Vec<u64> {
 #[test]
 fn recorded_probes_are_skipped_with_the_warm_ups_of_points_they_complete() {
     let (_root, paths, _sh) = project();
-    let plan = plan_of(&paths, &["t", "--target", "local"]);
+    let mut plan = plan_of(&paths, &["t", "--target", "local"]);
     // A warm-up round of every point's strategies, then two measured rounds.
     assert_eq!(ids(&probes(&plan)), (1..=12).collect::<Vec<u64>>());
     let dir = tempfile::tempdir().unwrap();
@@ -120,9 +131,8 @@ fn recorded_probes_are_skipped_with_the_warm_ups_of_points_they_complete() {
             .append(&row(&find(&plan, key), TargetKind::Local))
             .unwrap();
     }
-    let done = done(&run_dir, &plan, TargetKind::Local).unwrap();
-    assert!(done.resuming);
-    let local = done.remaining(&probes(&plan), TargetKind::Local);
+    done(&run_dir, &mut plan, TargetKind::Local).unwrap();
+    let local = sweep(&plan).remaining(&probes(&plan), TargetKind::Local);
     // Columns 8 again with both warm-ups: bound's point is not complete either.
     let mut expected: Vec<u64> = [
         (true, 0, 8, "bound"),
@@ -136,22 +146,19 @@ fn recorded_probes_are_skipped_with_the_warm_ups_of_points_they_complete() {
     expected.sort();
     assert_eq!(ids(&local), expected);
     assert_eq!(
-        ids(&done.remaining(&probes(&plan), TargetKind::Sqlite)),
+        ids(&sweep(&plan).remaining(&probes(&plan), TargetKind::Sqlite)),
         (1..=12).collect::<Vec<u64>>(),
         "the baseline has recorded nothing"
     );
     // What `measure` is told to skip: the rest of the plan.
-    let skipped = match &plan.work {
-        Work::Sweep(sweep) => done.skipped(sweep, TargetKind::Local),
-        Work::Climbs(_) | Work::Workload(_) => unreachable!(),
-    };
+    let skipped = sweep(&plan).skipped(TargetKind::Local);
     let mut skipped: Vec<u64> = skipped.into_iter().collect();
     skipped.sort();
     let mut rest: Vec<u64> = (1..=12).filter(|id| !expected.contains(id)).collect();
     rest.sort();
     assert_eq!(skipped, rest);
     let record = record_of(&plan, RunStatus::Interrupted);
-    let resumption = resumption(&record, &plan, &done, TargetKind::Local);
+    let resumption = resumption(&record, &plan, TargetKind::Local);
     assert_eq!(
         (
             resumption.skipped,
@@ -166,7 +173,7 @@ fn recorded_probes_are_skipped_with_the_warm_ups_of_points_they_complete() {
 #[test]
 fn a_record_that_is_not_the_plans_is_refused_by_its_line() {
     let (_root, paths, _sh) = project();
-    let plan = plan_of(&paths, &["t", "--target", "sqlite"]);
+    let mut plan = plan_of(&paths, &["t", "--target", "sqlite"]);
     type Change = Box<dyn Fn(&mut ResultRow)>;
     let first = find(&plan, (false, 0, 1, "bound"));
     let second = find(&plan, (false, 0, 1, "literal"));
@@ -205,7 +212,7 @@ fn a_record_that_is_not_the_plans_is_refused_by_its_line() {
         let mut bad = row(&second, TargetKind::Sqlite);
         change(&mut bad);
         results.append(&bad).unwrap();
-        let err = done(&run_dir, &plan, TargetKind::Sqlite)
+        let err = done(&run_dir, &mut plan, TargetKind::Sqlite)
             .unwrap_err()
             .to_string();
         assert!(err.contains(&expected), "expected {expected:?} in: {err}");
@@ -222,10 +229,10 @@ fn a_run_repeating_until_a_precision_is_refused_since_its_ids_depend_on_its_time
          strategies = [\"bound\"]\ncolumns = [1]\nrow-bytes = [100]\nrows = 10\n",
     )
     .unwrap();
-    let plan = plan_of(&paths, &["p", "--target", "sqlite"]);
+    let mut plan = plan_of(&paths, &["p", "--target", "sqlite"]);
     let dir = tempfile::tempdir().unwrap();
     let run_dir = RunDir::new(dir.path().to_owned());
-    let err = done(&run_dir, &plan, TargetKind::Sqlite)
+    let err = done(&run_dir, &mut plan, TargetKind::Sqlite)
         .unwrap_err()
         .to_string();
     assert!(
@@ -247,7 +254,7 @@ fn record_of(plan: &Plan, status: RunStatus) -> RunRecord {
             kind: StudyKind::Sweep,
             profile: plan.profile.clone(),
             target: TargetKind::Sqlite,
-            x_axis: plan.x_axis,
+            x_axis: Some(sweep(plan).x_axis),
             y_axis: None,
             baseline: None,
             debug_corrupt: None,

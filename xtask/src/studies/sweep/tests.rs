@@ -17,7 +17,7 @@ fn bad_experiment_files_fail_with_their_golden_error() {
 #[test]
 fn every_shipped_experiment_parses_and_has_a_smoke_profile() {
     let dir = project_root().join("experiments");
-    let names = names(&dir).unwrap();
+    let names = crate::studies::names(&dir, crate::records::StudyKind::Sweep).unwrap();
     assert!(names.contains(&"column-sweep".to_owned()));
     for name in names {
         let experiment = Experiment::load(&dir, &name).unwrap();
@@ -199,15 +199,6 @@ fn repeats_are_refused_wherever_they_hide() {
          columns = [1, 8]\nrow-bytes = [100]\nrows = 10\n",
     )
     .unwrap();
-}
-
-#[test]
-fn an_unknown_experiment_lists_the_known_ones() {
-    let err = Experiment::load(&project_root().join("experiments"), "colum-sweep")
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("no experiment named `colum-sweep`"), "{err}");
-    assert!(err.contains("column-sweep"), "{err}");
 }
 
 #[test]

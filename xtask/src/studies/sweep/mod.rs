@@ -3,7 +3,7 @@
 //!
 //! A file has a description, the swept axis, and profiles (`full`, `smoke`, ...). A profile
 //! sends each point `warmup` times unrecorded, then `repeats` times measured, in rounds whose
-//! order is shuffled from its `order-seed` ([`super::schedule`]); its series are products of
+//! order is shuffled from its `order-seed` ([`schedule`]); its series are products of
 //! strategies × columns × row sizes × escape shares × NUL shares × non-ASCII shares × index
 //! counts (each a list) at a row count. Every probe is also checked by the core's own
 //! validation, so a file cannot ask for a probe the Worker would refuse, and a row size below
@@ -16,6 +16,11 @@
 //! The checks past the schema are in [`checks`].
 
 mod checks;
+pub mod cost;
+pub mod dry_run;
+pub mod kind;
+pub mod measure;
+pub mod resume;
 
 use std::collections::BTreeMap;
 
@@ -23,14 +28,17 @@ use std::num::NonZeroUsize;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use d1bench_core::probe::{MAX_PROBE_COLUMNS, MAX_PROBE_INDEXES, MAX_PROBE_ROWS};
 use d1bench_core::{ProbeRequest, Strategy, TextMix};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::files::{NonEmpty, Profiles, toml_stems};
-use super::schedule::{PlannedPoint, SweepPlan, Until};
+use super::files::{NonEmpty, Profiles};
+pub mod schedule;
+
+pub use schedule::PlannedProbe;
+use schedule::{PlannedPoint, SweepPlan, Until};
 
 /// The swept parameter of an experiment: the x axis of its charts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize)]
@@ -370,43 +378,9 @@ pub struct Experiment {
     pub file: ExperimentFile,
 }
 
-/// One probe of a run, with where it sits in the experiment.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlannedProbe {
-    /// Index of its point in [`SweepPlan::points`].
-    pub point: usize,
-    pub series: usize,
-    /// The series' label, empty when it has none.
-    pub label: String,
-    /// A warm-up probe: sent and reconciled, not recorded as a result.
-    pub warmup: bool,
-    /// Repetition of the point, from 0 (warm-ups and measured ones counted apart).
-    pub repeat: usize,
-    pub request: ProbeRequest,
-}
-
-/// The experiment names in `dir`: file stems of `*.toml`, without the ladder files
-/// ([`super::ladder`]), sorted.
-pub fn names(dir: &Path) -> Result<Vec<String>> {
-    Ok(toml_stems(dir)?
-        .into_iter()
-        .filter(|name| !super::ladder::is_ladder_file(&dir.join(format!("{name}.toml"))))
-        .filter(|name| !super::workload::is_workload_file(&dir.join(format!("{name}.toml"))))
-        .collect())
-}
-
 impl Experiment {
-    /// Loads `<dir>/<name>.toml`; an unknown name lists the ones that exist.
+    /// Loads `<dir>/<name>.toml` ([`crate::studies::load`] says which names exist).
     pub fn load(dir: &Path, name: &str) -> Result<Self> {
-        let path = dir.join(format!("{name}.toml"));
-        if !path.exists() {
-            let known = names(dir)?;
-            bail!(
-                "no experiment named `{name}` in {}; the experiments are: {}",
-                dir.display(),
-                known.join(", ")
-            );
-        }
         let (path, source) = super::files::read_study(dir, name)?;
         Self::parse(name, &path, source)
     }
@@ -465,7 +439,7 @@ impl Experiment {
     }
 
     /// Every probe of `profile` in the order it runs, numbered from 1 (see
-    /// [`super::schedule`]).
+    /// [`schedule`]).
     pub fn probes(&self, profile: &Profile) -> Vec<PlannedProbe> {
         self.plan(profile).probes()
     }

@@ -8,7 +8,6 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 use d1bench_core::Strategy;
 
-use super::progress::Progress;
 use crate::procs;
 use crate::records::csv::Appender;
 use crate::records::expected::Expectations;
@@ -16,8 +15,9 @@ use crate::records::reconcile::{self, ContentCheck, Totals};
 use crate::records::{ResultRow, RunDir};
 use crate::reports::points::Measure;
 use crate::reports::stats::Summary;
-use crate::studies::schedule::SweepPlan;
+use crate::studies::progress::Progress;
 use crate::studies::sweep::PlannedProbe;
+use crate::studies::sweep::schedule::SweepPlan;
 use crate::targets::Session;
 
 /// Sends every probe of `plan` in its order, round by round; with a precision, a point takes

@@ -1,7 +1,6 @@
-//! A workload's run: its plan from the file's profile (the sweep-only flags refused), then on
-//! each target the table seeded once to each size (in batches within D1's
+//! A workload measured on a target: the table seeded once to each size (in batches within D1's
 //! limits) and checked by count, ids and content checksum; at each size every load point run
-//! under open-loop load ([`super::load`]), warm-up then measured, each request appended to
+//! under open-loop load ([`load`]), warm-up then measured, each request appended to
 //! `results.csv` as it lands; and a final check that every seeded row and every acknowledged
 //! write is present exactly once, after which the table is dropped.
 
@@ -16,19 +15,21 @@ use d1bench_core::workload::{
 };
 use d1bench_core::{Outcome, workload};
 
-use super::exactly_once::{self, Writes};
-use super::load::{self, Done};
-use super::retry::{self, Attempted};
-use super::versions::Versions;
-use super::{Plan, Work};
-use crate::flags;
+pub mod exactly_once;
+pub mod load;
+pub mod retry;
+pub mod versions;
+
+use exactly_once::Writes;
+use load::Done;
+use retry::Attempted;
+use versions::Versions;
+
 use crate::flags::TargetKind;
 use crate::records::csv::Appender;
-use crate::records::run_record::StudyFile;
 use crate::records::workload_row::{CheckRow, OpRow, Phase};
 use crate::records::{RunDir, Totals};
-use crate::studies::overrides::Overrides;
-use crate::studies::workload::{LoadPoint, Mix, Workload, WorkloadPlan};
+use crate::studies::workload::{LoadPoint, Mix, WorkloadPlan};
 use crate::targets::Session;
 use crate::targets::workload::WorkloadClient;
 
@@ -49,45 +50,6 @@ impl Expected {
         ids.extend(landed.iter().copied());
         (1..=self.seeded).chain(ids)
     }
-}
-
-/// The plan of a workload run: its profile's load points, with the bare-SQLite baseline after a
-/// target that runs the Worker (unless `--no-baseline`); the sweep-only flags refused before
-/// anything starts.
-pub fn plan(
-    w: &Workload,
-    flags: &flags::Run,
-    overrides: Overrides,
-    file: StudyFile,
-) -> Result<Plan> {
-    if flags.debug_corrupt.is_some() {
-        bail!(
-            "--debug-corrupt applies to sweeps: `{}` is a workload, whose table is checked \
-             by count, ids and checksum after seeding and at the end",
-            flags.experiment()
-        );
-    }
-    if !overrides.is_empty() {
-        bail!(
-            "--repeats, --warmup, --seed and --only apply to sweeps, not to workloads \
-             (`{}` is a workload: its profile sets its rates, duration and warm-up)",
-            flags.experiment()
-        );
-    }
-    w.check_target(flags.target)?;
-    let (profile, spec) = w.profile(flags.profile.as_deref())?;
-    // A workload through Workers KV has no bare-SQLite baseline: SQLite has no KV.
-    let baseline = (flags.target.runs_the_worker() && !flags.no_baseline && !w.needs_kv())
-        .then_some(TargetKind::Sqlite);
-    Ok(Plan {
-        work: Work::Workload(w.plan(spec)),
-        profile: profile.to_owned(),
-        files: vec![file],
-        x_axis: None,
-        y_axis: None,
-        overrides,
-        baseline,
-    })
 }
 
 /// Measures `plan` on the session's target; the totals of what it recorded.

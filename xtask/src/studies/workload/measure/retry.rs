@@ -159,7 +159,7 @@ mod tests {
     /// the lock is let go, it lands, once, and the exactly-once reconciliation agrees.
     #[test]
     fn a_held_write_lock_is_a_busy_refusal_and_a_retry_gets_through_once() {
-        use crate::pipeline::exactly_once::{Writes, reconcile};
+        use crate::studies::workload::measure::exactly_once::{Writes, reconcile};
         use crate::targets::workload::{SqliteWorkload, WorkloadClient};
         use d1bench_core::workload::{CheckRequest, SeedRequest};
 

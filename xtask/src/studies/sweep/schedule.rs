@@ -15,8 +15,6 @@
 
 use d1bench_core::{ProbeRequest, Strategy};
 
-use super::sweep::PlannedProbe;
-
 /// What a profile asks of a sweep, with its points: how many rounds, in which order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepPlan {
@@ -154,6 +152,21 @@ impl Schedule<'_> {
         }
         Some(probes)
     }
+}
+
+/// One probe of a run, with where it sits in the experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedProbe {
+    /// Index of its point in [`SweepPlan::points`].
+    pub point: usize,
+    pub series: usize,
+    /// The series' label, empty when it has none.
+    pub label: String,
+    /// A warm-up probe: sent and reconciled, not recorded as a result.
+    pub warmup: bool,
+    /// Repetition of the point, from 0 (warm-ups and measured ones counted apart).
+    pub repeat: usize,
+    pub request: ProbeRequest,
 }
 
 #[cfg(test)]

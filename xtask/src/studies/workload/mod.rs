@@ -19,6 +19,8 @@ use toml::Spanned;
 use super::files::{NonEmpty, Profiles, located};
 
 mod cache;
+pub mod kind;
+pub mod measure;
 mod plan;
 pub mod retry;
 mod session;

@@ -16,6 +16,10 @@ use d1bench_core::limits::{MAX_COLUMNS, MAX_STRING_BYTES};
 use serde::{Deserialize, Deserializer};
 use toml::Spanned;
 
+pub mod climb;
+pub mod cost;
+pub mod kind;
+
 use super::cost::thousands;
 use super::files::{NonEmpty, Profiles, located, toml_stems};
 
@@ -226,6 +230,9 @@ impl Rungs {
         self.sequence().last().copied().unwrap_or(0)
     }
 }
+
+/// The name that runs every ladder and writes the parity table.
+pub const LIMITS: &str = "limits";
 
 /// A loaded, validated ladder file.
 #[derive(Debug)]

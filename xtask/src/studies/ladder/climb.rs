@@ -9,12 +9,12 @@ use anyhow::{Result, bail};
 use d1bench_core::Outcome;
 use d1bench_core::ladder::{self, MAX_STEPS_PER_MS, RungRequest, Step};
 
-use super::progress::Progress;
 use crate::procs;
 use crate::records::csv::Appender;
 use crate::records::reconcile::{self, Totals};
 use crate::records::{Finding, RunDir, RungRow};
 use crate::studies::ladder::{Climb, Climber, Role};
+use crate::studies::progress::Progress;
 use crate::targets::Session;
 
 /// The climbs an earlier attempt of the run finished (their findings are in findings.csv), and

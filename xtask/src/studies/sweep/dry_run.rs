@@ -1,0 +1,172 @@
+//! A sweep in a dry run: each line (a strategy and series label) with its points, probes and
+//! rows; and the weight of its probes by the time each point took in an earlier run, which the
+//! wall-time estimate scales by.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::path::Path;
+
+use d1bench_core::Strategy;
+
+use super::Axis;
+use super::schedule::SweepPlan;
+use crate::flags::TargetKind;
+use crate::records::ResultRow;
+use crate::records::csv;
+use crate::studies::cost::thousands;
+use crate::studies::dry_run::{compact, count};
+
+/// The sweep's lines, then the baseline's.
+pub fn lines(out: &mut String, plan: &SweepPlan, axis: Axis, baseline: Option<TargetKind>) {
+    sweep_lines(out, plan, axis);
+    if let Some(baseline) = baseline {
+        writeln!(
+            out,
+            "then the same {} probes on the baseline, {baseline} (bare SQLite in-process)",
+            plan.probes().len()
+        )
+        .unwrap();
+    }
+}
+
+/// Each line of the sweep: its points (the x values), probes with their warm-ups, rows.
+/// What the dry run counts of one line (strategy and label).
+#[derive(Debug, Default)]
+struct LineTally {
+    name: String,
+    /// The x values, in order.
+    xs: Vec<String>,
+    probes: usize,
+    warmups: usize,
+    rows: usize,
+    /// The plan's points the line is drawn at: a grid has several at one x.
+    points: Vec<usize>,
+}
+
+fn sweep_lines(out: &mut String, plan: &SweepPlan, axis: Axis) {
+    // The probes by point, in the experiment file's order, and by strategy as the point lists
+    // them (the plan runs them shuffled).
+    let mut probes = plan.probes();
+    probes.sort_by_key(|p| {
+        let strategies = &plan.points[p.point].strategies;
+        let strategy = strategies.iter().position(|s| *s == p.request.strategy);
+        (p.point, strategy)
+    });
+    // Lines in the order of the file.
+    let mut lines: Vec<LineTally> = Vec::new();
+    for p in &probes {
+        let name = if p.label.is_empty() {
+            p.request.strategy.name().to_owned()
+        } else {
+            format!("{} ({})", p.request.strategy, p.label)
+        };
+        let index = match lines.iter().position(|l| l.name == name) {
+            Some(i) => i,
+            None => {
+                lines.push(LineTally {
+                    name,
+                    ..LineTally::default()
+                });
+                lines.len() - 1
+            }
+        };
+        let line = &mut lines[index];
+        let x = axis.format(axis.of_probe(&p.request));
+        if !line.xs.contains(&x) {
+            line.xs.push(x);
+        }
+        if !line.points.contains(&p.point) {
+            line.points.push(p.point);
+        }
+        line.probes += 1;
+        line.warmups += usize::from(p.warmup);
+        line.rows += p.request.rows;
+    }
+    let points: usize = lines.iter().map(|l| l.points.len()).sum();
+    let warmups: usize = lines.iter().map(|l| l.warmups).sum();
+    let rows: usize = lines.iter().map(|l| l.rows).sum();
+    writeln!(
+        out,
+        "{} probes ({} measured, {warmups} warm-ups) at {points} points, {} rows:",
+        probes.len(),
+        probes.len() - warmups,
+        thousands(rows)
+    )
+    .unwrap();
+    let width = lines.iter().map(|l| l.name.len()).max().unwrap_or(0);
+    for LineTally {
+        name,
+        xs,
+        probes: n,
+        warmups: w,
+        rows,
+        points,
+    } in &lines
+    {
+        writeln!(
+            out,
+            "  {name:width$}  {:>10}  {:>11}  {:>13}  {:>15}  {} {}",
+            count(points.len(), "point"),
+            count(*n, "probe"),
+            format!("({})", count(*w, "warm-up")),
+            format!("{} rows", thousands(*rows)),
+            axis.name(),
+            compact(xs)
+        )
+        .unwrap();
+    }
+}
+
+/// The plan's probes on `targets`, each weighed by the mean time its point took in the earlier
+/// run whose results.csv is `earlier` (inside the target's calls, or on the outside clock in
+/// older results); `None` when that run lacks a point of the plan.
+pub fn weight(plan: &SweepPlan, earlier: &Path, targets: &[TargetKind]) -> Option<f64> {
+    let rows: Vec<ResultRow> = csv::read(earlier).ok()?;
+    // The time inside a probe's calls where results.csv has it (setup and verify included),
+    // else its write's time on the outside clock.
+    let timed = rows.iter().all(|r| r.calls_ms.is_some());
+    let mut times: HashMap<String, (f64, usize)> = HashMap::new();
+    for row in &rows {
+        let key = point(
+            row.target,
+            row.strategy,
+            &row.label,
+            [row.columns, row.row_bytes, row.rows, row.indexes],
+            [row.escape_share, row.non_ascii_share],
+        );
+        let time = times.entry(key).or_default();
+        time.0 += match row.calls_ms {
+            Some(ms) if timed => ms,
+            _ => row.outside_ms,
+        };
+        time.1 += 1;
+    }
+    let probes = plan.probes();
+    let mut sum = 0.0;
+    for &target in targets {
+        for p in &probes {
+            let r = &p.request;
+            let key = point(
+                target,
+                r.strategy,
+                &p.label,
+                [r.columns, r.row_bytes, r.rows, r.indexes],
+                [r.text.escape_share, r.text.non_ascii_share],
+            );
+            let (total, n) = times.get(&key)?;
+            sum += total / *n as f64;
+        }
+    }
+    Some(sum)
+}
+
+/// A point of a sweep on a target: what its probes share.
+fn point(
+    target: TargetKind,
+    strategy: Strategy,
+    label: &str,
+    counts: [usize; 4],
+    shares: [f64; 2],
+) -> String {
+    format!("{target}|{strategy}|{label}|{counts:?}|{shares:?}")
+}

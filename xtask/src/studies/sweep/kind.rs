@@ -1,0 +1,255 @@
+//! Sweeps as a kind of study: an experiment file planned into shuffled probes (the command line's
+//! overrides applied, `--debug-corrupt` checked on every probe), the bare-SQLite baseline after a
+//! target that runs the Worker, measured by [`super::measure`], resumed probe by probe
+//! ([`super::resume`]) and reported by [`crate::reports::render_sweep`].
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
+
+use anyhow::{Result, anyhow};
+use d1bench_core::Corruption;
+
+use super::schedule::SweepPlan;
+use super::{Axis, Experiment, PlannedProbe};
+use crate::flags::TargetKind;
+use crate::records::run_record::RunInfo;
+use crate::records::{RunDir, RunRecord, StudyKind, Totals};
+use crate::reports::{self, Rendered};
+use crate::studies::cost::Cost;
+use crate::studies::kind::{self, Ask, Kind, Measuring, Plan, PlannedStudy, Skipped, Study};
+use crate::targets::Session;
+
+/// The sweep kind: every experiment file the other kinds do not claim.
+pub struct Sweeps;
+
+impl Kind for Sweeps {
+    fn name(&self) -> StudyKind {
+        StudyKind::Sweep
+    }
+
+    fn unit(&self) -> &'static str {
+        "probes"
+    }
+
+    fn claims(&self, dir: &Path, name: &str) -> bool {
+        dir.join(format!("{name}.toml")).exists()
+    }
+
+    fn load(&self, dir: &Path, name: &str) -> Result<Box<dyn Study>> {
+        Ok(Box::new(Experiment::load(dir, name)?))
+    }
+
+    fn render(&self, run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
+        reports::render_sweep(run_dir, record, titles)
+    }
+
+    fn ran_without_baseline(&self, run: &RunInfo) -> bool {
+        run.target.runs_the_worker() && run.baseline.is_none()
+    }
+}
+
+impl Study for Experiment {
+    fn listing(&self) -> String {
+        let profiles: Vec<&str> = self.file.profile.keys().map(String::as_str).collect();
+        format!(
+            "{} [profiles: {}]",
+            self.file.description,
+            profiles.join(", ")
+        )
+    }
+
+    fn priced(&self, profile: Option<&str>) -> Result<(String, Cost)> {
+        let (profile, spec) = self.profile(profile)?;
+        Ok((profile.to_owned(), super::cost::of(&self.probes(spec))))
+    }
+
+    fn plan(&self, ask: Ask) -> Result<Plan> {
+        let (profile, spec) = self.profile(ask.profile)?;
+        let mut plan = ask.overrides.plan(self, spec)?;
+        if let Some(corruption) = ask.debug_corrupt {
+            corrupt_every_probe(&mut plan, corruption)?;
+        }
+        let file = kind::study_file(
+            ask.root,
+            &self.name,
+            &self.path,
+            &self.source,
+            &self.file.description,
+        );
+        let baseline =
+            (ask.target.runs_the_worker() && !ask.no_baseline).then_some(TargetKind::Sqlite);
+        Ok(Plan {
+            work: Box::new(SweepWork {
+                plan,
+                x_axis: self.file.x_axis,
+                y_axis: self.y_axis(),
+                recorded: BTreeSet::new(),
+            }),
+            profile: profile.to_owned(),
+            files: vec![file],
+            overrides: ask.overrides,
+            baseline,
+        })
+    }
+}
+
+/// A sweep's plan, and the probes earlier attempts of a resumed run recorded.
+pub struct SweepWork {
+    pub plan: SweepPlan,
+    pub x_axis: Axis,
+    /// A grid's second axis (the decision map's rows).
+    pub y_axis: Option<Axis>,
+    /// The probes in results.csv: (target, probe id).
+    pub recorded: BTreeSet<(TargetKind, u64)>,
+}
+
+impl PlannedStudy for SweepWork {
+    fn kind(&self) -> &'static dyn Kind {
+        &Sweeps
+    }
+
+    fn cost(&self) -> Cost {
+        super::cost::of(&self.plan.probes())
+    }
+
+    fn sent(&self) -> (usize, usize) {
+        let probes = self.plan.probes();
+        (probes.len(), probes.iter().map(|p| p.request.rows).sum())
+    }
+
+    fn record_in(&self, run: &mut RunInfo) {
+        run.x_axis = Some(self.x_axis);
+        run.y_axis = self.y_axis;
+        run.order_seed = Some(self.plan.order_seed);
+        run.precision = self.plan.until.map(|u| u.precision);
+        run.max_repeats = self.plan.until.map(|u| u.max_repeats);
+    }
+
+    fn dry_run(&self, out: &mut String, baseline: Option<TargetKind>) {
+        super::dry_run::lines(out, &self.plan, self.x_axis, baseline);
+    }
+
+    fn weight(&self, earlier: &Path, targets: &[TargetKind]) -> Option<f64> {
+        super::dry_run::weight(&self.plan, earlier, targets)
+    }
+
+    fn resume(&mut self, run_dir: &RunDir, profile: &str, targets: &[TargetKind]) -> Result<()> {
+        self.recorded = super::resume::recorded(&self.plan, run_dir, profile, targets)?;
+        Ok(())
+    }
+
+    fn resumption(&self, targets: &[TargetKind]) -> Skipped {
+        let probes = &self.plan.probes();
+        let mut left = 0;
+        let mut warmups_skipped = 0;
+        for &t in targets {
+            let remaining = self.remaining(probes, t);
+            left += remaining.len();
+            warmups_skipped += probes.iter().filter(|p| p.warmup).count()
+                - remaining.iter().filter(|p| p.warmup).count();
+        }
+        Skipped {
+            unit: "probes",
+            skipped: self.recorded.len(),
+            warmups_skipped,
+            remaining: left,
+        }
+    }
+
+    fn left_on(&self, target: TargetKind) -> bool {
+        self.skipped(target).len() < self.plan.probes().len()
+    }
+
+    fn measure(&self, session: &mut dyn Session, at: &Measuring) -> Result<Totals> {
+        let skip = self.skipped(session.target());
+        super::measure::measure(
+            session,
+            at.experiment,
+            &self.plan,
+            &skip,
+            at.run_dir,
+            at.clock,
+        )
+    }
+
+    fn recorded_totals(&self, run_dir: &RunDir) -> Result<Totals> {
+        super::resume::recorded_totals(run_dir)
+    }
+}
+
+impl SweepWork {
+    /// The probes of `probes` still to send on `target`: those results.csv does not hold, with
+    /// the warm-ups of their points (a point whose measured probes are all recorded is skipped
+    /// whole, warm-ups included).
+    pub fn remaining(&self, probes: &[PlannedProbe], target: TargetKind) -> Vec<PlannedProbe> {
+        let recorded = |p: &PlannedProbe| self.recorded.contains(&(target, p.request.probe_id));
+        let open: HashSet<String> = probes
+            .iter()
+            .filter(|p| !p.warmup && !recorded(p))
+            .map(point_key)
+            .collect();
+        probes
+            .iter()
+            .filter(|p| {
+                if p.warmup {
+                    open.contains(&point_key(p))
+                } else {
+                    !recorded(p)
+                }
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// The ids of the probes of the plan not to send on `target`: the measured probes
+    /// results.csv holds, and the warm-ups of the points whose measured probes are all recorded
+    /// (what [`SweepWork::remaining`] leaves out of [`SweepPlan::probes`]).
+    pub fn skipped(&self, target: TargetKind) -> HashSet<u64> {
+        let probes = self.plan.probes();
+        let remaining: HashSet<u64> = self
+            .remaining(&probes, target)
+            .iter()
+            .map(|p| p.request.probe_id)
+            .collect();
+        probes
+            .iter()
+            .map(|p| p.request.probe_id)
+            .filter(|id| !remaining.contains(id))
+            .collect()
+    }
+}
+
+/// What a probe shares with the other repeats and warm-ups of its point: its series, label and
+/// parameters (its strategy included), without its id.
+fn point_key(probe: &PlannedProbe) -> String {
+    let request = d1bench_core::ProbeRequest {
+        probe_id: 0,
+        ..probe.request.clone()
+    };
+    format!("{}|{}|{request:?}", probe.series, probe.label)
+}
+
+/// Sets `--debug-corrupt` on every probe, checking that each can take it.
+fn corrupt_every_probe(plan: &mut SweepPlan, corruption: Corruption) -> Result<()> {
+    eprintln!(
+        "--debug-corrupt {}: every probe's table is changed after its writes; this run will be invalid",
+        corruption.name()
+    );
+    for point in &mut plan.points {
+        point.request.debug_corrupt = Some(corruption);
+        for &strategy in &point.strategies {
+            let probe = point.probe(strategy, 0);
+            probe.validate().map_err(|e| {
+                anyhow!(
+                    "--debug-corrupt {} cannot apply to the {strategy} probes at columns {}, \
+                     row-bytes {}, rows {}: {e}",
+                    corruption.name(),
+                    probe.columns,
+                    probe.row_bytes,
+                    probe.rows
+                )
+            })?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,117 @@
+//! A sweep resumed: the probes results.csv holds (by target and probe id), each checked against
+//! the plan made again, are skipped with the warm-ups of the points whose probes are all
+//! recorded; a profile that repeats until a precision cannot be resumed.
+
+use std::collections::{BTreeSet, HashMap};
+
+use anyhow::{Result, bail};
+
+use super::PlannedProbe;
+use super::schedule::SweepPlan;
+use crate::flags::TargetKind;
+use crate::records::csv;
+use crate::records::{ResultRow, RunDir, Totals};
+
+/// The probes the run in `run_dir` recorded on `targets`, each checked against `plan` (the
+/// probe of its id, with the same parameters).
+pub fn recorded(
+    plan: &SweepPlan,
+    run_dir: &RunDir,
+    profile: &str,
+    targets: &[TargetKind],
+) -> Result<BTreeSet<(TargetKind, u64)>> {
+    let mut recorded = BTreeSet::new();
+    let results = run_dir.results_csv();
+    if let Some(until) = plan.until {
+        bail!(
+            "{}: the run's profile `{}` repeats its points until a precision ({} of the \
+             median, at most {} repeats): which probes it sends, and so their ids, depend \
+             on the times measured, so the probes recorded cannot be matched to a plan \
+             made again; start a new run",
+            run_dir.run_toml().display(),
+            profile,
+            until.precision,
+            until.max_repeats
+        );
+    }
+    if !results.exists() {
+        return Ok(recorded);
+    }
+    let probes = plan.probes();
+    let planned: HashMap<u64, &PlannedProbe> = probes
+        .iter()
+        .filter(|p| !p.warmup)
+        .map(|p| (p.request.probe_id, p))
+        .collect();
+    for (i, row) in csv::read::<ResultRow>(&results)?.iter().enumerate() {
+        let at = format!("{}:{}", results.display(), i + 2);
+        if !targets.contains(&row.target) {
+            bail!(
+                "{at}: a probe on {}, which this run does not measure",
+                row.target
+            );
+        }
+        let Some(probe) = planned.get(&row.probe_id) else {
+            bail!(
+                "{at}: probe {} is not a measured probe of the run's plan made again: \
+                 results.csv is not this plan's",
+                row.probe_id
+            );
+        };
+        let (theirs, ours) = (recorded_point(row), planned_point(probe));
+        if theirs != ours {
+            bail!(
+                "{at}: probe {} is {theirs} in results.csv, but {ours} in the run's plan \
+                 made again: results.csv is not this plan's",
+                row.probe_id
+            );
+        }
+        recorded.insert((row.target, row.probe_id));
+    }
+    Ok(recorded)
+}
+
+/// The totals of every probe in results.csv.
+pub fn recorded_totals(run_dir: &RunDir) -> Result<Totals> {
+    let mut totals = Totals::default();
+    csv::read::<ResultRow>(&run_dir.results_csv())?
+        .iter()
+        .for_each(|r| totals.add(r));
+    Ok(totals)
+}
+
+/// A recorded probe's place in the plan: series, repeat and parameters.
+fn recorded_point(row: &ResultRow) -> String {
+    format!(
+        "series {} repeat {} {} columns {} row-bytes {} rows {} escape-share {} non-ascii-share {} \
+         indexes {} seed {}",
+        row.series + 1,
+        row.repeat,
+        row.strategy,
+        row.columns,
+        row.row_bytes,
+        row.rows,
+        row.escape_share,
+        row.non_ascii_share,
+        row.indexes,
+        row.seed
+    )
+}
+
+fn planned_point(probe: &PlannedProbe) -> String {
+    let p = &probe.request;
+    format!(
+        "series {} repeat {} {} columns {} row-bytes {} rows {} escape-share {} non-ascii-share {} \
+         indexes {} seed {}",
+        probe.series + 1,
+        probe.repeat,
+        p.strategy,
+        p.columns,
+        p.row_bytes,
+        p.rows,
+        p.text.escape_share,
+        p.text.non_ascii_share,
+        p.indexes,
+        p.seed
+    )
+}

@@ -1,0 +1,201 @@
+//! Workloads as a kind of study: a `[table]` file planned into its profile's load points (the
+//! sweep-only flags refused), the bare-SQLite baseline after a target that runs the Worker
+//! unless it needs Workers KV, measured under open-loop load by [`super::measure`] and reported
+//! by [`crate::reports::workload::render`]. A workload run cannot be resumed.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use super::{Workload, WorkloadPlan};
+use crate::flags::TargetKind;
+use crate::records::run_record::RunInfo;
+use crate::records::{RunDir, RunRecord, StudyKind, Totals};
+use crate::reports::{self, Rendered};
+use crate::studies::cost::Cost;
+use crate::studies::kind::{self, Ask, Kind, Measuring, Plan, PlannedStudy, Skipped, Study};
+use crate::targets::Session;
+
+/// The workload kind: every file that declares a `[table]`.
+pub struct Workloads;
+
+impl Kind for Workloads {
+    fn name(&self) -> StudyKind {
+        StudyKind::Workload
+    }
+
+    fn unit(&self) -> &'static str {
+        "records"
+    }
+
+    fn claims(&self, dir: &Path, name: &str) -> bool {
+        super::is_workload_file(&dir.join(format!("{name}.toml")))
+    }
+
+    fn load(&self, dir: &Path, name: &str) -> Result<Box<dyn Study>> {
+        Ok(Box::new(Workload::load(dir, name)?))
+    }
+
+    fn render(&self, run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
+        reports::workload::render(run_dir, record, titles)
+    }
+}
+
+impl Study for Workload {
+    fn listing(&self) -> String {
+        let profiles: Vec<&str> = self.file.profile.keys().map(String::as_str).collect();
+        format!(
+            "workload: {} [profiles: {}]",
+            self.file.description,
+            profiles.join(", ")
+        )
+    }
+
+    fn priced(&self, profile: Option<&str>) -> Result<(String, Cost)> {
+        let (profile, spec) = self.profile(profile)?;
+        Ok((profile.to_owned(), self.plan(spec).cost()))
+    }
+
+    /// Its profile's load points, with the bare-SQLite baseline after a target that runs the
+    /// Worker (unless `--no-baseline`); the sweep-only flags refused before anything starts.
+    fn plan(&self, ask: Ask) -> Result<Plan> {
+        if ask.debug_corrupt.is_some() {
+            bail!(
+                "--debug-corrupt applies to sweeps: `{}` is a workload, whose table is checked \
+                 by count, ids and checksum after seeding and at the end",
+                ask.experiment
+            );
+        }
+        if !ask.overrides.is_empty() {
+            bail!(
+                "--repeats, --warmup, --seed and --only apply to sweeps, not to workloads \
+                 (`{}` is a workload: its profile sets its rates, duration and warm-up)",
+                ask.experiment
+            );
+        }
+        self.check_target(ask.target)?;
+        let (profile, spec) = self.profile(ask.profile)?;
+        // A workload through Workers KV has no bare-SQLite baseline: SQLite has no KV.
+        let baseline = (ask.target.runs_the_worker() && !ask.no_baseline && !self.needs_kv())
+            .then_some(TargetKind::Sqlite);
+        let file = kind::study_file(
+            ask.root,
+            &self.name,
+            &self.path,
+            &self.source,
+            &self.file.description,
+        );
+        Ok(Plan {
+            work: Box::new(Workload::plan(self, spec)),
+            profile: profile.to_owned(),
+            files: vec![file],
+            overrides: ask.overrides,
+            baseline,
+        })
+    }
+}
+
+impl PlannedStudy for WorkloadPlan {
+    fn kind(&self) -> &'static dyn Kind {
+        &Workloads
+    }
+
+    fn cost(&self) -> Cost {
+        WorkloadPlan::cost(self)
+    }
+
+    fn sent(&self) -> (usize, usize) {
+        (self.requests(), self.seeded_rows() as usize)
+    }
+
+    fn reads_in_sessions(&self) -> bool {
+        self.points.iter().any(|p| !p.session.is_none())
+    }
+
+    fn record_in(&self, run: &mut RunInfo) {
+        run.order_seed = Some(self.order_seed);
+    }
+
+    fn dry_run(&self, out: &mut String, baseline: Option<TargetKind>) {
+        workload_lines(out, self);
+        if let Some(baseline) = baseline {
+            writeln!(
+                out,
+                "then the same load on the baseline, {baseline} (bare SQLite in-process)"
+            )
+            .unwrap();
+        }
+    }
+
+    fn resume(&mut self, run_dir: &RunDir, _profile: &str, _targets: &[TargetKind]) -> Result<()> {
+        bail!(
+            "{}: a workload run cannot be resumed: its table and the writes acknowledged so far \
+             live in the target that ran it; start a new run",
+            run_dir.run_toml().display()
+        )
+    }
+
+    fn resumption(&self, _targets: &[TargetKind]) -> Skipped {
+        Skipped {
+            unit: "requests",
+            skipped: 0,
+            warmups_skipped: 0,
+            remaining: self.requests(),
+        }
+    }
+
+    fn measure(&self, session: &mut dyn Session, at: &Measuring) -> Result<Totals> {
+        super::measure::measure(session, at.experiment, self, at.run_dir, at.clock)
+    }
+
+    fn recorded_totals(&self, _run_dir: &RunDir) -> Result<Totals> {
+        bail!("a workload run cannot be resumed")
+    }
+}
+
+/// What a workload does: the table's sizes and seed batches, then each load point.
+fn workload_lines(out: &mut String, plan: &WorkloadPlan) {
+    writeln!(
+        out,
+        "table: {} columns (and id, k) of {} bytes, {} groups; seeded to {} rows in {} batches \
+         of at most {} rows",
+        plan.spec.columns,
+        plan.spec.row_bytes,
+        plan.spec.groups,
+        plan.sizes
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(", then "),
+        plan.seed_batches(),
+        plan.spec.seed_batch_rows()
+    )
+    .unwrap();
+    for p in &plan.points {
+        let ops: Vec<String> = p
+            .ops
+            .iter()
+            .map(|o| format!("{} {}%", o.op, o.weight))
+            .collect();
+        writeln!(
+            out,
+            "point {}: {} rows, {}, {} requests/s for {} s after {} s of warm-up: {}",
+            p.id,
+            p.table_rows,
+            p.series(),
+            p.rate,
+            plan.duration_s,
+            plan.warmup_s,
+            ops.join(", ")
+        )
+        .unwrap();
+    }
+    writeln!(
+        out,
+        "{} requests in all, at most {} in flight",
+        plan.requests(),
+        plan.max_in_flight
+    )
+    .unwrap();
+}
