@@ -165,20 +165,42 @@ mod tests {
         assert!(seen[19].latency_ms > 400.0);
     }
 
-    /// With enough threads the timetable is kept: every request leaves within a few ms of its
-    /// due time, however slow the answers.
+    /// With enough threads the timetable is kept: requests leave while earlier ones are still
+    /// unanswered, so the generator's lag does not grow with the answers' time. Shown without
+    /// trusting the machine's timing: the first 8 requests each wait until all 8 are in flight
+    /// at once, which a generator that waited for answers could never reach (each would wait out
+    /// its 10 s). The lag bound is far from a closed loop's (request i would leave after i
+    /// answers of 40 ms: a median lag near 700 ms).
     #[test]
     fn with_threads_free_the_timetable_is_kept() {
+        use std::sync::Condvar;
         let jobs: Vec<usize> = (0..40).collect();
+        let together = (Mutex::new(0usize), Condvar::new());
         let mut lags = Vec::new();
         let run = open_loop(
             &jobs,
             200.0,
             16,
-            &|_| std::thread::sleep(Duration::from_millis(40)),
+            &|&i| {
+                if i < 8 {
+                    let (count, all_in) = &together;
+                    let mut n = count.lock().unwrap();
+                    *n += 1;
+                    all_in.notify_all();
+                    let (n, waited) = all_in
+                        .wait_timeout_while(n, Duration::from_secs(10), |n| *n < 8)
+                        .unwrap();
+                    assert!(
+                        !waited.timed_out(),
+                        "only {} of 8 requests were in flight",
+                        *n
+                    );
+                } else {
+                    std::thread::sleep(Duration::from_millis(40));
+                }
+            },
             &|| false,
             |done, _| {
-                assert!(done.latency_ms >= 39.0);
                 lags.push(done.lag_ms);
                 Ok(())
             },
@@ -186,9 +208,7 @@ mod tests {
         .unwrap();
         assert_eq!(run.sent, 40);
         lags.sort_by(f64::total_cmp);
-        // 40 requests at 200/s take 195 ms to send whatever the 40 ms answers.
-        assert!(run.wall_ms < 195.0 + 40.0 + 100.0, "{run:?}");
-        assert!(lags[lags.len() / 2] < 5.0, "{lags:?}");
+        assert!(lags[lags.len() / 2] < 200.0, "{lags:?}");
     }
 
     #[test]
