@@ -11,6 +11,7 @@ mod pipeline;
 mod procs;
 mod records;
 mod reports;
+mod stats;
 mod studies;
 mod targets;
 mod tasks;

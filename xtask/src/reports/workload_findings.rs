@@ -11,14 +11,15 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use d1bench_core::workload::{IndexKind, Operation, Preparation};
 
-use super::cache::{self, Share};
+use super::cache;
 use super::claims::{Answer, Comparison, answers, ratio_text};
 use super::load_stats::{Key, OpStats, stats};
-use super::quantiles::{self, Latencies};
-use super::stats::CONFIDENCE;
+use super::numbers::share_text;
 use super::workload::{cell, num};
 use crate::records::workload_row::OpRow;
 use crate::records::{RunRecord, RunStatus, csv};
+use crate::stats::latencies::percentile_ratio;
+use crate::stats::{CONFIDENCE, Latencies, Share};
 use crate::studies::workload::RetryKind;
 
 pub const BEGIN: &str = "<!-- workloads:begin -->";
@@ -136,7 +137,7 @@ fn point_reads_at_largest(out: &mut String, stats: &[OpStats]) {
     )
     .unwrap();
     for q in [0.5, 0.95, 0.99] {
-        let ratio = quantiles::ratio(&covering.latencies, &key.latencies, q)
+        let ratio = percentile_ratio(&covering.latencies, &key.latencies, q)
             .map_or_else(|| "-".to_owned(), |(r, ci)| ratio_text(r, ci));
         writeln!(
             out,
@@ -296,7 +297,7 @@ fn contention_lines(out: &mut String, run: &Run) {
                 .clone()
                 .find(|s| s.key == Key { retry, ..plain.key })
                 .and_then(|s| Share::of(s.n - s.ok, s.n))
-                .map_or("-".to_owned(), |share| share.text())
+                .map_or("-".to_owned(), |share| share_text(&share))
         };
         writeln!(
             out,
@@ -340,7 +341,7 @@ fn cache_lines(out: &mut String, run: &Run) {
     )
     .unwrap();
     for s in cache::stats(&run.rows) {
-        let share = |share: Option<Share>| share.map_or("-".to_owned(), |s| s.text());
+        let share = |share: Option<Share>| share.map_or("-".to_owned(), |s| share_text(&s));
         let (stale_p50, stale_max) = if s.stale == 0 {
             ("none stale".to_owned(), "-".to_owned())
         } else {

@@ -11,9 +11,9 @@ use plotters::prelude::RGBColor;
 use super::lines::{Line, LinesChart, Point};
 use super::style::{Scale, Shape, scale_for, write};
 use super::{Drawn, measured_on};
-use crate::reports::cache::{Share, TtlStats};
+use crate::reports::cache::TtlStats;
 use crate::reports::load_stats::OpStats;
-use crate::reports::stats::CONFIDENCE;
+use crate::stats::{CONFIDENCE, Share};
 use crate::studies::workload::RetryKind;
 
 const BLUE: RGBColor = RGBColor(0x00, 0x72, 0xb2);

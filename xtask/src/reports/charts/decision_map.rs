@@ -191,7 +191,7 @@ pub fn render(
 mod tests {
     use super::*;
     use crate::reports::charts::style::drawn_svg;
-    use crate::reports::stats::Summary;
+    use crate::stats::Summary;
     use d1bench_core::RefusalKind;
 
     #[test]

@@ -14,7 +14,7 @@
 //! Drawing happens in three steps, each testable on its own:
 //!
 //! 1. [`summarize`] turns the run's points ([`crate::reports::points`], summarized by
-//!    [`crate::reports::stats`]) into per-line series and notes where every repeat was refused. It is pure.
+//!    [`crate::stats`]) into per-line series and notes where every repeat was refused. It is pure.
 //! 2. [`time_chart`], [`rows_per_statement_chart`] and [`overhead_chart`] decide what a chart
 //!    shows: its series, axis scales and ranges, the refusal band, the reference curve. Also pure.
 //! 3. A [`Chart`] draws its data inside the frame every chart shares, its points dodged where
@@ -42,7 +42,7 @@ mod draw;
 use crate::flags::TargetKind;
 use crate::records::{ResultRow, RunDir};
 use crate::reports::points::{Measure, points};
-use crate::reports::stats::{CONFIDENCE, Summary};
+use crate::stats::{CONFIDENCE, Summary};
 use crate::studies::sweep::Axis;
 
 /// Share of the time chart's height given to the band of refused points above the data.
@@ -122,7 +122,7 @@ pub fn render_run(
 struct Point {
     x: f64,
     median: f64,
-    /// The median's confidence interval (see [`crate::reports::stats`]): the error bar; the
+    /// The median's confidence interval (see [`crate::stats`]): the error bar; the
     /// median itself when there is none (one repeat).
     low: f64,
     high: f64,

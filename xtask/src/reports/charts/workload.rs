@@ -17,7 +17,7 @@ use super::style::{
 };
 use super::{Drawn, measured_on};
 use crate::reports::load_stats::OpStats;
-use crate::reports::stats::CONFIDENCE;
+use crate::stats::CONFIDENCE;
 use crate::studies::workload::RetryKind;
 
 /// Each operation's colour (Okabe–Ito) and marker.
