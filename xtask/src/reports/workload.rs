@@ -272,7 +272,7 @@ pub fn markdown(
          its whole answer, so queueing behind slow requests counts. Percentiles are nearest-rank \
          order statistics of the successful requests, read from an HDR histogram (3 significant \
          digits); in brackets each one's distribution-free order-statistic interval at 95% (see \
-         `xtask/src/reports/quantiles.rs`), which assumes independent requests: under queueing \
+         `xtask/src/stats/order.rs`), which assumes independent requests: under queueing \
          neighbours are correlated and it is narrower than it should be. `n too small`: too \
          few requests for a 95% interval of that percentile.\n\n",
     );
