@@ -21,6 +21,7 @@ pub mod parity;
 pub mod placement;
 pub mod points;
 pub mod provenance;
+pub mod readme;
 pub mod staleness;
 pub mod summary;
 pub mod workload;

@@ -22,8 +22,6 @@ use crate::stats::latencies::percentile_ratio;
 use crate::stats::{CONFIDENCE, Latencies, Share};
 use crate::studies::workload::RetryKind;
 
-pub const BEGIN: &str = "<!-- workloads:begin -->";
-pub const END: &str = "<!-- workloads:end -->";
 /// Where the committed runs are, relative to the project root.
 pub const READ_PATH: &str = "docs/example-workloads/read-path";
 pub const MIX: &str = "docs/example-workloads/workload-mix";
@@ -361,27 +359,16 @@ fn cache_lines(out: &mut String, run: &Run) {
     }
 }
 
-/// `readme` with the text between the workload markers replaced by `section`.
-pub fn replace_section(readme: &str, section: &str) -> Result<String> {
-    super::parity::replace_between(readme, BEGIN, END, section)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::paths::project_root;
 
+    /// Whether the README quotes this text is checked in [`crate::reports::readme`].
     #[test]
-    fn the_readme_states_the_example_workloads_as_their_files_give_them() {
+    fn the_example_workloads_answer_the_read_path_contention_and_cache_questions() {
         let root = project_root();
         let expected = section(&root).unwrap();
-        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-        assert_eq!(
-            replace_section(&readme, &expected).unwrap(),
-            readme,
-            "README.md's workload figures differ from docs/example-workloads: run `cargo xtask \
-             parity-readme` to write them"
-        );
         assert!(expected.contains("covering ÷ key"), "{expected}");
         // The issue's question, point reads at the largest table with each index, and the
         // control that says how much drift the ratios carry.
