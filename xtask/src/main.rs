@@ -5,6 +5,7 @@
 //! (the run's files) → `targets` (sessions on local, sqlite, remote) → `studies` (experiment and
 //! ladder files, their plans and costs) → `flags`, `paths`, `procs`, `toolchain`.
 
+mod charts;
 mod flags;
 mod paths;
 mod pipeline;
