@@ -348,3 +348,124 @@ fn draw_refusals<DB: DrawingBackend>(plot: &mut Plot<'_, DB>, chart: &LineChart)
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::charts::style::{BASELINE, drawn_svg};
+
+    const BLUE: RGBColor = RGBColor(0x00, 0x72, 0xb2);
+
+    fn point(x: f64, y: f64, bar: Option<Span>) -> Point {
+        Point { x, y, bar }
+    }
+
+    fn chart(lines: Vec<Line>) -> LineChart {
+        LineChart {
+            title: None,
+            x_label: "x".to_owned(),
+            y_label: "y".to_owned(),
+            x_scale: Scale::Linear,
+            x_range: x_range_of(&lines, Scale::Linear),
+            y_scale: Scale::Linear,
+            y_range: y_range_of(&lines, Scale::Linear),
+            refusal_band: None,
+            lines,
+            secondary_heading: None,
+            reference: None,
+            dodge: true,
+        }
+    }
+
+    fn two_lines_at_one_x() -> Vec<Line> {
+        let bars = vec![point(10.0, 5.0, Some((4.0, 6.0)))];
+        let main = Line::solid("a".to_owned(), BLUE, Shape::Circle, bars.clone());
+        let other = Line::solid("b".to_owned(), BLUE, Shape::Square, bars.clone());
+        let baseline = Line {
+            secondary: true,
+            stroke: Stroke::Dashed,
+            ..Line::solid("base".to_owned(), BASELINE, Shape::Circle, bars)
+        };
+        vec![main, other, baseline]
+    }
+
+    #[test]
+    fn the_legend_lists_main_lines_then_the_secondary_under_their_heading() {
+        let mut c = chart(two_lines_at_one_x());
+        let labels = |c: &LineChart| -> Vec<String> {
+            c.legend().into_iter().map(|(_, label)| label).collect()
+        };
+        assert_eq!(
+            labels(&c),
+            ["a", "b"],
+            "no heading: the baseline is not listed"
+        );
+        c.secondary_heading = Some("baseline:".to_owned());
+        c.lines[1].refused = vec![10.0];
+        c.reference = Some((vec![(1.0, 1.0)], "limit".to_owned()));
+        assert_eq!(
+            labels(&c),
+            ["a", "b", "baseline:", "base", "refused", "limit"]
+        );
+        let legend = c.legend();
+        assert_eq!(legend[2].0, Sample::Heading);
+        assert_eq!(
+            legend[3].0,
+            Sample::Line {
+                color: BASELINE,
+                points: THIN_PT,
+                dashed: true,
+                marker: Some(Shape::Circle),
+                small_marker: true,
+            }
+        );
+        c.lines[0].stroke = Stroke::Markers;
+        assert_eq!(
+            c.legend()[0].0,
+            Sample::Marker {
+                color: BLUE,
+                shape: Shape::Circle
+            }
+        );
+    }
+
+    #[test]
+    fn overlapping_main_lines_move_apart_with_their_refusals_and_the_secondary_stays() {
+        let mut lines = two_lines_at_one_x();
+        lines[0].refused = vec![10.0];
+        let dodged = chart(lines).dodged((800, 600));
+        let xs: Vec<f64> = dodged.lines.iter().map(|l| l.points[0].x).collect();
+        assert!(xs[0] < 10.0 && xs[1] > 10.0, "{xs:?}");
+        assert_eq!(xs[2], 10.0);
+        assert_eq!(dodged.lines[0].refused, [xs[0]]);
+    }
+
+    #[test]
+    fn the_y_range_holds_values_bars_and_companions() {
+        let mut lines = two_lines_at_one_x();
+        lines[0].companion = Some(vec![(10.0, 50.0)]);
+        let (lo, hi) = y_range_of(&lines, Scale::Linear);
+        assert!(
+            lo <= 0.0 && hi >= 50.0,
+            "linear from 0, up to the companion: {lo} {hi}"
+        );
+        lines[1].points.push(point(20.0, 0.0, None));
+        let (lo, hi) = y_range_of(&lines, Scale::Log);
+        assert!(
+            lo > 0.0 && lo < 4.0 && hi > 50.0,
+            "log: the zero left out: {lo} {hi}"
+        );
+    }
+
+    #[test]
+    fn a_chart_draws_its_legend_and_axes() {
+        let mut c = chart(two_lines_at_one_x());
+        c.x_label = "rows offered".to_owned();
+        c.y_label = "latency measured".to_owned();
+        c.secondary_heading = Some("under the heading:".to_owned());
+        let svg = drawn_svg(&c).unwrap();
+        for text in ["rows offered", "latency measured", "under the heading:"] {
+            assert!(svg.contains(text), "{text} not in the SVG");
+        }
+    }
+}
