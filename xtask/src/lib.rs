@@ -5,12 +5,14 @@
 //! (the run's files) → `targets` (sessions on local, sqlite, remote) → `studies` (experiment and
 //! ladder files, their plans and costs) → `flags`, `paths`, `procs`, `toolchain`.
 
+pub mod charts;
 pub mod flags;
 pub mod paths;
 pub mod pipeline;
 pub mod procs;
 pub mod records;
 pub mod reports;
+pub mod stats;
 pub mod studies;
 pub mod targets;
 pub mod tasks;

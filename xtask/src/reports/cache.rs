@@ -9,64 +9,11 @@ use d1bench_core::Outcome;
 use d1bench_core::workload::Operation;
 use d1bench_core::workload::cache::CacheLookup;
 
-use super::quantiles::Latencies;
+use super::numbers::{num as ms, share_text};
 use super::staleness::{AckedUpdate, CachedRead, Freshness, Timeline};
-use super::stats::CONFIDENCE;
-use super::stats::num as ms;
 use crate::flags::TargetKind;
 use crate::records::workload_row::{OpRow, Phase};
-
-/// A proportion `k / n` with its 95% Wilson score interval.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Share {
-    pub k: usize,
-    pub n: usize,
-    pub low: f64,
-    pub high: f64,
-}
-
-impl Share {
-    pub fn of(k: usize, n: usize) -> Option<Share> {
-        if n == 0 {
-            return None;
-        }
-        let z = 1.959_963_984_540_054;
-        let (nf, p) = (n as f64, k as f64 / n as f64);
-        let denominator = 1.0 + z * z / nf;
-        let centre = (p + z * z / (2.0 * nf)) / denominator;
-        let half = z * (p * (1.0 - p) / nf + z * z / (4.0 * nf * nf)).sqrt() / denominator;
-        Some(Share {
-            k,
-            n,
-            low: if k == 0 {
-                0.0
-            } else {
-                (centre - half).max(0.0)
-            },
-            high: if k == n {
-                1.0
-            } else {
-                (centre + half).min(1.0)
-            },
-        })
-    }
-
-    pub fn ratio(&self) -> f64 {
-        self.k as f64 / self.n as f64
-    }
-
-    /// `42.0% (38.1–45.9%, 120 of 286)`.
-    pub fn text(&self) -> String {
-        format!(
-            "{:.1}% ({:.1}–{:.1}%, {} of {})",
-            100.0 * self.ratio(),
-            100.0 * self.low,
-            100.0 * self.high,
-            self.k,
-            self.n
-        )
-    }
-}
+use crate::stats::{CONFIDENCE, Latencies, Share};
 
 /// One TTL's figures on one target.
 pub struct TtlStats {
@@ -225,11 +172,11 @@ pub fn section(stats: &[TtlStats]) -> String {
             s.ttl_s,
             s.rate,
             s.reads,
-            s.hit_ratio().map_or("-".to_owned(), |h| h.text()),
+            s.hit_ratio().map_or("-".to_owned(), |h| share_text(&h)),
             s.expired,
             percentiles(&s.hit_latency),
             percentiles(&s.miss_latency),
-            s.stale_share().map_or("-".to_owned(), |h| h.text()),
+            s.stale_share().map_or("-".to_owned(), |h| share_text(&h)),
             if s.stale == 0 {
                 "none stale".to_owned()
             } else {
@@ -244,23 +191,4 @@ pub fn section(stats: &[TtlStats]) -> String {
         .unwrap();
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wilson_intervals_hold_the_share_and_stay_in_bounds() {
-        let s = Share::of(8, 10).unwrap();
-        assert!(s.low < 0.8 && 0.8 < s.high && s.high <= 1.0);
-        assert!(
-            (s.low - 0.490).abs() < 0.01 && (s.high - 0.943).abs() < 0.01,
-            "{s:?}"
-        );
-        let all = Share::of(10, 10).unwrap();
-        assert_eq!(all.high, 1.0);
-        assert!(all.low > 0.6);
-        assert_eq!(Share::of(0, 0), None);
-    }
 }

@@ -1,7 +1,7 @@
 //! The write-up's read-path claims against a workload run: covering ÷ key index (claimed −40%,
 //! a ratio of 0.60) on the aggregate, the one read the index serves, and reused ÷ per-call
 //! prepared statements (claimed −15%, 0.85) on every read; each the ratio of two percentiles
-//! with its interval ([`quantiles::ratio`]) on two clocks, and a verdict from where the
+//! with its interval ([`percentile_ratio`]) on two clocks, and a verdict from where the
 //! interval lies. Covering ÷ key on the reads by primary key, which neither index serves, is
 //! the control: expected 1, so a ratio away from it measures drift between the settings' runs.
 
@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 use d1bench_core::workload::{IndexKind, Operation, Preparation};
 
 use super::load_stats::{Key, OpStats};
-use super::quantiles;
-use super::stats::Interval;
+use crate::stats::Interval;
+use crate::stats::latencies::percentile_ratio;
 
 /// What a comparison sets against what.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,7 +133,7 @@ pub fn answers(stats: &[OpStats]) -> Vec<Answer> {
                 ("latency", &s.latencies, &base.latencies, 0.95),
                 ("inside", &s.inside, &base.inside, 0.5),
             ] {
-                if let Some((ratio, ci)) = quantiles::ratio(mine, theirs, q) {
+                if let Some((ratio, ci)) = percentile_ratio(mine, theirs, q) {
                     out.push(Answer {
                         key: s.key,
                         what,

@@ -12,8 +12,8 @@ use serde::Serialize;
 use crate::flags::{self, TargetKind};
 use crate::records::{ResultRow, RunDir, RunRecord, RunStatus, StudyKind, csv};
 use crate::reports::points::{Measure, Point, points};
-use crate::reports::stats;
 use crate::reports::summary::num;
+use crate::stats;
 use crate::studies::sweep::Axis;
 
 /// Successful repeats each run needs at a point for a verdict: with fewer, each median's

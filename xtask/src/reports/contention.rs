@@ -7,8 +7,8 @@
 use std::fmt::Write as _;
 
 use super::load_stats::OpStats;
-use super::stats::CONFIDENCE;
 use crate::flags::TargetKind;
+use crate::stats::CONFIDENCE;
 
 /// `busy 3.2%, overloaded 0.4%`, or `none`.
 fn shares(classes: &[(impl std::fmt::Display, usize)], failed: usize, n: usize) -> String {

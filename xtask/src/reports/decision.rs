@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::flags::TargetKind;
 use crate::records::ResultRow;
 use crate::reports::points::{Measure, Point, points};
-use crate::reports::stats::Summary;
+use crate::stats::Summary;
 use crate::studies::sweep::Axis;
 
 /// Why a strategy has no time at a cell.

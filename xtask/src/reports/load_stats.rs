@@ -8,10 +8,9 @@ use d1bench_core::workload::{IndexKind, Operation, Preparation, SessionMode};
 use d1bench_core::{Outcome, RefusalKind};
 use std::collections::BTreeMap;
 
-use super::quantiles::{self, Latencies};
-use super::stats::median;
 use crate::flags::TargetKind;
 use crate::records::workload_row::{OpRow, Phase};
+use crate::stats::{Latencies, median, nearest_rank};
 use crate::studies::workload::RetryKind;
 
 /// The generator lagged when the 99th percentile of its lag is above this many ms, or above a
@@ -145,7 +144,7 @@ pub fn stats(rows: &[OpRow]) -> Vec<OpStats> {
             let (point_n, wall_ms, lags) = &points[&(key.target, group[0].point)];
             let mut lags = lags.clone();
             lags.sort_by(f64::total_cmp);
-            let lag_p99_ms = lags[quantiles::nearest_rank(lags.len(), 0.99) - 1];
+            let lag_p99_ms = lags[nearest_rank(lags.len(), 0.99) - 1];
             let lag_max_ms = *lags.last().unwrap_or(&0.0);
             let interval_ms = 1000.0 / key.rate;
             let mut latencies = Latencies::new();

@@ -3,27 +3,24 @@
 //! "Local and production" table, generated from committed parity tables of real runs.
 //!
 //! `cargo xtask parity-readme --local <run-dir> [--sqlite <run-dir>]` copies the runs'
-//! `parity.csv` into `reports/parity-<target>.csv` and rewrites the README section between
-//! [`BEGIN`] and [`END`]; a test fails when the section and the committed tables disagree.
+//! `parity.csv` into `reports/parity-<target>.csv` ([`committed`]) and rewrites the README's
+//! generated sections ([`super::readme`], which also checks that the README's table is
+//! [`expected_section`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::Result;
 use d1bench_core::ladder::LadderKind;
 use d1bench_core::limits::bound_rows_per_statement;
 use d1bench_core::{Outcome, RefusalKind};
 use serde::{Deserialize, Serialize};
 
-use crate::flags;
 use crate::paths::Paths;
 use crate::records::Finding;
 use crate::records::csv::read as read_csv;
 use crate::studies::cost::thousands;
-
-pub const BEGIN: &str = "<!-- parity:begin -->";
-pub const END: &str = "<!-- parity:end -->";
 
 /// One limit on one target: a row of `parity.csv`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -354,30 +351,6 @@ pub fn readme_section(
     out
 }
 
-/// `readme` with the text between the markers replaced by `section`.
-pub fn replace_section(readme: &str, section: &str) -> Result<String> {
-    replace_between(readme, BEGIN, END, section)
-}
-
-/// `readme` with the text between the markers `begin` and `end` replaced by `section`: how
-/// every generated section of the README is written.
-pub fn replace_between(readme: &str, begin: &str, end: &str, section: &str) -> Result<String> {
-    let start = readme
-        .find(begin)
-        .ok_or_else(|| anyhow!("README.md has no `{begin}` marker"))?;
-    let stop = readme
-        .find(end)
-        .ok_or_else(|| anyhow!("README.md has no `{end}` marker"))?;
-    if stop < start {
-        bail!("README.md's `{end}` comes before `{begin}`");
-    }
-    Ok(format!(
-        "{}{begin}\n{section}{}",
-        &readme[..start],
-        &readme[stop..]
-    ))
-}
-
 /// The README section as the committed tables say it should read.
 pub fn expected_section(paths: &Paths) -> Result<String> {
     let local: Vec<ParityRow> = read_csv(&committed(paths, "local"))?;
@@ -394,75 +367,6 @@ pub fn expected_section(paths: &Paths) -> Result<String> {
         None
     };
     Ok(readme_section(&local, &sqlite, remote.as_deref()))
-}
-
-impl flags::ParityReadme {
-    pub fn run(self, paths: &Paths) -> Result<()> {
-        for (target, dir) in [
-            ("local", &self.local),
-            ("sqlite", &self.sqlite),
-            ("remote", &self.remote),
-        ] {
-            let Some(dir) = dir else { continue };
-            let table = dir.join("parity.csv");
-            let rows: Vec<ParityRow> = read_csv(&table).with_context(|| {
-                format!("{} is not a parity table of a ladder run", table.display())
-            })?;
-            let record = crate::records::RunRecord::read(&dir.join("run.toml"))?;
-            if record.run.target.name() != target {
-                bail!(
-                    "{} is a run on the {} target, not {target}",
-                    dir.display(),
-                    record.run.target
-                );
-            }
-            if record.run.status != crate::records::RunStatus::Complete {
-                bail!(
-                    "{} ended {:?}, not complete with every rung reconciled; refusing to publish it",
-                    dir.display(),
-                    record.run.status
-                );
-            }
-            // Every row names the run it came from, whatever the run's own table carried.
-            let source = Source::of(&record);
-            let rows: Vec<ParityRow> = rows
-                .into_iter()
-                .map(|r| ParityRow {
-                    run: source.run.clone(),
-                    commit: source.commit.clone(),
-                    versions: source.versions.clone(),
-                    ..r
-                })
-                .collect();
-            let dest = committed(paths, target);
-            crate::records::csv::write(&dest, &rows)?;
-            eprintln!(
-                "{} ({} limits) → {}",
-                table.display(),
-                rows.len(),
-                dest.display()
-            );
-        }
-        let readme_path = paths.root.join("README.md");
-        let readme = std::fs::read_to_string(&readme_path)
-            .with_context(|| format!("cannot read {}", readme_path.display()))?;
-        let updated = replace_section(&readme, &expected_section(paths)?)?;
-        let updated = super::findings::replace_section(
-            &updated,
-            &super::findings::section(&paths.root.join("docs/example-run"), "docs/example-run")?,
-        )?;
-        let updated = super::workload_findings::replace_section(
-            &updated,
-            &super::workload_findings::section(&paths.root)?,
-        )?;
-        std::fs::write(&readme_path, updated)
-            .with_context(|| format!("cannot write {}", readme_path.display()))?;
-        eprintln!(
-            "rewrote the parity table and the findings in {}",
-            readme_path.display()
-        );
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -595,28 +499,6 @@ mod tests {
         let r = rows(&fs, &source());
         assert_eq!(r[0].enforced, "yes, at 34");
         assert!(r[0].found.contains("C=3: 34 rows"), "{}", r[0].found);
-    }
-
-    #[test]
-    fn the_section_between_the_markers_is_replaced_and_nothing_else() {
-        let readme = format!("a\n{BEGIN}\nold\n{END}\nb\n");
-        assert_eq!(
-            replace_section(&readme, "new\n").unwrap(),
-            format!("a\n{BEGIN}\nnew\n{END}\nb\n")
-        );
-        assert!(replace_section("no markers", "x").is_err());
-    }
-
-    /// The README's table is exactly what the committed tables of real runs say.
-    #[test]
-    fn the_readme_parity_section_matches_the_committed_tables() {
-        let paths = Paths::new(project_root());
-        let readme = std::fs::read_to_string(paths.root.join("README.md")).unwrap();
-        let expected = replace_section(&readme, &expected_section(&paths).unwrap()).unwrap();
-        assert!(
-            readme == expected,
-            "README.md's parity table differs from reports/parity-*.csv: run `cargo xtask parity-readme`"
-        );
     }
 
     /// Every error text a real run recorded classifies as the refusal it was recorded with, and

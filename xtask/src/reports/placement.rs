@@ -10,9 +10,10 @@ use d1bench_core::Outcome;
 use d1bench_core::workload::SessionMode;
 use d1bench_core::workload::session::serves_reads;
 
-use super::cache::Share;
+use super::numbers::share_text;
 use crate::flags::TargetKind;
 use crate::records::workload_row::{OpRow, Phase};
+use crate::stats::Share;
 
 /// The measured, answered D1 reads of one target in one session mode, by where they ran.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +115,7 @@ pub fn section(placements: &[Placement]) -> String {
             p.reads,
             p.reported,
             p.replica_share()
-                .map_or_else(|| "not reported".to_owned(), |s| s.text()),
+                .map_or_else(|| "not reported".to_owned(), |s| share_text(&s)),
             counts(&p.regions),
             counts(&p.colos)
         )

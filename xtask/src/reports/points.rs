@@ -11,7 +11,7 @@ use crate::flags::TargetKind;
 use serde::Serialize;
 
 use crate::records::ResultRow;
-use crate::reports::stats::{Interval, Ratio, Summary, ratio_of_medians};
+use crate::stats::{Interval, Ratio, Summary, ratio_of_medians};
 use crate::studies::sweep::Axis;
 
 /// A value measured for each probe.
@@ -134,7 +134,7 @@ impl Point<'_> {
 
     /// `self ÷ other` in ms per 1,000 rows, repeat by repeat, for two strategies at the same
     /// point of one target (they ran side by side in each repeat): the median of the ratios
-    /// of the repeats where both succeeded, with its interval (see [`crate::reports::stats`]).
+    /// of the repeats where both succeeded, with its interval (see [`crate::stats`]).
     pub fn paired_ratio(&self, other: &Point) -> Option<Summary> {
         let theirs: BTreeMap<usize, f64> = other
             .rows
@@ -235,7 +235,7 @@ pub struct SummaryRow {
     pub p95: Option<f64>,
     pub min: Option<f64>,
     pub max: Option<f64>,
-    /// The median's confidence interval (see [`crate::reports::stats`]); empty below 2
+    /// The median's confidence interval (see [`crate::stats`]); empty below 2
     /// repeats.
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,

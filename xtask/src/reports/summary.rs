@@ -14,7 +14,7 @@ use crate::reports::charts::Drawn;
 use crate::reports::clocks;
 use crate::reports::points::{Measure, Point, points};
 use crate::reports::provenance;
-use crate::reports::stats::{Interval, Method};
+use crate::stats::{Interval, Method};
 use crate::studies::sweep::Axis;
 use clap::ValueEnum;
 
@@ -127,7 +127,7 @@ fn n_of(n: usize, repeats: usize) -> String {
     }
 }
 
-pub use crate::reports::stats::num;
+pub use crate::reports::numbers::num;
 
 /// Literal ÷ bound at one point: the median of the per-repeat ratios, its interval and the
 /// pairs behind it.

@@ -13,12 +13,12 @@ use serde::Serialize;
 
 use super::claims::{answers, answers_table};
 use super::load_stats::{LAG_TOLERANCE_MS, OpStats, stats};
-use super::stats::CONFIDENCE;
 use super::{Rendered, provenance, title};
 use crate::flags::TargetKind;
 use crate::records::csv;
 use crate::records::workload_row::{CheckRow, OpRow};
 use crate::records::{RunDir, RunRecord};
+use crate::stats::CONFIDENCE;
 
 /// One row of a workload run's `summary.csv`.
 #[derive(Debug, Serialize)]
@@ -129,7 +129,7 @@ pub(crate) fn cell(s: &OpStats, q: f64) -> String {
     }
 }
 
-pub(crate) use super::stats::num;
+pub(crate) use super::numbers::num;
 
 /// The statements column of a point: its preparation, then its D1 session and retry policy
 /// when it has them.
@@ -272,7 +272,7 @@ pub fn markdown(
          its whole answer, so queueing behind slow requests counts. Percentiles are nearest-rank \
          order statistics of the successful requests, read from an HDR histogram (3 significant \
          digits); in brackets each one's distribution-free order-statistic interval at 95% (see \
-         `xtask/src/reports/quantiles.rs`), which assumes independent requests: under queueing \
+         `xtask/src/stats/order.rs`), which assumes independent requests: under queueing \
          neighbours are correlated and it is narrower than it should be. `n too small`: too \
          few requests for a 95% interval of that percentile.\n\n",
     );

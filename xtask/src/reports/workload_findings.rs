@@ -11,18 +11,17 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use d1bench_core::workload::{IndexKind, Operation, Preparation};
 
-use super::cache::{self, Share};
+use super::cache;
 use super::claims::{Answer, Comparison, answers, ratio_text};
 use super::load_stats::{Key, OpStats, stats};
-use super::quantiles::{self, Latencies};
-use super::stats::CONFIDENCE;
+use super::numbers::share_text;
 use super::workload::{cell, num};
 use crate::records::workload_row::OpRow;
 use crate::records::{RunRecord, RunStatus, csv};
+use crate::stats::latencies::percentile_ratio;
+use crate::stats::{CONFIDENCE, Latencies, Share};
 use crate::studies::workload::RetryKind;
 
-pub const BEGIN: &str = "<!-- workloads:begin -->";
-pub const END: &str = "<!-- workloads:end -->";
 /// Where the committed runs are, relative to the project root.
 pub const READ_PATH: &str = "docs/example-workloads/read-path";
 pub const MIX: &str = "docs/example-workloads/workload-mix";
@@ -136,7 +135,7 @@ fn point_reads_at_largest(out: &mut String, stats: &[OpStats]) {
     )
     .unwrap();
     for q in [0.5, 0.95, 0.99] {
-        let ratio = quantiles::ratio(&covering.latencies, &key.latencies, q)
+        let ratio = percentile_ratio(&covering.latencies, &key.latencies, q)
             .map_or_else(|| "-".to_owned(), |(r, ci)| ratio_text(r, ci));
         writeln!(
             out,
@@ -296,7 +295,7 @@ fn contention_lines(out: &mut String, run: &Run) {
                 .clone()
                 .find(|s| s.key == Key { retry, ..plain.key })
                 .and_then(|s| Share::of(s.n - s.ok, s.n))
-                .map_or("-".to_owned(), |share| share.text())
+                .map_or("-".to_owned(), |share| share_text(&share))
         };
         writeln!(
             out,
@@ -340,7 +339,7 @@ fn cache_lines(out: &mut String, run: &Run) {
     )
     .unwrap();
     for s in cache::stats(&run.rows) {
-        let share = |share: Option<Share>| share.map_or("-".to_owned(), |s| s.text());
+        let share = |share: Option<Share>| share.map_or("-".to_owned(), |s| share_text(&s));
         let (stale_p50, stale_max) = if s.stale == 0 {
             ("none stale".to_owned(), "-".to_owned())
         } else {
@@ -360,27 +359,16 @@ fn cache_lines(out: &mut String, run: &Run) {
     }
 }
 
-/// `readme` with the text between the workload markers replaced by `section`.
-pub fn replace_section(readme: &str, section: &str) -> Result<String> {
-    super::parity::replace_between(readme, BEGIN, END, section)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::paths::project_root;
 
+    /// Whether the README quotes this text is checked in [`crate::reports::readme`].
     #[test]
-    fn the_readme_states_the_example_workloads_as_their_files_give_them() {
+    fn the_example_workloads_answer_the_read_path_contention_and_cache_questions() {
         let root = project_root();
         let expected = section(&root).unwrap();
-        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-        assert_eq!(
-            replace_section(&readme, &expected).unwrap(),
-            readme,
-            "README.md's workload figures differ from docs/example-workloads: run `cargo xtask \
-             parity-readme` to write them"
-        );
         assert!(expected.contains("covering ÷ key"), "{expected}");
         // The issue's question, point reads at the largest table with each index, and the
         // control that says how much drift the ratios carry.

@@ -1,19 +1,19 @@
 //! The cache workload's charts: hit ratio against TTL (with Wilson intervals) and staleness
 //! against TTL (the stale share, and the stale reads' median and p95 staleness), and the
 //! write-contention chart of the refusal share against rate, one line per retry policy. PNG,
-//! SVG and PDF through [`super::lines`].
+//! SVG and PDF through the one line chart ([`crate::charts::line`]).
 
 use std::path::Path;
 
 use anyhow::Result;
 use plotters::prelude::RGBColor;
 
-use super::lines::{Line, LinesChart, Point};
-use super::style::{Scale, Shape, scale_for, write};
 use super::{Drawn, measured_on};
-use crate::reports::cache::{Share, TtlStats};
+use crate::charts::line::{Line, LineChart, Point, x_range_of, y_range_of};
+use crate::charts::style::{Scale, Shape, Span, scale_for, write};
+use crate::reports::cache::TtlStats;
 use crate::reports::load_stats::OpStats;
-use crate::reports::stats::CONFIDENCE;
+use crate::stats::{CONFIDENCE, Share};
 use crate::studies::workload::RetryKind;
 
 const BLUE: RGBColor = RGBColor(0x00, 0x72, 0xb2);
@@ -21,7 +21,22 @@ const VERMILION: RGBColor = RGBColor(0xd5, 0x5e, 0x00);
 const GREEN: RGBColor = RGBColor(0x00, 0x9e, 0x73);
 
 fn share_point(x: f64, s: Share) -> Point {
-    (x, s.ratio(), Some((s.low, s.high)))
+    Point {
+        x,
+        y: s.ratio(),
+        bar: Some((s.low, s.high)),
+    }
+}
+
+/// What one of these charts plots: lines against x with their intervals, the y range fixed
+/// (shares: 0 to 1) or from the data.
+struct Lines {
+    x_label: &'static str,
+    y_label: &'static str,
+    x_scale: Scale,
+    y_scale: Scale,
+    y_range: Option<Span>,
+    lines: Vec<Line>,
 }
 
 fn chart(
@@ -29,12 +44,22 @@ fn chart(
     name: &str,
     title: String,
     titles: bool,
-    figure: LinesChart,
+    what: Lines,
     caption: &str,
 ) -> Result<Drawn> {
-    let figure = LinesChart {
+    let figure = LineChart {
         title: titles.then(|| title.clone()),
-        ..figure
+        x_label: what.x_label.to_owned(),
+        y_label: what.y_label.to_owned(),
+        x_scale: what.x_scale,
+        x_range: x_range_of(&what.lines, what.x_scale),
+        y_scale: what.y_scale,
+        y_range: (what.y_range).unwrap_or_else(|| y_range_of(&what.lines, what.y_scale)),
+        refusal_band: None,
+        lines: what.lines,
+        secondary_heading: None,
+        reference: None,
+        dodge: false,
     };
     let files = write(&figure, |extension| dir.join(format!("{name}.{extension}")))?;
     Ok(Drawn {
@@ -71,26 +96,15 @@ pub fn render(dir: &Path, stats: &[TtlStats], titles: bool) -> Result<Vec<Drawn>
             measured_on(target)
         ),
         titles,
-        LinesChart {
-            title: None,
-            x_label: "TTL (s)".into(),
-            y_label: "share of cached reads".into(),
+        Lines {
+            x_label: "TTL (s)",
+            y_label: "share of cached reads",
             x_scale,
             y_scale: Scale::Linear,
             y_range: Some((0.0, 1.0)),
             lines: vec![
-                Line {
-                    label: "hit ratio".into(),
-                    color: BLUE,
-                    shape: Shape::Circle,
-                    points: hits,
-                },
-                Line {
-                    label: "stale share".into(),
-                    color: VERMILION,
-                    shape: Shape::Square,
-                    points: stale,
-                },
+                Line::solid("hit ratio".into(), BLUE, Shape::Circle, hits),
+                Line::solid("stale share".into(), VERMILION, Shape::Square, stale),
             ],
         },
         "The share of measured cached reads answered from KV, and the share that returned an \
@@ -101,7 +115,11 @@ pub fn render(dir: &Path, stats: &[TtlStats], titles: bool) -> Result<Vec<Drawn>
         mine.iter()
             .filter_map(|s| {
                 let p = s.staleness.percentile(q, CONFIDENCE)?;
-                Some((s.ttl_s, p.ms, p.ci.map(|c| (c.low, c.high))))
+                Some(Point {
+                    x: s.ttl_s,
+                    y: p.ms,
+                    bar: p.ci.map(|c| (c.low, c.high)),
+                })
             })
             .collect()
     };
@@ -115,26 +133,15 @@ pub fn render(dir: &Path, stats: &[TtlStats], titles: bool) -> Result<Vec<Drawn>
                 measured_on(target)
             ),
             titles,
-            LinesChart {
-                title: None,
-                x_label: "TTL (s)".into(),
-                y_label: "staleness (ms)".into(),
+            Lines {
+                x_label: "TTL (s)",
+                y_label: "staleness (ms)",
                 x_scale,
                 y_scale: Scale::Log,
                 y_range: None,
                 lines: vec![
-                    Line {
-                        label: "p50".into(),
-                        color: BLUE,
-                        shape: Shape::Circle,
-                        points: p50,
-                    },
-                    Line {
-                        label: "p95".into(),
-                        color: GREEN,
-                        shape: Shape::Triangle,
-                        points: p95,
-                    },
+                    Line::solid("p50".into(), BLUE, Shape::Circle, p50),
+                    Line::solid("p95".into(), GREEN, Shape::Triangle, p95),
                 ],
             },
             "How long before a stale read its row's newer version had been acknowledged: the \
@@ -185,19 +192,14 @@ pub fn render_refusals(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Ve
                         Some(share_point(s.offered_rows_per_s, share))
                     })
                     .collect();
-                points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                Line {
-                    label: format!("retry {retry}"),
-                    color,
-                    shape,
-                    points,
-                }
+                points.sort_by(|a, b| a.x.total_cmp(&b.x));
+                Line::solid(format!("retry {retry}"), color, shape, points)
             })
             .collect();
         if lines.len() < 2 || lines.iter().all(|l| l.points.len() < 2) {
             continue;
         }
-        let x_scale = scale_for(lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)));
+        let x_scale = scale_for(lines.iter().flat_map(|l| l.points.iter().map(|p| p.x)));
         drawn.push(chart(
             dir,
             &format!("refusals-vs-rate-{op}"),
@@ -206,10 +208,9 @@ pub fn render_refusals(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Ve
                 measured_on(target)
             ),
             titles,
-            LinesChart {
-                title: None,
-                x_label: "rows per second offered".into(),
-                y_label: "share not acknowledged".into(),
+            Lines {
+                x_label: "rows per second offered",
+                y_label: "share not acknowledged",
                 x_scale,
                 y_scale: Scale::Linear,
                 y_range: Some((0.0, 1.0)),

@@ -9,10 +9,10 @@ use anyhow::{Result, ensure};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::style::{
+use super::{Drawn, measured_on};
+use crate::charts::style::{
     CellLine, Figure, Grid, GridCell, Pen, Sample, draw_grid, strategy_color, strategy_shape, write,
 };
-use super::{Drawn, measured_on};
 use crate::flags::TargetKind;
 use crate::reports::decision::{Cell, Stopped};
 use crate::studies::sweep::Axis;
@@ -190,8 +190,8 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reports::charts::style::drawn_svg;
-    use crate::reports::stats::Summary;
+    use crate::charts::style::drawn_svg;
+    use crate::stats::Summary;
     use d1bench_core::RefusalKind;
 
     #[test]

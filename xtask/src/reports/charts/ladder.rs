@@ -8,14 +8,12 @@ use anyhow::Result;
 use d1bench_core::Strategy;
 use d1bench_core::ladder::LadderKind;
 use d1bench_core::limits::bound_rows_per_statement;
-use plotters::coord::Shift;
-use plotters::prelude::*;
 
-use super::style::{
-    Axes, Figure, Pen, REFERENCE_SAMPLE, Sample, Scale, draw_frame, draw_reference, drawing_error,
-    extent, marker, padded, range_for, scale_for, strategy_color, strategy_shape, write,
-};
 use super::{Drawn, measured_on};
+use crate::charts::line::{Line, LineChart, Point, Stroke};
+use crate::charts::style::{
+    Scale, extent, padded, range_for, scale_for, strategy_color, strategy_shape, write,
+};
 use crate::flags::TargetKind;
 use crate::records::Finding;
 
@@ -32,7 +30,9 @@ pub fn param_ceiling(
         return Ok(None);
     };
     let name = "param-ceiling";
-    let files = write(&chart, |extension| dir.join(format!("{name}.{extension}")))?;
+    let files = write(&chart.figure(), |extension| {
+        dir.join(format!("{name}.{extension}"))
+    })?;
     Ok(Some(Drawn {
         name: name.to_owned(),
         caption: format!(
@@ -85,47 +85,44 @@ impl Ceiling {
 /// The statements of a param-ceiling climb bind parameters: their marks are the bound strategy's.
 const STRATEGY: Strategy = Strategy::Bound;
 
-impl Figure for Ceiling {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, pen: &Pen) -> Result<()> {
+impl Ceiling {
+    /// What the line chart draws: the rows found as markers of the bound strategy, over the
+    /// floor(100 / C) reference, on a log axis of rows.
+    fn figure(&self) -> LineChart {
         let (found, expected) = (self.found(), self.expected());
         let xs = expected.iter().map(|p| p.0);
         let x_scale = scale_for(xs.clone());
         let (x_lo, x_hi) = extent(xs).unwrap_or((1.0, 1.0));
         let ys = found.iter().chain(&expected).map(|p| p.1);
         let (y_lo, y_hi) = extent(ys).unwrap_or((1.0, 1.0));
-        let y_range = padded(y_lo, y_hi, Scale::Log);
-        let axes = Axes {
-            x_label: "columns per row (C)",
-            y_label: "rows per bound statement",
+        let found = Line {
+            stroke: Stroke::Markers,
+            ..Line::solid(
+                "found: the most rows that ran".to_owned(),
+                strategy_color(STRATEGY),
+                strategy_shape(STRATEGY),
+                (found.into_iter())
+                    .map(|(x, y)| Point { x, y, bar: None })
+                    .collect(),
+            )
+        };
+        LineChart {
+            title: self.title.clone(),
+            x_label: "columns per row (C)".to_owned(),
+            y_label: "rows per bound statement".to_owned(),
             x_scale,
             x_range: range_for(x_lo, x_hi, x_scale),
             y_scale: Scale::Log,
-            y_range,
-            y_labelled: y_range,
-            band: None,
-        };
-        let (color, shape) = (strategy_color(STRATEGY), strategy_shape(STRATEGY));
-        let legend = vec![
-            (
-                Sample::Marker { color, shape },
-                "found: the most rows that ran".to_owned(),
-            ),
-            (
-                REFERENCE_SAMPLE,
+            y_range: padded(y_lo, y_hi, Scale::Log),
+            refusal_band: None,
+            lines: vec![found],
+            secondary_heading: None,
+            reference: Some((
+                expected,
                 "floor(100 / C): the documented 100 parameters".to_owned(),
-            ),
-        ];
-        draw_frame(root, pen, self.title.as_deref(), legend, &axes, |plot| {
-            draw_reference(plot, expected)?;
-            let mark = marker(shape, (0, 0));
-            plot.draw_series(
-                found
-                    .into_iter()
-                    .map(|p| EmptyElement::at(p) + Polygon::new(mark.clone(), color.filled())),
-            )
-            .map_err(drawing_error)?;
-            Ok(())
-        })
+            )),
+            dodge: false,
+        }
     }
 }
 
@@ -194,7 +191,7 @@ mod tests {
         assert!(std::fs::read(&files[2]).unwrap().starts_with(b"%PDF-"));
         // What it says, in the drawing the files are made of.
         let chart = Ceiling::of(&findings, Some(title.to_owned())).unwrap();
-        let svg = crate::reports::charts::style::drawn_svg(&chart).unwrap();
+        let svg = crate::charts::style::drawn_svg(&chart.figure()).unwrap();
         for text in [
             title,
             "floor(100 / C): the documented 100 parameters",

@@ -1,13 +1,13 @@
-//! The charts of a run: one module per kind of chart ([`sweep`] for sweeps' time, rows per
-//! statement and overhead charts, [`decision_map`] for a grid run's map, [`ladder`] for the
-//! param-ceiling chart of ladder runs, [`workload`] for a workload's latency against rate), all
-//! drawn in the one style of [`style`].
+//! The charts of a run: one module per kind of chart, each saying what it plots ([`sweep`] for
+//! sweeps' time, rows per statement and overhead charts, [`decision_map`] for a grid run's map,
+//! [`ladder`] for the param-ceiling chart of ladder runs, [`workload`] for a workload's latency
+//! against rate, [`cache`] for the cache's and the retries' shares); every line chart among
+//! them is the one of [`crate::charts::line`], all drawn in the one style of
+//! [`crate::charts::style`].
 
 pub mod cache;
 pub mod decision_map;
 pub mod ladder;
-pub mod lines;
-pub mod style;
 pub mod sweep;
 pub mod workload;
 

@@ -7,19 +7,22 @@
 //! each point, are in the caption); the bare SQLite baseline, when the run has one, is drawn in
 //! dashed grey under the target's lines.
 //!
-//! About 610 lines before its tests, just over the house limit: the drawing already lives in
-//! `sweep/draw.rs` and the tests in `sweep/tests.rs`; what is left is the data of the three
-//! charts and their captions, which read best together. A fourth chart goes in a file of its own.
+//! About 610 lines before its tests, just over the house limit: the drawing is the one line
+//! chart's ([`crate::charts::line`], given a chart by `sweep/figure.rs`) and the tests are in
+//! `sweep/tests.rs`; what is left is the data of the three charts and their captions, which
+//! read best together. A fourth chart goes in a file of its own.
 //!
 //! Drawing happens in three steps, each testable on its own:
 //!
 //! 1. [`summarize`] turns the run's points ([`crate::reports::points`], summarized by
-//!    [`crate::reports::stats`]) into per-line series and notes where every repeat was refused. It is pure.
+//!    [`crate::stats`]) into per-line series and notes where every repeat was refused. It is pure.
 //! 2. [`time_chart`], [`rows_per_statement_chart`] and [`overhead_chart`] decide what a chart
 //!    shows: its series, axis scales and ranges, the refusal band, the reference curve. Also pure.
-//! 3. A [`Chart`] draws its data inside the frame every chart shares, its points dodged where
-//!    their error bars would collide (`sweep/draw.rs`); [`render_run`] writes the files. How charts look (size, fonts, colours, title, legend, axes) is decided in the
-//!    `style` module, for every chart alike.
+//! 3. A [`Chart`] becomes the one line chart's [`crate::charts::line::LineChart`]
+//!    (`sweep/figure.rs`: colours, dashes, the baseline's heading), which draws it inside the
+//!    frame every chart shares, its points dodged where their error bars would collide;
+//!    [`render_run`] writes the files. How charts look (size, fonts, colours, title, legend,
+//!    axes) is decided in [`crate::charts::style`], for every chart alike.
 //!
 //! Charts are paper figures: no internal names (experiment, profile, target kind) on them, and
 //! no title unless asked for (`--titles`); the caption, which summary.md prints under each
@@ -35,14 +38,14 @@ use std::fmt;
 use anyhow::{Result, bail, ensure};
 use d1bench_core::{Outcome, Strategy};
 
-use super::style::{Scale, Span, extent, format_number, range_for, scale_for, write};
 use super::{Drawn, measured_on};
+use crate::charts::style::{Scale, Span, extent, format_number, range_for, scale_for, write};
 
-mod draw;
+mod figure;
 use crate::flags::TargetKind;
 use crate::records::{ResultRow, RunDir};
 use crate::reports::points::{Measure, points};
-use crate::reports::stats::{CONFIDENCE, Summary};
+use crate::stats::{CONFIDENCE, Summary};
 use crate::studies::sweep::Axis;
 
 /// Share of the time chart's height given to the band of refused points above the data.
@@ -96,7 +99,9 @@ pub fn render_run(
             }
         };
         chart.draw_title = titles;
-        let files = write(&chart, |extension| run.chart(&chart.name, extension))?;
+        let files = write(&figure::figure(&chart), |extension| {
+            run.chart(&chart.name, extension)
+        })?;
         written.push(Drawn {
             caption: format!("{}. {}", chart.title, chart.caption),
             name: chart.name,
@@ -122,7 +127,7 @@ pub fn render_run(
 struct Point {
     x: f64,
     median: f64,
-    /// The median's confidence interval (see [`crate::reports::stats`]): the error bar; the
+    /// The median's confidence interval (see [`crate::stats`]): the error bar; the
     /// median itself when there is none (one repeat).
     low: f64,
     high: f64,

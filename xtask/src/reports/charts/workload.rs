@@ -7,17 +7,13 @@ use std::path::Path;
 
 use anyhow::Result;
 use d1bench_core::workload::{Operation, SessionMode};
-use plotters::coord::Shift;
-use plotters::element::DashedPathElement;
-use plotters::prelude::*;
+use plotters::prelude::RGBColor;
 
-use super::style::{
-    Axes, CAP_PT, DASH_PT, Figure, LINE_PT, Pen, Sample, Scale, Shape, THIN_PT, draw_frame,
-    drawing_error, extent, marker, padded, px, range_for, scale_for, stroke, write,
-};
 use super::{Drawn, measured_on};
+use crate::charts::line::{self, LineChart, Point};
+use crate::charts::style::{Scale, Shape, Span, scale_for, write};
 use crate::reports::load_stats::OpStats;
-use crate::reports::stats::CONFIDENCE;
+use crate::stats::CONFIDENCE;
 use crate::studies::workload::RetryKind;
 
 /// Each operation's colour (Okabe–Ito) and marker.
@@ -34,17 +30,49 @@ fn look(op: Operation) -> (RGBColor, Shape) {
 }
 
 /// One point of a line: (rate, p50, the p50's interval, p99).
-type Point = (f64, f64, Option<(f64, f64)>, Option<f64>);
+type Rate = (f64, f64, Option<Span>, Option<f64>);
 
 /// One operation's points.
 struct Line {
     op: Operation,
-    points: Vec<Point>,
+    points: Vec<Rate>,
 }
 
-struct LatencyChart {
-    title: Option<String>,
-    lines: Vec<Line>,
+/// The chart of `lines`: each operation's p50 with its interval, solid, and its p99 dashed
+/// beside it, against the rate; log latency axis.
+fn latency_chart(title: Option<String>, lines: Vec<Line>) -> LineChart {
+    let lines: Vec<line::Line> = lines
+        .into_iter()
+        .map(|l| {
+            let (color, shape) = look(l.op);
+            line::Line {
+                companion: Some(l.points.iter().filter_map(|p| Some((p.0, p.3?))).collect()),
+                ..line::Line::solid(
+                    format!("{} p50 (dashed: p99)", l.op),
+                    color,
+                    shape,
+                    (l.points.iter())
+                        .map(|&(x, y, bar, _)| Point { x, y, bar })
+                        .collect(),
+                )
+            }
+        })
+        .collect();
+    let x_scale = scale_for(lines.iter().flat_map(|l| l.points.iter().map(|p| p.x)));
+    LineChart {
+        title,
+        x_label: "requests per second scheduled".to_owned(),
+        y_label: "latency from due time (ms)".to_owned(),
+        x_scale,
+        x_range: line::x_range_of(&lines, x_scale),
+        y_scale: Scale::Log,
+        y_range: line::y_range_of(&lines, Scale::Log),
+        refusal_band: None,
+        lines,
+        secondary_heading: None,
+        reference: None,
+        dodge: false,
+    }
 }
 
 /// Draws `latency-vs-rate-<rows>-<index>-<preparation>.{png,svg,pdf}` into `dir` for each
@@ -127,10 +155,7 @@ pub fn render(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Vec<Drawn>>
             "Latency against rate, {} ({rows} rows, {index} index, statements {preparation}{in_session}{retried})",
             measured_on(target)
         );
-        let chart = LatencyChart {
-            title: titles.then(|| title.clone()),
-            lines,
-        };
+        let chart = latency_chart(titles.then(|| title.clone()), lines);
         let name = match retry {
             RetryKind::None => {
                 format!("latency-vs-rate-{rows}-{index}-{preparation}{session_suffix}")
@@ -155,93 +180,6 @@ pub fn render(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Vec<Drawn>>
         });
     }
     Ok(drawn)
-}
-
-impl Figure for LatencyChart {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, pen: &Pen) -> Result<()> {
-        let xs = self.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
-        let x_scale = scale_for(xs.clone());
-        let (x_lo, x_hi) = extent(xs).unwrap_or((1.0, 1.0));
-        let ys = self.lines.iter().flat_map(|l| {
-            l.points.iter().flat_map(|p| {
-                [Some(p.1), p.2.map(|c| c.0), p.2.map(|c| c.1), p.3]
-                    .into_iter()
-                    .flatten()
-            })
-        });
-        let (y_lo, y_hi) = extent(ys.filter(|y| *y > 0.0)).unwrap_or((1.0, 1.0));
-        let y_range = padded(y_lo, y_hi.max(y_lo * 1.5), Scale::Log);
-        let axes = Axes {
-            x_label: "requests per second scheduled",
-            y_label: "latency from due time (ms)",
-            x_scale,
-            x_range: range_for(x_lo, x_hi, x_scale),
-            y_scale: Scale::Log,
-            y_range,
-            y_labelled: y_range,
-            band: None,
-        };
-        let legend = self
-            .lines
-            .iter()
-            .map(|l| {
-                let (color, shape) = look(l.op);
-                (
-                    Sample::Line {
-                        color,
-                        points: LINE_PT,
-                        dashed: false,
-                        marker: Some(shape),
-                        small_marker: false,
-                    },
-                    format!("{} p50 (dashed: p99)", l.op),
-                )
-            })
-            .collect();
-        draw_frame(root, pen, self.title.as_deref(), legend, &axes, |plot| {
-            let cap = px(CAP_PT);
-            for l in &self.lines {
-                let (color, shape) = look(l.op);
-                let thin = stroke(color, THIN_PT);
-                let bars: Vec<(f64, f64, f64)> = l
-                    .points
-                    .iter()
-                    .filter_map(|p| p.2.map(|(lo, hi)| (p.0, lo, hi)))
-                    .filter(|(_, lo, hi)| hi > lo)
-                    .collect();
-                plot.draw_series(
-                    bars.iter()
-                        .map(|&(x, lo, hi)| PathElement::new(vec![(x, lo), (x, hi)], thin)),
-                )
-                .map_err(drawing_error)?;
-                plot.draw_series(bars.iter().flat_map(|&(x, lo, hi)| {
-                    [lo, hi].map(|y| {
-                        EmptyElement::at((x, y)) + PathElement::new(vec![(-cap, 0), (cap, 0)], thin)
-                    })
-                }))
-                .map_err(drawing_error)?;
-                let p50: Vec<(f64, f64)> = l.points.iter().map(|p| (p.0, p.1)).collect();
-                plot.draw_series(LineSeries::new(p50.clone(), stroke(color, LINE_PT)))
-                    .map_err(drawing_error)?;
-                let p99: Vec<(f64, f64)> =
-                    l.points.iter().filter_map(|p| Some((p.0, p.3?))).collect();
-                plot.draw_series(std::iter::once(DashedPathElement::new(
-                    p99,
-                    px(DASH_PT.0),
-                    px(DASH_PT.1),
-                    stroke(color, THIN_PT),
-                )))
-                .map_err(drawing_error)?;
-                let mark = marker(shape, (0, 0));
-                plot.draw_series(
-                    p50.into_iter()
-                        .map(|p| EmptyElement::at(p) + Polygon::new(mark.clone(), color.filled())),
-                )
-                .map_err(drawing_error)?;
-            }
-            Ok(())
-        })
-    }
 }
 
 #[cfg(test)]
@@ -288,17 +226,17 @@ mod tests {
         assert_eq!(drawn[0].files.len(), 3);
         let svg = std::fs::read_to_string(&drawn[0].files[1]).unwrap();
         assert!(svg.starts_with("<svg"));
-        let chart = LatencyChart {
-            title: Some("t".into()),
-            lines: vec![Line {
+        let chart = latency_chart(
+            Some("t".into()),
+            vec![Line {
                 op: Operation::Write,
                 points: vec![
                     (50.0, 2.0, Some((1.5, 2.5)), Some(9.0)),
                     (100.0, 3.0, None, None),
                 ],
             }],
-        };
-        let svg = crate::reports::charts::style::drawn_svg(&chart).unwrap();
+        );
+        let svg = crate::charts::style::drawn_svg(&chart).unwrap();
         for text in ["write p50 (dashed: p99)", "requests per second scheduled"] {
             assert!(svg.contains(text), "{text}");
         }

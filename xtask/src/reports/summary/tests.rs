@@ -313,3 +313,16 @@ fn with_a_precision_the_summary_says_where_it_was_reached() {
     );
     assert!(markdown(&record, &rows, &[]).contains(&line));
 }
+
+/// The repeats an experiment file may ask for fit what the summary's intervals are computed
+/// from, and the fewest it may ask for with a precision are the fewest a 95% interval needs.
+#[test]
+fn experiment_files_ask_for_no_more_repeats_than_an_interval_takes() {
+    use crate::stats::CONFIDENCE;
+    use crate::stats::order::{MAX_N, order_statistic_coverage};
+    use crate::studies::sweep::{FEWEST_REPEATS_FOR_95, MAX_REPEATS};
+    const { assert!(MAX_REPEATS <= MAX_N) };
+    let n = FEWEST_REPEATS_FOR_95;
+    assert!(order_statistic_coverage(n, 1) >= CONFIDENCE);
+    assert!(order_statistic_coverage(n - 1, 1) < CONFIDENCE);
+}

@@ -14,7 +14,7 @@ use crate::records::expected::Expectations;
 use crate::records::reconcile::{self, ContentCheck, Totals};
 use crate::records::{ResultRow, RunDir};
 use crate::reports::points::Measure;
-use crate::reports::stats::Summary;
+use crate::stats::Summary;
 use crate::studies::progress::Progress;
 use crate::studies::sweep::PlannedProbe;
 use crate::studies::sweep::schedule::SweepPlan;

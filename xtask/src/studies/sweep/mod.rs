@@ -143,12 +143,12 @@ fn default_seed() -> u64 {
     1
 }
 
-/// The most measured repetitions of a point: the intervals of `reports::stats` are computed
+/// The most measured repetitions of a point: the intervals of `stats::order` are computed
 /// from at most this many values.
 pub const MAX_REPEATS: usize = 1_000;
 
 /// Below this many repeats no order-statistic interval of a median covers 95% (see
-/// `reports::stats`), so no precision can be reached.
+/// `stats::order`), so no precision can be reached.
 pub const FEWEST_REPEATS_FOR_95: usize = 6;
 
 /// A precision: the interval's half-width as a fraction of the median, above 0 and below 1.

@@ -7,7 +7,7 @@
 //! instead, and over every repeat of each point, so it widens intervals rather than bending
 //! lines. Within a round the strategies of one point run back to back, in a shuffled order of
 //! their own, so the repeats of two strategies at one point are pairs whose ratio drift cannot
-//! move much (see `reports::stats`). Warm-up rounds come first, before any measured one.
+//! move much (see `stats::order`). Warm-up rounds come first, before any measured one.
 //!
 //! A profile with `precision` runs `repeats` rounds, then keeps adding rounds of the points not
 //! yet precise enough (the caller says which, [`Schedule::next_round`]) until none is left or

@@ -1,9 +1,10 @@
 //! Tests of the sweep charts: points and their intervals, captions, axes, legends, dodging, and
 //! the three files of every chart for both kinds of axis.
 
-use super::draw::{dodged, legend_items};
+use super::figure::figure;
 use super::*;
-use crate::reports::charts::style::{
+use crate::charts::line::LineChart;
+use crate::charts::style::{
     BASELINE, DODGE_PT, Sample, THIN_PT, drawn_svg, fraction, px, strategy_shape,
 };
 
@@ -112,7 +113,11 @@ fn captions_give_the_repeats_and_what_the_error_bars_cover() {
         LOCAL,
     )
     .unwrap();
-    let legend: Vec<_> = legend_items(&chart).into_iter().map(|(_, l)| l).collect();
+    let legend: Vec<_> = figure(&chart)
+        .legend()
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect();
     assert_eq!(legend, ["bound (n=6–30)"]);
     let one = caption(at(1, 4).collect());
     assert!(
@@ -148,7 +153,7 @@ fn the_baseline_and_labelled_series_are_lines_of_their_own() {
         ]
     );
     let chart = time_chart(&rows, Axis::Columns, "t", LOCAL).unwrap();
-    let legend = legend_items(&chart);
+    let legend = figure(&chart).legend();
     let labels: Vec<_> = legend.iter().map(|(_, l)| l.as_str()).collect();
     assert_eq!(
         labels,
@@ -287,9 +292,10 @@ fn overlapping_points_of_the_target_are_dodged_and_the_baseline_stays() {
     }
     let chart = time_chart(&rows, Axis::Columns, "t", LOCAL).unwrap();
     let size = (800, 600);
-    let xs = |chart: &Chart| -> Vec<f64> { chart.series.iter().map(|s| s.points[0].x).collect() };
-    assert_eq!(xs(&chart), [50.0, 50.0, 50.0]);
-    let drawn = dodged(&chart, size);
+    let xs =
+        |chart: &LineChart| -> Vec<f64> { chart.lines.iter().map(|l| l.points[0].x).collect() };
+    assert_eq!(xs(&figure(&chart)), [50.0, 50.0, 50.0]);
+    let drawn = figure(&chart).dodged(size);
     let [bound, literal, baseline] = xs(&drawn)[..] else {
         panic!("three lines: {drawn:?}")
     };
@@ -311,7 +317,7 @@ fn overlapping_points_of_the_target_are_dodged_and_the_baseline_stays() {
         })
         .collect();
     let chart = time_chart(&far, Axis::Columns, "t", LOCAL).unwrap();
-    assert_eq!(xs(&dodged(&chart, size)), [50.0, 50.0, 50.0]);
+    assert_eq!(xs(&figure(&chart).dodged(size)), [50.0, 50.0, 50.0]);
 }
 
 #[test]
@@ -551,7 +557,7 @@ fn render_writes_png_svg_and_pdf_of_every_chart_for_both_axes() {
             assert!(String::from_utf8_lossy(&pdf).contains("/FontFile2"));
 
             // What the chart says, in the drawing every file is made of.
-            let svg = drawn_svg(&chart).unwrap();
+            let svg = drawn_svg(&figure(&chart)).unwrap();
             let texts = svg_texts(&svg);
             let name = &drawn.name;
             assert_eq!(texts.contains(&chart.title.as_str()), titles, "{name}");

@@ -3,9 +3,9 @@
 //! the title, legend and axes every chart shares; and each chart's three files, a PNG that
 //! records its print resolution, an SVG with its text as outlines, and a PDF with the font.
 //!
-//! A chart module decides what its chart shows and draws its data; [`draw_frame`] draws
-//! everything around the data (title, legend above the plot, axes, ticks, grid, axis labels) and
-//! [`write`] writes the files. Text is laid out by [`Pen`] from the embedded font's own metrics,
+//! A chart draws its data (every line chart through [`super::line`]; the decision map its cells,
+//! in the frame of [`grid`]); [`draw_frame`] draws everything around the data (title, legend
+//! above the plot, axes, ticks, grid, axis labels) and [`write`] writes the files. Text is laid out by [`Pen`] from the embedded font's own metrics,
 //! so both formats place it identically on every machine.
 //!
 //! Its parts: [`files`] (the PNG, the SVG and the PDF), [`text`] (the font and [`Pen`]), [`axes`]

@@ -1,0 +1,66 @@
+//! `cargo xtask parity-readme`: publishes ladder runs' parity tables under `reports/` and
+//! rewrites the README's generated sections from them and the committed example runs.
+
+use anyhow::{Context, Result, bail};
+
+use crate::flags;
+use crate::paths::Paths;
+use crate::records::{RunRecord, RunStatus, csv};
+use crate::reports::parity::{ParityRow, Source, committed};
+use crate::reports::readme;
+
+impl flags::ParityReadme {
+    pub fn run(self, paths: &Paths) -> Result<()> {
+        for (target, dir) in [
+            ("local", &self.local),
+            ("sqlite", &self.sqlite),
+            ("remote", &self.remote),
+        ] {
+            let Some(dir) = dir else { continue };
+            let table = dir.join("parity.csv");
+            let rows: Vec<ParityRow> = csv::read(&table).with_context(|| {
+                format!("{} is not a parity table of a ladder run", table.display())
+            })?;
+            let record = RunRecord::read(&dir.join("run.toml"))?;
+            if record.run.target.name() != target {
+                bail!(
+                    "{} is a run on the {} target, not {target}",
+                    dir.display(),
+                    record.run.target
+                );
+            }
+            if record.run.status != RunStatus::Complete {
+                bail!(
+                    "{} ended {:?}, not complete with every rung reconciled; refusing to publish it",
+                    dir.display(),
+                    record.run.status
+                );
+            }
+            // Every row names the run it came from, whatever the run's own table carried.
+            let source = Source::of(&record);
+            let rows: Vec<ParityRow> = rows
+                .into_iter()
+                .map(|r| ParityRow {
+                    run: source.run.clone(),
+                    commit: source.commit.clone(),
+                    versions: source.versions.clone(),
+                    ..r
+                })
+                .collect();
+            let dest = committed(paths, target);
+            csv::write(&dest, &rows)?;
+            eprintln!(
+                "{} ({} limits) → {}",
+                table.display(),
+                rows.len(),
+                dest.display()
+            );
+        }
+        let readme = readme::rewrite(paths)?;
+        eprintln!(
+            "rewrote the parity table and the findings in {}",
+            readme.display()
+        );
+        Ok(())
+    }
+}
