@@ -1,10 +1,12 @@
 //! cargo xtask: d1bench's task runner. One dispatch; each task lives in `tasks/`.
 //!
-//! The layers, each using only those below it: `tasks` (the commands) → `pipeline` (one run of
-//! any study on any target) → `reports` (everything derived from a run's files) → `records`
-//! (the run's files) → `targets` (sessions on local, sqlite, remote) → `studies` (experiment and
-//! ladder files, their plans and costs) → `flags`, `paths`, `procs`, `toolchain`.
+//! The layers, each using only those below it: `tasks` (the commands) and `flags` (their command
+//! line) → `pipeline` (one run of any study on any target) → `reports` (everything derived from
+//! a run's files) → `records` (the run's files) → `targets` (sessions on local, sqlite, remote)
+//! → `studies` (experiment and ladder files, their plans and costs) → `base` (the targets, the
+//! clock, number formats), `paths`, `procs`, `toolchain`.
 
+mod base;
 mod flags;
 mod paths;
 mod pipeline;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use d1bench_core::ladder::{FinishResult, PrepareResult, RungRequest, RungResult};
 use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
 
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::targets::{Described, Session, Timed};
 
 /// A session whose setup, probe, verify and rung calls are each timed around the call.

@@ -14,13 +14,15 @@ use anyhow::Result;
 use d1bench_core::Strategy;
 
 use super::{Plan, Work};
-use crate::flags::{self, TargetKind};
+use crate::base::TargetKind;
+use crate::base::numbers::thousands;
+use crate::flags;
 use crate::paths::Paths;
 use crate::records::csv;
 use crate::records::run_history::unix_secs;
 use crate::records::run_record::{self, Machine};
 use crate::records::{ResultRow, RunRecord, RunStatus};
-use crate::studies::cost::{self, Cost, thousands};
+use crate::studies::cost::{self, Cost};
 use crate::studies::ladder::Climb;
 use crate::studies::schedule::SweepPlan;
 use crate::studies::sweep::Axis;
@@ -34,7 +36,7 @@ pub fn print(flags: &flags::Run, paths: &Paths) -> Result<()> {
         if let Some(tag) = &flags.tag {
             lifecycle::check_tag(tag)?;
         }
-        Some(flags.plan.unwrap_or(flags::Plan::Free))
+        Some(flags.plan.unwrap_or(crate::base::Plan::Free))
     } else {
         // Refuses remote-only flags; reads nothing for other targets.
         remote::Options::from_run_flags(flags)?;
@@ -54,7 +56,7 @@ fn describe(
     flags: &flags::Run,
     plan: &Plan,
     estimate: &str,
-    account: Option<flags::Plan>,
+    account: Option<crate::base::Plan>,
 ) -> String {
     let mut out = format!(
         "dry run of `{}`, profile `{}`, on {}: nothing is installed, started or written\n",
@@ -289,11 +291,11 @@ fn compact(values: &[String]) -> String {
 }
 
 /// What the run costs on Cloudflare against `plan`'s quotas, with the warnings a run would give.
-fn cloudflare_lines(out: &mut String, cost: &Cost, plan: flags::Plan) {
+fn cloudflare_lines(out: &mut String, cost: &Cost, plan: crate::base::Plan) {
     // The quota of one resource on `plan`: a day's on Free, a month's included on Paid.
     let quota = |free_per_day: usize, paid_per_month: usize| match plan {
-        flags::Plan::Free => format!("Free: {} a day", thousands(free_per_day)),
-        flags::Plan::Paid => format!("Paid: {} a month included", thousands(paid_per_month)),
+        crate::base::Plan::Free => format!("Free: {} a day", thousands(free_per_day)),
+        crate::base::Plan::Paid => format!("Paid: {} a month included", thousands(paid_per_month)),
     };
     writeln!(
         out,

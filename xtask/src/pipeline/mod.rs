@@ -36,7 +36,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use d1bench_core::Corruption;
 use xshell::Shell;
 
-use crate::flags::{self, DebugCorruption, TargetKind};
+use crate::base::{DebugCorruption, TargetKind};
+use crate::flags;
 use crate::paths::Paths;
 use crate::records::csv;
 use crate::records::run_history::{Planned, SessionTime};
@@ -248,7 +249,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
             precision: until.map(|u| u.precision),
             max_repeats: until.map(|u| u.max_repeats),
             status: RunStatus::Running,
-            started: run_record::utc_now().0,
+            started: crate::base::clock::utc_now().0,
             ended: None,
             error: None,
             pid: Some(std::process::id()),
@@ -591,7 +592,7 @@ fn corrupt_every_probe(plan: &mut SweepPlan, kind: DebugCorruption) -> Result<()
 
 /// `<out>/<UTC time>-<target>`, made unique if two runs start in the same second.
 pub fn create_run_dir(out: &Path, target: TargetKind) -> Result<RunDir> {
-    let (_, compact) = run_record::utc_now();
+    let (_, compact) = crate::base::clock::utc_now();
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     for attempt in 1.. {
         let name = if attempt == 1 {

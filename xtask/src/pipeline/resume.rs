@@ -17,7 +17,8 @@ use clap::ValueEnum;
 use xshell::Shell;
 
 use super::{Done, Plan, Tools, Work};
-use crate::flags::{self, Location, TargetKind};
+use crate::base::{Location, TargetKind};
+use crate::flags;
 use crate::paths::Paths;
 use crate::procs;
 use crate::records::csv;
@@ -114,7 +115,7 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
     };
     let plan = match remote.map(|r| r.plan.as_str()) {
         Some(plan) => Some(
-            flags::Plan::from_str(plan, false)
+            crate::base::Plan::from_str(plan, false)
                 .map_err(|e| anyhow::anyhow!("{}: [remote] plan: {e}", toml.display()))?,
         ),
         None => None,
@@ -371,7 +372,7 @@ fn resumption(record: &RunRecord, plan: &Plan, done: &Done, target: TargetKind) 
         Work::Workload(workload) => ("requests", 0, 0, workload.requests()),
     };
     Resumption {
-        at: run_record::utc_now().0,
+        at: crate::base::clock::utc_now().0,
         was: record.run.status,
         error: record.run.error.clone(),
         unit: unit.to_owned(),

@@ -21,8 +21,8 @@ use super::load::{self, Done};
 use super::retry::{self, Attempted};
 use super::versions::Versions;
 use super::{Plan, Work};
+use crate::base::TargetKind;
 use crate::flags;
-use crate::flags::TargetKind;
 use crate::records::csv::Appender;
 use crate::records::run_record::StudyFile;
 use crate::records::workload_row::{CheckRow, OpRow, Phase};
@@ -470,7 +470,7 @@ struct At<'a> {
 /// The record of one request.
 fn op_row(
     experiment: &str,
-    target: crate::flags::TargetKind,
+    target: crate::base::TargetKind,
     at: &At,
     job: &OpRequest,
     done: Done<Attempted>,

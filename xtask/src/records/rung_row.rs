@@ -5,7 +5,7 @@ use d1bench_core::ladder::{LadderKind, Step};
 use d1bench_core::{Outcome, RefusalKind};
 use serde::{Deserialize, Serialize};
 
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::studies::ladder::Role;
 
 /// One rung as measured: a row of `results.csv`.

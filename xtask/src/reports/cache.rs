@@ -12,8 +12,8 @@ use d1bench_core::workload::cache::CacheLookup;
 use super::quantiles::Latencies;
 use super::staleness::{AckedUpdate, CachedRead, Freshness, Timeline};
 use super::stats::CONFIDENCE;
-use super::stats::num as ms;
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
+use crate::base::numbers::num as ms;
 use crate::records::workload_row::{OpRow, Phase};
 
 /// A proportion `k / n` with its 95% Wilson score interval.

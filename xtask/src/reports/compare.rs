@@ -9,11 +9,12 @@ use anyhow::{Context, Result, bail};
 use d1bench_core::Strategy;
 use serde::Serialize;
 
-use crate::flags::{self, TargetKind};
+use crate::base::TargetKind;
+use crate::base::numbers::num;
+use crate::flags;
 use crate::records::{ResultRow, RunDir, RunRecord, RunStatus, StudyKind, csv};
 use crate::reports::points::{Measure, Point, points};
 use crate::reports::stats;
-use crate::reports::summary::num;
 use crate::studies::sweep::Axis;
 
 /// Successful repeats each run needs at a point for a verdict: with fewer, each median's

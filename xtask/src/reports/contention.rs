@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use super::load_stats::OpStats;
 use super::stats::CONFIDENCE;
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 
 /// `busy 3.2%, overloaded 0.4%`, or `none`.
 fn shares(classes: &[(impl std::fmt::Display, usize)], failed: usize, n: usize) -> String {

@@ -9,10 +9,10 @@ use anyhow::{Context, Result};
 use d1bench_core::Strategy;
 
 use super::points::{SummaryRow, summary_rows};
-use super::summary::num;
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
+use crate::base::numbers::num;
+use crate::base::numbers::thousands;
 use crate::records::{ResultRow, RunDir, RunRecord, csv};
-use crate::studies::cost::thousands;
 
 pub const BEGIN: &str = "<!-- findings:begin -->";
 pub const END: &str = "<!-- findings:end -->";

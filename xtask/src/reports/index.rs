@@ -196,7 +196,7 @@ fn index(runs: &[PathBuf], out_dir: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flags::TargetKind;
+    use crate::base::TargetKind;
     use crate::records::csv::Appender;
     use crate::records::run_record::{GitInfo, RunInfo, StudyFile, Versions};
     use crate::records::{ResultRow, RunStatus, StudyKind};

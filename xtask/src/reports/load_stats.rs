@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::quantiles::{self, Latencies};
 use super::stats::median;
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::workload_row::{OpRow, Phase};
 use crate::studies::workload::RetryKind;
 

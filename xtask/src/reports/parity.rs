@@ -16,11 +16,11 @@ use d1bench_core::limits::bound_rows_per_statement;
 use d1bench_core::{Outcome, RefusalKind};
 use serde::{Deserialize, Serialize};
 
+use crate::base::numbers::thousands;
 use crate::flags;
 use crate::paths::Paths;
 use crate::records::Finding;
 use crate::records::csv::read as read_csv;
-use crate::studies::cost::thousands;
 
 pub const BEGIN: &str = "<!-- parity:begin -->";
 pub const END: &str = "<!-- parity:end -->";
@@ -486,7 +486,7 @@ mod tests {
     ) -> Finding {
         Finding {
             ladder: kind,
-            target: crate::flags::TargetKind::Local,
+            target: crate::base::TargetKind::Local,
             climb: 0,
             held: String::new(),
             columns: None,

@@ -11,7 +11,7 @@ use d1bench_core::workload::SessionMode;
 use d1bench_core::workload::session::serves_reads;
 
 use super::cache::Share;
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::workload_row::{OpRow, Phase};
 
 /// The measured, answered D1 reads of one target in one session mode, by where they ran.

@@ -243,18 +243,6 @@ pub fn ratio_of_medians(numerator: &[f64], denominator: &[f64]) -> Option<Ratio>
     })
 }
 
-/// A time in ms with three significant figures (as the histograms hold them): `123`, `12.3`,
-/// `1.23`.
-pub fn num(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

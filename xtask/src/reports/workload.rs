@@ -15,7 +15,8 @@ use super::claims::{answers, answers_table};
 use super::load_stats::{LAG_TOLERANCE_MS, OpStats, stats};
 use super::stats::CONFIDENCE;
 use super::{Rendered, provenance, title};
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
+use crate::base::numbers::num;
 use crate::records::csv;
 use crate::records::workload_row::{CheckRow, OpRow};
 use crate::records::{RunDir, RunRecord};
@@ -128,8 +129,6 @@ pub(crate) fn cell(s: &OpStats, q: f64) -> String {
         },
     }
 }
-
-pub(crate) use super::stats::num;
 
 /// The statements column of a point: its preparation, then its D1 session and retry policy
 /// when it has them.

@@ -16,7 +16,8 @@ use super::claims::{Answer, Comparison, answers, ratio_text};
 use super::load_stats::{Key, OpStats, stats};
 use super::quantiles::{self, Latencies};
 use super::stats::CONFIDENCE;
-use super::workload::{cell, num};
+use super::workload::cell;
+use crate::base::numbers::num;
 use crate::records::workload_row::OpRow;
 use crate::records::{RunRecord, RunStatus, csv};
 use crate::studies::workload::RetryKind;
@@ -262,9 +263,9 @@ pub fn section(root: &Path) -> Result<String> {
     contention_lines(&mut out, &load(root, CONTENTION)?);
     cache_lines(&mut out, &load(root, CACHE)?);
     let runtime = match read.record.run.target {
-        crate::flags::TargetKind::Local => "workerd's SQLite on this machine",
-        crate::flags::TargetKind::Sqlite => "bare SQLite in-process, not D1",
-        crate::flags::TargetKind::Remote => "Cloudflare's D1",
+        crate::base::TargetKind::Local => "workerd's SQLite on this machine",
+        crate::base::TargetKind::Sqlite => "bare SQLite in-process, not D1",
+        crate::base::TargetKind::Remote => "Cloudflare's D1",
     };
     writeln!(
         out,

@@ -9,7 +9,8 @@ use serde::Serialize;
 
 use super::ladder::Climb;
 use super::sweep::PlannedProbe;
-use crate::flags::Plan;
+use crate::base::Plan;
+use crate::base::numbers::thousands;
 
 /// D1 queries one Worker invocation may make on `plan`.
 pub fn queries_per_invocation(plan: Plan) -> usize {
@@ -17,19 +18,6 @@ pub fn queries_per_invocation(plan: Plan) -> usize {
         Plan::Free => QUERIES_PER_INVOCATION_FREE,
         Plan::Paid => QUERIES_PER_INVOCATION_PAID,
     }
-}
-
-/// `1234567` as `1,234,567`.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Workers Free: requests a day (Workers pricing).
@@ -207,15 +195,6 @@ impl Cost {
 mod tests {
     use super::*;
     use d1bench_core::Strategy;
-
-    #[test]
-    fn thousands_groups_digits_by_three() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-        assert_eq!(thousands(25_000_000_000), "25,000,000,000");
-    }
 
     fn probe(strategy: Strategy, rows: usize, indexes: usize) -> PlannedProbe {
         PlannedProbe {

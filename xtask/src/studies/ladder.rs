@@ -16,8 +16,8 @@ use d1bench_core::limits::{MAX_COLUMNS, MAX_STRING_BYTES};
 use serde::{Deserialize, Deserializer};
 use toml::Spanned;
 
-use super::cost::thousands;
 use super::files::{NonEmpty, Profiles, located, toml_stems};
+use crate::base::numbers::thousands;
 
 /// The profile run when neither `--profile` nor `default-profile` names one.
 

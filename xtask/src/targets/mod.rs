@@ -26,7 +26,7 @@ use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
 
 pub use http::Timed;
 
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
 

@@ -19,7 +19,8 @@ use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::http::{Health, WorkerClient};
-use crate::flags::{self, Location, Plan, TargetKind};
+use crate::base::{Location, Plan, TargetKind};
+use crate::flags;
 use crate::paths::Paths;
 use crate::procs;
 use crate::studies::cost::queries_per_invocation;

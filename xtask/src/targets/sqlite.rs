@@ -21,7 +21,7 @@ use rusqlite::limits::Limit;
 use rusqlite::{Connection, params_from_iter};
 
 use super::{Described, Session, Timed};
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 
 /// An in-memory SQLite database limited as D1 documents: 100 bound parameters, 100,000-byte
 /// statements, 100 columns, 2,000,000-byte strings and BLOBs, 32 arguments per function,

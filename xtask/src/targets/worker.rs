@@ -19,7 +19,7 @@ use super::local::LocalWorker;
 use super::remote::{self, RemoteHost};
 use super::workload::WorkloadClient;
 use super::{Described, Session};
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
 

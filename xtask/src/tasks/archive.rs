@@ -290,7 +290,7 @@ mod tests {
     use std::io::Read;
 
     use super::*;
-    use crate::flags::TargetKind;
+    use crate::base::TargetKind;
     use crate::records::run_record::{Machine, RunInfo};
     use crate::records::{RunStatus, StudyKind};
 

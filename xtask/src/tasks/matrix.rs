@@ -10,13 +10,15 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use serde::Serialize;
 
-use crate::flags::{self, Location, MatrixFormat, Plan};
+use crate::base::numbers::thousands;
+use crate::base::{Location, Plan};
+use crate::flags::{self, MatrixFormat};
 use crate::paths::Paths;
 use crate::studies::cost::{
     Cost, FREE_KV_READS_PER_DAY, FREE_KV_WRITES_PER_DAY, FREE_REQUESTS_PER_DAY,
     FREE_ROWS_READ_PER_DAY, FREE_ROWS_WRITTEN_PER_DAY, PAID_KV_READS_PER_MONTH,
     PAID_KV_WRITES_PER_MONTH, PAID_REQUESTS_PER_MONTH, PAID_ROWS_READ_PER_MONTH,
-    PAID_ROWS_WRITTEN_PER_MONTH, thousands,
+    PAID_ROWS_WRITTEN_PER_MONTH,
 };
 use crate::studies::{self, Study, sweep};
 

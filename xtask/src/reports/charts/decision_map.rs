@@ -13,7 +13,7 @@ use super::style::{
     CellLine, Figure, Grid, GridCell, Pen, Sample, draw_grid, strategy_color, strategy_shape, write,
 };
 use super::{Drawn, measured_on};
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::reports::decision::{Cell, Stopped};
 use crate::studies::sweep::Axis;
 use d1bench_core::Strategy;

@@ -16,7 +16,7 @@ use super::style::{
     extent, marker, padded, range_for, scale_for, strategy_color, strategy_shape, write,
 };
 use super::{Drawn, measured_on};
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::Finding;
 
 /// Draws `param-ceiling.{png,svg,pdf}` into `dir` when `findings` hold param-ceiling climbs, run
@@ -136,7 +136,7 @@ mod tests {
     #[test]
     fn draws_a_png_an_svg_and_a_pdf_only_for_param_ceiling() {
         let dir = tempfile::tempdir().unwrap();
-        let sqlite = crate::flags::TargetKind::Sqlite;
+        let sqlite = crate::base::TargetKind::Sqlite;
         assert!(
             param_ceiling(dir.path(), &[], sqlite, true)
                 .unwrap()
@@ -145,7 +145,7 @@ mod tests {
         let findings: Vec<Finding> = (1..=100)
             .map(|c| Finding {
                 ladder: LadderKind::ParamCeiling,
-                target: crate::flags::TargetKind::Sqlite,
+                target: crate::base::TargetKind::Sqlite,
                 climb: c,
                 held: format!("columns={c}"),
                 columns: Some(c),

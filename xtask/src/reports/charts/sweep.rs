@@ -39,7 +39,7 @@ use super::style::{Scale, Span, extent, format_number, range_for, scale_for, wri
 use super::{Drawn, measured_on};
 
 mod draw;
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::{ResultRow, RunDir};
 use crate::reports::points::{Measure, points};
 use crate::reports::stats::{CONFIDENCE, Summary};
