@@ -4,50 +4,24 @@
 
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use d1bench_core::ladder::{
     self, Call, FinishResult, PrepareResult, RungPlan, RungRequest, RungResult, Tally,
-};
-use d1bench_core::limits::{
-    MAX_BOUND_PARAMETERS, MAX_COLUMNS, MAX_FUNCTION_ARGS, MAX_LIKE_PATTERN_BYTES, MAX_ROW_BYTES,
-    MAX_STATEMENT_BYTES,
 };
 use d1bench_core::sql;
 use d1bench_core::{
     CallShape, Checksum, ProbeRequest, ProbeResult, SetupResult, Statement, Strategy, Value,
     VerifyResult,
 };
-use rusqlite::limits::Limit;
 use rusqlite::{Connection, params_from_iter};
+
+pub mod d1_like;
+pub mod workload;
+
+use d1_like::open_d1_like;
 
 use super::{Described, Session, Timed};
 use crate::base::TargetKind;
-
-/// An in-memory SQLite database limited as D1 documents: 100 bound parameters, 100,000-byte
-/// statements, 100 columns, 2,000,000-byte strings and BLOBs, 32 arguments per function,
-/// 50-byte LIKE and GLOB patterns.
-pub fn open_d1_like() -> Result<Connection> {
-    d1_like(Connection::open_in_memory().context("cannot open an in-memory SQLite database")?)
-}
-
-/// `db` with D1's limits applied.
-pub fn d1_like(db: Connection) -> Result<Connection> {
-    for (limit, value) in [
-        (Limit::SQLITE_LIMIT_VARIABLE_NUMBER, MAX_BOUND_PARAMETERS),
-        (Limit::SQLITE_LIMIT_SQL_LENGTH, MAX_STATEMENT_BYTES),
-        (Limit::SQLITE_LIMIT_COLUMN, MAX_COLUMNS),
-        (Limit::SQLITE_LIMIT_LENGTH, MAX_ROW_BYTES),
-        (Limit::SQLITE_LIMIT_FUNCTION_ARG, MAX_FUNCTION_ARGS),
-        (
-            Limit::SQLITE_LIMIT_LIKE_PATTERN_LENGTH,
-            MAX_LIKE_PATTERN_BYTES,
-        ),
-    ] {
-        db.set_limit(limit, value as i32)
-            .with_context(|| format!("cannot set SQLite's {limit:?} to {value}"))?;
-    }
-    Ok(db)
-}
 
 /// The SQLite version linked in (the bundled one), for run.toml.
 pub fn version() -> String {
@@ -279,7 +253,7 @@ impl Session for SqliteSession {
     }
 
     fn workload(&mut self) -> Result<std::sync::Arc<dyn super::workload::WorkloadClient>, String> {
-        super::workload::SqliteWorkload::open()
+        workload::SqliteWorkload::open()
             .map(|w| std::sync::Arc::new(w) as _)
             .map_err(|e| format!("{e:#}"))
     }
@@ -424,6 +398,8 @@ impl Session for SqliteSession {
 
 #[cfg(test)]
 mod tests {
+    use d1bench_core::limits::MAX_STATEMENT_BYTES;
+
     use super::*;
     use crate::records::reconcile::{self, ContentCheck};
     use d1bench_core::ladder::{CallMode, Held, LadderKind};
