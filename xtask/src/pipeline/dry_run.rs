@@ -26,7 +26,7 @@ use crate::studies::cost::{self, Cost};
 use crate::studies::ladder::Climb;
 use crate::studies::schedule::SweepPlan;
 use crate::studies::sweep::Axis;
-use crate::targets::remote::{self, lifecycle};
+use crate::targets::remote::lifecycle;
 
 /// Prints what `flags` would run; every refusal of the input comes as for a run.
 pub fn print(flags: &flags::Run, paths: &Paths) -> Result<()> {
@@ -39,7 +39,7 @@ pub fn print(flags: &flags::Run, paths: &Paths) -> Result<()> {
         Some(flags.plan.unwrap_or(crate::base::Plan::Free))
     } else {
         // Refuses remote-only flags; reads nothing for other targets.
-        remote::Options::from_run_flags(flags)?;
+        super::remote_options(flags)?;
         None
     };
     let out = flags

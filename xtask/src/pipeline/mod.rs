@@ -209,7 +209,8 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         // Before reaping abandoned runs: a dry run changes nothing.
         return dry_run::print(flags, paths);
     }
-    for found in procs::reap_abandoned(&paths.scratch())? {
+    let mark = |run_dir: &Path, pid| run_record::mark_abandoned(&run_dir.join("run.toml"), pid);
+    for found in procs::reap_abandoned(&paths.scratch(), mark)? {
         eprintln!("{found}");
     }
     if let Some(run_dir) = &flags.resume {
@@ -217,8 +218,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     }
     let plan = plan(flags, paths)?;
     // Remote flags and credentials are checked before anything is installed or built.
-    let remote = remote::Options::from_run_flags(flags)?
-        .map(|o| o.replicated_if(plan.work.reads_in_sessions()));
+    let remote = remote_options(flags)?.map(|o| o.replicated_if(plan.work.reads_in_sessions()));
     let tools = tools(flags.target, sh, paths)?;
 
     let out = flags
@@ -397,11 +397,29 @@ fn whole_run_totals(kind: StudyKind, run_dir: &RunDir, attempt: &Totals) -> Resu
     Ok(totals)
 }
 
+/// `None` for a run on another target than remote (refusing remote-only flags); for a remote
+/// run, its flags checked and the credentials read.
+fn remote_options(flags: &flags::Run) -> Result<Option<remote::Options>> {
+    let asked = remote::Asked {
+        location: flags.location,
+        plan: flags.plan,
+        keep: flags.keep,
+        tag: flags.tag.as_deref(),
+    };
+    remote::Options::for_target(flags.target, &asked)
+}
+
 /// The study's plan for the profile, target and overrides asked for; every refusal of the input
 /// comes here, before anything starts.
 pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<Plan> {
     let study = Study::load(&paths.experiments(), flags.experiment())?;
-    let overrides = Overrides::from_flags(flags)?;
+    let overrides = Overrides {
+        repeats: flags.repeats,
+        warmup: flags.warmup,
+        seed: flags.seed,
+        only: flags.only.clone(),
+    }
+    .checked()?;
     let file_of = |name: &str, path: &Path, source: &str, description: &str| StudyFile {
         name: name.to_owned(),
         file: path

@@ -26,7 +26,6 @@ use crate::records::run_history::Resumption;
 use crate::records::run_record::{self, GitInfo};
 use crate::records::{Finding, ResultRow, RunDir, RunRecord, RunStatus, RungRow, StudyKind};
 use crate::studies::sweep::PlannedProbe;
-use crate::targets::remote;
 
 /// Resumes the run in `dir`; `given` may add only what --resume allows (`--keep`, `--tag`).
 pub fn resume(given: &flags::Run, dir: &Path, sh: &Shell, paths: &Paths) -> Result<()> {
@@ -41,8 +40,8 @@ pub fn resume(given: &flags::Run, dir: &Path, sh: &Shell, paths: &Paths) -> Resu
     check_files(&record, &plan, &toml)?;
     check_code(&record.git, &run_record::git(sh), &toml)?;
     let done = done(&run_dir, &plan, flags.target)?;
-    let remote = remote::Options::from_run_flags(&flags)?
-        .map(|o| o.replicated_if(plan.work.reads_in_sessions()));
+    let remote =
+        super::remote_options(&flags)?.map(|o| o.replicated_if(plan.work.reads_in_sessions()));
     let tools = super::tools(flags.target, sh, paths)?;
 
     let resumption = resumption(&record, &plan, &done, flags.target);

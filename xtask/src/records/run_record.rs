@@ -411,6 +411,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_running_record_of_a_dead_process_is_marked_abandoned_and_no_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.toml");
+        let running = "[run]\nstatus = \"running\"\npid = 999999999\n";
+        std::fs::write(&path, running).unwrap();
+        assert!(
+            !mark_abandoned(&path, 42),
+            "another process's run was marked"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), running);
+        assert!(mark_abandoned(&path, 999_999_999));
+        let record = std::fs::read_to_string(&path).unwrap();
+        assert!(record.contains("status = \"abandoned\""), "{record}");
+        assert!(!record.contains("pid"), "{record}");
+        assert!(
+            record.contains("a later run found it and stopped what it had left running."),
+            "{record}"
+        );
+        assert!(!mark_abandoned(&path, 999_999_999), "marked twice");
+    }
+
+    #[test]
     fn a_record_round_trips_through_toml() {
         let record = RunRecord {
             run: RunInfo {

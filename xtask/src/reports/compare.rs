@@ -11,7 +11,6 @@ use serde::Serialize;
 
 use crate::base::TargetKind;
 use crate::base::numbers::num;
-use crate::flags;
 use crate::records::{ResultRow, RunDir, RunRecord, RunStatus, StudyKind, csv};
 use crate::reports::points::{Measure, Point, points};
 use crate::reports::stats;
@@ -513,30 +512,33 @@ pub fn markdown(c: &Comparison) -> String {
     out
 }
 
-impl flags::Compare {
-    /// `cargo xtask compare`: compares, writes compare.md and compare.json, prints the table.
-    pub fn run(self) -> Result<Comparison> {
-        let comparison = compare(&self.run_a, &self.run_b, self.threshold)?;
-        let out = self.out.unwrap_or_else(|| self.run_b.clone());
-        std::fs::create_dir_all(&out)
-            .with_context(|| format!("cannot create {}", out.display()))?;
-        let text = markdown(&comparison);
-        let md = out.join("compare.md");
-        std::fs::write(&md, &text).with_context(|| format!("cannot write {}", md.display()))?;
-        let json = out.join("compare.json");
-        let bytes = serde_json::to_vec_pretty(&comparison).context("cannot serialize compare")?;
-        std::fs::write(&json, bytes).with_context(|| format!("cannot write {}", json.display()))?;
-        print!("{text}");
-        println!("compare: {}", md.display());
-        println!("json: {}", json.display());
-        if comparison.regressions() > 0 {
-            eprintln!(
-                "{} point(s) got slower or no longer succeed: exit status 2",
-                comparison.regressions()
-            );
-        }
-        Ok(comparison)
+/// `cargo xtask compare`: compares, writes compare.md and compare.json in `out` (default: run
+/// b's directory), prints the table.
+pub fn write_comparison(
+    run_a: &Path,
+    run_b: &Path,
+    threshold: f64,
+    out: Option<PathBuf>,
+) -> Result<Comparison> {
+    let comparison = compare(run_a, run_b, threshold)?;
+    let out = out.unwrap_or_else(|| run_b.to_owned());
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let text = markdown(&comparison);
+    let md = out.join("compare.md");
+    std::fs::write(&md, &text).with_context(|| format!("cannot write {}", md.display()))?;
+    let json = out.join("compare.json");
+    let bytes = serde_json::to_vec_pretty(&comparison).context("cannot serialize compare")?;
+    std::fs::write(&json, bytes).with_context(|| format!("cannot write {}", json.display()))?;
+    print!("{text}");
+    println!("compare: {}", md.display());
+    println!("json: {}", json.display());
+    if comparison.regressions() > 0 {
+        eprintln!(
+            "{} point(s) got slower or no longer succeed: exit status 2",
+            comparison.regressions()
+        );
     }
+    Ok(comparison)
 }
 
 mod notes;

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 use d1bench_core::ladder::LadderKind;
@@ -17,7 +17,6 @@ use d1bench_core::{Outcome, RefusalKind};
 use serde::{Deserialize, Serialize};
 
 use crate::base::numbers::thousands;
-use crate::flags;
 use crate::paths::Paths;
 use crate::records::Finding;
 use crate::records::csv::read as read_csv;
@@ -396,73 +395,75 @@ pub fn expected_section(paths: &Paths) -> Result<String> {
     Ok(readme_section(&local, &sqlite, remote.as_deref()))
 }
 
-impl flags::ParityReadme {
-    pub fn run(self, paths: &Paths) -> Result<()> {
-        for (target, dir) in [
-            ("local", &self.local),
-            ("sqlite", &self.sqlite),
-            ("remote", &self.remote),
-        ] {
-            let Some(dir) = dir else { continue };
-            let table = dir.join("parity.csv");
-            let rows: Vec<ParityRow> = read_csv(&table).with_context(|| {
-                format!("{} is not a parity table of a ladder run", table.display())
-            })?;
-            let record = crate::records::RunRecord::read(&dir.join("run.toml"))?;
-            if record.run.target.name() != target {
-                bail!(
-                    "{} is a run on the {} target, not {target}",
-                    dir.display(),
-                    record.run.target
-                );
-            }
-            if record.run.status != crate::records::RunStatus::Complete {
-                bail!(
-                    "{} ended {:?}, not complete with every rung reconciled; refusing to publish it",
-                    dir.display(),
-                    record.run.status
-                );
-            }
-            // Every row names the run it came from, whatever the run's own table carried.
-            let source = Source::of(&record);
-            let rows: Vec<ParityRow> = rows
-                .into_iter()
-                .map(|r| ParityRow {
-                    run: source.run.clone(),
-                    commit: source.commit.clone(),
-                    versions: source.versions.clone(),
-                    ..r
-                })
-                .collect();
-            let dest = committed(paths, target);
-            crate::records::csv::write(&dest, &rows)?;
-            eprintln!(
-                "{} ({} limits) → {}",
-                table.display(),
-                rows.len(),
-                dest.display()
+/// `cargo xtask parity-readme`: the parity tables of the `run limits` runs given (on the local,
+/// sqlite and remote targets) committed under reports/, then the README's generated sections
+/// rewritten.
+pub fn publish(
+    paths: &Paths,
+    local: Option<&Path>,
+    sqlite: Option<&Path>,
+    remote: Option<&Path>,
+) -> Result<()> {
+    for (target, dir) in [("local", local), ("sqlite", sqlite), ("remote", remote)] {
+        let Some(dir) = dir else { continue };
+        let table = dir.join("parity.csv");
+        let rows: Vec<ParityRow> = read_csv(&table).with_context(|| {
+            format!("{} is not a parity table of a ladder run", table.display())
+        })?;
+        let record = crate::records::RunRecord::read(&dir.join("run.toml"))?;
+        if record.run.target.name() != target {
+            bail!(
+                "{} is a run on the {} target, not {target}",
+                dir.display(),
+                record.run.target
             );
         }
-        let readme_path = paths.root.join("README.md");
-        let readme = std::fs::read_to_string(&readme_path)
-            .with_context(|| format!("cannot read {}", readme_path.display()))?;
-        let updated = replace_section(&readme, &expected_section(paths)?)?;
-        let updated = super::findings::replace_section(
-            &updated,
-            &super::findings::section(&paths.root.join("docs/example-run"), "docs/example-run")?,
-        )?;
-        let updated = super::workload_findings::replace_section(
-            &updated,
-            &super::workload_findings::section(&paths.root)?,
-        )?;
-        std::fs::write(&readme_path, updated)
-            .with_context(|| format!("cannot write {}", readme_path.display()))?;
+        if record.run.status != crate::records::RunStatus::Complete {
+            bail!(
+                "{} ended {:?}, not complete with every rung reconciled; refusing to publish it",
+                dir.display(),
+                record.run.status
+            );
+        }
+        // Every row names the run it came from, whatever the run's own table carried.
+        let source = Source::of(&record);
+        let rows: Vec<ParityRow> = rows
+            .into_iter()
+            .map(|r| ParityRow {
+                run: source.run.clone(),
+                commit: source.commit.clone(),
+                versions: source.versions.clone(),
+                ..r
+            })
+            .collect();
+        let dest = committed(paths, target);
+        crate::records::csv::write(&dest, &rows)?;
         eprintln!(
-            "rewrote the parity table and the findings in {}",
-            readme_path.display()
+            "{} ({} limits) → {}",
+            table.display(),
+            rows.len(),
+            dest.display()
         );
-        Ok(())
     }
+    let readme_path = paths.root.join("README.md");
+    let readme = std::fs::read_to_string(&readme_path)
+        .with_context(|| format!("cannot read {}", readme_path.display()))?;
+    let updated = replace_section(&readme, &expected_section(paths)?)?;
+    let updated = super::findings::replace_section(
+        &updated,
+        &super::findings::section(&paths.root.join("docs/example-run"), "docs/example-run")?,
+    )?;
+    let updated = super::workload_findings::replace_section(
+        &updated,
+        &super::workload_findings::section(&paths.root)?,
+    )?;
+    std::fs::write(&readme_path, updated)
+        .with_context(|| format!("cannot write {}", readme_path.display()))?;
+    eprintln!(
+        "rewrote the parity table and the findings in {}",
+        readme_path.display()
+    );
+    Ok(())
 }
 
 #[cfg(test)]

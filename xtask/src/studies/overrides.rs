@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use super::schedule::SweepPlan;
 use super::sweep::{Axis, Experiment, List, PlannedProbe, Profile};
-use crate::flags;
 
 /// Most measured repeats `--repeats` may ask of every point.
 pub const MAX_REPEATS: usize = 1000;
@@ -37,15 +36,9 @@ pub struct Overrides {
 
 impl Overrides {
     /// The overrides given to `run`, checked: each in its range, `--only` well formed.
-    pub fn from_flags(flags: &flags::Run) -> Result<Overrides> {
-        let overrides = Overrides {
-            repeats: flags.repeats,
-            warmup: flags.warmup,
-            seed: flags.seed,
-            only: flags.only.clone(),
-        };
-        overrides.check()?;
-        Ok(overrides)
+    pub fn checked(self) -> Result<Overrides> {
+        self.check()?;
+        Ok(self)
     }
 
     pub fn is_empty(&self) -> bool {

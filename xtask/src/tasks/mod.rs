@@ -1,9 +1,10 @@
 //! The tasks of `cargo xtask`, one `impl flags::<Task>` each: the small ones here, the larger
-//! ones in modules of their own ([`archive`], [`matrix`], [`workflows`]; `report`, `compare` and
-//! `parity-readme` live with the reports they write, [`crate::reports`]).
+//! ones in modules of their own ([`archive`], [`matrix`], [`workflows`], and [`reports`] for
+//! `report`, `compare` and `parity-readme`, which call the reports that do their work).
 
 pub mod archive;
 pub mod matrix;
+pub mod reports;
 pub mod workflows;
 
 use std::sync::Arc;
