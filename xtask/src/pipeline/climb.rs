@@ -13,7 +13,7 @@ use super::progress::Progress;
 use crate::procs;
 use crate::records::csv::Appender;
 use crate::records::reconcile::{self, Totals};
-use crate::records::{Finding, RunDir, RungRow};
+use crate::records::{Finding, RunDir, RungRow, Stop};
 use crate::studies::ladder::{Climb, Climber, Role};
 use crate::targets::Session;
 
@@ -96,7 +96,7 @@ fn climb_one(
             row.inside_ms
         };
         if row.failed() || ms <= 0.0 {
-            stopped = Some(format!("the calibration rung failed: {}", row.error));
+            stopped = Some(Stop::CalibrationFailed(row.error.clone()));
         } else {
             let rate = (steps as f64 / ms)
                 .round()
@@ -114,7 +114,7 @@ fn climb_one(
         if let Some(budget) = climb.max_seconds
             && started.elapsed() > Duration::from_secs(budget)
         {
-            stopped = Some(format!("time budget of {budget} s spent"));
+            stopped = Some(Stop::TimeBudget(budget));
             break;
         }
         let row = take(&climb, value, role, session)?;
@@ -135,7 +135,7 @@ fn climb_one(
             }
         }
         if row.target_failed {
-            stopped = Some(format!("the target gave no answer: {}", row.error));
+            stopped = Some(Stop::NoAnswer(row.error.clone()));
             if let Err(why) = session.recover() {
                 bail!(
                     "the target stopped answering during the climb ({why}); every rung measured before is kept"
@@ -150,11 +150,9 @@ fn climb_one(
     let ok = at(verdict.last_ok);
     let failed = at(verdict.first_failed);
     let stopped = stopped.unwrap_or_else(|| match (failed, verdict.max_tried) {
-        (Some(_), _) => "refused".into(),
-        (None, Some(max)) if max >= climb.rungs.max() => {
-            format!("no refusal up to the cap ({max})")
-        }
-        (None, _) => "no refusal".into(),
+        (Some(_), _) => Stop::Refused,
+        (None, Some(max)) if max >= climb.rungs.max() => Stop::NoRefusalUpToCap(max),
+        (None, _) => Stop::NoRefusal,
     });
     Ok(Finding {
         ladder: climb.ladder,
@@ -405,7 +403,7 @@ mod tests {
             [10, 20]
         );
         assert_eq!(finding.first_failed, None);
-        assert_eq!(finding.stopped, "no refusal up to the cap (20)");
+        assert_eq!(finding.stopped, Stop::NoRefusalUpToCap(20));
     }
 
     #[test]

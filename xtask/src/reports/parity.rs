@@ -17,9 +17,10 @@ use d1bench_core::{Outcome, RefusalKind};
 use serde::{Deserialize, Serialize};
 
 use crate::base::numbers::thousands;
+use crate::base::text::serde_as_text;
 use crate::paths::Paths;
-use crate::records::Finding;
 use crate::records::csv::read as read_csv;
+use crate::records::{Finding, Stop};
 
 pub const BEGIN: &str = "<!-- parity:begin -->";
 pub const END: &str = "<!-- parity:end -->";
@@ -34,10 +35,10 @@ pub struct ParityRow {
     pub documented: String,
     /// What the climbs found on this target.
     pub found: String,
-    /// `yes` (at the documented value), `yes, at N`, `no`, or what refused instead.
-    pub enforced: String,
+    /// Whether the target enforced the limit, and where.
+    pub enforced: Enforced,
     /// The refusal kind of the first refusal, or empty.
-    pub refusal: String,
+    pub refusal: Option<RefusalKind>,
     /// The first refusal's error text, verbatim, or empty.
     pub error: String,
     /// Where the row came from: the run's id, its commit, and the versions it ran on (each
@@ -49,6 +50,86 @@ pub struct ParityRow {
     #[serde(default)]
     pub versions: String,
 }
+
+/// Whether a target enforced a documented limit, as the parity table says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enforced {
+    /// `yes`: refused just past the documented value.
+    Yes,
+    /// `yes, at N`: refused, with N the largest value that succeeded.
+    At(usize),
+    /// `yes, already at the first rung (N)`: the first value tried, N, was refused.
+    AtFirstRung(usize),
+    /// `no`: no climb was refused.
+    No,
+    /// `stopped by ..., not by this limit`: another refusal, or an error (`None`), came first.
+    StoppedBy(Option<RefusalKind>),
+}
+
+impl Enforced {
+    const AT: &str = "yes, at ";
+    const FIRST_RUNG: (&str, &str) = ("yes, already at the first rung (", ")");
+    const STOPPED_BY: (&str, &str) = ("stopped by ", ", not by this limit");
+    /// What `StoppedBy(None)` names.
+    const AN_ERROR: &str = "an error";
+}
+
+impl std::fmt::Display for Enforced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (first, stopped) = (Enforced::FIRST_RUNG, Enforced::STOPPED_BY);
+        match self {
+            Enforced::Yes => f.write_str("yes"),
+            Enforced::At(v) => write!(f, "{}{}", Enforced::AT, thousands(*v)),
+            Enforced::AtFirstRung(v) => write!(f, "{}{}{}", first.0, thousands(*v), first.1),
+            Enforced::No => f.write_str("no"),
+            Enforced::StoppedBy(None) => {
+                write!(f, "{}{}{}", stopped.0, Enforced::AN_ERROR, stopped.1)
+            }
+            Enforced::StoppedBy(Some(kind)) => write!(f, "{}{kind}{}", stopped.0, stopped.1),
+        }
+    }
+}
+
+impl std::str::FromStr for Enforced {
+    type Err = String;
+    /// The text [`Enforced`]'s `Display` writes.
+    fn from_str(s: &str) -> Result<Enforced, String> {
+        let between = |(before, after): (&str, &str)| s.strip_prefix(before)?.strip_suffix(after);
+        let number = |n: &str| n.replace(',', "").parse::<usize>().ok();
+        let parsed = if s == "yes" {
+            Some(Enforced::Yes)
+        } else if s == "no" {
+            Some(Enforced::No)
+        } else if let Some(n) = between(Enforced::FIRST_RUNG) {
+            number(n).map(Enforced::AtFirstRung)
+        } else if let Some(n) = s.strip_prefix(Enforced::AT) {
+            number(n).map(Enforced::At)
+        } else if let Some(what) = between(Enforced::STOPPED_BY) {
+            if what == Enforced::AN_ERROR {
+                Some(Enforced::StoppedBy(None))
+            } else {
+                what.parse()
+                    .ok()
+                    .map(|kind| Enforced::StoppedBy(Some(kind)))
+            }
+        } else {
+            None
+        };
+        parsed.ok_or_else(|| {
+            format!(
+                "`{s}` is not whether a limit was enforced: expected `yes`, `yes, at N`, \
+                 `{}N{}`, `no` or `{}<refusal kind or {}>{}`",
+                Enforced::FIRST_RUNG.0,
+                Enforced::FIRST_RUNG.1,
+                Enforced::STOPPED_BY.0,
+                Enforced::AN_ERROR,
+                Enforced::STOPPED_BY.1
+            )
+        })
+    }
+}
+
+serde_as_text!(Enforced);
 
 /// The run a parity table comes from, as its rows carry it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,7 +221,7 @@ fn found(kind: LadderKind, f: &Finding) -> String {
                     .unwrap_or_default(),
                 _ => String::new(),
             };
-            let why = if f.stopped.starts_with("time budget") {
+            let why = if matches!(f.stopped, Stop::TimeBudget(_)) {
                 ", where the time budget ended the climb"
             } else {
                 ""
@@ -169,13 +250,12 @@ fn row(kind: LadderKind, fs: &[&Finding], source: &Source) -> ParityRow {
     let first = failures.first();
     let expected = Some(kind.expected_refusal());
     let enforced = if failures.is_empty() {
-        "no".to_owned()
+        Enforced::No
     } else if let Some(other) = failures.iter().find(|f| f.refusal != expected) {
-        let what = match other.refusal {
-            None | Some(RefusalKind::Other) => "an error".to_owned(),
-            Some(kind) => kind.to_string(),
-        };
-        format!("stopped by {what}, not by this limit")
+        Enforced::StoppedBy(match other.refusal {
+            None | Some(RefusalKind::Other) => None,
+            Some(kind) => Some(kind),
+        })
     } else {
         let wanted = |f: &Finding| match kind {
             LadderKind::ParamCeiling => Some(bound_rows_per_statement(f.columns.unwrap_or(1))),
@@ -185,13 +265,10 @@ fn row(kind: LadderKind, fs: &[&Finding], source: &Source) -> ParityRow {
             .iter()
             .find(|f| wanted(f).is_some_and(|w| f.last_ok != Some(w)));
         match off {
-            None => "yes".to_owned(),
+            None => Enforced::Yes,
             Some(f) => match f.last_ok {
-                Some(v) => format!("yes, at {}", thousands(v)),
-                None => format!(
-                    "yes, already at the first rung ({})",
-                    thousands(f.first_failed.unwrap_or(0))
-                ),
+                Some(v) => Enforced::At(v),
+                None => Enforced::AtFirstRung(f.first_failed.unwrap_or(0)),
             },
         }
     };
@@ -211,10 +288,7 @@ fn row(kind: LadderKind, fs: &[&Finding], source: &Source) -> ParityRow {
         documented: documented.text.to_owned(),
         found,
         enforced,
-        refusal: first
-            .and_then(|f| f.refusal)
-            .map(|r| r.to_string())
-            .unwrap_or_default(),
+        refusal: first.and_then(|f| f.refusal),
         error: first.map(|f| f.error.clone()).unwrap_or_default(),
         run: source.run.clone(),
         commit: source.commit.clone(),
@@ -281,7 +355,7 @@ pub fn markdown(rows: &[ParityRow]) -> String {
             cell(&r.limit),
             cell(&r.documented),
             cell(&r.found),
-            cell(&r.enforced),
+            cell(&r.enforced.to_string()),
             code(&r.error)
         )
         .unwrap();
@@ -314,7 +388,13 @@ pub fn readme_section(
             None => "not yet measured".to_owned(),
             Some(rows) => rows.iter().find(|s| s.ladder == r.ladder).map_or_else(
                 || "not measured in that run".to_owned(),
-                |s| format!("{} (enforced: {})", cell(&s.found), cell(&s.enforced)),
+                |s| {
+                    format!(
+                        "{} (enforced: {})",
+                        cell(&s.found),
+                        cell(&s.enforced.to_string())
+                    )
+                },
             ),
         };
         writeln!(
@@ -323,7 +403,7 @@ pub fn readme_section(
             cell(&r.limit),
             cell(&r.documented),
             cell(&r.found),
-            cell(&r.enforced),
+            cell(&r.enforced.to_string()),
             baseline,
             production,
             code(&r.error)
@@ -479,6 +559,36 @@ mod tests {
         }
     }
 
+    #[test]
+    fn every_enforced_reads_back_as_written() {
+        let texts = [
+            (Enforced::Yes, "yes"),
+            (Enforced::At(8_388_637), "yes, at 8,388,637"),
+            (
+                Enforced::AtFirstRung(10),
+                "yes, already at the first rung (10)",
+            ),
+            (Enforced::No, "no"),
+            (
+                Enforced::StoppedBy(None),
+                "stopped by an error, not by this limit",
+            ),
+            (
+                Enforced::StoppedBy(Some(RefusalKind::QueryTimeout)),
+                "stopped by query-timeout, not by this limit",
+            ),
+        ];
+        for (enforced, text) in texts {
+            assert_eq!(enforced.to_string(), text);
+            assert_eq!(text.parse::<Enforced>(), Ok(enforced));
+        }
+        let err = "maybe".parse::<Enforced>().unwrap_err();
+        assert!(
+            err.starts_with("`maybe` is not whether a limit was enforced"),
+            "{err}"
+        );
+    }
+
     fn finding(
         kind: LadderKind,
         last_ok: Option<usize>,
@@ -504,7 +614,10 @@ mod tests {
             },
             statements_completed: first_failed.map(|_| 0),
             confirmed: None,
-            stopped: String::new(),
+            stopped: match first_failed {
+                Some(_) => Stop::Refused,
+                None => Stop::NoRefusal,
+            },
             ok_outside_ms: Some(1.0),
             ok_inside_ms: Some(1.0),
             ok_d1_ms: Some(0.5),
@@ -525,7 +638,7 @@ mod tests {
             &source(),
         );
         assert_eq!(at[0].found, "100,000 bytes ok, 100,001 refused");
-        assert_eq!(at[0].enforced, "yes");
+        assert_eq!(at[0].enforced, Enforced::Yes);
         let off = rows(
             &[finding(
                 LadderKind::FunctionArgs,
@@ -535,18 +648,18 @@ mod tests {
             )],
             &source(),
         );
-        assert_eq!(off[0].enforced, "yes, at 127");
+        assert_eq!(off[0].enforced, Enforced::At(127));
         let none = rows(
             &[finding(LadderKind::QueryBudget, Some(2000), None, "")],
             &source(),
         );
         assert_eq!(none[0].found, "no refusal up to 2,000 queries");
-        assert_eq!(none[0].enforced, "no");
+        assert_eq!(none[0].enforced, Enforced::No);
         let wrong = rows(
             &[finding(LadderKind::RowSize, Some(100), Some(200), "other")],
             &source(),
         );
-        assert_eq!(wrong[0].enforced, "stopped by an error, not by this limit");
+        assert_eq!(wrong[0].enforced, Enforced::StoppedBy(None));
         assert_eq!(Source::of_rows(&wrong), Some(source()));
     }
 
@@ -585,7 +698,7 @@ mod tests {
             fs.push(f);
         }
         let r = rows(&fs, &source());
-        assert_eq!(r[0].enforced, "yes");
+        assert_eq!(r[0].enforced, Enforced::Yes);
         assert!(
             r[0].found
                 .starts_with("100 parameters: the ceiling was floor(100/C)"),
@@ -594,7 +707,7 @@ mod tests {
         );
         fs[1].last_ok = Some(34);
         let r = rows(&fs, &source());
-        assert_eq!(r[0].enforced, "yes, at 34");
+        assert_eq!(r[0].enforced, Enforced::At(34));
         assert!(r[0].found.contains("C=3: 34 rows"), "{}", r[0].found);
     }
 
@@ -637,7 +750,7 @@ mod tests {
             for r in &rows {
                 if !r.error.is_empty() {
                     assert_eq!(
-                        RefusalKind::classify(&r.error).name(),
+                        Some(RefusalKind::classify(&r.error)),
                         r.refusal,
                         "{}",
                         r.error

@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use d1bench_core::workload::{IndexKind, Operation, Preparation};
 
 use super::cache::{self, Share};
-use super::claims::{Answer, Comparison, answers, ratio_text};
+use super::claims::{Answer, Clock, Comparison, answers, ratio_text};
 use super::load_stats::{Key, OpStats, stats};
 use super::quantiles::{self, Latencies};
 use super::stats::CONFIDENCE;
@@ -159,7 +159,7 @@ pub fn section(root: &Path) -> Result<String> {
     // The p50 of the latency from the due time: what a client on the timetable saw.
     let p50: Vec<Answer> = answers(&read.stats)
         .into_iter()
-        .filter(|a| a.clock == "latency" && a.q == 0.5)
+        .filter(|a| a.clock == Clock::Latency && a.q == 0.5)
         .collect();
     let of = |what: Comparison| -> Vec<&Answer> { p50.iter().filter(|a| a.what == what).collect() };
     let (covering, control, reuse) = (

@@ -11,7 +11,7 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 
 use crate::base::numbers::thousands;
-use crate::base::{Location, Plan};
+use crate::base::{Location, Plan, TargetKind};
 use crate::flags::{self, MatrixFormat};
 use crate::paths::Paths;
 use crate::studies::cost::{
@@ -28,7 +28,7 @@ pub struct Job {
     /// `<experiment>-<target>[-<location>]`: the job's and its artifact's name.
     pub name: String,
     pub experiment: String,
-    pub target: String,
+    pub target: TargetKind,
     /// The location hint of a remote job; empty for a local one.
     pub location: String,
     pub profile: String,
@@ -90,24 +90,24 @@ pub fn jobs(dir: &Path, flags: &flags::Matrix) -> Result<Vec<Job>> {
                 (profile.to_owned(), workload.plan(spec).cost())
             }
         };
-        let job = |target: &str, location: Option<Location>| Job {
+        let job = |target: TargetKind, location: Option<Location>| Job {
             name: match location {
                 Some(l) => format!("{name}-{target}-{}", l.name()),
                 None => format!("{name}-{target}"),
             },
             experiment: name.clone(),
-            target: target.to_owned(),
+            target,
             location: location.map(|l| l.name().to_owned()).unwrap_or_default(),
             profile: profile.clone(),
             plan: flags.plan.name().to_owned(),
             cost,
         };
         if local {
-            jobs.push(job("local", None));
+            jobs.push(job(TargetKind::Local, None));
         }
         if remote {
             for &location in &locations {
-                jobs.push(job("remote", Some(location)));
+                jobs.push(job(TargetKind::Remote, Some(location)));
             }
         }
     }
@@ -177,7 +177,10 @@ pub fn to_table(jobs: &[Job], plan: Plan) -> String {
         )
         .unwrap();
     }
-    let remote: Vec<&Job> = jobs.iter().filter(|j| j.target == "remote").collect();
+    let remote: Vec<&Job> = jobs
+        .iter()
+        .filter(|j| j.target == TargetKind::Remote)
+        .collect();
     if !remote.is_empty() {
         let sum = |f: fn(&Cost) -> usize| remote.iter().map(|j| f(&j.cost)).sum::<usize>();
         writeln!(
@@ -343,8 +346,14 @@ rows = 5
             .unwrap()
         };
         let (both, local, remote) = (select("both"), select("local"), select("remote"));
-        assert!(local.iter().all(|j| j.target == "local"), "{local:?}");
-        assert!(remote.iter().all(|j| j.target == "remote"), "{remote:?}");
+        assert!(
+            local.iter().all(|j| j.target == TargetKind::Local),
+            "{local:?}"
+        );
+        assert!(
+            remote.iter().all(|j| j.target == TargetKind::Remote),
+            "{remote:?}"
+        );
         assert_eq!(local.len(), 2, "one local job per experiment");
         assert_eq!(
             remote.len(),

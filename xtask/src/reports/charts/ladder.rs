@@ -158,7 +158,7 @@ mod tests {
                 error: "too many SQL variables".into(),
                 statements_completed: Some(0),
                 confirmed: Some(true),
-                stopped: "refused".into(),
+                stopped: crate::records::Stop::Refused,
                 ok_outside_ms: None,
                 ok_inside_ms: None,
                 ok_d1_ms: None,
