@@ -23,7 +23,7 @@ use crate::paths::Paths;
 use crate::procs;
 use crate::records::csv;
 use crate::records::run_history::Resumption;
-use crate::records::run_record::{self, GitInfo};
+use crate::records::run_record::{self, Commit, GitInfo};
 use crate::records::{Finding, ResultRow, RunDir, RunRecord, RunStatus, RungRow, StudyKind};
 use crate::studies::sweep::PlannedProbe;
 
@@ -185,7 +185,7 @@ pub(super) fn check_files(record: &RunRecord, plan: &Plan, toml: &Path) -> Resul
 /// Refuses when the code is not the run's: another commit, or uncommitted changes then or now.
 fn check_code(then: &GitInfo, now: &GitInfo, toml: &Path) -> Result<()> {
     let path = toml.display();
-    if then.commit == "unknown" || now.commit == "unknown" {
+    if then.commit == Commit::Unknown || now.commit == Commit::Unknown {
         bail!(
             "{path}: cannot tell whether the code is the run's: git gives no commit (the run's: \
              {}, now: {})",

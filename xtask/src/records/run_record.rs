@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use xshell::{Shell, cmd};
 
 use crate::base::clock::utc_now;
+use crate::base::text::serde_as_text;
 use crate::base::{DebugCorruption, TargetKind};
 use crate::records::reconcile::Totals;
 use crate::records::run_history::{Planned, Resumption, SessionTime};
@@ -176,11 +177,100 @@ pub struct StudyFile {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GitInfo {
-    /// The commit checked out, or `unknown` outside a git checkout.
-    pub commit: String,
+    /// The commit checked out (`unknown` outside a git checkout).
+    pub commit: Commit,
     /// Whether tracked files differed from that commit.
     pub dirty: bool,
 }
+
+impl GitInfo {
+    /// The commit with whether the tree differed from it, as one value.
+    pub fn revision(&self) -> Revision {
+        Revision {
+            commit: self.commit.clone(),
+            dirty: self.dirty,
+        }
+    }
+}
+
+/// The commit git had checked out, written as its hash or `unknown`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Commit {
+    /// The commit's full hash.
+    Known(String),
+    /// Not in a git checkout, or git could not say.
+    Unknown,
+}
+
+impl Commit {
+    const UNKNOWN: &str = "unknown";
+
+    /// The first `n` characters of its name, as a reader is shown it.
+    pub fn short(&self, n: usize) -> &str {
+        match self {
+            Commit::Known(hash) => hash.get(..n).unwrap_or(hash),
+            Commit::Unknown => Commit::UNKNOWN,
+        }
+    }
+}
+
+impl std::fmt::Display for Commit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Commit::Known(hash) => f.write_str(hash),
+            Commit::Unknown => f.write_str(Commit::UNKNOWN),
+        }
+    }
+}
+
+impl std::str::FromStr for Commit {
+    type Err = String;
+    /// A hash, or `unknown`.
+    fn from_str(s: &str) -> Result<Commit, String> {
+        match s {
+            "" => Err("an empty commit: expected a hash or `unknown`".to_owned()),
+            Commit::UNKNOWN => Ok(Commit::Unknown),
+            hash => Ok(Commit::Known(hash.to_owned())),
+        }
+    }
+}
+
+serde_as_text!(Commit);
+
+/// A commit and whether the tree differed from it, written `<commit>` or `<commit>-dirty` (the
+/// code a parity table's rows were measured with).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revision {
+    pub commit: Commit,
+    pub dirty: bool,
+}
+
+impl Revision {
+    const DIRTY: &str = "-dirty";
+}
+
+impl std::fmt::Display for Revision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let dirty = if self.dirty { Revision::DIRTY } else { "" };
+        write!(f, "{}{dirty}", self.commit)
+    }
+}
+
+impl std::str::FromStr for Revision {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Revision, String> {
+        let (commit, dirty) = match s.strip_suffix(Revision::DIRTY) {
+            Some(commit) => (commit, true),
+            None => (s, false),
+        };
+        Ok(Revision {
+            commit: commit.parse()?,
+            dirty,
+        })
+    }
+}
+
+serde_as_text!(Revision);
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Versions {
@@ -345,7 +435,7 @@ pub fn git(sh: &Shell) -> GitInfo {
         .quiet()
         .ignore_stderr()
         .read()
-        .unwrap_or_else(|_| "unknown".into());
+        .map_or(Commit::Unknown, Commit::Known);
     let dirty = cmd!(sh, "git status --porcelain --untracked-files=no")
         .quiet()
         .ignore_stderr()
@@ -411,6 +501,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn commits_and_revisions_read_back_as_written() {
+        let hash = "16c198ba95dc38a82458a9259b0366af832807e8";
+        for (text, revision) in [
+            (hash, (Commit::Known(hash.into()), false)),
+            ("unknown", (Commit::Unknown, false)),
+            ("unknown-dirty", (Commit::Unknown, true)),
+        ] {
+            let revision = Revision {
+                commit: revision.0,
+                dirty: revision.1,
+            };
+            assert_eq!(text.parse::<Revision>(), Ok(revision.clone()));
+            assert_eq!(revision.to_string(), text);
+        }
+        let dirty = format!("{hash}-dirty").parse::<Revision>().unwrap();
+        assert!(dirty.dirty);
+        assert_eq!(dirty.commit.short(7), "16c198b");
+        assert_eq!(Commit::Unknown.short(7), "unknown");
+        assert!("".parse::<Commit>().is_err());
+    }
+
+    #[test]
     fn a_running_record_of_a_dead_process_is_marked_abandoned_and_no_other() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.toml");
@@ -461,7 +573,7 @@ mod tests {
                 description: "d".into(),
             }],
             git: GitInfo {
-                commit: "c".into(),
+                commit: Commit::Known("c".into()),
                 dirty: true,
             },
             versions: Versions::default(),

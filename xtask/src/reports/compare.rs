@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::base::TargetKind;
 use crate::base::numbers::num;
+use crate::records::run_record::Commit;
 use crate::records::{ResultRow, RunDir, RunRecord, RunStatus, StudyKind, csv};
 use crate::reports::points::{Measure, Point, points};
 use crate::reports::stats;
@@ -155,7 +156,7 @@ pub struct RunRef {
     pub id: String,
     pub target: TargetKind,
     pub profile: String,
-    pub commit: String,
+    pub commit: Commit,
     pub dirty: bool,
     pub status: RunStatus,
 }
@@ -405,7 +406,7 @@ fn run_line(which: &str, run: &RunRef) -> String {
         run.id,
         run.target,
         run.profile,
-        run.commit.get(..12).unwrap_or(&run.commit),
+        run.commit.short(12),
         if run.dirty { " dirty" } else { "" },
         run.status
     )

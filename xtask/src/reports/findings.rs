@@ -71,7 +71,7 @@ pub fn section(dir: &Path, link: &str) -> Result<String> {
         record.run.id,
         record.run.experiment,
         record.run.profile,
-        &record.git.commit[..record.git.commit.len().min(7)],
+        record.git.commit.short(7),
         record.machine.cpus,
         thousands(totals.records),
         thousands(totals.rows_expected),

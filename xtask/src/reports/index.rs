@@ -229,7 +229,7 @@ mod tests {
                 description: "d".into(),
             }],
             git: GitInfo {
-                commit: "c0ffee".into(),
+                commit: crate::records::run_record::Commit::Known("c0ffee".into()),
                 dirty: false,
             },
             versions: Versions::default(),

@@ -20,6 +20,7 @@ use crate::base::numbers::thousands;
 use crate::base::text::serde_as_text;
 use crate::paths::Paths;
 use crate::records::csv::read as read_csv;
+use crate::records::run_record::Revision;
 use crate::records::{Finding, Stop};
 
 pub const BEGIN: &str = "<!-- parity:begin -->";
@@ -46,7 +47,7 @@ pub struct ParityRow {
     #[serde(default)]
     pub run: String,
     #[serde(default)]
-    pub commit: String,
+    pub commit: Option<Revision>,
     #[serde(default)]
     pub versions: String,
 }
@@ -135,8 +136,8 @@ serde_as_text!(Enforced);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {
     pub run: String,
-    /// The commit, with `-dirty` when tracked files differed from it.
-    pub commit: String,
+    /// The commit, and whether tracked files differed from it.
+    pub commit: Option<Revision>,
     /// What the target ran on: d1bench, and wrangler, workerd and the worker crate for targets
     /// that run the Worker, or the bundled SQLite for the sqlite target.
     pub versions: String,
@@ -156,11 +157,7 @@ impl Source {
         versions.push(v.rustc.clone());
         Source {
             run: record.run.id.clone(),
-            commit: format!(
-                "{}{}",
-                record.git.commit,
-                if record.git.dirty { "-dirty" } else { "" }
-            ),
+            commit: Some(record.git.revision()),
             versions: versions.join("; "),
         }
     }
@@ -175,7 +172,7 @@ impl Source {
             versions: first.versions.clone(),
         };
         let named =
-            !source.run.is_empty() && !source.commit.is_empty() && !source.versions.is_empty();
+            !source.run.is_empty() && source.commit.is_some() && !source.versions.is_empty();
         let agree = rows.iter().all(|r| {
             r.run == source.run && r.commit == source.commit && r.versions == source.versions
         });
@@ -422,7 +419,7 @@ pub fn readme_section(
             Some(s) => format!(
                 "{target}: run `{}` at commit `{}` ({})",
                 s.run,
-                &s.commit[..s.commit.len().min(7)],
+                s.commit.as_ref().map_or("", |c| c.commit.short(7)),
                 s.versions
             ),
             None => format!("{target}: a run its table does not name"),
@@ -554,7 +551,10 @@ mod tests {
     fn source() -> Source {
         Source {
             run: "20261130T000000Z-local".into(),
-            commit: "0123456789abcdef".into(),
+            commit: Some(Revision {
+                commit: crate::records::run_record::Commit::Known("0123456789abcdef".into()),
+                dirty: false,
+            }),
             versions: "d1bench 0.1.0".into(),
         }
     }
@@ -744,7 +744,7 @@ mod tests {
             assert!(
                 source
                     .as_ref()
-                    .is_some_and(|s| !s.commit.ends_with("-dirty")),
+                    .is_some_and(|s| s.commit.as_ref().is_some_and(|c| !c.dirty)),
                 "reports/parity-{target}.csv must name one run, its clean commit and its versions in every row: {source:?}"
             );
             for r in &rows {

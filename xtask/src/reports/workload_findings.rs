@@ -77,7 +77,7 @@ fn provenance(dir: &str, run: &Run) -> String {
         r.run.experiment,
         r.run.target,
         r.run.profile,
-        &r.git.commit[..r.git.commit.len().min(7)],
+        r.git.commit.short(7),
         r.machine.cpus,
         run.requests,
     )

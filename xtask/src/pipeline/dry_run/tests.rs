@@ -178,7 +178,7 @@ fn earlier(
         },
         studies: Vec::new(),
         git: GitInfo {
-            commit: "c".into(),
+            commit: crate::records::run_record::Commit::Known("c".into()),
             dirty: false,
         },
         versions: Versions::default(),

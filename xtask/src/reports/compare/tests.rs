@@ -221,7 +221,7 @@ fn record(experiment: &str, kind: StudyKind) -> RunRecord {
             description: "d".into(),
         }],
         git: GitInfo {
-            commit: "c0ffee".into(),
+            commit: crate::records::run_record::Commit::Known("c0ffee".into()),
             dirty: false,
         },
         versions: Versions::default(),
