@@ -15,7 +15,7 @@ use crate::records::csv::Appender;
 use crate::records::reconcile::{self, Totals};
 use crate::records::{Finding, RunDir, RungRow, Stop};
 use crate::studies::ladder::{Climb, Climber, Role};
-use crate::targets::Session;
+use crate::targets::Rungs;
 
 /// The climbs an earlier attempt of the run finished (their findings are in findings.csv), and
 /// the first rung id none of its rungs took.
@@ -38,7 +38,7 @@ impl Default for ClimbsDone {
 /// Climbs every climb of every ladder in order, but those `done` says are finished; rows and
 /// findings are on disk as they land.
 pub fn climb_all(
-    session: &mut dyn Session,
+    session: &mut dyn Rungs,
     climbs: &[Climb],
     done: &ClimbsDone,
     run_dir: &RunDir,
@@ -66,7 +66,7 @@ pub fn climb_all(
 /// One climb: calibration (query-duration), then rungs until the climber is done, the time
 /// budget is spent, or the target stops answering.
 fn climb_one(
-    session: &mut dyn Session,
+    session: &mut dyn Rungs,
     climb: &Climb,
     index: usize,
     next_id: &mut u64,
@@ -76,7 +76,7 @@ fn climb_one(
     let mut rows: Vec<RungRow> = Vec::new();
     let mut stopped = None;
     let mut take =
-        |climb: &Climb, value: usize, role: Role, session: &mut dyn Session| -> Result<RungRow> {
+        |climb: &Climb, value: usize, role: Role, session: &mut dyn Rungs| -> Result<RungRow> {
             if procs::interrupted() {
                 bail!("interrupted");
             }
@@ -179,7 +179,7 @@ fn climb_one(
 }
 
 /// Prepare, climb and finish one rung (three invocations on the Worker), then reconcile it.
-fn run_rung(session: &mut dyn Session, rung: &RungRequest, role: Role, climb: usize) -> RungRow {
+fn run_rung(session: &mut dyn Rungs, rung: &RungRequest, role: Role, climb: usize) -> RungRow {
     let plan = ladder::plan(rung);
     let mut row = RungRow {
         ladder: rung.ladder,
@@ -232,7 +232,7 @@ fn run_rung(session: &mut dyn Session, rung: &RungRequest, role: Role, climb: us
     };
     match session.rung_prepare(rung) {
         Err(e) => {
-            lost(&mut row, Step::Prepare, &e);
+            lost(&mut row, Step::Prepare, &e.to_string());
             let _ = session.rung_finish(rung);
             return row;
         }
@@ -244,7 +244,7 @@ fn run_rung(session: &mut dyn Session, rung: &RungRequest, role: Role, climb: us
                 row.outside_ms = timed.outside_ms;
                 match timed.result {
                     Err(e) => {
-                        lost(&mut row, Step::Climb, &e);
+                        lost(&mut row, Step::Climb, &e.to_string());
                         let _ = session.rung_finish(rung);
                         return row;
                     }
@@ -267,7 +267,7 @@ fn run_rung(session: &mut dyn Session, rung: &RungRequest, role: Role, climb: us
     }
     match session.rung_finish(rung) {
         Err(e) => {
-            lost(&mut row, Step::Finish, &e);
+            lost(&mut row, Step::Finish, &e.to_string());
         }
         Ok(finish) => {
             row.table_exists = finish.table_exists;

@@ -50,7 +50,7 @@ use crate::studies::overrides::Overrides;
 use crate::studies::schedule::SweepPlan;
 use crate::studies::sweep::{Axis, PlannedProbe};
 use crate::studies::workload::WorkloadPlan;
-use crate::targets::{self, Session, Start, remote};
+use crate::targets::{self, Start, Target, remote};
 use crate::toolchain::Toolchain;
 use crate::{procs, reports, toolchain};
 

@@ -29,7 +29,7 @@ use crate::records::workload_row::{CheckRow, OpRow, Phase};
 use crate::records::{RunDir, Totals};
 use crate::studies::overrides::Overrides;
 use crate::studies::workload::{LoadPoint, Mix, Workload, WorkloadPlan};
-use crate::targets::Session;
+use crate::targets::Workloads;
 use crate::targets::workload::WorkloadClient;
 
 /// What the table must hold: every seeded id, and every write acknowledged so far; and what it
@@ -92,7 +92,7 @@ pub fn plan(
 
 /// Measures `plan` on the session's target; the totals of what it recorded.
 pub fn measure(
-    session: &mut dyn Session,
+    session: &mut dyn Workloads,
     experiment: &str,
     plan: &WorkloadPlan,
     run_dir: &RunDir,
@@ -486,7 +486,7 @@ fn op_row(
     let attempted = done.answer;
     let (answer, target_failed) = match attempted.last.result {
         Ok(answer) => (answer, false),
-        Err(e) => (crate::targets::workload::no_answer(e), true),
+        Err(e) => (crate::targets::workload::no_answer(e.to_string()), true),
     };
     let served = answer.served_by.clone().unwrap_or_default();
     OpRow {

@@ -9,27 +9,28 @@ use d1bench_core::workload::{
     SeedResult,
 };
 
+use super::TargetError;
 use super::http::{Timed, WorkerClient};
 
-/// A target's workload calls, shared by the load generator's threads. Every `Err(String)` and
+/// A target's workload calls, shared by the load generator's threads. Every [`TargetError`] and
 /// every `Timed` without a result is the target failing to answer; D1's and SQLite's errors
 /// are data inside the answers.
 pub trait WorkloadClient: Send + Sync {
     /// Creates the table (when asked) and writes one batch of its rows.
-    fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, String>;
+    fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, TargetError>;
     /// Leaves exactly this secondary index on the table.
-    fn index(&self, index: IndexKind) -> Result<(), String>;
+    fn index(&self, index: IndexKind) -> Result<(), TargetError>;
     /// One operation, timed from the outside around the whole exchange.
     fn op(&self, op: &OpRequest) -> Timed<OpResult>;
     /// Counts, sums and checksums the table (and drops it, when asked).
-    fn check(&self, check: &CheckRequest) -> Result<CheckResult, String>;
+    fn check(&self, check: &CheckRequest) -> Result<CheckResult, TargetError>;
 }
 
 impl WorkloadClient for WorkerClient {
-    fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, String> {
+    fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, TargetError> {
         self.workload("/workload/seed", seed).result
     }
-    fn index(&self, index: IndexKind) -> Result<(), String> {
+    fn index(&self, index: IndexKind) -> Result<(), TargetError> {
         self.workload::<serde_json::Value>("/workload/index", &IndexRequest { index })
             .result
             .map(drop)
@@ -37,7 +38,7 @@ impl WorkloadClient for WorkerClient {
     fn op(&self, op: &OpRequest) -> Timed<OpResult> {
         self.workload("/workload/op", op)
     }
-    fn check(&self, check: &CheckRequest) -> Result<CheckResult, String> {
+    fn check(&self, check: &CheckRequest) -> Result<CheckResult, TargetError> {
         self.workload_check(check).result
     }
 }

@@ -509,7 +509,7 @@ fn the_database_id_is_read_from_a_toml_snippet_too() {
 }
 
 #[test]
-fn remote_flags_are_refused_on_a_local_run() {
+fn remote_options_are_refused_on_a_local_run() {
     let asked = Asked {
         location: Some(Location::Weur),
         keep: true,

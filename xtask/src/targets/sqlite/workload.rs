@@ -13,6 +13,7 @@ use d1bench_core::{Checksum, Value};
 use rusqlite::{Connection, params_from_iter};
 
 use super::d1_like::open_d1_like;
+use crate::targets::TargetError;
 use crate::targets::http::Timed;
 use crate::targets::workload::WorkloadClient;
 
@@ -41,10 +42,10 @@ impl SqliteWorkload {
         Ok(SqliteWorkload { db: Mutex::new(db) })
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, String> {
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, TargetError> {
         self.db
             .lock()
-            .map_err(|_| "the SQLite connection's lock is poisoned".to_owned())
+            .map_err(|_| TargetError::InProcess("the SQLite connection's lock is poisoned".into()))
     }
 }
 
@@ -98,8 +99,8 @@ fn run(
 }
 
 impl WorkloadClient for SqliteWorkload {
-    fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, String> {
-        seed.validate()?;
+    fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, TargetError> {
+        seed.validate().map_err(TargetError::InProcess)?;
         let mut db = self.lock()?;
         let statements = workload::seed_statements(&seed.spec, seed.from, seed.to);
         let write = |db: &mut Connection| -> rusqlite::Result<usize> {
@@ -132,58 +133,62 @@ impl WorkloadClient for SqliteWorkload {
         })
     }
 
-    fn index(&self, index: IndexKind) -> Result<(), String> {
+    fn index(&self, index: IndexKind) -> Result<(), TargetError> {
         let db = self.lock()?;
         for sql in index.sql() {
-            db.execute(&sql, []).map_err(|e| sqlite_text(&e))?;
+            db.execute(&sql, [])
+                .map_err(|e| TargetError::InProcess(sqlite_text(&e)))?;
         }
         Ok(())
     }
 
     fn op(&self, op: &OpRequest) -> Timed<OpResult> {
         let started = Instant::now();
-        let result = op.validate().and_then(|()| {
-            // The pipeline leaves session points out on this target; one that gets here anyway
-            // is refused rather than measured as a plain read.
-            if !op.session.is_none() {
-                return Err(format!(
-                    "a `{}` session: in-process SQLite has no D1 Sessions API",
-                    op.session
-                ));
-            }
-            let mut db = self.lock()?;
-            let opened = Instant::now();
-            let done = perform(&mut db, op);
-            let inside_ms = opened.elapsed().as_secs_f64() * 1000.0;
-            let (outcome, refusal) =
-                d1bench_core::ladder::classify(done.as_ref().err().map(sqlite_text).as_deref());
-            let (rows_returned, changes) = done.as_ref().copied().unwrap_or((0, 0));
-            Ok(OpResult {
-                outcome,
-                refusal,
-                error: done.err().map(|e| sqlite_text(&e)),
-                rows_returned,
-                changes,
-                inside_ms,
-                d1_ms: None,
-                rows_read: None,
-                rows_written: None,
-                served_by: None,
-                cache: None,
-                version: (op.op == Operation::Update).then_some(op.version),
-                worker_colo: None,
-                session_bookmark: None,
-            })
-        });
+        let result = op
+            .validate()
+            .map_err(TargetError::InProcess)
+            .and_then(|()| {
+                // The pipeline leaves session points out on this target; one that gets here anyway
+                // is refused rather than measured as a plain read.
+                if !op.session.is_none() {
+                    return Err(TargetError::InProcess(format!(
+                        "a `{}` session: in-process SQLite has no D1 Sessions API",
+                        op.session
+                    )));
+                }
+                let mut db = self.lock()?;
+                let opened = Instant::now();
+                let done = perform(&mut db, op);
+                let inside_ms = opened.elapsed().as_secs_f64() * 1000.0;
+                let (outcome, refusal) =
+                    d1bench_core::ladder::classify(done.as_ref().err().map(sqlite_text).as_deref());
+                let (rows_returned, changes) = done.as_ref().copied().unwrap_or((0, 0));
+                Ok(OpResult {
+                    outcome,
+                    refusal,
+                    error: done.err().map(|e| sqlite_text(&e)),
+                    rows_returned,
+                    changes,
+                    inside_ms,
+                    d1_ms: None,
+                    rows_read: None,
+                    rows_written: None,
+                    served_by: None,
+                    cache: None,
+                    version: (op.op == Operation::Update).then_some(op.version),
+                    worker_colo: None,
+                    session_bookmark: None,
+                })
+            });
         Timed {
             outside_ms: started.elapsed().as_secs_f64() * 1000.0,
             result,
         }
     }
 
-    fn check(&self, check: &CheckRequest) -> Result<CheckResult, String> {
+    fn check(&self, check: &CheckRequest) -> Result<CheckResult, TargetError> {
         let db = self.lock()?;
-        let text = |e: rusqlite::Error| sqlite_text(&e);
+        let text = |e: rusqlite::Error| TargetError::InProcess(sqlite_text(&e));
         let (n, ids, misplaced): (i64, i64, i64) = db
             .query_row(&workload::sums_sql(&check.spec), [], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?))
