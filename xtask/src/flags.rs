@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use serde::{Deserialize, Serialize};
+
+use crate::base::{DebugCorruption, Location, Plan, TargetKind};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -57,104 +58,6 @@ pub struct BuildWorker {
     /// Compare instead of replacing: the committed build against a rebuild of the sources.
     #[arg(long)]
     pub check: bool,
-}
-
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum, Serialize, Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum TargetKind {
-    /// The Worker in workerd via `wrangler dev`, with a real local D1 (SQLite). No account needed.
-    Local,
-    /// Real SQLite in-process with D1's documented limits applied: the bare baseline of the
-    /// experiments (not D1), and ladders of SQLite's limits.
-    Sqlite,
-    /// The Worker deployed to Cloudflare with a D1 database of its own, both deleted afterwards.
-    /// Needs CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID.
-    Remote,
-}
-
-impl TargetKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            TargetKind::Local => "local",
-            TargetKind::Sqlite => "sqlite",
-            TargetKind::Remote => "remote",
-        }
-    }
-
-    /// Whether the target runs the Worker (and so needs its toolchain and build).
-    pub fn runs_the_worker(self) -> bool {
-        matches!(self, TargetKind::Local | TargetKind::Remote)
-    }
-}
-
-impl std::fmt::Display for TargetKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A D1 primary location hint (`wrangler d1 create --location`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
-pub enum Location {
-    /// Western Europe.
-    Weur,
-    /// Eastern Europe.
-    Eeur,
-    /// Asia Pacific.
-    Apac,
-    /// Oceania.
-    Oc,
-    /// Western North America.
-    Wnam,
-    /// Eastern North America.
-    Enam,
-}
-
-impl Location {
-    pub fn name(self) -> &'static str {
-        match self {
-            Location::Weur => "weur",
-            Location::Eeur => "eeur",
-            Location::Apac => "apac",
-            Location::Oc => "oc",
-            Location::Wnam => "wnam",
-            Location::Enam => "enam",
-        }
-    }
-}
-
-/// The Workers plan of the Cloudflare account: it sets D1's query budget per invocation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Plan {
-    /// Workers Free: 50 D1 queries per invocation, 100,000 rows written a day.
-    Free,
-    /// Workers Paid: 1,000 D1 queries per invocation.
-    Paid,
-}
-
-impl Plan {
-    pub fn name(self) -> &'static str {
-        match self {
-            Plan::Free => "free",
-            Plan::Paid => "paid",
-        }
-    }
-}
-
-/// A deliberate corruption of every probe's table, to prove that reconciliation catches it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DebugCorruption {
-    /// Change the last byte of the first row's first text value.
-    TextByte,
-    /// Add one to the first row's first integer (needs 3 columns or more).
-    Integer,
-    /// Swap the first text value between the first two rows (needs 2 rows or more).
-    SwapRows,
-    /// Swap the first two text values of the first row (needs 2 columns or more).
-    SwapColumns,
 }
 
 #[derive(Debug, Clone, clap::Args)]

@@ -5,6 +5,7 @@
 //! (the run's files) → `targets` (sessions on local, sqlite, remote) → `studies` (experiment and
 //! ladder files, their plans and costs) → `flags`, `paths`, `procs`, `toolchain`.
 
+pub mod base;
 pub mod charts;
 pub mod flags;
 pub mod paths;

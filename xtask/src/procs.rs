@@ -10,7 +10,7 @@
 //! ([`Watchdog`]): a small `sh` that stops the group once this process is gone, however it died.
 //! And a run registers itself in `target/d1bench/live/<pid>.toml` ([`register_run`]) with every
 //! group it starts, and the next run ([`reap_abandoned`]) stops the groups of runs whose process
-//! is gone (if their watchdog was killed too) and marks their run.toml `abandoned`.
+//! is gone (if their watchdog was killed too) and has the caller mark their run.toml `abandoned`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus};
@@ -418,9 +418,13 @@ pub fn register_run(scratch: &Path, run_dir: &Path) -> Result<RunRegistration> {
     Ok(RunRegistration { path })
 }
 
-/// Stops what runs that died without a word left running, and marks their run.toml
-/// `abandoned`; says what it found, one line each.
-pub fn reap_abandoned(scratch: &Path) -> Result<Vec<String>> {
+/// Stops what runs that died without a word left running, and has `mark_abandoned` mark their
+/// record (given the run directory and the dead pid; whether it marked it); says what it found,
+/// one line each.
+pub fn reap_abandoned(
+    scratch: &Path,
+    mark_abandoned: impl Fn(&Path, u32) -> bool,
+) -> Result<Vec<String>> {
     let dir = scratch.join("live");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Ok(Vec::new());
@@ -459,8 +463,7 @@ pub fn reap_abandoned(scratch: &Path) -> Result<Vec<String>> {
                 stopped += 1;
             }
         }
-        let marked =
-            crate::records::run_record::mark_abandoned(&run.run_dir.join("run.toml"), run.pid);
+        let marked = mark_abandoned(&run.run_dir, run.pid);
         let stopped = match stopped {
             0 => "nothing it had started was still running".to_owned(),
             n => format!("stopped {n} process group(s) it had left running"),
@@ -593,11 +596,11 @@ mod tests {
         let scratch = tempfile::tempdir().unwrap();
         let run_dir = scratch.path().join("run");
         std::fs::create_dir_all(&run_dir).unwrap();
-        std::fs::write(
-            run_dir.join("run.toml"),
-            "[run]\nstatus = \"running\"\npid = 999999999\n",
-        )
-        .unwrap();
+        let marked = Mutex::new(Vec::new());
+        let mark = |dir: &Path, pid: u32| {
+            marked.lock().unwrap().push((dir.to_owned(), pid));
+            true
+        };
         // A group left behind by a "dead" run: a process that is not this one.
         let mut command = Command::new("sh");
         command.args(["-c", "sleep 300 & sleep 300"]);
@@ -619,23 +622,23 @@ mod tests {
             }],
         };
         LiveRun::write(&live.join("999999999.toml"), &dead);
-        let found = reap_abandoned(scratch.path()).unwrap();
+        let found = reap_abandoned(scratch.path(), mark).unwrap();
         let _ = child.wait();
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(
             found[0].contains("stopped 1 process group(s) it had left running"),
             "{found:?}"
         );
-        assert!(!group_runs(pgid), "the dead run's group survived");
-        let record = std::fs::read_to_string(run_dir.join("run.toml")).unwrap();
-        assert!(record.contains("status = \"abandoned\""), "{record}");
         assert!(
-            record.contains("a later run found it and stopped what it had left running."),
-            "{record}"
+            found[0].ends_with("; its run.toml now says `abandoned`"),
+            "{found:?}"
         );
+        assert!(!group_runs(pgid), "the dead run's group survived");
+        assert_eq!(*marked.lock().unwrap(), [(run_dir.clone(), 999_999_999)]);
         assert!(!live.join("999999999.toml").exists());
         // A live run (this process) is left alone.
         let _registration = register_run(scratch.path(), &run_dir).unwrap();
-        assert!(reap_abandoned(scratch.path()).unwrap().is_empty());
+        assert!(reap_abandoned(scratch.path(), mark).unwrap().is_empty());
+        assert_eq!(marked.lock().unwrap().len(), 1);
     }
 }

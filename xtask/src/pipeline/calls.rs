@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use d1bench_core::ladder::{FinishResult, PrepareResult, RungRequest, RungResult};
 use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
 
-use crate::flags::TargetKind;
-use crate::targets::{Described, Session, Timed};
+use crate::base::TargetKind;
+use crate::targets::{Described, Probes, Rungs, Session, Target, TargetError, Timed, Workloads};
 
 /// A session whose setup, probe, verify and rung calls are each timed around the call.
 /// Waiting for a target to answer again ([`Session::recover`]) is not a call: it is left out.
@@ -51,47 +51,65 @@ impl Clocked {
     }
 }
 
-impl Session for Clocked {
+impl Target for Clocked {
     fn target(&self) -> TargetKind {
         self.inner.target()
     }
+
     fn has_d1_clock(&self) -> bool {
         self.inner.has_d1_clock()
     }
+
     fn calls_ms(&self) -> Option<f64> {
         Some(self.inside_ms())
     }
-    fn workload(
-        &mut self,
-    ) -> Result<std::sync::Arc<dyn crate::targets::workload::WorkloadClient>, String> {
-        self.inner.workload()
-    }
-    fn setup(&mut self, probe: &ProbeRequest) -> Result<SetupResult, String> {
-        self.time(|s| s.setup(probe))
-    }
-    fn probe(&mut self, probe: &ProbeRequest) -> Timed<ProbeResult> {
-        self.time(|s| s.probe(probe))
-    }
-    fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, String> {
-        self.time(|s| s.verify(probe))
-    }
-    fn rung_prepare(&mut self, rung: &RungRequest) -> Result<PrepareResult, String> {
-        self.time(|s| s.rung_prepare(rung))
-    }
-    fn rung_climb(&mut self, rung: &RungRequest) -> Timed<RungResult> {
-        self.time(|s| s.rung_climb(rung))
-    }
-    fn rung_finish(&mut self, rung: &RungRequest) -> Result<FinishResult, String> {
-        self.time(|s| s.rung_finish(rung))
-    }
-    fn recover(&mut self) -> Result<(), String> {
+
+    fn recover(&mut self) -> Result<(), TargetError> {
         self.inner.recover()
     }
+
     fn describe(&self) -> Described {
         self.inner.describe()
     }
+
     fn close(self: Box<Self>) -> (Described, anyhow::Result<()>) {
         self.inner.close()
+    }
+}
+
+impl Probes for Clocked {
+    fn setup(&mut self, probe: &ProbeRequest) -> Result<SetupResult, TargetError> {
+        self.time(|s| s.setup(probe))
+    }
+
+    fn probe(&mut self, probe: &ProbeRequest) -> Timed<ProbeResult> {
+        self.time(|s| s.probe(probe))
+    }
+
+    fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, TargetError> {
+        self.time(|s| s.verify(probe))
+    }
+}
+
+impl Rungs for Clocked {
+    fn rung_prepare(&mut self, rung: &RungRequest) -> Result<PrepareResult, TargetError> {
+        self.time(|s| s.rung_prepare(rung))
+    }
+
+    fn rung_climb(&mut self, rung: &RungRequest) -> Timed<RungResult> {
+        self.time(|s| s.rung_climb(rung))
+    }
+
+    fn rung_finish(&mut self, rung: &RungRequest) -> Result<FinishResult, TargetError> {
+        self.time(|s| s.rung_finish(rung))
+    }
+}
+
+impl Workloads for Clocked {
+    fn workload(
+        &mut self,
+    ) -> Result<std::sync::Arc<dyn crate::targets::workload::WorkloadClient>, TargetError> {
+        self.inner.workload()
     }
 }
 

@@ -12,13 +12,15 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::Plan;
-use crate::flags::{self, TargetKind};
+use crate::base::TargetKind;
+use crate::base::numbers::thousands;
+use crate::flags;
 use crate::paths::Paths;
 use crate::records::run_history::unix_secs;
 use crate::records::run_record::{self, Machine};
 use crate::records::{RunRecord, RunStatus};
-use crate::studies::cost::{self, Cost, thousands};
-use crate::targets::remote::{self, lifecycle};
+use crate::studies::cost::{self, Cost};
+use crate::targets::remote::lifecycle;
 
 /// Prints what `flags` would run; every refusal of the input comes as for a run.
 pub fn print(flags: &flags::Run, paths: &Paths) -> Result<()> {
@@ -28,10 +30,10 @@ pub fn print(flags: &flags::Run, paths: &Paths) -> Result<()> {
         if let Some(tag) = &flags.tag {
             lifecycle::check_tag(tag)?;
         }
-        Some(flags.plan.unwrap_or(flags::Plan::Free))
+        Some(flags.plan.unwrap_or(crate::base::Plan::Free))
     } else {
         // Refuses remote-only flags; reads nothing for other targets.
-        remote::Options::from_run_flags(flags)?;
+        super::remote_options(flags)?;
         None
     };
     let out = flags
@@ -48,7 +50,7 @@ fn describe(
     flags: &flags::Run,
     plan: &Plan,
     estimate: &str,
-    account: Option<flags::Plan>,
+    account: Option<crate::base::Plan>,
 ) -> String {
     let mut out = format!(
         "dry run of `{}`, profile `{}`, on {}: nothing is installed, started or written\n",
@@ -76,11 +78,11 @@ fn describe(
 }
 
 /// What the run costs on Cloudflare against `plan`'s quotas, with the warnings a run would give.
-fn cloudflare_lines(out: &mut String, cost: &Cost, plan: flags::Plan) {
+fn cloudflare_lines(out: &mut String, cost: &Cost, plan: crate::base::Plan) {
     // The quota of one resource on `plan`: a day's on Free, a month's included on Paid.
     let quota = |free_per_day: usize, paid_per_month: usize| match plan {
-        flags::Plan::Free => format!("Free: {} a day", thousands(free_per_day)),
-        flags::Plan::Paid => format!("Paid: {} a month included", thousands(paid_per_month)),
+        crate::base::Plan::Free => format!("Free: {} a day", thousands(free_per_day)),
+        crate::base::Plan::Paid => format!("Paid: {} a month included", thousands(paid_per_month)),
     };
     writeln!(
         out,

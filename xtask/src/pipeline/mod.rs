@@ -25,7 +25,8 @@ use anyhow::{Context, Result, bail};
 use d1bench_core::Corruption;
 use xshell::Shell;
 
-use crate::flags::{self, DebugCorruption, TargetKind};
+use crate::base::{DebugCorruption, TargetKind};
+use crate::flags;
 use crate::paths::Paths;
 use crate::records::run_history::SessionTime;
 use crate::records::run_record::{self, RunInfo, Versions};
@@ -33,7 +34,7 @@ use crate::records::{RunDir, RunRecord, RunStatus, Totals};
 pub use crate::studies::kind::Plan;
 use crate::studies::kind::{Ask, Measuring};
 use crate::studies::overrides::Overrides;
-use crate::targets::{self, Session, Start, remote};
+use crate::targets::{self, Start, Target, remote};
 use crate::toolchain::Toolchain;
 use crate::{procs, studies, toolchain};
 
@@ -45,7 +46,8 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         // Before reaping abandoned runs: a dry run changes nothing.
         return dry_run::print(flags, paths);
     }
-    for found in procs::reap_abandoned(&paths.scratch())? {
+    let mark = |run_dir: &Path, pid| run_record::mark_abandoned(&run_dir.join("run.toml"), pid);
+    for found in procs::reap_abandoned(&paths.scratch(), mark)? {
         eprintln!("{found}");
     }
     if let Some(run_dir) = &flags.resume {
@@ -53,8 +55,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     }
     let plan = plan(flags, paths)?;
     // Remote flags and credentials are checked before anything is installed or built.
-    let remote = remote::Options::from_run_flags(flags)?
-        .map(|o| o.replicated_if(plan.work.reads_in_sessions()));
+    let remote = remote_options(flags)?.map(|o| o.replicated_if(plan.work.reads_in_sessions()));
     let tools = tools(flags.target, sh, paths)?;
 
     let out = flags
@@ -76,7 +77,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         precision: None,
         max_repeats: None,
         status: RunStatus::Running,
-        started: run_record::utc_now().0,
+        started: crate::base::clock::utc_now().0,
         ended: None,
         error: None,
         pid: Some(std::process::id()),
@@ -205,6 +206,18 @@ fn whole_run_totals(plan: &Plan, run_dir: &RunDir, attempt: &Totals) -> Result<T
     Ok(totals)
 }
 
+/// `None` for a run on another target than remote (refusing remote-only flags); for a remote
+/// run, its flags checked and the credentials read.
+fn remote_options(flags: &flags::Run) -> Result<Option<remote::Options>> {
+    let asked = remote::Asked {
+        location: flags.location,
+        plan: flags.plan,
+        keep: flags.keep,
+        tag: flags.tag.as_deref(),
+    };
+    remote::Options::for_target(flags.target, &asked)
+}
+
 /// The study's plan for the profile, target and overrides asked for; every refusal of the input
 /// comes here, before anything starts.
 pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<Plan> {
@@ -316,7 +329,7 @@ fn ms_since(start: Instant) -> f64 {
 
 /// `<out>/<UTC time>-<target>`, made unique if two runs start in the same second.
 pub fn create_run_dir(out: &Path, target: TargetKind) -> Result<RunDir> {
-    let (_, compact) = run_record::utc_now();
+    let (_, compact) = crate::base::clock::utc_now();
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     for attempt in 1.. {
         let name = if attempt == 1 {

@@ -16,13 +16,13 @@ use clap::ValueEnum;
 use xshell::Shell;
 
 use super::{Plan, Tools};
-use crate::flags::{self, Location, TargetKind};
+use crate::base::{Location, TargetKind};
+use crate::flags;
 use crate::paths::Paths;
 use crate::records::run_history::Resumption;
-use crate::records::run_record::{self, GitInfo};
+use crate::records::run_record::{self, Commit, GitInfo};
 use crate::records::{RunDir, RunRecord, RunStatus};
 use crate::studies::kind::Skipped;
-use crate::targets::remote;
 use crate::{procs, studies};
 
 /// Resumes the run in `dir`; `given` may add only what --resume allows (`--keep`, `--tag`).
@@ -39,8 +39,8 @@ pub fn resume(given: &flags::Run, dir: &Path, sh: &Shell, paths: &Paths) -> Resu
     check_code(&record.git, &run_record::git(sh), &toml)?;
     let targets = plan.targets(flags.target);
     plan.work.resume(&run_dir, &plan.profile, &targets)?;
-    let remote = remote::Options::from_run_flags(&flags)?
-        .map(|o| o.replicated_if(plan.work.reads_in_sessions()));
+    let remote =
+        super::remote_options(&flags)?.map(|o| o.replicated_if(plan.work.reads_in_sessions()));
     let tools = super::tools(flags.target, sh, paths)?;
 
     let resumption = resumption(&record, &plan, flags.target);
@@ -113,7 +113,7 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
     };
     let plan = match remote.map(|r| r.plan.as_str()) {
         Some(plan) => Some(
-            flags::Plan::from_str(plan, false)
+            crate::base::Plan::from_str(plan, false)
                 .map_err(|e| anyhow::anyhow!("{}: [remote] plan: {e}", toml.display()))?,
         ),
         None => None,
@@ -182,7 +182,7 @@ pub(super) fn check_files(record: &RunRecord, plan: &Plan, toml: &Path) -> Resul
 /// Refuses when the code is not the run's: another commit, or uncommitted changes then or now.
 fn check_code(then: &GitInfo, now: &GitInfo, toml: &Path) -> Result<()> {
     let path = toml.display();
-    if then.commit == "unknown" || now.commit == "unknown" {
+    if then.commit == Commit::Unknown || now.commit == Commit::Unknown {
         bail!(
             "{path}: cannot tell whether the code is the run's: git gives no commit (the run's: \
              {}, now: {})",
@@ -224,7 +224,7 @@ fn resumption(record: &RunRecord, plan: &Plan, target: TargetKind) -> Resumption
         remaining,
     } = plan.work.resumption(&plan.targets(target));
     Resumption {
-        at: run_record::utc_now().0,
+        at: crate::base::clock::utc_now().0,
         was: record.run.status,
         error: record.run.error.clone(),
         unit: unit.to_owned(),

@@ -31,8 +31,8 @@ pub fn recorded(text: &str) -> String {
     write!(
         out,
         " [… {} of the error text's {} bytes left out …] ",
-        crate::studies::cost::thousands(tail_start - head_end),
-        crate::studies::cost::thousands(line.len())
+        crate::base::numbers::thousands(tail_start - head_end),
+        crate::base::numbers::thousands(line.len())
     )
     .unwrap();
     out.push_str(&line[tail_start..]);
@@ -78,7 +78,7 @@ mod tests {
             kept.ends_with(": statement too long: SQLITE_TOOBIG"),
             "{kept}"
         );
-        let total = crate::studies::cost::thousands(text.len());
+        let total = crate::base::numbers::thousands(text.len());
         assert!(
             kept.contains(&format!("error text's {total} bytes left out")),
             "{kept}"

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 pub use probe_row::ResultRow;
 pub use reconcile::Totals;
 pub use run_record::{RunRecord, RunStatus, StudyKind};
-pub use rung_row::{Finding, RungRow};
+pub use rung_row::{Finding, RungRow, Stop};
 
 /// The files of one run, all under `reports/<experiment>/<run-id>/`.
 #[derive(Debug, Clone)]

@@ -3,7 +3,7 @@
 use d1bench_core::{Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy};
 use serde::{Deserialize, Serialize};
 
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::studies::sweep::Axis;
 
 /// One probe as measured: a row of `results.csv`.

@@ -11,6 +11,7 @@ use d1bench_core::{CallShape, Checksum, Outcome, Plan, ProbeRequest, ProbeResult
 use serde::{Deserialize, Serialize};
 
 use super::Record;
+use crate::targets::TargetError;
 
 /// The rows (the first ones of the generator, in order) that must be in the table after
 /// `result`: all of them after success, none after a failed batch (D1 rolls it back whole), and
@@ -39,7 +40,7 @@ impl ContentCheck {
     pub fn of(
         probe: &ProbeRequest,
         rows: usize,
-        verified: &Result<VerifyResult, String>,
+        verified: &Result<VerifyResult, TargetError>,
     ) -> ContentCheck {
         let generator =
             d1bench_core::RowGenerator::new(probe.columns, probe.row_bytes, probe.seed, probe.text);
@@ -51,10 +52,10 @@ impl ContentCheck {
     pub fn against(
         expected: Checksum,
         probe: &ProbeRequest,
-        verified: &Result<VerifyResult, String>,
+        verified: &Result<VerifyResult, TargetError>,
     ) -> ContentCheck {
         let present = match verified {
-            Err(e) => Err(e.clone()),
+            Err(e) => Err(e.to_string()),
             Ok(v) if v.probe_id != probe.probe_id => Err(format!(
                 "the verification answered for probe {}, not {}",
                 v.probe_id, probe.probe_id
@@ -507,7 +508,7 @@ mod tests {
     }
 
     /// What an honest target's verification answers: the checksum of the rows it holds.
-    fn verified(probe: &ProbeRequest, rows: usize) -> Result<VerifyResult, String> {
+    fn verified(probe: &ProbeRequest, rows: usize) -> Result<VerifyResult, TargetError> {
         let generator = RowGenerator::new(probe.columns, probe.row_bytes, probe.seed, probe.text);
         Ok(VerifyResult {
             probe_id: probe.probe_id,
@@ -539,10 +540,15 @@ mod tests {
             "{problem}"
         );
 
-        let failed = ContentCheck::of(&p, 95, &Err("HTTP 500".into()));
+        let status = TargetError::ErrorStatus {
+            request: "POST /verify".into(),
+            status: "500 Internal Server Error".into(),
+            body: "boom".into(),
+        };
+        let failed = ContentCheck::of(&p, 95, &Err(status));
         assert_eq!(
             failed.problem().unwrap(),
-            "content checksum not computed: HTTP 500"
+            "content checksum not computed: POST /verify answered 500 Internal Server Error: boom"
         );
         let mut other = verified(&p, 95).unwrap();
         other.probe_id = 99;

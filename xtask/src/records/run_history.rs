@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::RunStatus;
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 
 /// What a run planned to send, warm-ups and the baseline included; it scales the estimate of a
 /// later dry run.
@@ -120,7 +120,7 @@ mod tests {
         assert_eq!(unix_secs("2000-02-29T00:00:00Z"), Some(951_782_400));
         assert_eq!(unix_secs("2026-11-29T23:55:02Z"), Some(1_795_996_502));
         for secs in [1_795_996_502, 4_102_444_799, 68_169_600] {
-            let (text, _) = crate::records::run_record::utc(secs);
+            let (text, _) = crate::base::clock::utc(secs);
             assert_eq!(unix_secs(&text), Some(secs), "{text}");
         }
         for bad in [

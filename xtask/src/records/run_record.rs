@@ -2,13 +2,14 @@
 //! kind of study, written only through [`RunRecord::write`].
 
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use xshell::{Shell, cmd};
 
-use crate::flags::{DebugCorruption, TargetKind};
+use crate::base::clock::utc_now;
+use crate::base::text::serde_as_text;
+use crate::base::{DebugCorruption, TargetKind};
 use crate::records::reconcile::Totals;
 use crate::records::run_history::{Planned, Resumption, SessionTime};
 use crate::studies::overrides::Overrides;
@@ -176,11 +177,100 @@ pub struct StudyFile {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GitInfo {
-    /// The commit checked out, or `unknown` outside a git checkout.
-    pub commit: String,
+    /// The commit checked out (`unknown` outside a git checkout).
+    pub commit: Commit,
     /// Whether tracked files differed from that commit.
     pub dirty: bool,
 }
+
+impl GitInfo {
+    /// The commit with whether the tree differed from it, as one value.
+    pub fn revision(&self) -> Revision {
+        Revision {
+            commit: self.commit.clone(),
+            dirty: self.dirty,
+        }
+    }
+}
+
+/// The commit git had checked out, written as its hash or `unknown`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Commit {
+    /// The commit's full hash.
+    Known(String),
+    /// Not in a git checkout, or git could not say.
+    Unknown,
+}
+
+impl Commit {
+    const UNKNOWN: &str = "unknown";
+
+    /// The first `n` characters of its name, as a reader is shown it.
+    pub fn short(&self, n: usize) -> &str {
+        match self {
+            Commit::Known(hash) => hash.get(..n).unwrap_or(hash),
+            Commit::Unknown => Commit::UNKNOWN,
+        }
+    }
+}
+
+impl std::fmt::Display for Commit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Commit::Known(hash) => f.write_str(hash),
+            Commit::Unknown => f.write_str(Commit::UNKNOWN),
+        }
+    }
+}
+
+impl std::str::FromStr for Commit {
+    type Err = String;
+    /// A hash, or `unknown`.
+    fn from_str(s: &str) -> Result<Commit, String> {
+        match s {
+            "" => Err("an empty commit: expected a hash or `unknown`".to_owned()),
+            Commit::UNKNOWN => Ok(Commit::Unknown),
+            hash => Ok(Commit::Known(hash.to_owned())),
+        }
+    }
+}
+
+serde_as_text!(Commit);
+
+/// A commit and whether the tree differed from it, written `<commit>` or `<commit>-dirty` (the
+/// code a parity table's rows were measured with).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revision {
+    pub commit: Commit,
+    pub dirty: bool,
+}
+
+impl Revision {
+    const DIRTY: &str = "-dirty";
+}
+
+impl std::fmt::Display for Revision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let dirty = if self.dirty { Revision::DIRTY } else { "" };
+        write!(f, "{}{dirty}", self.commit)
+    }
+}
+
+impl std::str::FromStr for Revision {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Revision, String> {
+        let (commit, dirty) = match s.strip_suffix(Revision::DIRTY) {
+            Some(commit) => (commit, true),
+            None => (s, false),
+        };
+        Ok(Revision {
+            commit: commit.parse()?,
+            dirty,
+        })
+    }
+}
+
+serde_as_text!(Revision);
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Versions {
@@ -345,7 +435,7 @@ pub fn git(sh: &Shell) -> GitInfo {
         .quiet()
         .ignore_stderr()
         .read()
-        .unwrap_or_else(|_| "unknown".into());
+        .map_or(Commit::Unknown, Commit::Known);
     let dirty = cmd!(sh, "git status --porcelain --untracked-files=no")
         .quiet()
         .ignore_stderr()
@@ -406,52 +496,52 @@ pub fn machine() -> Machine {
     }
 }
 
-/// `(2026-11-29T23:15:02Z, 20261129T231502Z)`: RFC 3339 and a compact form for directory names.
-pub fn utc_now() -> (String, String) {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    utc(secs)
-}
-
-/// RFC 3339 and the compact form of a time given in seconds since 1970.
-pub fn utc(unix_secs: u64) -> (String, String) {
-    let days = (unix_secs / 86_400) as i64;
-    let secs_of_day = unix_secs % 86_400;
-    let (year, month, day) = civil_from_days(days);
-    let (h, m, s) = (secs_of_day / 3600, secs_of_day / 60 % 60, secs_of_day % 60);
-    (
-        format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}Z"),
-        format!("{year:04}{month:02}{day:02}T{h:02}{m:02}{s:02}Z"),
-    )
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn utc_formats_known_instants() {
-        assert_eq!(utc(0).0, "1970-01-01T00:00:00Z");
-        assert_eq!(utc(951_782_400).0, "2000-02-29T00:00:00Z");
-        assert_eq!(
-            utc(1_795_996_502),
-            ("2026-11-29T23:55:02Z".into(), "20261129T235502Z".into())
+    fn commits_and_revisions_read_back_as_written() {
+        let hash = "16c198ba95dc38a82458a9259b0366af832807e8";
+        for (text, revision) in [
+            (hash, (Commit::Known(hash.into()), false)),
+            ("unknown", (Commit::Unknown, false)),
+            ("unknown-dirty", (Commit::Unknown, true)),
+        ] {
+            let revision = Revision {
+                commit: revision.0,
+                dirty: revision.1,
+            };
+            assert_eq!(text.parse::<Revision>(), Ok(revision.clone()));
+            assert_eq!(revision.to_string(), text);
+        }
+        let dirty = format!("{hash}-dirty").parse::<Revision>().unwrap();
+        assert!(dirty.dirty);
+        assert_eq!(dirty.commit.short(7), "16c198b");
+        assert_eq!(Commit::Unknown.short(7), "unknown");
+        assert!("".parse::<Commit>().is_err());
+    }
+
+    #[test]
+    fn a_running_record_of_a_dead_process_is_marked_abandoned_and_no_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.toml");
+        let running = "[run]\nstatus = \"running\"\npid = 999999999\n";
+        std::fs::write(&path, running).unwrap();
+        assert!(
+            !mark_abandoned(&path, 42),
+            "another process's run was marked"
         );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), running);
+        assert!(mark_abandoned(&path, 999_999_999));
+        let record = std::fs::read_to_string(&path).unwrap();
+        assert!(record.contains("status = \"abandoned\""), "{record}");
+        assert!(!record.contains("pid"), "{record}");
+        assert!(
+            record.contains("a later run found it and stopped what it had left running."),
+            "{record}"
+        );
+        assert!(!mark_abandoned(&path, 999_999_999), "marked twice");
     }
 
     #[test]
@@ -483,7 +573,7 @@ mod tests {
                 description: "d".into(),
             }],
             git: GitInfo {
-                commit: "c".into(),
+                commit: Commit::Known("c".into()),
                 dirty: true,
             },
             versions: Versions::default(),

@@ -5,7 +5,8 @@ use d1bench_core::ladder::{LadderKind, Step};
 use d1bench_core::{Outcome, RefusalKind};
 use serde::{Deserialize, Serialize};
 
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
+use crate::base::text::serde_as_text;
 use crate::studies::ladder::Role;
 
 /// One rung as measured: a row of `results.csv`.
@@ -124,7 +125,7 @@ pub struct Finding {
     /// Whether every confirmation rung failed too; empty when none ran.
     pub confirmed: Option<bool>,
     /// Why the climb ended.
-    pub stopped: String,
+    pub stopped: Stop,
     /// The clocks of the largest success (ms).
     pub ok_outside_ms: Option<f64>,
     pub ok_inside_ms: Option<f64>,
@@ -134,6 +135,77 @@ pub struct Finding {
     pub reconciled: bool,
 }
 
+/// Why a climb ended, as findings.csv and the reports say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// A rung failed (refused or not): the climb found its first failure.
+    Refused,
+    /// Every rung succeeded up to the ladder's cap, the largest value given.
+    NoRefusalUpToCap(usize),
+    /// Every rung tried succeeded, the cap not reached.
+    NoRefusal,
+    /// The climb's time budget, in seconds, was spent.
+    TimeBudget(u64),
+    /// The calibration rung failed, with this error text.
+    CalibrationFailed(String),
+    /// The target gave no answer, with this error text.
+    NoAnswer(String),
+}
+
+impl Stop {
+    const CAP: (&str, &str) = ("no refusal up to the cap (", ")");
+    const BUDGET: (&str, &str) = ("time budget of ", " s spent");
+    const CALIBRATION: &str = "the calibration rung failed: ";
+    const NO_ANSWER: &str = "the target gave no answer: ";
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stop::Refused => f.write_str("refused"),
+            Stop::NoRefusalUpToCap(max) => write!(f, "{}{max}{}", Stop::CAP.0, Stop::CAP.1),
+            Stop::NoRefusal => f.write_str("no refusal"),
+            Stop::TimeBudget(s) => write!(f, "{}{s}{}", Stop::BUDGET.0, Stop::BUDGET.1),
+            Stop::CalibrationFailed(e) => write!(f, "{}{e}", Stop::CALIBRATION),
+            Stop::NoAnswer(e) => write!(f, "{}{e}", Stop::NO_ANSWER),
+        }
+    }
+}
+
+impl std::str::FromStr for Stop {
+    type Err = String;
+    /// The text [`Stop`]'s `Display` writes.
+    fn from_str(s: &str) -> Result<Stop, String> {
+        let between = |(before, after): (&str, &str)| s.strip_prefix(before)?.strip_suffix(after);
+        if s == "refused" {
+            Ok(Stop::Refused)
+        } else if s == "no refusal" {
+            Ok(Stop::NoRefusal)
+        } else if let Some(max) = between(Stop::CAP).and_then(|n| n.parse().ok()) {
+            Ok(Stop::NoRefusalUpToCap(max))
+        } else if let Some(secs) = between(Stop::BUDGET).and_then(|n| n.parse().ok()) {
+            Ok(Stop::TimeBudget(secs))
+        } else if let Some(e) = s.strip_prefix(Stop::CALIBRATION) {
+            Ok(Stop::CalibrationFailed(e.to_owned()))
+        } else if let Some(e) = s.strip_prefix(Stop::NO_ANSWER) {
+            Ok(Stop::NoAnswer(e.to_owned()))
+        } else {
+            Err(format!(
+                "`{s}` is not why a climb stopped: expected `refused`, `no refusal`, \
+                 `{}N{}`, `{}N{}`, `{}...` or `{}...`",
+                Stop::CAP.0,
+                Stop::CAP.1,
+                Stop::BUDGET.0,
+                Stop::BUDGET.1,
+                Stop::CALIBRATION,
+                Stop::NO_ANSWER
+            ))
+        }
+    }
+}
+
+serde_as_text!(Stop);
+
 impl Finding {
     /// The measured duration of the largest success: D1's clock when it has one.
     pub fn ok_ms(&self) -> Option<f64> {
@@ -141,5 +213,37 @@ impl Finding {
             (Some(d1), _) if d1 > 0.0 => Some(d1),
             (_, inside) => inside,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_stop_reads_back_as_written() {
+        for stop in [
+            Stop::Refused,
+            Stop::NoRefusalUpToCap(2_000),
+            Stop::NoRefusal,
+            Stop::TimeBudget(600),
+            Stop::CalibrationFailed("D1_ERROR: timeout".into()),
+            Stop::NoAnswer("connection refused".into()),
+        ] {
+            assert_eq!(stop.to_string().parse::<Stop>(), Ok(stop.clone()), "{stop}");
+        }
+        assert_eq!(
+            Stop::NoRefusalUpToCap(20).to_string(),
+            "no refusal up to the cap (20)"
+        );
+        assert_eq!(
+            Stop::TimeBudget(60).to_string(),
+            "time budget of 60 s spent"
+        );
+        let err = "stopped".parse::<Stop>().unwrap_err();
+        assert!(
+            err.starts_with("`stopped` is not why a climb stopped"),
+            "{err}"
+        );
     }
 }

@@ -9,7 +9,7 @@ use d1bench_core::{Outcome, RefusalKind};
 use serde::{Deserialize, Serialize};
 
 use super::Record;
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::studies::workload::RetryKind;
 
 /// Whether a request was measured or warmed the target up.

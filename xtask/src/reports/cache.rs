@@ -9,9 +9,10 @@ use d1bench_core::Outcome;
 use d1bench_core::workload::Operation;
 use d1bench_core::workload::cache::CacheLookup;
 
-use super::numbers::{num as ms, share_text};
+use super::numbers::share_text;
 use super::staleness::{AckedUpdate, CachedRead, Freshness, Timeline};
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
+use crate::base::numbers::num as ms;
 use crate::records::workload_row::{OpRow, Phase};
 use crate::stats::{CONFIDENCE, Latencies, Share};
 

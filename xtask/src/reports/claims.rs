@@ -43,13 +43,29 @@ impl Comparison {
     }
 }
 
+/// Which clock a comparison reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// From the due time: what a client on the timetable saw, queue included.
+    Latency,
+    /// The operation alone, inside its invocation.
+    Inside,
+}
+
+impl std::fmt::Display for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Clock::Latency => "latency",
+            Clock::Inside => "inside",
+        })
+    }
+}
+
 /// One comparison of the read path against a claim of the write-up, or the control.
 pub struct Answer {
     pub key: Key,
     pub what: Comparison,
-    /// Which clock: `latency` (from the due time: what a client on the timetable saw, queue
-    /// included) or `inside` (the operation alone, inside its invocation).
-    pub clock: &'static str,
+    pub clock: Clock,
     pub q: f64,
     pub ratio: f64,
     pub ci: Option<Interval>,
@@ -129,9 +145,9 @@ pub fn answers(stats: &[OpStats]) -> Vec<Answer> {
                 continue;
             };
             for (clock, mine, theirs, q) in [
-                ("latency", &s.latencies, &base.latencies, 0.5),
-                ("latency", &s.latencies, &base.latencies, 0.95),
-                ("inside", &s.inside, &base.inside, 0.5),
+                (Clock::Latency, &s.latencies, &base.latencies, 0.5),
+                (Clock::Latency, &s.latencies, &base.latencies, 0.95),
+                (Clock::Inside, &s.inside, &base.inside, 0.5),
             ] {
                 if let Some((ratio, ci)) = percentile_ratio(mine, theirs, q) {
                     out.push(Answer {

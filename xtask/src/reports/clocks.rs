@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use d1bench_core::Strategy;
 
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::ResultRow;
 use crate::reports::points::{Measure, Point, points};
 use crate::studies::sweep::Axis;

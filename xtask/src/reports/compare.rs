@@ -9,10 +9,11 @@ use anyhow::{Context, Result, bail};
 use d1bench_core::Strategy;
 use serde::Serialize;
 
-use crate::flags::{self, TargetKind};
+use crate::base::TargetKind;
+use crate::base::numbers::num;
+use crate::records::run_record::Commit;
 use crate::records::{ResultRow, RunDir, RunRecord, RunStatus, StudyKind, csv};
 use crate::reports::points::{Measure, Point, points};
-use crate::reports::summary::num;
 use crate::stats;
 use crate::studies::sweep::Axis;
 
@@ -155,7 +156,7 @@ pub struct RunRef {
     pub id: String,
     pub target: TargetKind,
     pub profile: String,
-    pub commit: String,
+    pub commit: Commit,
     pub dirty: bool,
     pub status: RunStatus,
 }
@@ -405,7 +406,7 @@ fn run_line(which: &str, run: &RunRef) -> String {
         run.id,
         run.target,
         run.profile,
-        run.commit.get(..12).unwrap_or(&run.commit),
+        run.commit.short(12),
         if run.dirty { " dirty" } else { "" },
         run.status
     )
@@ -512,30 +513,33 @@ pub fn markdown(c: &Comparison) -> String {
     out
 }
 
-impl flags::Compare {
-    /// `cargo xtask compare`: compares, writes compare.md and compare.json, prints the table.
-    pub fn run(self) -> Result<Comparison> {
-        let comparison = compare(&self.run_a, &self.run_b, self.threshold)?;
-        let out = self.out.unwrap_or_else(|| self.run_b.clone());
-        std::fs::create_dir_all(&out)
-            .with_context(|| format!("cannot create {}", out.display()))?;
-        let text = markdown(&comparison);
-        let md = out.join("compare.md");
-        std::fs::write(&md, &text).with_context(|| format!("cannot write {}", md.display()))?;
-        let json = out.join("compare.json");
-        let bytes = serde_json::to_vec_pretty(&comparison).context("cannot serialize compare")?;
-        std::fs::write(&json, bytes).with_context(|| format!("cannot write {}", json.display()))?;
-        print!("{text}");
-        println!("compare: {}", md.display());
-        println!("json: {}", json.display());
-        if comparison.regressions() > 0 {
-            eprintln!(
-                "{} point(s) got slower or no longer succeed: exit status 2",
-                comparison.regressions()
-            );
-        }
-        Ok(comparison)
+/// `cargo xtask compare`: compares, writes compare.md and compare.json in `out` (default: run
+/// b's directory), prints the table.
+pub fn write_comparison(
+    run_a: &Path,
+    run_b: &Path,
+    threshold: f64,
+    out: Option<PathBuf>,
+) -> Result<Comparison> {
+    let comparison = compare(run_a, run_b, threshold)?;
+    let out = out.unwrap_or_else(|| run_b.to_owned());
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let text = markdown(&comparison);
+    let md = out.join("compare.md");
+    std::fs::write(&md, &text).with_context(|| format!("cannot write {}", md.display()))?;
+    let json = out.join("compare.json");
+    let bytes = serde_json::to_vec_pretty(&comparison).context("cannot serialize compare")?;
+    std::fs::write(&json, bytes).with_context(|| format!("cannot write {}", json.display()))?;
+    print!("{text}");
+    println!("compare: {}", md.display());
+    println!("json: {}", json.display());
+    if comparison.regressions() > 0 {
+        eprintln!(
+            "{} point(s) got slower or no longer succeed: exit status 2",
+            comparison.regressions()
+        );
     }
+    Ok(comparison)
 }
 
 mod notes;

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use super::load_stats::OpStats;
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::stats::CONFIDENCE;
 
 /// `busy 3.2%, overloaded 0.4%`, or `none`.

@@ -11,7 +11,7 @@ use d1bench_core::sql::{Wall, wall};
 use d1bench_core::{ProbeRequest, RefusalKind, Strategy, TextMix};
 use serde::Serialize;
 
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::ResultRow;
 use crate::reports::points::{Measure, Point, points};
 use crate::stats::Summary;

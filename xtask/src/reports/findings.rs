@@ -9,10 +9,10 @@ use anyhow::{Context, Result};
 use d1bench_core::Strategy;
 
 use super::points::{SummaryRow, summary_rows};
-use super::summary::num;
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
+use crate::base::numbers::num;
+use crate::base::numbers::thousands;
 use crate::records::{ResultRow, RunDir, RunRecord, csv};
-use crate::studies::cost::thousands;
 
 /// One summary row's median with its interval and coverage: `0.35 (0.26–0.51, 93.75%)`.
 fn with_interval(row: &SummaryRow) -> String {
@@ -68,7 +68,7 @@ pub fn section(dir: &Path, link: &str) -> Result<String> {
         record.run.id,
         record.run.experiment,
         record.run.profile,
-        &record.git.commit[..record.git.commit.len().min(7)],
+        record.git.commit.short(7),
         record.machine.cpus,
         thousands(totals.records),
         thousands(totals.rows_expected),

@@ -7,7 +7,6 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::flags;
 use crate::records::RunDir;
 use crate::records::RunRecord;
 
@@ -152,28 +151,27 @@ fn section(run: &Path, out_dir: &Path) -> Result<String> {
     Ok(text)
 }
 
-impl flags::Report {
-    pub fn run(self) -> Result<()> {
-        let runs = find_runs(&self.dirs)?;
-        if runs.is_empty() {
-            bail!(
-                "no run directory (one holding run.toml) under {}",
-                self.dirs
-                    .iter()
-                    .map(|d| d.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-        let out_dir = self.out.unwrap_or_else(|| self.dirs[0].clone());
-        std::fs::create_dir_all(&out_dir)
-            .with_context(|| format!("cannot create {}", out_dir.display()))?;
-        let index = index(&runs, &out_dir)?;
-        let path = out_dir.join("index.md");
-        std::fs::write(&path, index).with_context(|| format!("cannot write {}", path.display()))?;
-        println!("index: {} ({} runs)", path.display(), runs.len());
-        Ok(())
+/// `cargo xtask report`: index.md over every run directory under `dirs`, written in `out`
+/// (default: the first of `dirs`).
+pub fn write_index(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<()> {
+    let runs = find_runs(dirs)?;
+    if runs.is_empty() {
+        bail!(
+            "no run directory (one holding run.toml) under {}",
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
+    let out_dir = out.unwrap_or_else(|| dirs[0].clone());
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("cannot create {}", out_dir.display()))?;
+    let index = index(&runs, &out_dir)?;
+    let path = out_dir.join("index.md");
+    std::fs::write(&path, index).with_context(|| format!("cannot write {}", path.display()))?;
+    println!("index: {} ({} runs)", path.display(), runs.len());
+    Ok(())
 }
 
 /// The whole index.md.
@@ -192,7 +190,7 @@ fn index(runs: &[PathBuf], out_dir: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flags::TargetKind;
+    use crate::base::TargetKind;
     use crate::records::csv::Appender;
     use crate::records::run_record::{GitInfo, RunInfo, StudyFile, Versions};
     use crate::records::{ResultRow, RunStatus, StudyKind};
@@ -227,7 +225,7 @@ mod tests {
                 description: "d".into(),
             }],
             git: GitInfo {
-                commit: "c0ffee".into(),
+                commit: crate::records::run_record::Commit::Known("c0ffee".into()),
                 dirty: false,
             },
             versions: Versions::default(),
@@ -329,13 +327,9 @@ mod tests {
     #[test]
     fn no_runs_is_an_error_naming_where_it_looked() {
         let root = tempfile::tempdir().unwrap();
-        let err = flags::Report {
-            dirs: vec![root.path().to_owned()],
-            out: None,
-        }
-        .run()
-        .unwrap_err()
-        .to_string();
+        let err = write_index(&[root.path().to_owned()], None)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("no run directory (one holding run.toml) under "),
             "{err}"

@@ -6,8 +6,8 @@ use d1bench_core::ladder::LadderKind;
 
 use super::parity::{self, ParityRow};
 use super::provenance;
+use crate::base::numbers::thousands;
 use crate::records::{Finding, RunRecord};
-use crate::studies::cost::thousands;
 
 /// `summary.md`: the parity table, then every climb's finding.
 pub fn markdown(

@@ -8,7 +8,7 @@ use d1bench_core::workload::{IndexKind, Operation, Preparation, SessionMode};
 use d1bench_core::{Outcome, RefusalKind};
 use std::collections::BTreeMap;
 
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::workload_row::{OpRow, Phase};
 use crate::stats::{Latencies, median, nearest_rank};
 use crate::studies::workload::RetryKind;

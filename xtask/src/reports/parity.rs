@@ -17,10 +17,12 @@ use d1bench_core::limits::bound_rows_per_statement;
 use d1bench_core::{Outcome, RefusalKind};
 use serde::{Deserialize, Serialize};
 
+use crate::base::numbers::thousands;
+use crate::base::text::serde_as_text;
 use crate::paths::Paths;
-use crate::records::Finding;
 use crate::records::csv::read as read_csv;
-use crate::studies::cost::thousands;
+use crate::records::run_record::Revision;
+use crate::records::{Finding, Stop};
 
 /// One limit on one target: a row of `parity.csv`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,10 +34,10 @@ pub struct ParityRow {
     pub documented: String,
     /// What the climbs found on this target.
     pub found: String,
-    /// `yes` (at the documented value), `yes, at N`, `no`, or what refused instead.
-    pub enforced: String,
+    /// Whether the target enforced the limit, and where.
+    pub enforced: Enforced,
     /// The refusal kind of the first refusal, or empty.
-    pub refusal: String,
+    pub refusal: Option<RefusalKind>,
     /// The first refusal's error text, verbatim, or empty.
     pub error: String,
     /// Where the row came from: the run's id, its commit, and the versions it ran on (each
@@ -43,17 +45,97 @@ pub struct ParityRow {
     #[serde(default)]
     pub run: String,
     #[serde(default)]
-    pub commit: String,
+    pub commit: Option<Revision>,
     #[serde(default)]
     pub versions: String,
 }
+
+/// Whether a target enforced a documented limit, as the parity table says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enforced {
+    /// `yes`: refused just past the documented value.
+    Yes,
+    /// `yes, at N`: refused, with N the largest value that succeeded.
+    At(usize),
+    /// `yes, already at the first rung (N)`: the first value tried, N, was refused.
+    AtFirstRung(usize),
+    /// `no`: no climb was refused.
+    No,
+    /// `stopped by ..., not by this limit`: another refusal, or an error (`None`), came first.
+    StoppedBy(Option<RefusalKind>),
+}
+
+impl Enforced {
+    const AT: &str = "yes, at ";
+    const FIRST_RUNG: (&str, &str) = ("yes, already at the first rung (", ")");
+    const STOPPED_BY: (&str, &str) = ("stopped by ", ", not by this limit");
+    /// What `StoppedBy(None)` names.
+    const AN_ERROR: &str = "an error";
+}
+
+impl std::fmt::Display for Enforced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (first, stopped) = (Enforced::FIRST_RUNG, Enforced::STOPPED_BY);
+        match self {
+            Enforced::Yes => f.write_str("yes"),
+            Enforced::At(v) => write!(f, "{}{}", Enforced::AT, thousands(*v)),
+            Enforced::AtFirstRung(v) => write!(f, "{}{}{}", first.0, thousands(*v), first.1),
+            Enforced::No => f.write_str("no"),
+            Enforced::StoppedBy(None) => {
+                write!(f, "{}{}{}", stopped.0, Enforced::AN_ERROR, stopped.1)
+            }
+            Enforced::StoppedBy(Some(kind)) => write!(f, "{}{kind}{}", stopped.0, stopped.1),
+        }
+    }
+}
+
+impl std::str::FromStr for Enforced {
+    type Err = String;
+    /// The text [`Enforced`]'s `Display` writes.
+    fn from_str(s: &str) -> Result<Enforced, String> {
+        let between = |(before, after): (&str, &str)| s.strip_prefix(before)?.strip_suffix(after);
+        let number = |n: &str| n.replace(',', "").parse::<usize>().ok();
+        let parsed = if s == "yes" {
+            Some(Enforced::Yes)
+        } else if s == "no" {
+            Some(Enforced::No)
+        } else if let Some(n) = between(Enforced::FIRST_RUNG) {
+            number(n).map(Enforced::AtFirstRung)
+        } else if let Some(n) = s.strip_prefix(Enforced::AT) {
+            number(n).map(Enforced::At)
+        } else if let Some(what) = between(Enforced::STOPPED_BY) {
+            if what == Enforced::AN_ERROR {
+                Some(Enforced::StoppedBy(None))
+            } else {
+                what.parse()
+                    .ok()
+                    .map(|kind| Enforced::StoppedBy(Some(kind)))
+            }
+        } else {
+            None
+        };
+        parsed.ok_or_else(|| {
+            format!(
+                "`{s}` is not whether a limit was enforced: expected `yes`, `yes, at N`, \
+                 `{}N{}`, `no` or `{}<refusal kind or {}>{}`",
+                Enforced::FIRST_RUNG.0,
+                Enforced::FIRST_RUNG.1,
+                Enforced::STOPPED_BY.0,
+                Enforced::AN_ERROR,
+                Enforced::STOPPED_BY.1
+            )
+        })
+    }
+}
+
+serde_as_text!(Enforced);
 
 /// The run a parity table comes from, as its rows carry it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {
     pub run: String,
-    /// The commit, with `-dirty` when tracked files differed from it.
-    pub commit: String,
+    /// The commit, and whether tracked files differed from it.
+    pub commit: Option<Revision>,
     /// What the target ran on: d1bench, and wrangler, workerd and the worker crate for targets
     /// that run the Worker, or the bundled SQLite for the sqlite target.
     pub versions: String,
@@ -73,11 +155,7 @@ impl Source {
         versions.push(v.rustc.clone());
         Source {
             run: record.run.id.clone(),
-            commit: format!(
-                "{}{}",
-                record.git.commit,
-                if record.git.dirty { "-dirty" } else { "" }
-            ),
+            commit: Some(record.git.revision()),
             versions: versions.join("; "),
         }
     }
@@ -92,7 +170,7 @@ impl Source {
             versions: first.versions.clone(),
         };
         let named =
-            !source.run.is_empty() && !source.commit.is_empty() && !source.versions.is_empty();
+            !source.run.is_empty() && source.commit.is_some() && !source.versions.is_empty();
         let agree = rows.iter().all(|r| {
             r.run == source.run && r.commit == source.commit && r.versions == source.versions
         });
@@ -138,7 +216,7 @@ fn found(kind: LadderKind, f: &Finding) -> String {
                     .unwrap_or_default(),
                 _ => String::new(),
             };
-            let why = if f.stopped.starts_with("time budget") {
+            let why = if matches!(f.stopped, Stop::TimeBudget(_)) {
                 ", where the time budget ended the climb"
             } else {
                 ""
@@ -167,13 +245,12 @@ fn row(kind: LadderKind, fs: &[&Finding], source: &Source) -> ParityRow {
     let first = failures.first();
     let expected = Some(kind.expected_refusal());
     let enforced = if failures.is_empty() {
-        "no".to_owned()
+        Enforced::No
     } else if let Some(other) = failures.iter().find(|f| f.refusal != expected) {
-        let what = match other.refusal {
-            None | Some(RefusalKind::Other) => "an error".to_owned(),
-            Some(kind) => kind.to_string(),
-        };
-        format!("stopped by {what}, not by this limit")
+        Enforced::StoppedBy(match other.refusal {
+            None | Some(RefusalKind::Other) => None,
+            Some(kind) => Some(kind),
+        })
     } else {
         let wanted = |f: &Finding| match kind {
             LadderKind::ParamCeiling => Some(bound_rows_per_statement(f.columns.unwrap_or(1))),
@@ -183,13 +260,10 @@ fn row(kind: LadderKind, fs: &[&Finding], source: &Source) -> ParityRow {
             .iter()
             .find(|f| wanted(f).is_some_and(|w| f.last_ok != Some(w)));
         match off {
-            None => "yes".to_owned(),
+            None => Enforced::Yes,
             Some(f) => match f.last_ok {
-                Some(v) => format!("yes, at {}", thousands(v)),
-                None => format!(
-                    "yes, already at the first rung ({})",
-                    thousands(f.first_failed.unwrap_or(0))
-                ),
+                Some(v) => Enforced::At(v),
+                None => Enforced::AtFirstRung(f.first_failed.unwrap_or(0)),
             },
         }
     };
@@ -209,10 +283,7 @@ fn row(kind: LadderKind, fs: &[&Finding], source: &Source) -> ParityRow {
         documented: documented.text.to_owned(),
         found,
         enforced,
-        refusal: first
-            .and_then(|f| f.refusal)
-            .map(|r| r.to_string())
-            .unwrap_or_default(),
+        refusal: first.and_then(|f| f.refusal),
         error: first.map(|f| f.error.clone()).unwrap_or_default(),
         run: source.run.clone(),
         commit: source.commit.clone(),
@@ -279,7 +350,7 @@ pub fn markdown(rows: &[ParityRow]) -> String {
             cell(&r.limit),
             cell(&r.documented),
             cell(&r.found),
-            cell(&r.enforced),
+            cell(&r.enforced.to_string()),
             code(&r.error)
         )
         .unwrap();
@@ -312,7 +383,13 @@ pub fn readme_section(
             None => "not yet measured".to_owned(),
             Some(rows) => rows.iter().find(|s| s.ladder == r.ladder).map_or_else(
                 || "not measured in that run".to_owned(),
-                |s| format!("{} (enforced: {})", cell(&s.found), cell(&s.enforced)),
+                |s| {
+                    format!(
+                        "{} (enforced: {})",
+                        cell(&s.found),
+                        cell(&s.enforced.to_string())
+                    )
+                },
             ),
         };
         writeln!(
@@ -321,7 +398,7 @@ pub fn readme_section(
             cell(&r.limit),
             cell(&r.documented),
             cell(&r.found),
-            cell(&r.enforced),
+            cell(&r.enforced.to_string()),
             baseline,
             production,
             code(&r.error)
@@ -340,7 +417,7 @@ pub fn readme_section(
             Some(s) => format!(
                 "{target}: run `{}` at commit `{}` ({})",
                 s.run,
-                &s.commit[..s.commit.len().min(7)],
+                s.commit.as_ref().map_or("", |c| c.commit.short(7)),
                 s.versions
             ),
             None => format!("{target}: a run its table does not name"),
@@ -377,9 +454,42 @@ mod tests {
     fn source() -> Source {
         Source {
             run: "20261130T000000Z-local".into(),
-            commit: "0123456789abcdef".into(),
+            commit: Some(Revision {
+                commit: crate::records::run_record::Commit::Known("0123456789abcdef".into()),
+                dirty: false,
+            }),
             versions: "d1bench 0.1.0".into(),
         }
+    }
+
+    #[test]
+    fn every_enforced_reads_back_as_written() {
+        let texts = [
+            (Enforced::Yes, "yes"),
+            (Enforced::At(8_388_637), "yes, at 8,388,637"),
+            (
+                Enforced::AtFirstRung(10),
+                "yes, already at the first rung (10)",
+            ),
+            (Enforced::No, "no"),
+            (
+                Enforced::StoppedBy(None),
+                "stopped by an error, not by this limit",
+            ),
+            (
+                Enforced::StoppedBy(Some(RefusalKind::QueryTimeout)),
+                "stopped by query-timeout, not by this limit",
+            ),
+        ];
+        for (enforced, text) in texts {
+            assert_eq!(enforced.to_string(), text);
+            assert_eq!(text.parse::<Enforced>(), Ok(enforced));
+        }
+        let err = "maybe".parse::<Enforced>().unwrap_err();
+        assert!(
+            err.starts_with("`maybe` is not whether a limit was enforced"),
+            "{err}"
+        );
     }
 
     fn finding(
@@ -390,7 +500,7 @@ mod tests {
     ) -> Finding {
         Finding {
             ladder: kind,
-            target: crate::flags::TargetKind::Local,
+            target: crate::base::TargetKind::Local,
             climb: 0,
             held: String::new(),
             columns: None,
@@ -407,7 +517,10 @@ mod tests {
             },
             statements_completed: first_failed.map(|_| 0),
             confirmed: None,
-            stopped: String::new(),
+            stopped: match first_failed {
+                Some(_) => Stop::Refused,
+                None => Stop::NoRefusal,
+            },
             ok_outside_ms: Some(1.0),
             ok_inside_ms: Some(1.0),
             ok_d1_ms: Some(0.5),
@@ -428,7 +541,7 @@ mod tests {
             &source(),
         );
         assert_eq!(at[0].found, "100,000 bytes ok, 100,001 refused");
-        assert_eq!(at[0].enforced, "yes");
+        assert_eq!(at[0].enforced, Enforced::Yes);
         let off = rows(
             &[finding(
                 LadderKind::FunctionArgs,
@@ -438,18 +551,18 @@ mod tests {
             )],
             &source(),
         );
-        assert_eq!(off[0].enforced, "yes, at 127");
+        assert_eq!(off[0].enforced, Enforced::At(127));
         let none = rows(
             &[finding(LadderKind::QueryBudget, Some(2000), None, "")],
             &source(),
         );
         assert_eq!(none[0].found, "no refusal up to 2,000 queries");
-        assert_eq!(none[0].enforced, "no");
+        assert_eq!(none[0].enforced, Enforced::No);
         let wrong = rows(
             &[finding(LadderKind::RowSize, Some(100), Some(200), "other")],
             &source(),
         );
-        assert_eq!(wrong[0].enforced, "stopped by an error, not by this limit");
+        assert_eq!(wrong[0].enforced, Enforced::StoppedBy(None));
         assert_eq!(Source::of_rows(&wrong), Some(source()));
     }
 
@@ -488,7 +601,7 @@ mod tests {
             fs.push(f);
         }
         let r = rows(&fs, &source());
-        assert_eq!(r[0].enforced, "yes");
+        assert_eq!(r[0].enforced, Enforced::Yes);
         assert!(
             r[0].found
                 .starts_with("100 parameters: the ceiling was floor(100/C)"),
@@ -497,7 +610,7 @@ mod tests {
         );
         fs[1].last_ok = Some(34);
         let r = rows(&fs, &source());
-        assert_eq!(r[0].enforced, "yes, at 34");
+        assert_eq!(r[0].enforced, Enforced::At(34));
         assert!(r[0].found.contains("C=3: 34 rows"), "{}", r[0].found);
     }
 
@@ -512,13 +625,13 @@ mod tests {
             assert!(
                 source
                     .as_ref()
-                    .is_some_and(|s| !s.commit.ends_with("-dirty")),
+                    .is_some_and(|s| s.commit.as_ref().is_some_and(|c| !c.dirty)),
                 "reports/parity-{target}.csv must name one run, its clean commit and its versions in every row: {source:?}"
             );
             for r in &rows {
                 if !r.error.is_empty() {
                     assert_eq!(
-                        RefusalKind::classify(&r.error).name(),
+                        Some(RefusalKind::classify(&r.error)),
                         r.refusal,
                         "{}",
                         r.error

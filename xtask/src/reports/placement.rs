@@ -11,7 +11,7 @@ use d1bench_core::workload::SessionMode;
 use d1bench_core::workload::session::serves_reads;
 
 use super::numbers::share_text;
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::workload_row::{OpRow, Phase};
 use crate::stats::Share;
 

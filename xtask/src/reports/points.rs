@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result};
 use d1bench_core::{Outcome, Strategy};
 
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use serde::Serialize;
 
 use crate::records::ResultRow;

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use clap::ValueEnum;
 
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::RunRecord;
 use crate::records::run_history::{SessionTime, unix_secs};
 

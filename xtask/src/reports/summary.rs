@@ -6,7 +6,8 @@ use std::fmt::Write;
 
 use d1bench_core::{Outcome, Strategy};
 
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
+use crate::base::numbers::num;
 use crate::records::ResultRow;
 use crate::records::Totals;
 use crate::records::{RunRecord, RunStatus};
@@ -126,8 +127,6 @@ fn n_of(n: usize, repeats: usize) -> String {
         format!("n={n} of {repeats}")
     }
 }
-
-pub use crate::reports::numbers::num;
 
 /// Literal ÷ bound at one point: the median of the per-repeat ratios, its interval and the
 /// pairs behind it.

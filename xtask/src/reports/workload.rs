@@ -14,7 +14,8 @@ use serde::Serialize;
 use super::claims::{answers, answers_table};
 use super::load_stats::{LAG_TOLERANCE_MS, OpStats, stats};
 use super::{Rendered, provenance, title};
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
+use crate::base::numbers::num;
 use crate::records::csv;
 use crate::records::workload_row::{CheckRow, OpRow};
 use crate::records::{RunDir, RunRecord};
@@ -128,8 +129,6 @@ pub(crate) fn cell(s: &OpStats, q: f64) -> String {
         },
     }
 }
-
-pub(crate) use super::numbers::num;
 
 /// The statements column of a point: its preparation, then its D1 session and retry policy
 /// when it has them.

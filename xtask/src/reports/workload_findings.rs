@@ -12,10 +12,11 @@ use anyhow::{Context, Result};
 use d1bench_core::workload::{IndexKind, Operation, Preparation};
 
 use super::cache;
-use super::claims::{Answer, Comparison, answers, ratio_text};
+use super::claims::{Answer, Clock, Comparison, answers, ratio_text};
 use super::load_stats::{Key, OpStats, stats};
 use super::numbers::share_text;
-use super::workload::{cell, num};
+use super::workload::cell;
+use crate::base::numbers::num;
 use crate::records::workload_row::OpRow;
 use crate::records::{RunRecord, RunStatus, csv};
 use crate::stats::latencies::percentile_ratio;
@@ -75,7 +76,7 @@ fn provenance(dir: &str, run: &Run) -> String {
         r.run.experiment,
         r.run.target,
         r.run.profile,
-        &r.git.commit[..r.git.commit.len().min(7)],
+        r.git.commit.short(7),
         r.machine.cpus,
         run.requests,
     )
@@ -157,7 +158,7 @@ pub fn section(root: &Path) -> Result<String> {
     // The p50 of the latency from the due time: what a client on the timetable saw.
     let p50: Vec<Answer> = answers(&read.stats)
         .into_iter()
-        .filter(|a| a.clock == "latency" && a.q == 0.5)
+        .filter(|a| a.clock == Clock::Latency && a.q == 0.5)
         .collect();
     let of = |what: Comparison| -> Vec<&Answer> { p50.iter().filter(|a| a.what == what).collect() };
     let (covering, control, reuse) = (
@@ -261,9 +262,9 @@ pub fn section(root: &Path) -> Result<String> {
     contention_lines(&mut out, &load(root, CONTENTION)?);
     cache_lines(&mut out, &load(root, CACHE)?);
     let runtime = match read.record.run.target {
-        crate::flags::TargetKind::Local => "workerd's SQLite on this machine",
-        crate::flags::TargetKind::Sqlite => "bare SQLite in-process, not D1",
-        crate::flags::TargetKind::Remote => "Cloudflare's D1",
+        crate::base::TargetKind::Local => "workerd's SQLite on this machine",
+        crate::base::TargetKind::Sqlite => "bare SQLite in-process, not D1",
+        crate::base::TargetKind::Remote => "Cloudflare's D1",
     };
     writeln!(
         out,

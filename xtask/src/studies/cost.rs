@@ -6,7 +6,8 @@
 use d1bench_core::limits::{QUERIES_PER_INVOCATION_FREE, QUERIES_PER_INVOCATION_PAID};
 use serde::Serialize;
 
-use crate::flags::Plan;
+use crate::base::Plan;
+use crate::base::numbers::thousands;
 
 /// D1 queries one Worker invocation may make on `plan`.
 pub fn queries_per_invocation(plan: Plan) -> usize {
@@ -14,19 +15,6 @@ pub fn queries_per_invocation(plan: Plan) -> usize {
         Plan::Free => QUERIES_PER_INVOCATION_FREE,
         Plan::Paid => QUERIES_PER_INVOCATION_PAID,
     }
-}
-
-/// `1234567` as `1,234,567`.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Workers Free: requests a day (Workers pricing).
@@ -143,19 +131,5 @@ impl Cost {
             }
         }
         warnings
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_groups_digits_by_three() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-        assert_eq!(thousands(25_000_000_000), "25,000,000,000");
     }
 }

@@ -1,7 +1,7 @@
 //! What a dry run writes of every kind's plan alike: counts with their unit, and long lists of
 //! values cut short.
 
-use super::cost::thousands;
+use crate::base::numbers::thousands;
 
 /// `1 probe`, `3 probes`.
 pub fn count(n: usize, what: &str) -> String {

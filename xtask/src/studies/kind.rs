@@ -12,7 +12,7 @@ use d1bench_core::Corruption;
 
 use super::cost::Cost;
 use super::overrides::Overrides;
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::run_history::Planned;
 use crate::records::run_record::{RunInfo, StudyFile};
 use crate::records::{RunDir, RunRecord, StudyKind, Totals};

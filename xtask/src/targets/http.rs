@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{HEALTH_TIMEOUT, REQUEST_TIMEOUT, STEP_TIMEOUT};
+use super::{HEALTH_TIMEOUT, REQUEST_TIMEOUT, STEP_TIMEOUT, TargetError};
 
 /// What `GET /health` answers.
 #[derive(Debug, Clone, Deserialize)]
@@ -27,7 +27,7 @@ pub struct Timed<T> {
     /// Milliseconds on the xtask's clock from sending the request to reading the whole answer.
     pub outside_ms: f64,
     /// The target's answer, or why there is none (HTTP status and body, transport error, time-out).
-    pub result: Result<T, String>,
+    pub result: Result<T, TargetError>,
 }
 
 #[derive(Clone)]
@@ -87,7 +87,7 @@ impl WorkerClient {
     }
 
     /// `POST /setup`: the probe's table, in an invocation of its own.
-    pub fn setup(&self, probe: &ProbeRequest) -> Result<SetupResult, String> {
+    pub fn setup(&self, probe: &ProbeRequest) -> Result<SetupResult, TargetError> {
         self.post_json("/setup", probe, STEP_TIMEOUT, MAX_ANSWER_BYTES)
             .result
     }
@@ -99,7 +99,7 @@ impl WorkerClient {
 
     /// `POST /verify`: whether the probe's table exists, its rows and their checksum, computed in
     /// SQL by the Worker, which then drops the table. Not part of any measurement.
-    pub fn verify(&self, probe: &ProbeRequest) -> Result<VerifyResult, String> {
+    pub fn verify(&self, probe: &ProbeRequest) -> Result<VerifyResult, TargetError> {
         self.post_json("/verify", probe, STEP_TIMEOUT, MAX_ANSWER_BYTES)
             .result
     }
@@ -172,13 +172,24 @@ impl WorkerClient {
                 Ok((status, text))
             });
         let outside_ms = started.elapsed().as_secs_f64() * 1_000.0;
+        let request = || format!("POST {url}");
         let result = match answer {
-            Err(e) => Err(format!("POST {url} failed: {e}")),
-            Ok((status, text)) if !status.is_success() => {
-                Err(format!("POST {url} answered {status}: {text}"))
+            Err(e) => Err(TargetError::NoAnswer {
+                request: request(),
+                why: e.to_string(),
+            }),
+            Ok((status, body)) if !status.is_success() => Err(TargetError::ErrorStatus {
+                request: request(),
+                status: status.to_string(),
+                body,
+            }),
+            Ok((_, body)) => {
+                serde_json::from_str::<T>(&body).map_err(|e| TargetError::NotAnAnswer {
+                    request: request(),
+                    why: e.to_string(),
+                    body,
+                })
             }
-            Ok((_, text)) => serde_json::from_str::<T>(&text)
-                .map_err(|e| format!("POST {url} answered something unexpected ({e}): {text}")),
         };
         Timed { outside_ms, result }
     }
@@ -220,7 +231,9 @@ mod tests {
             .result
             .unwrap_err();
         assert!(
-            refused.contains("larger than request limit: 1048576"),
+            refused
+                .to_string()
+                .contains("larger than request limit: 1048576"),
             "{refused}"
         );
     }

@@ -1,7 +1,9 @@
 //! Where probes and rungs run: one [`Session`] per target and run, started by [`open`] (build,
 //! deploy, create the database, wait until it answers) and ended by [`Session::close`] or by
 //! being dropped, on every way out (success, error, panic, Ctrl-C). The pipeline drives every
-//! session the same way; a new target is one module that implements [`Session`].
+//! session the same way; a new target is one module that implements [`Target`] and a trait per
+//! kind of call ([`Probes`], [`Rungs`], [`Workloads`]); the pipeline's code for each kind of
+//! study asks only for the calls it makes.
 //!
 //! - [`local`]: the Worker in workerd through `wrangler dev`, with a real local D1;
 //! - [`remote`]: the Worker deployed to Cloudflare with a D1 database of its own;
@@ -9,6 +11,7 @@
 //! - [`sqlite`]: real SQLite in-process with D1's documented limits (the baseline);
 //! - [`workload`]: what workload experiments ask of a target, shared by the load generator.
 
+pub mod error;
 pub mod http;
 pub mod local;
 #[cfg(test)]
@@ -24,9 +27,10 @@ use anyhow::{Context, Result};
 use d1bench_core::ladder::{FinishResult, PrepareResult, RungRequest, RungResult};
 use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
 
+pub use error::TargetError;
 pub use http::Timed;
 
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
 
@@ -45,11 +49,11 @@ pub const STEP_TIMEOUT: Duration = Duration::from_secs(60);
 /// within this is not answering, and the caller asks again.
 pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A target, started and answering, for the length of one run. Every `Err(String)` and every
-/// `Timed` without a result is the target failing to answer (it died, stopped answering, or
-/// said something that is not an answer); D1's and SQLite's errors are data inside the `Ok`
-/// answers.
-pub trait Session {
+/// A target, started and answering, for the length of one run: what every target does, whatever
+/// it runs. Every [`TargetError`] and every `Timed` without a result, in this trait and the
+/// three below, is the target failing to answer (it died, stopped answering, or said something
+/// that is not an answer); D1's and SQLite's errors are data inside the `Ok` answers.
+pub trait Target {
     fn target(&self) -> TargetKind;
     /// Whether answers carry D1's own clock (`meta.duration`).
     fn has_d1_clock(&self) -> bool;
@@ -59,30 +63,9 @@ pub trait Session {
         None
     }
 
-    /// Creates a probe's table and indexes (an invocation of its own on the Worker).
-    fn setup(&mut self, probe: &ProbeRequest) -> Result<SetupResult, String>;
-    /// Writes a probe's rows, timed from the outside (an invocation of its own).
-    fn probe(&mut self, probe: &ProbeRequest) -> Timed<ProbeResult>;
-    /// Counts and checksums a probe's table, then drops it (an invocation of its own).
-    fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, String>;
-
-    /// The three steps of a ladder rung, each an invocation of its own on the Worker.
-    fn rung_prepare(&mut self, rung: &RungRequest) -> Result<PrepareResult, String>;
-    fn rung_climb(&mut self, rung: &RungRequest) -> Timed<RungResult>;
-    fn rung_finish(&mut self, rung: &RungRequest) -> Result<FinishResult, String>;
-
-    /// A client for workload experiments that the load generator's threads share; an error for
-    /// a target that cannot run them.
-    fn workload(&mut self) -> Result<std::sync::Arc<dyn workload::WorkloadClient>, String> {
-        Err(format!(
-            "the {} target does not run workloads",
-            self.target()
-        ))
-    }
-
     /// After the target failed to answer: waits (bounded) until it answers again, or says why
     /// it will not.
-    fn recover(&mut self) -> Result<(), String>;
+    fn recover(&mut self) -> Result<(), TargetError>;
 
     /// What the run record says of the session so far: the Worker's version, where on
     /// Cloudflare it runs.
@@ -92,6 +75,36 @@ pub trait Session {
     /// and whether the teardown succeeded.
     fn close(self: Box<Self>) -> (Described, Result<()>);
 }
+
+/// A target that runs a sweep's probes.
+pub trait Probes: Target {
+    /// Creates a probe's table and indexes (an invocation of its own on the Worker).
+    fn setup(&mut self, probe: &ProbeRequest) -> Result<SetupResult, TargetError>;
+    /// Writes a probe's rows, timed from the outside (an invocation of its own).
+    fn probe(&mut self, probe: &ProbeRequest) -> Timed<ProbeResult>;
+    /// Counts and checksums a probe's table, then drops it (an invocation of its own).
+    fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, TargetError>;
+}
+
+/// A target that climbs a ladder's rungs.
+pub trait Rungs: Target {
+    /// The three steps of a ladder rung, each an invocation of its own on the Worker.
+    fn rung_prepare(&mut self, rung: &RungRequest) -> Result<PrepareResult, TargetError>;
+    fn rung_climb(&mut self, rung: &RungRequest) -> Timed<RungResult>;
+    fn rung_finish(&mut self, rung: &RungRequest) -> Result<FinishResult, TargetError>;
+}
+
+/// A target that runs workloads.
+pub trait Workloads: Target {
+    /// A client for workload experiments that the load generator's threads share.
+    fn workload(&mut self) -> Result<std::sync::Arc<dyn workload::WorkloadClient>, TargetError>;
+}
+
+/// A target that runs every kind of study, as [`open`] starts it: any type that implements the
+/// three kinds of call is one.
+pub trait Session: Probes + Rungs + Workloads {}
+
+impl<T: Probes + Rungs + Workloads + ?Sized> Session for T {}
 
 /// What a session tells the run record.
 #[derive(Debug, Clone, Default)]

@@ -19,7 +19,7 @@ use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::http::{Health, WorkerClient};
-use crate::flags::{self, Location, Plan, TargetKind};
+use crate::base::{Location, Plan, TargetKind};
 use crate::paths::Paths;
 use crate::procs;
 use crate::studies::cost::queries_per_invocation;
@@ -49,30 +49,41 @@ pub struct Options {
     pub read_replication: bool,
 }
 
+/// What a run asked of a remote target (`run`'s `--location`, `--plan`, `--keep` and `--tag`),
+/// before it is checked.
+#[derive(Debug, Clone, Default)]
+pub struct Asked<'a> {
+    pub location: Option<Location>,
+    pub plan: Option<Plan>,
+    pub keep: bool,
+    pub tag: Option<&'a str>,
+}
+
 impl Options {
-    /// `None` for a local run (which must not be given remote-only flags); for a remote run,
-    /// the flags checked and the credentials read, or an error naming what is missing.
-    pub fn from_run_flags(flags: &flags::Run) -> Result<Option<Options>> {
-        match flags.target {
+    /// `None` for a run on another target (which must not be asked anything remote); for a
+    /// remote run, what it asked checked and the credentials read, or an error naming what is
+    /// missing.
+    pub fn for_target(target: TargetKind, asked: &Asked) -> Result<Option<Options>> {
+        match target {
             TargetKind::Remote => {
-                if let Some(tag) = &flags.tag {
+                if let Some(tag) = asked.tag {
                     lifecycle::check_tag(tag)?;
                 }
                 Ok(Some(Options {
-                    name: RunName::new(flags.tag.as_deref())?,
+                    name: RunName::new(asked.tag)?,
                     credentials: Credentials::from_env()?,
-                    location: flags.location,
-                    plan: flags.plan.unwrap_or(Plan::Free),
-                    keep: flags.keep,
+                    location: asked.location,
+                    plan: asked.plan.unwrap_or(Plan::Free),
+                    keep: asked.keep,
                     read_replication: false,
                 }))
             }
             other => {
                 let given: Vec<&str> = [
-                    ("--location", flags.location.is_some()),
-                    ("--plan", flags.plan.is_some()),
-                    ("--keep", flags.keep),
-                    ("--tag", flags.tag.is_some()),
+                    ("--location", asked.location.is_some()),
+                    ("--plan", asked.plan.is_some()),
+                    ("--keep", asked.keep),
+                    ("--tag", asked.tag.is_some()),
                 ]
                 .into_iter()
                 .filter_map(|(flag, set)| set.then_some(flag))

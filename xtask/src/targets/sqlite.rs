@@ -4,50 +4,24 @@
 
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use d1bench_core::ladder::{
     self, Call, FinishResult, PrepareResult, RungPlan, RungRequest, RungResult, Tally,
-};
-use d1bench_core::limits::{
-    MAX_BOUND_PARAMETERS, MAX_COLUMNS, MAX_FUNCTION_ARGS, MAX_LIKE_PATTERN_BYTES, MAX_ROW_BYTES,
-    MAX_STATEMENT_BYTES,
 };
 use d1bench_core::sql;
 use d1bench_core::{
     CallShape, Checksum, ProbeRequest, ProbeResult, SetupResult, Statement, Strategy, Value,
     VerifyResult,
 };
-use rusqlite::limits::Limit;
 use rusqlite::{Connection, params_from_iter};
 
-use super::{Described, Session, Timed};
-use crate::flags::TargetKind;
+pub mod d1_like;
+pub mod workload;
 
-/// An in-memory SQLite database limited as D1 documents: 100 bound parameters, 100,000-byte
-/// statements, 100 columns, 2,000,000-byte strings and BLOBs, 32 arguments per function,
-/// 50-byte LIKE and GLOB patterns.
-pub fn open_d1_like() -> Result<Connection> {
-    d1_like(Connection::open_in_memory().context("cannot open an in-memory SQLite database")?)
-}
+use d1_like::open_d1_like;
 
-/// `db` with D1's limits applied.
-pub fn d1_like(db: Connection) -> Result<Connection> {
-    for (limit, value) in [
-        (Limit::SQLITE_LIMIT_VARIABLE_NUMBER, MAX_BOUND_PARAMETERS),
-        (Limit::SQLITE_LIMIT_SQL_LENGTH, MAX_STATEMENT_BYTES),
-        (Limit::SQLITE_LIMIT_COLUMN, MAX_COLUMNS),
-        (Limit::SQLITE_LIMIT_LENGTH, MAX_ROW_BYTES),
-        (Limit::SQLITE_LIMIT_FUNCTION_ARG, MAX_FUNCTION_ARGS),
-        (
-            Limit::SQLITE_LIMIT_LIKE_PATTERN_LENGTH,
-            MAX_LIKE_PATTERN_BYTES,
-        ),
-    ] {
-        db.set_limit(limit, value as i32)
-            .with_context(|| format!("cannot set SQLite's {limit:?} to {value}"))?;
-    }
-    Ok(db)
-}
+use super::{Described, Probes, Rungs, Target, TargetError, Timed, Workloads};
+use crate::base::TargetKind;
 
 /// The SQLite version linked in (the bundled one), for run.toml.
 pub fn version() -> String {
@@ -94,7 +68,7 @@ impl SqliteSession {
     }
 
     /// Plans the probe and writes its rows, each timed; the table stays for `verify`.
-    fn perform(&self, probe: &ProbeRequest) -> Result<ProbeResult, String> {
+    fn perform(&self, probe: &ProbeRequest) -> Result<ProbeResult, TargetError> {
         let started = Instant::now();
         let plan = sql::plan(probe);
         let prepared: Prepared = plan
@@ -116,9 +90,12 @@ impl SqliteSession {
 
         // Debugging the harness only (see `ProbeRequest::debug_corrupt`): after the clock.
         if let Some(corrupt) = &plan.corrupt {
-            self.db
-                .execute(corrupt, [])
-                .map_err(|e| format!("probe {} could not be corrupted: {e}", probe.probe_id))?;
+            self.db.execute(corrupt, []).map_err(|e| {
+                TargetError::InProcess(format!(
+                    "probe {} could not be corrupted: {e}",
+                    probe.probe_id
+                ))
+            })?;
         }
         let (outcome, refusal) = d1bench_core::ladder::classify(writes.error.as_deref());
         Ok(ProbeResult {
@@ -273,22 +250,34 @@ fn to_sqlite(value: &Value) -> rusqlite::types::Value {
     }
 }
 
-impl Session for SqliteSession {
+impl Target for SqliteSession {
     fn target(&self) -> TargetKind {
         TargetKind::Sqlite
-    }
-
-    fn workload(&mut self) -> Result<std::sync::Arc<dyn super::workload::WorkloadClient>, String> {
-        super::workload::SqliteWorkload::open()
-            .map(|w| std::sync::Arc::new(w) as _)
-            .map_err(|e| format!("{e:#}"))
     }
 
     fn has_d1_clock(&self) -> bool {
         false
     }
 
-    fn setup(&mut self, probe: &ProbeRequest) -> Result<SetupResult, String> {
+    fn recover(&mut self) -> Result<(), TargetError> {
+        // In-process: nothing restarts it, and nothing needs to.
+        Ok(())
+    }
+
+    fn describe(&self) -> Described {
+        Described {
+            worker: format!("not used (in-process SQLite {})", version()),
+            remote: None,
+        }
+    }
+
+    fn close(self: Box<Self>) -> (Described, Result<()>) {
+        (self.describe(), Ok(()))
+    }
+}
+
+impl Probes for SqliteSession {
+    fn setup(&mut self, probe: &ProbeRequest) -> Result<SetupResult, TargetError> {
         let error = sql::setup(probe)
             .iter()
             .try_for_each(|statement| self.db.execute(statement, []).map(drop))
@@ -314,10 +303,14 @@ impl Session for SqliteSession {
         }
     }
 
-    fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, String> {
+    fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, TargetError> {
         let sql = sql::verification(probe);
-        let failed =
-            |e: rusqlite::Error| format!("probe {} could not be verified: {e}", probe.probe_id);
+        let failed = |e: rusqlite::Error| {
+            TargetError::InProcess(format!(
+                "probe {} could not be verified: {e}",
+                probe.probe_id
+            ))
+        };
         let exists = self.count(&sql.exists).map_err(failed)? == 1;
         if !exists {
             return Ok(VerifyResult {
@@ -333,9 +326,12 @@ impl Session for SqliteSession {
             .db
             .query_row(&sql.checksum, [], |r| Checksum::read(|c| r.get(c)))
             .map_err(failed)?;
-        self.db
-            .execute(&sql.teardown, [])
-            .map_err(|e| format!("cannot drop the table of probe {}: {e}", probe.probe_id))?;
+        self.db.execute(&sql.teardown, []).map_err(|e| {
+            TargetError::InProcess(format!(
+                "cannot drop the table of probe {}: {e}",
+                probe.probe_id
+            ))
+        })?;
         Ok(VerifyResult {
             probe_id: probe.probe_id,
             table_exists: true,
@@ -344,8 +340,10 @@ impl Session for SqliteSession {
             served_by: None,
         })
     }
+}
 
-    fn rung_prepare(&mut self, rung: &RungRequest) -> Result<PrepareResult, String> {
+impl Rungs for SqliteSession {
+    fn rung_prepare(&mut self, rung: &RungRequest) -> Result<PrepareResult, TargetError> {
         let plan = ladder::plan(rung);
         let error = plan
             .prepare
@@ -384,7 +382,7 @@ impl Session for SqliteSession {
         }
     }
 
-    fn rung_finish(&mut self, rung: &RungRequest) -> Result<FinishResult, String> {
+    fn rung_finish(&mut self, rung: &RungRequest) -> Result<FinishResult, TargetError> {
         let plan = ladder::plan(rung);
         let mut result = FinishResult {
             rung_id: rung.rung_id,
@@ -404,26 +402,22 @@ impl Session for SqliteSession {
         }
         Ok(result)
     }
+}
 
-    fn recover(&mut self) -> Result<(), String> {
-        // In-process: nothing restarts it, and nothing needs to.
-        Ok(())
-    }
-
-    fn describe(&self) -> Described {
-        Described {
-            worker: format!("not used (in-process SQLite {})", version()),
-            remote: None,
-        }
-    }
-
-    fn close(self: Box<Self>) -> (Described, Result<()>) {
-        (self.describe(), Ok(()))
+impl Workloads for SqliteSession {
+    fn workload(
+        &mut self,
+    ) -> Result<std::sync::Arc<dyn super::workload::WorkloadClient>, TargetError> {
+        workload::SqliteWorkload::open()
+            .map(|w| std::sync::Arc::new(w) as _)
+            .map_err(|e| TargetError::InProcess(format!("{e:#}")))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use d1bench_core::limits::MAX_STATEMENT_BYTES;
+
     use super::*;
     use crate::records::reconcile::{self, ContentCheck};
     use d1bench_core::ladder::{CallMode, Held, LadderKind};

@@ -18,8 +18,8 @@ use super::http::{Health, Timed, WorkerClient};
 use super::local::LocalWorker;
 use super::remote::{self, RemoteHost};
 use super::workload::WorkloadClient;
-use super::{Described, Session};
-use crate::flags::TargetKind;
+use super::{Described, Probes, Rungs, Target, TargetError, Workloads};
+use crate::base::TargetKind;
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
 
@@ -64,10 +64,10 @@ struct NotingClient {
 }
 
 impl WorkloadClient for NotingClient {
-    fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, String> {
+    fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, TargetError> {
         self.client.seed(seed)
     }
-    fn index(&self, index: IndexKind) -> Result<(), String> {
+    fn index(&self, index: IndexKind) -> Result<(), TargetError> {
         self.client.index(index)
     }
     fn op(&self, op: &OpRequest) -> Timed<OpResult> {
@@ -79,7 +79,7 @@ impl WorkloadClient for NotingClient {
         }
         answer
     }
-    fn check(&self, check: &CheckRequest) -> Result<CheckResult, String> {
+    fn check(&self, check: &CheckRequest) -> Result<CheckResult, TargetError> {
         self.client.check(check)
     }
 }
@@ -127,7 +127,7 @@ impl WorkerSession {
     }
 }
 
-impl Session for WorkerSession {
+impl Target for WorkerSession {
     fn target(&self) -> TargetKind {
         match self.host {
             Host::Local(_) => TargetKind::Local,
@@ -139,64 +139,28 @@ impl Session for WorkerSession {
         true
     }
 
-    fn setup(&mut self, probe: &ProbeRequest) -> Result<SetupResult, String> {
-        self.client.setup(probe)
-    }
-
-    fn probe(&mut self, probe: &ProbeRequest) -> Timed<ProbeResult> {
-        self.client.probe(probe)
-    }
-
-    fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, String> {
-        let verified = self.client.verify(probe);
-        if let Ok(verified) = &verified {
-            self.served
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .note(verified.served_by.as_ref());
-        }
-        verified
-    }
-
-    fn rung_prepare(&mut self, rung: &RungRequest) -> Result<PrepareResult, String> {
-        self.client.rung(Step::Prepare, rung).result
-    }
-
-    fn rung_climb(&mut self, rung: &RungRequest) -> Timed<RungResult> {
-        self.client.rung(Step::Climb, rung)
-    }
-
-    fn rung_finish(&mut self, rung: &RungRequest) -> Result<FinishResult, String> {
-        self.client.rung(Step::Finish, rung).result
-    }
-
-    fn workload(&mut self) -> Result<std::sync::Arc<dyn super::workload::WorkloadClient>, String> {
-        Ok(Arc::new(NotingClient {
-            client: self.client.clone(),
-            served: Arc::clone(&self.served),
-        }))
-    }
-
-    fn recover(&mut self) -> Result<(), String> {
+    fn recover(&mut self) -> Result<(), TargetError> {
         let started = Instant::now();
         loop {
             if crate::procs::interrupted() {
-                return Err("interrupted".into());
+                return Err(TargetError::Interrupted);
             }
             if let Host::Local(worker) = &mut self.host {
-                worker.check_alive().map_err(|e| format!("{e:#}"))?;
+                worker
+                    .check_alive()
+                    .map_err(|e| TargetError::Died(format!("{e:#}")))?;
             }
             match self.client.health() {
                 Ok(_) => return Ok(()),
                 Err(e) if started.elapsed() > RECOVERY_TIMEOUT => {
-                    let mut why = format!(
-                        "the target did not answer again within {:.0?}: {e:#}",
-                        started.elapsed()
-                    );
+                    let mut why = format!("{e:#}");
                     if let Host::Local(worker) = &self.host {
                         why.push_str(&format!("; {}", worker.wedged()));
                     }
-                    return Err(why);
+                    return Err(TargetError::StoppedAnswering {
+                        waited: started.elapsed(),
+                        why,
+                    });
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(250)),
             }
@@ -226,6 +190,52 @@ impl Session for WorkerSession {
             }
         };
         (described, result)
+    }
+}
+
+impl Probes for WorkerSession {
+    fn setup(&mut self, probe: &ProbeRequest) -> Result<SetupResult, TargetError> {
+        self.client.setup(probe)
+    }
+
+    fn probe(&mut self, probe: &ProbeRequest) -> Timed<ProbeResult> {
+        self.client.probe(probe)
+    }
+
+    fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, TargetError> {
+        let verified = self.client.verify(probe);
+        if let Ok(verified) = &verified {
+            self.served
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .note(verified.served_by.as_ref());
+        }
+        verified
+    }
+}
+
+impl Rungs for WorkerSession {
+    fn rung_prepare(&mut self, rung: &RungRequest) -> Result<PrepareResult, TargetError> {
+        self.client.rung(Step::Prepare, rung).result
+    }
+
+    fn rung_climb(&mut self, rung: &RungRequest) -> Timed<RungResult> {
+        self.client.rung(Step::Climb, rung)
+    }
+
+    fn rung_finish(&mut self, rung: &RungRequest) -> Result<FinishResult, TargetError> {
+        self.client.rung(Step::Finish, rung).result
+    }
+}
+
+impl Workloads for WorkerSession {
+    fn workload(
+        &mut self,
+    ) -> Result<std::sync::Arc<dyn super::workload::WorkloadClient>, TargetError> {
+        Ok(Arc::new(NotingClient {
+            client: self.client.clone(),
+            served: Arc::clone(&self.served),
+        }))
     }
 }
 

@@ -1,41 +1,36 @@
 //! What a workload needs of a target: a [`WorkloadClient`] that the load generator's threads
-//! share, to seed, index, load and check the workload's table, for the Worker (local and
-//! remote, over HTTP) and for in-process SQLite (one connection, its calls serialized as D1
-//! serializes a database's queries). A session hands one out ([`super::Session::workload`]).
+//! share, to seed, index, load and check the workload's table; here for the Worker (local and
+//! remote, over HTTP), in [`super::sqlite::workload`] for in-process SQLite. A session hands one
+//! out ([`super::Session::workload`]).
 
-use std::sync::Mutex;
-use std::time::Instant;
-
-use d1bench_core::checksum::checksum_sql;
+use d1bench_core::Outcome;
 use d1bench_core::workload::{
-    self, CheckRequest, CheckResult, IndexKind, IndexRequest, OpRequest, OpResult, Operation,
-    Preparation, RowVersion, SeedRequest, SeedResult, cache,
+    CheckRequest, CheckResult, IndexKind, IndexRequest, OpRequest, OpResult, SeedRequest,
+    SeedResult,
 };
-use d1bench_core::{Checksum, Outcome, Value};
-use rusqlite::{Connection, params_from_iter};
 
+use super::TargetError;
 use super::http::{Timed, WorkerClient};
-use super::sqlite::open_d1_like;
 
-/// A target's workload calls, shared by the load generator's threads. Every `Err(String)` and
+/// A target's workload calls, shared by the load generator's threads. Every [`TargetError`] and
 /// every `Timed` without a result is the target failing to answer; D1's and SQLite's errors
 /// are data inside the answers.
 pub trait WorkloadClient: Send + Sync {
     /// Creates the table (when asked) and writes one batch of its rows.
-    fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, String>;
+    fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, TargetError>;
     /// Leaves exactly this secondary index on the table.
-    fn index(&self, index: IndexKind) -> Result<(), String>;
+    fn index(&self, index: IndexKind) -> Result<(), TargetError>;
     /// One operation, timed from the outside around the whole exchange.
     fn op(&self, op: &OpRequest) -> Timed<OpResult>;
     /// Counts, sums and checksums the table (and drops it, when asked).
-    fn check(&self, check: &CheckRequest) -> Result<CheckResult, String>;
+    fn check(&self, check: &CheckRequest) -> Result<CheckResult, TargetError>;
 }
 
 impl WorkloadClient for WorkerClient {
-    fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, String> {
+    fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, TargetError> {
         self.workload("/workload/seed", seed).result
     }
-    fn index(&self, index: IndexKind) -> Result<(), String> {
+    fn index(&self, index: IndexKind) -> Result<(), TargetError> {
         self.workload::<serde_json::Value>("/workload/index", &IndexRequest { index })
             .result
             .map(drop)
@@ -43,266 +38,8 @@ impl WorkloadClient for WorkerClient {
     fn op(&self, op: &OpRequest) -> Timed<OpResult> {
         self.workload("/workload/op", op)
     }
-    fn check(&self, check: &CheckRequest) -> Result<CheckResult, String> {
+    fn check(&self, check: &CheckRequest) -> Result<CheckResult, TargetError> {
         self.workload_check(check).result
-    }
-}
-
-/// The workload on in-process SQLite with D1's limits applied: one connection behind a lock, so
-/// concurrent requests queue as they do in front of a D1 database; prepared statements reused
-/// through rusqlite's statement cache, or prepared per call.
-pub struct SqliteWorkload {
-    db: Mutex<Connection>,
-}
-
-impl SqliteWorkload {
-    pub fn open() -> anyhow::Result<Self> {
-        let db = open_d1_like()?;
-        db.set_prepared_statement_cache_capacity(64);
-        Ok(SqliteWorkload { db: Mutex::new(db) })
-    }
-
-    /// The workload on a SQLite file that fails a write at once (no busy time-out) when another
-    /// connection holds the write lock: real contention, `database is locked`, for the tests
-    /// of the refusal classes and the retries (local D1 queues writes instead of refusing them).
-    #[cfg(test)]
-    pub fn open_file(path: &std::path::Path) -> anyhow::Result<Self> {
-        let db = super::sqlite::d1_like(Connection::open(path)?)?;
-        db.busy_timeout(std::time::Duration::ZERO)?;
-        db.set_prepared_statement_cache_capacity(64);
-        Ok(SqliteWorkload { db: Mutex::new(db) })
-    }
-
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, String> {
-        self.db
-            .lock()
-            .map_err(|_| "the SQLite connection's lock is poisoned".to_owned())
-    }
-}
-
-fn to_sqlite(values: &[Value]) -> Vec<rusqlite::types::Value> {
-    values
-        .iter()
-        .map(|v| match v {
-            Value::Integer(n) => rusqlite::types::Value::Integer(*n),
-            Value::Text(s) => rusqlite::types::Value::Text(s.clone()),
-        })
-        .collect()
-}
-
-fn sqlite_text(e: &rusqlite::Error) -> String {
-    match e {
-        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
-        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// Runs `sql` with `params` as prepared per `preparation`: rows answered and rows changed.
-fn run(
-    db: &Connection,
-    sql: &str,
-    params: &[Value],
-    preparation: Preparation,
-    reads: bool,
-) -> rusqlite::Result<(usize, usize)> {
-    let params = to_sqlite(params);
-    let go = |statement: &mut rusqlite::Statement| -> rusqlite::Result<(usize, usize)> {
-        if reads {
-            let mut rows = statement.query(params_from_iter(params.iter()))?;
-            let mut n = 0;
-            while let Some(row) = rows.next()? {
-                // Read every column, as the Worker turns every row into JSON.
-                for j in 0..row.as_ref().column_count() {
-                    let _: rusqlite::types::Value = row.get(j)?;
-                }
-                n += 1;
-            }
-            Ok((n, 0))
-        } else {
-            Ok((0, statement.execute(params_from_iter(params.iter()))?))
-        }
-    };
-    match preparation {
-        Preparation::Reuse => go(&mut *db.prepare_cached(sql)?),
-        Preparation::PerCall => go(&mut db.prepare(sql)?),
-    }
-}
-
-impl WorkloadClient for SqliteWorkload {
-    fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, String> {
-        seed.validate()?;
-        let mut db = self.lock()?;
-        let statements = workload::seed_statements(&seed.spec, seed.from, seed.to);
-        let write = |db: &mut Connection| -> rusqlite::Result<usize> {
-            if seed.create {
-                for sql in workload::create_table(&seed.spec) {
-                    db.execute(&sql, [])?;
-                }
-            }
-            let tx = db.transaction()?;
-            let mut rows = 0;
-            for s in &statements {
-                rows += run(&tx, &s.sql, &s.params, Preparation::Reuse, false)?.1;
-            }
-            tx.commit()?;
-            Ok(rows)
-        };
-        Ok(match write(&mut db) {
-            Ok(rows_written) => SeedResult {
-                rows_written,
-                statements: statements.len(),
-                d1_ms: None,
-                error: None,
-            },
-            Err(e) => SeedResult {
-                rows_written: 0,
-                statements: statements.len(),
-                d1_ms: None,
-                error: Some(sqlite_text(&e)),
-            },
-        })
-    }
-
-    fn index(&self, index: IndexKind) -> Result<(), String> {
-        let db = self.lock()?;
-        for sql in index.sql() {
-            db.execute(&sql, []).map_err(|e| sqlite_text(&e))?;
-        }
-        Ok(())
-    }
-
-    fn op(&self, op: &OpRequest) -> Timed<OpResult> {
-        let started = Instant::now();
-        let result = op.validate().and_then(|()| {
-            // The pipeline leaves session points out on this target; one that gets here anyway
-            // is refused rather than measured as a plain read.
-            if !op.session.is_none() {
-                return Err(format!(
-                    "a `{}` session: in-process SQLite has no D1 Sessions API",
-                    op.session
-                ));
-            }
-            let mut db = self.lock()?;
-            let opened = Instant::now();
-            let done = perform(&mut db, op);
-            let inside_ms = opened.elapsed().as_secs_f64() * 1000.0;
-            let (outcome, refusal) =
-                d1bench_core::ladder::classify(done.as_ref().err().map(sqlite_text).as_deref());
-            let (rows_returned, changes) = done.as_ref().copied().unwrap_or((0, 0));
-            Ok(OpResult {
-                outcome,
-                refusal,
-                error: done.err().map(|e| sqlite_text(&e)),
-                rows_returned,
-                changes,
-                inside_ms,
-                d1_ms: None,
-                rows_read: None,
-                rows_written: None,
-                served_by: None,
-                cache: None,
-                version: (op.op == Operation::Update).then_some(op.version),
-                worker_colo: None,
-                session_bookmark: None,
-            })
-        });
-        Timed {
-            outside_ms: started.elapsed().as_secs_f64() * 1000.0,
-            result,
-        }
-    }
-
-    fn check(&self, check: &CheckRequest) -> Result<CheckResult, String> {
-        let db = self.lock()?;
-        let text = |e: rusqlite::Error| sqlite_text(&e);
-        let (n, ids, misplaced): (i64, i64, i64) = db
-            .query_row(&workload::sums_sql(&check.spec), [], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })
-            .map_err(text)?;
-        let checksum = db
-            .query_row(
-                &checksum_sql(workload::TABLE, check.spec.columns),
-                [],
-                |r| Checksum::read(|name| r.get::<_, i64>(name)),
-            )
-            .map_err(text)?;
-        let write_ids = db
-            .prepare(&workload::write_ids_sql())
-            .and_then(|mut s| {
-                s.query_map([], |r| r.get::<_, i64>(0))?
-                    .map(|id| id.map(|id| id as u64))
-                    .collect::<rusqlite::Result<Vec<u64>>>()
-            })
-            .map_err(text)?;
-        let versions = db
-            .prepare(&cache::versions_sql())
-            .and_then(|mut s| {
-                s.query_map([], |r| {
-                    Ok(RowVersion {
-                        id: r.get::<_, i64>(0)? as u64,
-                        version: r.get::<_, i64>(1)? as u64,
-                    })
-                })?
-                .collect::<rusqlite::Result<Vec<RowVersion>>>()
-            })
-            .map_err(text)?;
-        if check.drop {
-            for table in [workload::TABLE, cache::VERSION_TABLE] {
-                db.execute(&format!("DROP TABLE IF EXISTS {table}"), [])
-                    .map_err(text)?;
-            }
-        }
-        Ok(CheckResult {
-            rows_present: n as u64,
-            id_sum: ids as u64,
-            misplaced: misplaced as u64,
-            checksum,
-            write_ids,
-            versions,
-        })
-    }
-}
-
-/// One operation on SQLite: rows answered and rows changed. A batched write is one transaction.
-fn perform(db: &mut Connection, op: &OpRequest) -> rusqlite::Result<(usize, usize)> {
-    let key = [Value::Integer(op.key as i64)];
-    match op.op {
-        Operation::PointRead | Operation::RangeScan | Operation::Aggregate => {
-            let sql = workload::read_sql(op.op, op.rows).expect("a read has SQL");
-            run(db, &sql, &key, op.preparation, true)
-        }
-        Operation::Write | Operation::BatchWrite => {
-            let generator = op.spec.generator();
-            let sql = workload::write_sql(&op.spec);
-            let tx = db.transaction()?;
-            let mut changes = 0;
-            for id in op.written_ids() {
-                changes += run(
-                    &tx,
-                    &sql,
-                    &op.spec.row(&generator, id),
-                    op.preparation,
-                    false,
-                )?
-                .1;
-            }
-            tx.commit()?;
-            Ok((0, changes))
-        }
-        Operation::Update => {
-            let params = [
-                Value::Integer(op.key as i64),
-                Value::Integer(op.version as i64),
-            ];
-            run(db, &cache::update_sql(), &params, op.preparation, false)
-        }
-        // Refused before a run starts (in-process SQLite has no Workers KV); a request that
-        // gets here anyway fails as SQLite would a statement it cannot run.
-        Operation::CachedRead => Err(rusqlite::Error::InvalidParameterName(
-            "cached-read: in-process SQLite has no Workers KV".to_owned(),
-        )),
     }
 }
 

@@ -19,7 +19,7 @@ use xshell::{Shell, cmd};
 
 use crate::flags;
 use crate::paths::Paths;
-use crate::records::run_record::{GitInfo, StudyFile, Versions};
+use crate::records::run_record::{Commit, GitInfo, StudyFile, Versions};
 use crate::records::{RunDir, RunRecord};
 use crate::toolchain::hash_bytes;
 
@@ -168,7 +168,7 @@ fn files_under(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// `path` (relative to the project root) at the run's commit, when git knows it.
 fn at_commit(sh: &Shell, git: &GitInfo, path: &str) -> Option<Vec<u8>> {
-    if git.commit == "unknown" {
+    if git.commit == Commit::Unknown {
         return None;
     }
     let spec = format!("{}:{path}", git.commit);
@@ -290,7 +290,7 @@ mod tests {
     use std::io::Read;
 
     use super::*;
-    use crate::flags::TargetKind;
+    use crate::base::TargetKind;
     use crate::records::run_record::{Machine, RunInfo};
     use crate::records::{RunStatus, StudyKind};
 
@@ -333,7 +333,7 @@ mod tests {
                 description: "d".into(),
             }],
             git: GitInfo {
-                commit: "c0ffee".into(),
+                commit: crate::records::run_record::Commit::Known("c0ffee".into()),
                 dirty: false,
             },
             versions: Versions {

@@ -10,7 +10,9 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use serde::Serialize;
 
-use crate::flags::{self, Location, MatrixFormat, Plan};
+use crate::base::numbers::thousands;
+use crate::base::{Location, Plan, TargetKind};
+use crate::flags::{self, MatrixFormat};
 use crate::paths::Paths;
 use crate::records::StudyKind;
 use crate::studies;
@@ -18,7 +20,7 @@ use crate::studies::cost::{
     Cost, FREE_KV_READS_PER_DAY, FREE_KV_WRITES_PER_DAY, FREE_REQUESTS_PER_DAY,
     FREE_ROWS_READ_PER_DAY, FREE_ROWS_WRITTEN_PER_DAY, PAID_KV_READS_PER_MONTH,
     PAID_KV_WRITES_PER_MONTH, PAID_REQUESTS_PER_MONTH, PAID_ROWS_READ_PER_MONTH,
-    PAID_ROWS_WRITTEN_PER_MONTH, thousands,
+    PAID_ROWS_WRITTEN_PER_MONTH,
 };
 
 /// One job of the workflow's matrix.
@@ -27,7 +29,7 @@ pub struct Job {
     /// `<experiment>-<target>[-<location>]`: the job's and its artifact's name.
     pub name: String,
     pub experiment: String,
-    pub target: String,
+    pub target: TargetKind,
     /// The location hint of a remote job; empty for a local one.
     pub location: String,
     pub profile: String,
@@ -68,24 +70,24 @@ pub fn jobs(dir: &Path, flags: &flags::Matrix) -> Result<Vec<Job>> {
     let mut jobs = Vec::new();
     for name in names {
         let (profile, cost) = studies::load(dir, &name)?.priced(flags.profile.as_deref())?;
-        let job = |target: &str, location: Option<Location>| Job {
+        let job = |target: TargetKind, location: Option<Location>| Job {
             name: match location {
                 Some(l) => format!("{name}-{target}-{}", l.name()),
                 None => format!("{name}-{target}"),
             },
             experiment: name.clone(),
-            target: target.to_owned(),
+            target,
             location: location.map(|l| l.name().to_owned()).unwrap_or_default(),
             profile: profile.clone(),
             plan: flags.plan.name().to_owned(),
             cost,
         };
         if local {
-            jobs.push(job("local", None));
+            jobs.push(job(TargetKind::Local, None));
         }
         if remote {
             for &location in &locations {
-                jobs.push(job("remote", Some(location)));
+                jobs.push(job(TargetKind::Remote, Some(location)));
             }
         }
     }
@@ -155,7 +157,10 @@ pub fn to_table(jobs: &[Job], plan: Plan) -> String {
         )
         .unwrap();
     }
-    let remote: Vec<&Job> = jobs.iter().filter(|j| j.target == "remote").collect();
+    let remote: Vec<&Job> = jobs
+        .iter()
+        .filter(|j| j.target == TargetKind::Remote)
+        .collect();
     if !remote.is_empty() {
         let sum = |f: fn(&Cost) -> usize| remote.iter().map(|j| f(&j.cost)).sum::<usize>();
         writeln!(
@@ -321,8 +326,14 @@ rows = 5
             .unwrap()
         };
         let (both, local, remote) = (select("both"), select("local"), select("remote"));
-        assert!(local.iter().all(|j| j.target == "local"), "{local:?}");
-        assert!(remote.iter().all(|j| j.target == "remote"), "{remote:?}");
+        assert!(
+            local.iter().all(|j| j.target == TargetKind::Local),
+            "{local:?}"
+        );
+        assert!(
+            remote.iter().all(|j| j.target == TargetKind::Remote),
+            "{remote:?}"
+        );
         assert_eq!(local.len(), 2, "one local job per experiment");
         assert_eq!(
             remote.len(),

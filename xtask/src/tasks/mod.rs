@@ -1,10 +1,11 @@
 //! The tasks of `cargo xtask`, one `impl flags::<Task>` each: the small ones here, the larger
-//! ones in modules of their own ([`archive`], [`matrix`], [`parity_readme`], [`workflows`];
-//! `report` and `compare` live with the reports they write, [`crate::reports`]).
+//! ones in modules of their own ([`archive`], [`matrix`], [`parity_readme`], [`workflows`], and
+//! [`reports`] for `report` and `compare`, which call the reports that do their work).
 
 pub mod archive;
 pub mod matrix;
 pub mod parity_readme;
+pub mod reports;
 pub mod workflows;
 
 use std::sync::Arc;

@@ -41,7 +41,7 @@ fn root() -> (tempfile::TempDir, Paths) {
     (root, paths)
 }
 
-fn text(args: &[&str], estimate: &str, account: Option<flags::Plan>) -> String {
+fn text(args: &[&str], estimate: &str, account: Option<crate::base::Plan>) -> String {
     let (_root, paths) = root();
     let flags = parse_run(args).unwrap();
     let plan = super::super::plan(&flags, &paths).unwrap();
@@ -95,7 +95,7 @@ fn a_remote_dry_run_prices_the_run_with_its_index_writes_against_the_quotas() {
     let text = text(
         &["t", "--target", "remote", "--plan", "free"],
         "E",
-        Some(flags::Plan::Free),
+        Some(crate::base::Plan::Free),
     );
     let cost = text.split_once("on Cloudflare").unwrap().1;
     // 24 bound and literal probes of 100 rows with 2 indexes (3 writes a row), 4 per-row of 60;
@@ -180,7 +180,7 @@ fn earlier(
         },
         studies: Vec::new(),
         git: GitInfo {
-            commit: "c".into(),
+            commit: crate::records::run_record::Commit::Known("c".into()),
             dirty: false,
         },
         versions: Versions::default(),

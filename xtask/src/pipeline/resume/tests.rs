@@ -269,7 +269,7 @@ fn record_of(plan: &Plan, status: RunStatus) -> RunRecord {
         },
         studies: plan.files.clone(),
         git: GitInfo {
-            commit: "c".into(),
+            commit: crate::records::run_record::Commit::Known("c".into()),
             dirty: false,
         },
         versions: Versions::default(),
@@ -320,7 +320,7 @@ fn only_a_run_that_did_not_end_and_whose_process_is_gone_resumes() {
 fn other_code_or_uncommitted_changes_are_refused() {
     let toml = Path::new("r/run.toml");
     let at = |commit: &str, dirty| GitInfo {
-        commit: commit.into(),
+        commit: commit.parse().unwrap(),
         dirty,
     };
     let check = |then, now| check_code(&then, &now, toml).map_err(|e| e.to_string());

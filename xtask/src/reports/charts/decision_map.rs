@@ -10,10 +10,10 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{Drawn, measured_on};
+use crate::base::TargetKind;
 use crate::charts::style::{
     CellLine, Figure, Grid, GridCell, Pen, Sample, draw_grid, strategy_color, strategy_shape, write,
 };
-use crate::flags::TargetKind;
 use crate::reports::decision::{Cell, Stopped};
 use crate::studies::sweep::Axis;
 use d1bench_core::Strategy;

@@ -10,11 +10,11 @@ use d1bench_core::ladder::LadderKind;
 use d1bench_core::limits::bound_rows_per_statement;
 
 use super::{Drawn, measured_on};
+use crate::base::TargetKind;
 use crate::charts::line::{Line, LineChart, Point, Stroke};
 use crate::charts::style::{
     Scale, extent, padded, range_for, scale_for, strategy_color, strategy_shape, write,
 };
-use crate::flags::TargetKind;
 use crate::records::Finding;
 
 /// Draws `param-ceiling.{png,svg,pdf}` into `dir` when `findings` hold param-ceiling climbs, run
@@ -133,7 +133,7 @@ mod tests {
     #[test]
     fn draws_a_png_an_svg_and_a_pdf_only_for_param_ceiling() {
         let dir = tempfile::tempdir().unwrap();
-        let sqlite = crate::flags::TargetKind::Sqlite;
+        let sqlite = crate::base::TargetKind::Sqlite;
         assert!(
             param_ceiling(dir.path(), &[], sqlite, true)
                 .unwrap()
@@ -142,7 +142,7 @@ mod tests {
         let findings: Vec<Finding> = (1..=100)
             .map(|c| Finding {
                 ladder: LadderKind::ParamCeiling,
-                target: crate::flags::TargetKind::Sqlite,
+                target: crate::base::TargetKind::Sqlite,
                 climb: c,
                 held: format!("columns={c}"),
                 columns: Some(c),
@@ -155,7 +155,7 @@ mod tests {
                 error: "too many SQL variables".into(),
                 statements_completed: Some(0),
                 confirmed: Some(true),
-                stopped: "refused".into(),
+                stopped: crate::records::Stop::Refused,
                 ok_outside_ms: None,
                 ok_inside_ms: None,
                 ok_d1_ms: None,

@@ -13,7 +13,7 @@ pub mod workload;
 
 use std::path::PathBuf;
 
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 
 /// A chart written to disk.
 #[derive(Debug, Clone, PartialEq)]

@@ -42,7 +42,7 @@ use super::{Drawn, measured_on};
 use crate::charts::style::{Scale, Span, extent, format_number, range_for, scale_for, write};
 
 mod figure;
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::{ResultRow, RunDir};
 use crate::reports::points::{Measure, points};
 use crate::stats::{CONFIDENCE, Summary};

@@ -250,7 +250,7 @@ fn summary_md_says_what_ran_where_how_it_reconciled_and_shows_every_chart() {
     assert!(!md.contains("INVALID"));
 
     let mut corrupted = record("invalid", totals);
-    corrupted.run.debug_corrupt = Some(crate::flags::DebugCorruption::TextByte);
+    corrupted.run.debug_corrupt = Some(crate::base::DebugCorruption::TextByte);
     let mut bad = rows.clone();
     bad[0].checksum_equal = false;
     bad[0].reconciled = false;

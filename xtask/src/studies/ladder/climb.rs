@@ -12,10 +12,10 @@ use d1bench_core::ladder::{self, MAX_STEPS_PER_MS, RungRequest, Step};
 use crate::procs;
 use crate::records::csv::Appender;
 use crate::records::reconcile::{self, Totals};
-use crate::records::{Finding, RunDir, RungRow};
+use crate::records::{Finding, RunDir, RungRow, Stop};
 use crate::studies::ladder::{Climb, Climber, Role};
 use crate::studies::progress::Progress;
-use crate::targets::Session;
+use crate::targets::Rungs;
 
 /// The climbs an earlier attempt of the run finished (their findings are in findings.csv), and
 /// the first rung id none of its rungs took.
@@ -38,7 +38,7 @@ impl Default for ClimbsDone {
 /// Climbs every climb of every ladder in order, but those `done` says are finished; rows and
 /// findings are on disk as they land.
 pub fn climb_all(
-    session: &mut dyn Session,
+    session: &mut dyn Rungs,
     climbs: &[Climb],
     done: &ClimbsDone,
     run_dir: &RunDir,
@@ -66,7 +66,7 @@ pub fn climb_all(
 /// One climb: calibration (query-duration), then rungs until the climber is done, the time
 /// budget is spent, or the target stops answering.
 fn climb_one(
-    session: &mut dyn Session,
+    session: &mut dyn Rungs,
     climb: &Climb,
     index: usize,
     next_id: &mut u64,
@@ -76,7 +76,7 @@ fn climb_one(
     let mut rows: Vec<RungRow> = Vec::new();
     let mut stopped = None;
     let mut take =
-        |climb: &Climb, value: usize, role: Role, session: &mut dyn Session| -> Result<RungRow> {
+        |climb: &Climb, value: usize, role: Role, session: &mut dyn Rungs| -> Result<RungRow> {
             if procs::interrupted() {
                 bail!("interrupted");
             }
@@ -96,7 +96,7 @@ fn climb_one(
             row.inside_ms
         };
         if row.failed() || ms <= 0.0 {
-            stopped = Some(format!("the calibration rung failed: {}", row.error));
+            stopped = Some(Stop::CalibrationFailed(row.error.clone()));
         } else {
             let rate = (steps as f64 / ms)
                 .round()
@@ -114,7 +114,7 @@ fn climb_one(
         if let Some(budget) = climb.max_seconds
             && started.elapsed() > Duration::from_secs(budget)
         {
-            stopped = Some(format!("time budget of {budget} s spent"));
+            stopped = Some(Stop::TimeBudget(budget));
             break;
         }
         let row = take(&climb, value, role, session)?;
@@ -135,7 +135,7 @@ fn climb_one(
             }
         }
         if row.target_failed {
-            stopped = Some(format!("the target gave no answer: {}", row.error));
+            stopped = Some(Stop::NoAnswer(row.error.clone()));
             if let Err(why) = session.recover() {
                 bail!(
                     "the target stopped answering during the climb ({why}); every rung measured before is kept"
@@ -150,11 +150,9 @@ fn climb_one(
     let ok = at(verdict.last_ok);
     let failed = at(verdict.first_failed);
     let stopped = stopped.unwrap_or_else(|| match (failed, verdict.max_tried) {
-        (Some(_), _) => "refused".into(),
-        (None, Some(max)) if max >= climb.rungs.max() => {
-            format!("no refusal up to the cap ({max})")
-        }
-        (None, _) => "no refusal".into(),
+        (Some(_), _) => Stop::Refused,
+        (None, Some(max)) if max >= climb.rungs.max() => Stop::NoRefusalUpToCap(max),
+        (None, _) => Stop::NoRefusal,
     });
     Ok(Finding {
         ladder: climb.ladder,
@@ -181,7 +179,7 @@ fn climb_one(
 }
 
 /// Prepare, climb and finish one rung (three invocations on the Worker), then reconcile it.
-fn run_rung(session: &mut dyn Session, rung: &RungRequest, role: Role, climb: usize) -> RungRow {
+fn run_rung(session: &mut dyn Rungs, rung: &RungRequest, role: Role, climb: usize) -> RungRow {
     let plan = ladder::plan(rung);
     let mut row = RungRow {
         ladder: rung.ladder,
@@ -234,7 +232,7 @@ fn run_rung(session: &mut dyn Session, rung: &RungRequest, role: Role, climb: us
     };
     match session.rung_prepare(rung) {
         Err(e) => {
-            lost(&mut row, Step::Prepare, &e);
+            lost(&mut row, Step::Prepare, &e.to_string());
             let _ = session.rung_finish(rung);
             return row;
         }
@@ -246,7 +244,7 @@ fn run_rung(session: &mut dyn Session, rung: &RungRequest, role: Role, climb: us
                 row.outside_ms = timed.outside_ms;
                 match timed.result {
                     Err(e) => {
-                        lost(&mut row, Step::Climb, &e);
+                        lost(&mut row, Step::Climb, &e.to_string());
                         let _ = session.rung_finish(rung);
                         return row;
                     }
@@ -269,7 +267,7 @@ fn run_rung(session: &mut dyn Session, rung: &RungRequest, role: Role, climb: us
     }
     match session.rung_finish(rung) {
         Err(e) => {
-            lost(&mut row, Step::Finish, &e);
+            lost(&mut row, Step::Finish, &e.to_string());
         }
         Ok(finish) => {
             row.table_exists = finish.table_exists;
@@ -405,7 +403,7 @@ mod tests {
             [10, 20]
         );
         assert_eq!(finding.first_failed, None);
-        assert_eq!(finding.stopped, "no refusal up to the cap (20)");
+        assert_eq!(finding.stopped, Stop::NoRefusalUpToCap(20));
     }
 
     #[test]

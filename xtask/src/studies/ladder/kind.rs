@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 
 use super::climb::{self, ClimbsDone};
 use super::{Climb, LIMITS, Ladder};
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::csv;
 use crate::records::{Finding, RunDir, RunRecord, RungRow, StudyKind, Totals};
 use crate::reports::{self, Rendered};

@@ -20,8 +20,8 @@ pub mod climb;
 pub mod cost;
 pub mod kind;
 
-use super::cost::thousands;
 use super::files::{NonEmpty, Profiles, located, toml_stems};
+use crate::base::numbers::thousands;
 
 /// The profile run when neither `--profile` nor `default-profile` names one.
 

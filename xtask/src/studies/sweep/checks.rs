@@ -15,7 +15,7 @@ use super::{
     Columns, Experiment, MAX_REPEATS, Profile, Series, count, describe, expand_series,
     first_repeat, line_name, probe_point, values,
 };
-use crate::studies::cost::thousands;
+use crate::base::numbers::thousands;
 use crate::studies::files::located;
 
 impl Experiment {

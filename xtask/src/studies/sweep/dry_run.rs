@@ -10,10 +10,10 @@ use d1bench_core::Strategy;
 
 use super::Axis;
 use super::schedule::SweepPlan;
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
+use crate::base::numbers::thousands;
 use crate::records::ResultRow;
 use crate::records::csv;
-use crate::studies::cost::thousands;
 use crate::studies::dry_run::{compact, count};
 
 /// The sweep's lines, then the baseline's.

@@ -11,7 +11,7 @@ use d1bench_core::Corruption;
 
 use super::schedule::SweepPlan;
 use super::{Axis, Experiment, PlannedProbe};
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::run_record::RunInfo;
 use crate::records::{RunDir, RunRecord, StudyKind, Totals};
 use crate::reports::{self, Rendered};

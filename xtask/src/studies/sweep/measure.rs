@@ -18,7 +18,7 @@ use crate::stats::Summary;
 use crate::studies::progress::Progress;
 use crate::studies::sweep::PlannedProbe;
 use crate::studies::sweep::schedule::SweepPlan;
-use crate::targets::Session;
+use crate::targets::Probes;
 
 /// Sends every probe of `plan` in its order, round by round; with a precision, a point takes
 /// rounds until its times are precise enough ([`Times::settled`]). A target that stops
@@ -27,7 +27,7 @@ use crate::targets::Session;
 /// resumed run) are not sent; the others keep their ids. `clock` started with the attempt: each
 /// row records when its probe started on it.
 pub fn measure(
-    session: &mut dyn Session,
+    session: &mut dyn Probes,
     experiment: &str,
     plan: &SweepPlan,
     skip: &HashSet<u64>,
@@ -124,7 +124,7 @@ impl Times {
 /// One probe: its table set up, its rows written and timed, then verified and reconciled
 /// against the host's plan and checksum.
 fn measure_one(
-    session: &mut dyn Session,
+    session: &mut dyn Probes,
     experiment: &str,
     planned: &PlannedProbe,
     expectations: &mut Expectations,
@@ -140,7 +140,7 @@ fn measure_one(
 }
 
 fn attempt(
-    session: &mut dyn Session,
+    session: &mut dyn Probes,
     experiment: &str,
     planned: &PlannedProbe,
     expectations: &mut Expectations,
@@ -153,7 +153,7 @@ fn attempt(
     };
     let setup = match session.setup(probe) {
         Ok(setup) => setup,
-        Err(e) => return failure(0.0, &e),
+        Err(e) => return failure(0.0, &e.to_string()),
     };
     // A refused setup is data: nothing was written, and nothing may be there.
     let (mut row, result) = match setup.error {
@@ -164,7 +164,7 @@ fn attempt(
         None => {
             let timed = session.probe(probe);
             match timed.result {
-                Err(e) => return failure(timed.outside_ms, &e),
+                Err(e) => return failure(timed.outside_ms, &e.to_string()),
                 Ok(result) => (
                     ResultRow::measured(
                         experiment,

@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 
 use super::PlannedProbe;
 use super::schedule::SweepPlan;
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::csv;
 use crate::records::{ResultRow, RunDir, Totals};
 

@@ -6,7 +6,7 @@ use anyhow::Result;
 use d1bench_core::workload::Operation;
 
 use super::{Workload, WorkloadProfile};
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 
 /// Longest TTL a profile may sweep: a day.
 pub const MAX_TTL_S: f64 = 86_400.0;

@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use super::{Workload, WorkloadPlan};
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::run_record::RunInfo;
 use crate::records::{RunDir, RunRecord, StudyKind, Totals};
 use crate::reports::{self, Rendered};

@@ -51,8 +51,8 @@ fn a_cache_workload_on_a_target_without_kv_fails_with_its_golden_error() {
     let dir = project_root().join("xtask/tests/bad-workloads-sqlite");
     let checked = crate::studies::files::check_golden_errors(&dir, |name, path, source| {
         let w = Workload::parse(name, path, source)?;
-        w.check_target(crate::flags::TargetKind::Local)?;
-        w.check_target(crate::flags::TargetKind::Sqlite)
+        w.check_target(crate::base::TargetKind::Local)?;
+        w.check_target(crate::base::TargetKind::Sqlite)
     });
     assert!(checked >= 1);
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, Result, bail};
 
 use super::wrangler::{Secret, Step, Wrangler};
-use crate::flags::Location;
+use crate::base::Location;
 use crate::procs::{self, CleanupRegistration};
 
 /// Every remote run's Worker and database are named `d1bench-run-...`: `clean-remote` finds
@@ -25,7 +25,7 @@ pub struct RunName(String);
 
 impl RunName {
     pub fn new(tag: Option<&str>) -> Result<Self> {
-        let (_, compact) = crate::records::run_record::utc_now();
+        let (_, compact) = crate::base::clock::utc_now();
         let random = crate::targets::local::random_token()?;
         Ok(RunName(format!(
             "{}{}-{}",

@@ -509,25 +509,29 @@ fn the_database_id_is_read_from_a_toml_snippet_too() {
 }
 
 #[test]
-fn remote_flags_are_refused_on_a_local_run() {
-    use clap::Parser;
-    let parse = |args: &[&str]| {
-        let mut argv = vec!["xtask", "run", "column-sweep"];
-        argv.extend_from_slice(args);
-        match flags::Xtask::try_parse_from(argv).unwrap().task {
-            flags::Task::Run(run) => run,
-            _ => unreachable!(),
-        }
+fn remote_options_are_refused_on_a_local_run() {
+    let asked = Asked {
+        location: Some(Location::Weur),
+        keep: true,
+        ..Asked::default()
     };
-    let err = Options::from_run_flags(&parse(&["--location", "weur", "--keep"]))
+    let err = Options::for_target(TargetKind::Local, &asked)
         .unwrap_err()
         .to_string();
     assert_eq!(
         err,
         "--location, --keep only applies to --target remote, not --target local"
     );
-    assert!(Options::from_run_flags(&parse(&[])).unwrap().is_none());
-    let err = Options::from_run_flags(&parse(&["--target", "remote", "--tag", "Bad-Tag"]))
+    assert!(
+        Options::for_target(TargetKind::Local, &Asked::default())
+            .unwrap()
+            .is_none()
+    );
+    let asked = Asked {
+        tag: Some("Bad-Tag"),
+        ..Asked::default()
+    };
+    let err = Options::for_target(TargetKind::Remote, &asked)
         .unwrap_err()
         .to_string();
     assert!(

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::answers::tail;
-use crate::flags::Location;
+use crate::base::Location;
 use crate::procs::{self, ProcessGroup};
 
 /// Replaces `node wrangler.js` with this executable (the tests' stand-in wrangler).

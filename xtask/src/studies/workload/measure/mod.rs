@@ -25,12 +25,12 @@ use load::Done;
 use retry::Attempted;
 use versions::Versions;
 
-use crate::flags::TargetKind;
+use crate::base::TargetKind;
 use crate::records::csv::Appender;
 use crate::records::workload_row::{CheckRow, OpRow, Phase};
 use crate::records::{RunDir, Totals};
 use crate::studies::workload::{LoadPoint, Mix, WorkloadPlan};
-use crate::targets::Session;
+use crate::targets::Workloads;
 use crate::targets::workload::WorkloadClient;
 
 /// What the table must hold: every seeded id, and every write acknowledged so far; and what it
@@ -54,7 +54,7 @@ impl Expected {
 
 /// Measures `plan` on the session's target; the totals of what it recorded.
 pub fn measure(
-    session: &mut dyn Session,
+    session: &mut dyn Workloads,
     experiment: &str,
     plan: &WorkloadPlan,
     run_dir: &RunDir,
@@ -432,7 +432,7 @@ struct At<'a> {
 /// The record of one request.
 fn op_row(
     experiment: &str,
-    target: crate::flags::TargetKind,
+    target: crate::base::TargetKind,
     at: &At,
     job: &OpRequest,
     done: Done<Attempted>,
@@ -448,7 +448,7 @@ fn op_row(
     let attempted = done.answer;
     let (answer, target_failed) = match attempted.last.result {
         Ok(answer) => (answer, false),
-        Err(e) => (crate::targets::workload::no_answer(e), true),
+        Err(e) => (crate::targets::workload::no_answer(e.to_string()), true),
     };
     let served = answer.served_by.clone().unwrap_or_default();
     OpRow {

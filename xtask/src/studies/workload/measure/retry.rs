@@ -160,7 +160,8 @@ mod tests {
     #[test]
     fn a_held_write_lock_is_a_busy_refusal_and_a_retry_gets_through_once() {
         use crate::studies::workload::measure::exactly_once::{Writes, reconcile};
-        use crate::targets::workload::{SqliteWorkload, WorkloadClient};
+        use crate::targets::sqlite::workload::SqliteWorkload;
+        use crate::targets::workload::WorkloadClient;
         use d1bench_core::workload::{CheckRequest, SeedRequest};
 
         let dir = tempfile::tempdir().unwrap();

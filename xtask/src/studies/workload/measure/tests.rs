@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::studies::workload::Workload;
-use crate::targets::workload::SqliteWorkload;
+use crate::targets::sqlite::workload::SqliteWorkload;
 
 /// The measured requests of point `point` for `seconds`, versions counted from 1.
 fn measure_jobs(plan: &WorkloadPlan, point: usize, seconds: f64, next: &mut u64) -> Vec<OpRequest> {

@@ -1,0 +1,12 @@
+//! What every layer shares and none owns: the targets a run runs on, the harness's self-test,
+//! the clock, how numbers are printed, and how a type is kept on disk as text. It imports nothing of the crate, so any module may
+//! use it, and the command line (`flags`) takes its types from here.
+
+pub mod clock;
+pub mod corruption;
+pub mod numbers;
+pub mod target;
+pub mod text;
+
+pub use corruption::DebugCorruption;
+pub use target::{Location, Plan, TargetKind};

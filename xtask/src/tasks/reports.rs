@@ -1,0 +1,194 @@
+//! The commands over run directories already written: `report` (index.md over runs) and
+//! `compare` (two runs point by point).
+//! Each reads its flags and calls the report that does the work.
+
+use anyhow::Result;
+
+use crate::flags;
+use crate::reports::compare::Comparison;
+
+impl flags::Report {
+    /// `cargo xtask report`.
+    pub fn run(self) -> Result<()> {
+        crate::reports::index::write_index(&self.dirs, self.out)
+    }
+}
+
+impl flags::Compare {
+    /// `cargo xtask compare`: compares, writes compare.md and compare.json, prints the table.
+    pub fn run(self) -> Result<Comparison> {
+        crate::reports::compare::write_comparison(
+            &self.run_a,
+            &self.run_b,
+            self.threshold,
+            self.out,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use clap::Parser;
+
+    use super::*;
+    use crate::base::TargetKind;
+    use crate::records::{ResultRow, RunRecord, csv};
+    use crate::reports::compare::{Verdict, compare};
+
+    /// `cargo xtask run column-sweep --target sqlite --profile <profile> --out <out>`, in-process,
+    /// in a project root of its own; the run directory it made.
+    fn real_sqlite_run(root: &Path, profile: &str, out: &Path) -> PathBuf {
+        let run = flags::Run {
+            experiment: Some("column-sweep".into()),
+            target: TargetKind::Sqlite,
+            profile: Some(profile.into()),
+            out: Some(out.to_owned()),
+            no_baseline: false,
+            debug_corrupt: None,
+            location: None,
+            plan: None,
+            keep: false,
+            tag: None,
+            titles: false,
+            repeats: None,
+            warmup: None,
+            seed: None,
+            only: None,
+            dry_run: false,
+            resume: None,
+        };
+        let paths = crate::paths::Paths::new(root.to_owned());
+        crate::pipeline::run(&run, &xshell::Shell::new().unwrap(), &paths).unwrap();
+        let made: Vec<PathBuf> = std::fs::read_dir(out)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(made.len(), 1, "{made:?}");
+        made[0].clone()
+    }
+
+    #[test]
+    fn compare_reads_real_sqlite_runs_and_calls_a_real_run_made_100x_slower_slower() {
+        let root = tempfile::tempdir().unwrap();
+        let experiments = root.path().join("experiments");
+        std::fs::create_dir(&experiments).unwrap();
+        let mut file = std::fs::read_to_string(
+            crate::paths::project_root().join("experiments/column-sweep.toml"),
+        )
+        .unwrap();
+        // The smoke profile has one repeat per point; a verdict needs three.
+        file.push_str(
+            "\n[profile.three]\nrepeats = 3\nseed = 1\n[[profile.three.series]]\n\
+             strategies = [\"bound\", \"literal\"]\ncolumns = [1, 8]\nrow-bytes = [1000]\nrows = 200\n",
+        );
+        std::fs::write(experiments.join("column-sweep.toml"), file).unwrap();
+        let a = real_sqlite_run(root.path(), "smoke", &root.path().join("a"));
+        let b = real_sqlite_run(root.path(), "smoke", &root.path().join("b"));
+        let c = flags::Compare {
+            run_a: a.clone(),
+            run_b: b.clone(),
+            threshold: 5.0,
+            out: None,
+        }
+        .run()
+        .unwrap();
+        // Five strategies at 5 column counts, per-row at 8: all in both, one repeat each.
+        assert_eq!(
+            (c.points.len(), c.only_in_a.len(), c.only_in_b.len()),
+            (26, 0, 0)
+        );
+        // Nothing differs between the runs; only this machine's load, which is not the test's, may
+        // be noted.
+        let other: Vec<&String> = c
+            .notes
+            .iter()
+            .filter(|n| !n.contains("shared its machine"))
+            .collect();
+        assert!(other.is_empty(), "{other:?}");
+        let (rows_a, rows_b): (Vec<ResultRow>, Vec<ResultRow>) = (
+            csv::read(&a.join("results.csv")).unwrap(),
+            csv::read(&b.join("results.csv")).unwrap(),
+        );
+        for p in &c.points {
+            let time = |rows: &[ResultRow]| -> f64 {
+                let at: Vec<&ResultRow> = rows
+                    .iter()
+                    .filter(|r| r.strategy == p.key.strategy && r.columns == p.key.columns)
+                    .collect();
+                assert_eq!(at.len(), 1, "{:?}", p.key);
+                (at[0].outside_ms - at[0].prepare_ms.unwrap()) * 1000.0 / at[0].rows as f64
+            };
+            let ratio = time(&rows_b) / time(&rows_a);
+            assert_eq!(p.ratio, Some(ratio), "{:?}", p.key);
+            // One repeat: no interval, and no verdict.
+            assert_eq!((p.ci_low, p.ci_high), (None, None));
+            assert_eq!(p.verdict, Verdict::TooFewRepeats);
+        }
+        assert_eq!(c.regressions(), 0);
+        let md = std::fs::read_to_string(b.join("compare.md")).unwrap();
+        assert!(
+            md.contains("\n26 points compared: 26 too few repeats.\n"),
+            "{md}"
+        );
+        // The table shows such a ratio without its zero-width interval.
+        for p in &c.points {
+            let row = format!("| {:.2} | too few repeats (3 needed) |\n", p.ratio.unwrap());
+            assert!(md.contains(&row), "{row} not in\n{md}");
+        }
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(b.join("compare.json")).unwrap()).unwrap();
+        assert_eq!(json["points"].as_array().unwrap().len(), 26);
+        assert_eq!(json["points"][0]["verdict"], "too-few-repeats");
+
+        // Three repeats, against themselves and against the same rows 100 times slower (written
+        // through the records API): never a verdict against itself, always slower at 100×.
+        let three = real_sqlite_run(root.path(), "three", &root.path().join("three"));
+        let record = RunRecord::read(&three.join("run.toml")).unwrap();
+        let mut rows: Vec<ResultRow> = csv::read(&three.join("results.csv")).unwrap();
+        let itself = compare(&three, &three, 5.0).unwrap();
+        assert_eq!(itself.points.len(), 4);
+        for p in &itself.points {
+            assert_eq!((p.a.n, p.b.n), (3, 3));
+            assert!(
+                !matches!(p.verdict, Verdict::Slower | Verdict::Faster),
+                "{p:?}"
+            );
+        }
+        rows.iter_mut().for_each(|r| r.outside_ms *= 100.0);
+        let slow = root.path().join("slow");
+        std::fs::create_dir_all(&slow).unwrap();
+        record.write(&slow.join("run.toml")).unwrap();
+        csv::write(&slow.join("results.csv"), &rows).unwrap();
+        let slower = compare(&three, &slow, 5.0).unwrap();
+        assert_eq!(slower.regressions(), 4);
+        assert!(slower.points.iter().all(|p| p.verdict == Verdict::Slower));
+    }
+
+    #[test]
+    fn compare_parses_its_flags() {
+        let parse = |args: &[&str]| match flags::Xtask::try_parse_from(args).unwrap().task {
+            flags::Task::Compare(c) => c,
+            other => panic!("not a compare: {other:?}"),
+        };
+        let c = parse(&["xtask", "compare", "runs/a", "runs/b"]);
+        assert_eq!(
+            (c.run_a, c.run_b),
+            (PathBuf::from("runs/a"), PathBuf::from("runs/b"))
+        );
+        assert_eq!((c.threshold, c.out), (5.0, None));
+        let c = parse(&[
+            "xtask",
+            "compare",
+            "a",
+            "b",
+            "--threshold",
+            "2.5",
+            "--out",
+            "d",
+        ]);
+        assert_eq!((c.threshold, c.out), (2.5, Some(PathBuf::from("d"))));
+        assert!(flags::Xtask::try_parse_from(["xtask", "compare", "a"]).is_err());
+    }
+}
