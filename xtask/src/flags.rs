@@ -40,7 +40,8 @@ pub enum Task {
     /// Redraw the charts of run directories and write one index.md over all of them.
     Report(Report),
     /// Compare two runs of one experiment point by point (b ÷ a of the median time per 1,000
-    /// rows, with a 95% bootstrap interval); exits with status 2 when anything got slower.
+    /// rows, with a 95% interval: each median's order-statistic interval at 97.5%, divided);
+    /// exits with status 2 when anything got slower.
     Compare(Compare),
     /// Check .github/workflows (and dependabot.yml) with actionlint and zizmor (pinned, from PyPI).
     LintWorkflows,
