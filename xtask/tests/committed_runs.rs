@@ -3,10 +3,9 @@
 //! A change to the statistics or the reports that alters a committed figure fails here, and the
 //! committed runs are regenerated in a commit that says so.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod support;
 
-const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
+use std::path::{Path, PathBuf};
 
 /// The run directories under `dir` (those holding a run.toml), sorted.
 fn run_dirs(dir: &Path, found: &mut Vec<PathBuf>) {
@@ -38,7 +37,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 #[test]
 fn report_rewrites_every_committed_summary_byte_for_byte() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let root = &support::project_root();
     let mut runs = Vec::new();
     run_dirs(&root.join("docs"), &mut runs);
     assert!(
@@ -52,12 +51,10 @@ fn report_rewrites_every_committed_summary_byte_for_byte() {
     for (i, run) in runs.iter().enumerate() {
         let copy = scratch.path().join(i.to_string());
         copy_dir(run, &copy);
-        let output = Command::new(XTASK)
-            .arg("report")
+        let output = support::xtask(&["report"])
             .arg(&copy)
             .arg("--out")
             .arg(scratch.path().join(format!("index-{i}")))
-            .current_dir(root)
             .output()
             .expect("cannot run the xtask");
         assert!(
