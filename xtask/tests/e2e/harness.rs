@@ -1,6 +1,7 @@
 //! A small test harness: cargo's test command line (name filters, `--exact`, `--skip`,
-//! `--list`, `--test-threads`) and its `test result:` line, running the tests in the order given,
-//! [`THREADS`] at once unless told otherwise.
+//! `--list`, `--test-threads`) and its `test result:` line, running first, one by one, the tests
+//! that must run alone, then the others in the order given, [`THREADS`] at once unless told
+//! otherwise.
 //!
 //! Hand-written rather than a crate such as libtest-mimic: a dev-dependency enters Cargo.lock,
 //! which is one of the inputs whose hash `worker/build-manifest.toml` records, so adding one
@@ -15,9 +16,11 @@ use std::time::{Duration, Instant};
 /// on wrangler dev and on their schedules.
 pub const THREADS: usize = 4;
 
-/// One test: its name (`module::function`) and what runs it (a panic fails it).
+/// One test: its name (`module::function`), whether it must run with no other test running,
+/// and what runs it (a panic fails it).
 pub struct Trial {
     pub name: &'static str,
+    pub alone: bool,
     pub run: Box<dyn FnOnce() + Send>,
 }
 
@@ -120,41 +123,27 @@ pub fn run(trials: Vec<Trial>) -> ! {
         args.threads
     );
     let started = Instant::now();
-    let queue = Mutex::new(selected);
-    let failed = Mutex::new(Vec::new());
-    let passed = Mutex::new(0usize);
+    let (alone, beside): (VecDeque<Trial>, VecDeque<Trial>) =
+        selected.into_iter().partition(|t| t.alone);
+    let results = Mutex::new(Results::default());
+    for trial in alone {
+        run_one(trial, &results);
+    }
+    let queue = Mutex::new(beside);
     std::thread::scope(|scope| {
         for _ in 0..args.threads {
             scope.spawn(|| {
                 loop {
+                    // Its own statement, so the queue is unlocked while the test runs.
                     let Some(trial) = queue.lock().unwrap().pop_front() else {
                         return;
                     };
-                    let began = Instant::now();
-                    // A thread of its own, named for the test: its panic names the test, and
-                    // the join tells whether it panicked.
-                    let outcome = std::thread::Builder::new()
-                        .name(trial.name.to_owned())
-                        .spawn(trial.run)
-                        .expect("cannot start a test thread")
-                        .join();
-                    let took = seconds(began.elapsed());
-                    match outcome {
-                        Ok(()) => {
-                            println!("test {} ... ok ({took})", trial.name);
-                            *passed.lock().unwrap() += 1;
-                        }
-                        Err(_) => {
-                            println!("test {} ... FAILED ({took})", trial.name);
-                            failed.lock().unwrap().push(trial.name);
-                        }
-                    }
+                    run_one(trial, &results);
                 }
             });
         }
     });
-    let failed = failed.into_inner().unwrap();
-    let passed = passed.into_inner().unwrap();
+    let Results { passed, failed } = results.into_inner().unwrap();
     if !failed.is_empty() {
         println!("\nfailures:");
         for name in &failed {
@@ -169,6 +158,35 @@ pub fn run(trials: Vec<Trial>) -> ! {
         seconds(started.elapsed())
     );
     std::process::exit(if failed.is_empty() { 0 } else { 101 });
+}
+
+#[derive(Default)]
+struct Results {
+    passed: usize,
+    failed: Vec<&'static str>,
+}
+
+/// Runs `trial` in a thread of its own, named for the test (its panic then names the test, and
+/// the join tells whether it panicked), and says how it went.
+fn run_one(trial: Trial, results: &Mutex<Results>) {
+    let began = Instant::now();
+    let outcome = std::thread::Builder::new()
+        .name(trial.name.to_owned())
+        .spawn(trial.run)
+        .expect("cannot start a test thread")
+        .join();
+    let took = seconds(began.elapsed());
+    let mut results = results.lock().unwrap();
+    match outcome {
+        Ok(()) => {
+            println!("test {} ... ok ({took})", trial.name);
+            results.passed += 1;
+        }
+        Err(_) => {
+            println!("test {} ... FAILED ({took})", trial.name);
+            results.failed.push(trial.name);
+        }
+    }
 }
 
 fn seconds(d: Duration) -> String {

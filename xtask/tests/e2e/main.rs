@@ -7,8 +7,10 @@
 //! timer) and starts its own wrangler dev on a free port with its own state, so more of them
 //! share the two cores of the machines this runs on than cargo's harness would run. Before its
 //! first run each test waits for `cargo xtask setup` (once), so no two runs install or build the
-//! Worker at once; a test that must be the only one starting runs (one that checks what the next
-//! run says about a run it killed) says so, and runs first, alone. The longest tests start next.
+//! Worker at once. A test that must run alone says so and runs first: the one that checks what
+//! the next run says about a run it killed (every run looks for dead runs under
+//! `target/d1bench/` and marks them, so no other run may start meanwhile). The longest tests
+//! start next.
 
 /// `module::function` for each function named: tests that may run beside the others.
 macro_rules! tests {
@@ -35,28 +37,27 @@ use harness::Trial;
 fn beside_others(name: &'static str, test: fn()) -> Trial {
     Trial {
         name,
+        alone: false,
         run: Box::new(move || {
             support::worker_ready();
-            let _beside = support::beside_others();
             test();
         }),
     }
 }
 
-/// A test during which no other test starts a run.
+/// A test that runs while no other test does (the harness runs these first).
 fn alone(name: &'static str, test: fn()) -> Trial {
     Trial {
         name,
+        alone: true,
         run: Box::new(move || {
             support::worker_ready();
-            let _alone = support::alone();
             test();
         }),
     }
 }
 
 fn main() {
-    // First, while nothing else runs: it would wait for every running test to end.
     let mut trials = vec![alone(
         "faults::a_run_killed_with_9_leaves_nothing_running_and_the_next_run_marks_it_abandoned",
         faults::a_run_killed_with_9_leaves_nothing_running_and_the_next_run_marks_it_abandoned,

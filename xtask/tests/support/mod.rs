@@ -1,7 +1,6 @@
 //! What the integration tests share: the xtask binary run from the project root, a run's files
 //! read back (its CSV files as rows, its run.toml as a table), the processes a run started, and
-//! the two conditions under which end-to-end runs share the machine (the Worker made ready once,
-//! and a run that must be the only one starting).
+//! the Worker made ready once, before end-to-end runs start side by side.
 
 // Each test binary uses a part of this module: what one of them leaves unused is not dead.
 #![allow(dead_code)]
@@ -9,7 +8,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Once, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::Once;
 use std::time::{Duration, Instant};
 
 pub use xtask::paths::project_root;
@@ -212,18 +211,4 @@ pub fn worker_ready() {
             text(&output)
         );
     });
-}
-
-static STARTS: RwLock<()> = RwLock::new(());
-
-/// Held by a test for as long as it may start runs beside other tests' runs.
-pub fn beside_others() -> RwLockReadGuard<'static, ()> {
-    STARTS.read().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Held by a test during which no other test starts a run: every run looks for runs that died
-/// (under `target/d1bench/`) and marks them, so a test that kills a run and checks what the
-/// next run says about it must be the one making that next run.
-pub fn alone() -> RwLockWriteGuard<'static, ()> {
-    STARTS.write().unwrap_or_else(|e| e.into_inner())
 }
