@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Tests at once unless `--test-threads` says otherwise: cargo's harness would run as many as
+/// Tests at once unless `--test-threads` (or `RUST_TEST_THREADS`) says otherwise: cargo's harness would run as many as
 /// there are cores (two on the machines this runs on), but the runs of these tests mostly wait
 /// on wrangler dev and on their schedules.
 pub const THREADS: usize = 4;
@@ -35,14 +35,21 @@ struct Args {
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let mut parsed = Args {
-        filters: Vec::new(),
-        skip: Vec::new(),
-        exact: false,
-        list: false,
-        ignored_only: false,
-        threads: THREADS,
-    };
+    let mut parsed =
+        Args {
+            filters: Vec::new(),
+            skip: Vec::new(),
+            exact: false,
+            list: false,
+            ignored_only: false,
+            // As cargo's harness, RUST_TEST_THREADS unless the command line says otherwise.
+            threads: match std::env::var("RUST_TEST_THREADS") {
+                Ok(n) => n.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                    format!("RUST_TEST_THREADS must be a positive count, not `{n}`")
+                })?,
+                Err(_) => THREADS,
+            },
+        };
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
             Some((flag, value)) if flag.starts_with("--") => (flag.to_owned(), Some(value.into())),
