@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use crate::harness::Trial;
 
-use crate::support::{XTASK, files_under, project_root, run_dir, run_toml};
+use crate::support::{XTASK, files_under, processes, project_root, run_dir, run_toml};
 
 const FAKE_API_TOKEN: &str = "fake-api-token-0b1c2d3e4f5a";
 
@@ -272,23 +272,11 @@ pub fn a_failed_setup_deletes_what_it_made_and_no_token_leaks() {
 
 /// Live processes whose command line mentions `needle`.
 fn processes_mentioning(needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let zombie = std::fs::read_to_string(entry.path().join("stat"))
-            .map(|s| {
-                s.rsplit_once(')')
-                    .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-            })
-            .unwrap_or(true);
-        if cmdline.contains(needle) && !zombie {
-            found.push(cmdline);
-        }
-    }
-    found
+    processes()
+        .into_iter()
+        .filter(|p| !p.zombie && p.command().contains(needle))
+        .map(|p| p.command())
+        .collect()
 }
 
 pub fn an_interrupt_during_deploy_still_deletes_everything() {

@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use crate::harness::Trial;
 
-use crate::support::{Row, XTASK, ms, num, project_root, read_csv, run_dir, run_toml};
+use crate::support::{
+    Row, XTASK, live_members, ms, num, processes, project_root, read_csv, run_dir, run_toml,
+};
 
 /// Longest first (as measured), for `main.rs` to start the longest early.
 pub fn tests() -> Vec<Trial> {
@@ -36,39 +38,11 @@ pub fn tests() -> Vec<Trial> {
 
 /// Process-group ids of the children `pid` has right now.
 fn child_groups(pid: u32) -> Vec<i32> {
-    let mut groups = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // Fields after the command's closing parenthesis: state ppid pgrp ...
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.len() > 2 && fields[1] == pid.to_string() {
-            groups.push(fields[2].parse().unwrap());
-        }
-    }
-    groups
-}
-
-/// Live (non-zombie) processes in process group `pgid`.
-fn live_members(pgid: i32) -> Vec<String> {
-    let mut members = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let Some((head, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.len() > 2 && fields[2] == pgid.to_string() && fields[0] != "Z" {
-            members.push(head.to_owned());
-        }
-    }
-    members
+    processes()
+        .into_iter()
+        .filter(|p| p.ppid == pid as i32)
+        .map(|p| p.pgid)
+        .collect()
 }
 
 /// Runs `cargo xtask run <args> --out <out>`; its exit status.
