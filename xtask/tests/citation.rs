@@ -1,14 +1,9 @@
 //! The citation and licence files agree with the workspace's Cargo.toml: CITATION.cff carries
 //! its version and its licences, and each licence it declares has its file at the root.
 
-use std::path::{Path, PathBuf};
+mod support;
 
-fn project_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned()
-}
+use support::project_root;
 
 fn citation() -> String {
     std::fs::read_to_string(project_root().join("CITATION.cff")).unwrap()

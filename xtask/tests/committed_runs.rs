@@ -3,10 +3,11 @@
 //! A change to the statistics or the reports that alters a committed figure fails here, and the
 //! committed runs are regenerated in a commit that says so.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod support;
 
-const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The run directories under `dir` (those holding a run.toml), sorted.
 fn run_dirs(dir: &Path, found: &mut Vec<PathBuf>) {
@@ -36,9 +37,47 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// `cargo xtask report` on a copy of `run` under `scratch`: how many of its summary files were
+/// compared, and those (relative to `root`) that came out otherwise than committed.
+fn rewrite(root: &Path, run: &Path, scratch: &Path) -> (usize, Vec<String>) {
+    let name = run
+        .strip_prefix(root)
+        .unwrap()
+        .display()
+        .to_string()
+        .replace('/', "-");
+    let copy = scratch.join(&name);
+    copy_dir(run, &copy);
+    let output = support::xtask(&["report"])
+        .arg(&copy)
+        .arg("--out")
+        .arg(scratch.join(format!("index-{name}")))
+        .output()
+        .expect("cannot run the xtask");
+    assert!(
+        output.status.success(),
+        "report failed on {}:\n{}",
+        run.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let (mut compared, mut differing) = (0, Vec::new());
+    for name in ["summary.md", "summary.csv"] {
+        let committed = run.join(name);
+        if !committed.exists() {
+            continue;
+        }
+        compared += 1;
+        let rewritten = std::fs::read(copy.join(name)).unwrap();
+        if std::fs::read(&committed).unwrap() != rewritten {
+            differing.push(committed.strip_prefix(root).unwrap().display().to_string());
+        }
+    }
+    (compared, differing)
+}
+
 #[test]
 fn report_rewrites_every_committed_summary_byte_for_byte() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let root = &support::project_root();
     let mut runs = Vec::new();
     run_dirs(&root.join("docs"), &mut runs);
     assert!(
@@ -47,37 +86,24 @@ fn report_rewrites_every_committed_summary_byte_for_byte() {
         runs.len()
     );
     let scratch = tempfile::tempdir().unwrap();
-    let mut differing = Vec::new();
-    let mut compared = 0;
-    for (i, run) in runs.iter().enumerate() {
-        let copy = scratch.path().join(i.to_string());
-        copy_dir(run, &copy);
-        let output = Command::new(XTASK)
-            .arg("report")
-            .arg(&copy)
-            .arg("--out")
-            .arg(scratch.path().join(format!("index-{i}")))
-            .current_dir(root)
-            .output()
-            .expect("cannot run the xtask");
-        assert!(
-            output.status.success(),
-            "report failed on {}:\n{}",
-            run.display(),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        for name in ["summary.md", "summary.csv"] {
-            let committed = run.join(name);
-            if !committed.exists() {
-                continue;
-            }
-            compared += 1;
-            let rewritten = std::fs::read(copy.join(name)).unwrap();
-            if std::fs::read(&committed).unwrap() != rewritten {
-                differing.push(committed.strip_prefix(root).unwrap().display().to_string());
-            }
+    // Each report is a process of its own, mostly drawing charts: one per core at a time.
+    let next = AtomicUsize::new(0);
+    let found = Mutex::new((0, Vec::new()));
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while let Some(run) = runs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let (compared, differing) = rewrite(root, run, scratch.path());
+                    let mut found = found.lock().unwrap();
+                    found.0 += compared;
+                    found.1.extend(differing);
+                }
+            });
         }
-    }
+    });
+    let (compared, mut differing) = found.into_inner().unwrap();
+    differing.sort();
     assert!(compared >= runs.len(), "compared only {compared} files");
     assert!(
         differing.is_empty(),

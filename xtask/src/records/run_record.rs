@@ -497,6 +497,9 @@ pub fn machine() -> Machine {
 }
 
 #[cfg(test)]
+pub mod tests_support;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -546,40 +549,15 @@ mod tests {
 
     #[test]
     fn a_record_round_trips_through_toml() {
+        let mut record = tests_support::record();
+        record.run.id = "x".into();
+        record.run.target = TargetKind::Local;
+        record.run.baseline = Some(TargetKind::Sqlite);
+        record.run.ended = None;
+        record.run.pid = Some(7);
+        record.git.dirty = true;
+        record.reconciliation = Some(Totals::default());
         let record = RunRecord {
-            run: RunInfo {
-                id: "x".into(),
-                experiment: "column-sweep".into(),
-                kind: StudyKind::Sweep,
-                profile: "smoke".into(),
-                target: TargetKind::Local,
-                x_axis: Some(Axis::Columns),
-                y_axis: None,
-                baseline: Some(TargetKind::Sqlite),
-                debug_corrupt: None,
-                order_seed: None,
-                precision: None,
-                max_repeats: None,
-                status: RunStatus::Complete,
-                started: "2026-11-29T23:55:02Z".into(),
-                ended: None,
-                error: None,
-                pid: Some(7),
-            },
-            studies: vec![StudyFile {
-                name: "column-sweep".into(),
-                file: "experiments/column-sweep.toml".into(),
-                sha256: "ab".into(),
-                description: "d".into(),
-            }],
-            git: GitInfo {
-                commit: Commit::Known("c".into()),
-                dirty: true,
-            },
-            versions: Versions::default(),
-            machine: machine(),
-            reconciliation: Some(Totals::default()),
-            remote: None,
             overrides: Overrides {
                 repeats: Some(2),
                 only: Some("strategy=bound".into()),
@@ -606,6 +584,7 @@ mod tests {
                 warmups_skipped: 1,
                 remaining: 1,
             }],
+            ..record
         };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.toml");

@@ -192,50 +192,21 @@ mod tests {
     use super::*;
     use crate::base::TargetKind;
     use crate::records::csv::Appender;
-    use crate::records::run_record::{GitInfo, RunInfo, StudyFile, Versions};
-    use crate::records::{ResultRow, RunStatus, StudyKind};
-    use crate::studies::sweep::Axis;
+    use crate::records::run_record::RunInfo;
+    use crate::records::{ResultRow, RunStatus};
     use crate::targets::remote::RemoteRecord;
 
     fn record(id: &str, target: TargetKind, remote: Option<RemoteRecord>) -> RunRecord {
+        let base = crate::records::run_record::tests_support::record();
         RunRecord {
             run: RunInfo {
                 id: id.into(),
-                experiment: "column-sweep".into(),
-                kind: StudyKind::Sweep,
-                profile: "smoke".into(),
                 target,
-                x_axis: Some(Axis::Columns),
-                y_axis: None,
-                baseline: None,
-                debug_corrupt: None,
-                order_seed: None,
-                precision: None,
-                max_repeats: None,
-                status: RunStatus::Complete,
-                started: "2026-11-29T23:55:02Z".into(),
-                ended: Some("2026-11-29T23:56:02Z".into()),
-                error: None,
-                pid: None,
+                ..base.run
             },
-            studies: vec![StudyFile {
-                name: "column-sweep".into(),
-                file: "experiments/column-sweep.toml".into(),
-                sha256: "ab".into(),
-                description: "d".into(),
-            }],
-            git: GitInfo {
-                commit: crate::records::run_record::Commit::Known("c0ffee".into()),
-                dirty: false,
-            },
-            versions: Versions::default(),
             machine: crate::records::run_record::machine(),
-            reconciliation: None,
             remote,
-            overrides: Default::default(),
-            planned: None,
-            sessions: Vec::new(),
-            resumed: Vec::new(),
+            ..base
         }
     }
 

@@ -160,9 +160,7 @@ mod tests {
     /// that run's own run.toml gives.
     #[test]
     fn the_reference_quotes_the_example_runs_harness_share() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .unwrap();
+        let root = crate::paths::project_root();
         let record = RunRecord::read(&root.join("docs/example-run/run.toml")).unwrap();
         let reference = std::fs::read_to_string(root.join("docs/reference.md")).unwrap();
         let reference = reference.split_whitespace().collect::<Vec<_>>().join(" ");

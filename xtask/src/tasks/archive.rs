@@ -290,9 +290,7 @@ mod tests {
     use std::io::Read;
 
     use super::*;
-    use crate::base::TargetKind;
-    use crate::records::run_record::{Machine, RunInfo};
-    use crate::records::{RunStatus, StudyKind};
+    use crate::records::run_record::RunInfo;
 
     /// A project with an experiment file and both lock files, outside any git repository, and
     /// a run of that experiment in `reports/`; the project's paths and the run directory.
@@ -306,56 +304,25 @@ mod tests {
         std::fs::write(root.join("worker/package-lock.json"), "{}\n").unwrap();
         let run_dir = root.join("reports/column-sweep/20261130T000000Z-sqlite");
         std::fs::create_dir_all(&run_dir).unwrap();
+        let base = crate::records::run_record::tests_support::record();
         let record = RunRecord {
             run: RunInfo {
                 id: "20261130T000000Z-sqlite".into(),
-                experiment: "column-sweep".into(),
-                kind: StudyKind::Sweep,
-                profile: "smoke".into(),
-                target: TargetKind::Sqlite,
                 x_axis: None,
-                y_axis: None,
-                baseline: None,
-                debug_corrupt: None,
-                order_seed: None,
-                precision: None,
-                max_repeats: None,
-                status: RunStatus::Complete,
                 started: "2026-11-30T00:00:00Z".into(),
                 ended: None,
-                error: None,
-                pid: None,
+                ..base.run
             },
             studies: vec![StudyFile {
-                name: "column-sweep".into(),
-                file: "experiments/column-sweep.toml".into(),
                 sha256: hash_bytes(experiment),
-                description: "d".into(),
+                ..crate::records::run_record::tests_support::study("column-sweep")
             }],
-            git: GitInfo {
-                commit: crate::records::run_record::Commit::Known("c0ffee".into()),
-                dirty: false,
-            },
             versions: Versions {
                 wrangler: "4.164.0".into(),
                 sqlite: "3.50.2".into(),
                 ..Versions::default()
             },
-            machine: Machine {
-                os: "linux".into(),
-                arch: "x86_64".into(),
-                cpu: "c".into(),
-                cpus: 2,
-                memory_gib: 1.0,
-                load_at_start: None,
-                load_at_end: None,
-            },
-            reconciliation: None,
-            remote: None,
-            overrides: Default::default(),
-            planned: None,
-            sessions: Vec::new(),
-            resumed: Vec::new(),
+            ..base
         };
         record.write(&run_dir.join("run.toml")).unwrap();
         std::fs::write(run_dir.join("results.csv"), "experiment,target\n").unwrap();

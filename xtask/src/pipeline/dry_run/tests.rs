@@ -6,10 +6,9 @@ use std::path::Path;
 use super::*;
 use crate::flags::parse_run;
 use crate::records::run_history::Planned;
-use crate::records::run_record::{GitInfo, RunInfo, Versions};
-use crate::records::{ResultRow, RunRecord, StudyKind, Totals};
+use crate::records::run_record::{GitInfo, RunInfo};
+use crate::records::{ResultRow, RunRecord, Totals};
 use crate::studies::dry_run::compact;
-use crate::studies::sweep::Axis;
 
 const EXPERIMENT: &str = r#"
 description = "d"
@@ -157,44 +156,30 @@ fn earlier(
     ended: &str,
     planned: Option<Planned>,
 ) -> RunRecord {
-    let machine = run_record::machine();
+    let base = run_record::tests_support::record();
     let record = RunRecord {
         run: RunInfo {
             id: name.into(),
             experiment: "t".into(),
-            kind: StudyKind::Sweep,
             profile: "full".into(),
-            target: TargetKind::Sqlite,
-            x_axis: Some(Axis::Columns),
-            y_axis: None,
-            baseline: None,
-            debug_corrupt: None,
-            order_seed: None,
-            precision: None,
-            max_repeats: None,
             status,
             started: started.into(),
             ended: Some(ended.into()),
-            error: None,
-            pid: None,
+            ..base.run
         },
         studies: Vec::new(),
         git: GitInfo {
             commit: crate::records::run_record::Commit::Known("c".into()),
-            dirty: false,
+            ..base.git
         },
-        versions: Versions::default(),
-        machine,
+        machine: run_record::machine(),
         reconciliation: Some(Totals {
             records: 21,
             warmups: 7,
             ..Totals::default()
         }),
-        remote: None,
-        overrides: Default::default(),
         planned,
-        sessions: Vec::new(),
-        resumed: Vec::new(),
+        ..base
     };
     std::fs::create_dir_all(out.join(name)).unwrap();
     record.write(&out.join(name).join("run.toml")).unwrap();

@@ -7,9 +7,10 @@ use std::process::Command;
 
 use super::*;
 use crate::flags::parse_run;
+use crate::records::Totals;
 use crate::records::csv::{self, Appender};
-use crate::records::run_record::{RunInfo, Versions};
-use crate::records::{Finding, ResultRow, RungRow, StudyKind, Totals};
+use crate::records::run_record::RunInfo;
+use crate::records::{Finding, ResultRow, RungRow};
 use crate::studies::sweep::PlannedProbe;
 use crate::studies::sweep::kind::SweepWork;
 
@@ -247,11 +248,11 @@ fn a_run_repeating_until_a_precision_is_refused_since_its_ids_depend_on_its_time
 
 /// A run record of `plan` on sqlite with `status`, written nowhere.
 fn record_of(plan: &Plan, status: RunStatus) -> RunRecord {
+    let base = run_record::tests_support::record();
     RunRecord {
         run: RunInfo {
             id: "r".into(),
             experiment: "t".into(),
-            kind: StudyKind::Sweep,
             profile: plan.profile.clone(),
             target: TargetKind::Sqlite,
             x_axis: Some(sweep(plan).x_axis),
@@ -264,22 +265,16 @@ fn record_of(plan: &Plan, status: RunStatus) -> RunRecord {
             status,
             started: "2026-11-30T00:00:00Z".into(),
             ended: None,
-            error: None,
             pid: Some(4242),
+            ..base.run
         },
         studies: plan.files.clone(),
         git: GitInfo {
             commit: crate::records::run_record::Commit::Known("c".into()),
-            dirty: false,
+            ..base.git
         },
-        versions: Versions::default(),
         machine: run_record::machine(),
-        reconciliation: None,
-        remote: None,
-        overrides: Default::default(),
-        planned: None,
-        sessions: Vec::new(),
-        resumed: Vec::new(),
+        ..base
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::records::probe_row::tests_support;
-use crate::records::run_record::{GitInfo, RunInfo, StudyFile, Versions};
+use crate::records::run_record::RunInfo;
 use d1bench_core::Outcome;
 
 /// Repeats of one point on sqlite: 100 rows each, so ms per 1,000 rows is 10 × `times`.
@@ -194,49 +194,22 @@ fn compare_lists_points_only_one_run_has() {
 }
 
 fn record(experiment: &str, kind: StudyKind) -> RunRecord {
+    let base = crate::records::run_record::tests_support::record();
     RunRecord {
         run: RunInfo {
-            id: "20261129T235502Z-sqlite".into(),
             experiment: experiment.into(),
             kind,
-            profile: "smoke".into(),
-            target: TargetKind::Sqlite,
             x_axis: (kind == StudyKind::Sweep).then_some(Axis::Columns),
-            y_axis: None,
-            baseline: None,
-            debug_corrupt: None,
-            status: RunStatus::Complete,
-            started: "2026-11-29T23:55:02Z".into(),
-            ended: Some("2026-11-29T23:56:02Z".into()),
-            error: None,
-            pid: None,
-            order_seed: None,
-            precision: None,
-            max_repeats: None,
+            ..base.run
         },
-        studies: vec![StudyFile {
-            name: experiment.into(),
-            file: format!("experiments/{experiment}.toml"),
-            sha256: "ab".into(),
-            description: "d".into(),
-        }],
-        git: GitInfo {
-            commit: crate::records::run_record::Commit::Known("c0ffee".into()),
-            dirty: false,
-        },
-        versions: Versions::default(),
+        studies: vec![crate::records::run_record::tests_support::study(experiment)],
         // A quiet machine, whatever this one's load is now.
         machine: crate::records::run_record::Machine {
             load_at_start: Some(0.5),
             load_at_end: Some(0.5),
             ..crate::records::run_record::machine()
         },
-        reconciliation: None,
-        remote: None,
-        overrides: Default::default(),
-        planned: None,
-        sessions: Vec::new(),
-        resumed: Vec::new(),
+        ..base
     }
 }
 

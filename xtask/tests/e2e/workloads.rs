@@ -10,40 +10,48 @@
 //! cache smoke profile on local D1 with wrangler dev's local KV: both TTLs with hits and
 //! misses, every update the next version of its row, versions reconciled, refused on sqlite.
 //!
-//! One test function on purpose: the runs that start wrangler must not overlap.
+//! Each run is a test of its own, with its own wrangler dev on a port of its own.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 
-const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
+use crate::harness::Trial;
 
-fn project_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned()
-}
+use crate::support::{Row, project_root, read_csv, run_dir, run_toml, text, xtask};
 
-fn xtask(args: &[&str]) -> Command {
-    let mut command = Command::new(XTASK);
-    command
-        .args(args)
-        .current_dir(project_root())
-        .stdin(Stdio::null());
-    command
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+/// Longest first (as measured), for `main.rs` to start the longest early.
+pub fn tests() -> Vec<Trial> {
+    tests!(workloads:
+        write_contention_on_local_d1_retries_nothing_and_writes_exactly_once,
+        the_cache_on_local_d1_hits_misses_and_is_never_staler_than_its_ttl,
+        the_cache_through_the_remote_lifecycle_creates_and_deletes_its_namespace,
+        the_read_path_on_local_d1_reads_in_sessions,
+        the_workload_mix_runs_through_the_remote_lifecycle,
+        the_read_path_on_sqlite_answers_every_read_and_plot_redraws_it,
+        the_workload_mix_runs_on_local_d1_with_its_baseline,
+        bad_command_lines_are_refused_before_anything_starts,
     )
 }
 
+/// The stand-in wrangler with fake credentials, logging its calls to `log`: the remote target's
+/// lifecycle, served locally.
+fn stand_in_env(log: &Path) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "D1BENCH_WRANGLER",
+            project_root()
+                .join("xtask/tests/stand-in/wrangler")
+                .display()
+                .to_string(),
+        ),
+        ("STAND_IN_LOG", log.display().to_string()),
+        ("CLOUDFLARE_API_TOKEN", "fake-api-token-0b1c2d3e4f5a".into()),
+        ("CLOUDFLARE_ACCOUNT_ID", "stand-in-account".into()),
+    ]
+}
+
 /// Runs `cargo xtask run <args> --out <out>`, asserts it succeeded, and returns its directory.
-fn run(args: &[&str], out: &Path, env: &[(&str, &str)]) -> PathBuf {
+fn run(args: &[&str], out: &Path, env: &[(&'static str, String)]) -> PathBuf {
     let mut command = xtask(&[&["run"], args].concat());
     command.arg("--out").arg(out);
     for (key, value) in env {
@@ -51,40 +59,12 @@ fn run(args: &[&str], out: &Path, env: &[(&str, &str)]) -> PathBuf {
     }
     let output = command.output().unwrap();
     assert!(output.status.success(), "{}", text(&output));
-    let dirs: Vec<PathBuf> = std::fs::read_dir(out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs.into_iter().next().unwrap()
-}
-
-fn read_csv(path: &Path) -> Vec<HashMap<String, String>> {
-    let mut reader = csv::Reader::from_path(path).unwrap();
-    let headers = reader.headers().unwrap().clone();
-    reader
-        .records()
-        .map(|r| {
-            headers
-                .iter()
-                .map(str::to_owned)
-                .zip(r.unwrap().iter().map(str::to_owned))
-                .collect()
-        })
-        .collect()
-}
-
-fn run_toml(dir: &Path) -> toml::Table {
-    std::fs::read_to_string(dir.join("run.toml"))
-        .unwrap()
-        .parse()
-        .unwrap()
+    run_dir(out)
 }
 
 /// What every workload run must leave: complete, every check reconciled (the final one last),
 /// the requests of every point measured, latencies from the due time at least the service time.
-fn check_run(dir: &Path, targets: &[&str]) -> Vec<HashMap<String, String>> {
+fn check_run(dir: &Path, targets: &[&str]) -> Vec<Row> {
     let record = run_toml(dir);
     assert_eq!(
         record["run"]["status"].as_str(),
@@ -123,11 +103,8 @@ fn check_run(dir: &Path, targets: &[&str]) -> Vec<HashMap<String, String>> {
     rows
 }
 
-#[test]
-fn workloads_run_reconciled_on_sqlite_local_and_remote() {
-    let scratch = tempfile::tempdir().unwrap();
-
-    // Bad command lines, refused before anything starts.
+/// Bad command lines, refused before anything starts.
+pub fn bad_command_lines_are_refused_before_anything_starts() {
     for (args, says) in [
         (
             &["run", "read-path", "--repeats", "3"][..],
@@ -146,8 +123,11 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
         assert!(!output.status.success(), "{args:?}");
         assert!(text(&output).contains(says), "{args:?}: {}", text(&output));
     }
+}
 
-    // The read path on SQLite: every read under both indexes and both preparations, answered.
+/// The read path on SQLite: every read under both indexes and both preparations, answered.
+pub fn the_read_path_on_sqlite_answers_every_read_and_plot_redraws_it() {
+    let scratch = tempfile::tempdir().unwrap();
     let dir = run(
         &["read-path", "--target", "sqlite", "--profile", "smoke"],
         &scratch.path().join("sqlite"),
@@ -184,9 +164,12 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
         std::fs::read_to_string(dir.join("summary.csv")).unwrap(),
         before
     );
+}
 
-    // The read path on local D1: each read also in a `first-unconstrained` session of its own
-    // (withSession on wrangler dev's D1), answered, recorded with its mode and its bookmark.
+/// The read path on local D1: each read also in a `first-unconstrained` session of its own
+/// (withSession on wrangler dev's D1), answered, recorded with its mode and its bookmark.
+pub fn the_read_path_on_local_d1_reads_in_sessions() {
+    let scratch = tempfile::tempdir().unwrap();
     let dir = run(
         &["read-path", "--profile", "smoke", "--no-baseline"],
         &scratch.path().join("read-path-local"),
@@ -231,8 +214,11 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
             .iter()
             .any(|r| r["session"] == "first-unconstrained")
     );
+}
 
-    // The mix on local D1, with its baseline: writes acknowledged and present, D1's meta kept.
+/// The mix on local D1, with its baseline: writes acknowledged and present, D1's meta kept.
+pub fn the_workload_mix_runs_on_local_d1_with_its_baseline() {
+    let scratch = tempfile::tempdir().unwrap();
     let dir = run(
         &["workload-mix", "--profile", "smoke"],
         &scratch.path().join("local"),
@@ -253,8 +239,11 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
         "{local:?}"
     );
     assert!(local.iter().all(|r| !r["d1_ms"].is_empty()));
+}
 
-    // The same through the remote target's lifecycle, with the stand-in wrangler.
+/// The same through the remote target's lifecycle, with the stand-in wrangler.
+pub fn the_workload_mix_runs_through_the_remote_lifecycle() {
+    let scratch = tempfile::tempdir().unwrap();
     let dir = run(
         &[
             "workload-mix",
@@ -267,21 +256,7 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
             "--no-baseline",
         ],
         &scratch.path().join("remote"),
-        &[
-            (
-                "D1BENCH_WRANGLER",
-                project_root()
-                    .join("xtask/tests/stand-in/wrangler")
-                    .to_str()
-                    .unwrap(),
-            ),
-            (
-                "STAND_IN_LOG",
-                scratch.path().join("calls.log").to_str().unwrap(),
-            ),
-            ("CLOUDFLARE_API_TOKEN", "fake-api-token-0b1c2d3e4f5a"),
-            ("CLOUDFLARE_ACCOUNT_ID", "stand-in-account"),
-        ],
+        &stand_in_env(&scratch.path().join("calls.log")),
     );
     check_run(&dir, &["remote"]);
     let record = run_toml(&dir);
@@ -290,9 +265,12 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
         Some("deleted"),
         "{record}"
     );
+}
 
-    // Write contention on local D1, with its baseline: every policy at every row rate, the
-    // batches at a tenth of the single writes' request rate, every write exactly once.
+/// Write contention on local D1, with its baseline: every policy at every row rate, the
+/// batches at a tenth of the single writes' request rate, every write exactly once.
+pub fn write_contention_on_local_d1_retries_nothing_and_writes_exactly_once() {
+    let scratch = tempfile::tempdir().unwrap();
     let dir = run(
         &["write-contention", "--profile", "smoke"],
         &scratch.path().join("contention"),
@@ -369,9 +347,12 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
             assert!(chart.is_file(), "{}", chart.display());
         }
     }
+}
 
-    // The KV cache on local D1 (wrangler dev's local KV): no bare-SQLite baseline (SQLite has
-    // no KV), and refused on the sqlite target before anything starts.
+/// The KV cache on local D1 (wrangler dev's local KV): no bare-SQLite baseline (SQLite has
+/// no KV), and refused on the sqlite target before anything starts.
+pub fn the_cache_on_local_d1_hits_misses_and_is_never_staler_than_its_ttl() {
+    let scratch = tempfile::tempdir().unwrap();
     let refused = xtask(&["run", "cache", "--target", "sqlite", "--profile", "smoke"])
         .arg("--out")
         .arg(scratch.path().join("cache-sqlite"))
@@ -425,7 +406,7 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
     let mut updates: Vec<_> = rows.iter().filter(|r| r["op"] == "update").collect();
     assert!(updates.len() > 20);
     updates.sort_by(|a, b| {
-        let at = |r: &HashMap<String, String>| r["sent_ms"].parse::<f64>().unwrap();
+        let at = |r: &Row| r["sent_ms"].parse::<f64>().unwrap();
         at(a).total_cmp(&at(b))
     });
     let mut versions: Vec<(String, u64)> = updates
@@ -466,10 +447,13 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
             );
         }
     }
+}
 
-    // The cache through the remote target's lifecycle: the run creates its KV namespace, binds
-    // it in the generated config (the stand-in serves it with wrangler dev's local KV), and
-    // deletes it at the teardown, between the Worker and the database.
+/// The cache through the remote target's lifecycle: the run creates its KV namespace, binds
+/// it in the generated config (the stand-in serves it with wrangler dev's local KV), and
+/// deletes it at the teardown, between the Worker and the database.
+pub fn the_cache_through_the_remote_lifecycle_creates_and_deletes_its_namespace() {
+    let scratch = tempfile::tempdir().unwrap();
     let log = scratch.path().join("cache-calls.log");
     let dir = run(
         &[
@@ -482,18 +466,7 @@ fn workloads_run_reconciled_on_sqlite_local_and_remote() {
             "paid",
         ],
         &scratch.path().join("cache-remote"),
-        &[
-            (
-                "D1BENCH_WRANGLER",
-                project_root()
-                    .join("xtask/tests/stand-in/wrangler")
-                    .to_str()
-                    .unwrap(),
-            ),
-            ("STAND_IN_LOG", log.to_str().unwrap()),
-            ("CLOUDFLARE_API_TOKEN", "fake-api-token-0b1c2d3e4f5a"),
-            ("CLOUDFLARE_ACCOUNT_ID", "stand-in-account"),
-        ],
+        &stand_in_env(&log),
     );
     let rows = check_run(&dir, &["remote"]);
     assert!(

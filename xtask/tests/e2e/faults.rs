@@ -5,17 +5,31 @@
 //! whole. Each test waits until probes are being measured, injects the fault, and checks how
 //! the run ended, within how long, what it kept on disk, and that nothing it started still runs.
 //!
-//! The tests take turns (a lock): each starts its own wrangler dev and builds the Worker, and
-//! the machines this runs on have two cores. Whatever a test started is killed when it ends,
-//! passing or not ([`Run`]'s drop).
+//! Each starts its own wrangler dev (on a port of its own) and so may run beside the other
+//! end-to-end tests, except the one that kills the xtask with -9: the next run is the one that
+//! finds it dead, so no other run may start meanwhile (see `main.rs`). Whatever a test started is
+//! killed when it ends, passing or not ([`Run`]'s drop).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
+use crate::harness::Trial;
+
+use crate::support::{
+    Proc, Row, XTASK, kill, live_members, processes, project_root, read_csv, run_toml, status_of,
+    wait_until,
+};
+
+/// The tests that may run beside the others, longest first (the one with -9 runs alone, from
+/// `main.rs`).
+pub fn tests() -> Vec<Trial> {
+    tests!(faults:
+        both_workerd_killed_mid_run_fail_the_run_after_the_recovery_wait_not_later,
+        the_workers_runtime_killed_mid_run_costs_one_probe_and_the_run_completes,
+        wrangler_killed_whole_fails_the_run_at_once_and_keeps_what_was_measured,
+    )
+}
 
 /// The run every fault is injected into: seconds long, probes of tens of milliseconds.
 const SMOKE: &[&str] = &["column-sweep", "--profile", "smoke", "--no-baseline"];
@@ -48,123 +62,6 @@ const ROWS_BEFORE_FAULT: usize = 2;
 
 /// How long a run may take to build, start wrangler and measure its first rows.
 const STARTUP: Duration = Duration::from_secs(120);
-
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn project_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned()
-}
-
-type Row = HashMap<String, String>;
-
-fn read_csv(path: &Path) -> Vec<Row> {
-    let mut reader = csv::Reader::from_path(path).unwrap();
-    let headers = reader.headers().unwrap().clone();
-    reader
-        .records()
-        .map(|r| {
-            headers
-                .iter()
-                .map(str::to_owned)
-                .zip(r.unwrap().iter().map(str::to_owned))
-                .collect()
-        })
-        .collect()
-}
-
-fn run_record(dir: &Path) -> toml::Table {
-    std::fs::read_to_string(dir.join("run.toml"))
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
-fn status_of(record: &toml::Table) -> &str {
-    record["run"]["status"].as_str().unwrap()
-}
-
-/// A process as /proc shows it: its parent, group, state and command line.
-#[derive(Debug, Clone)]
-struct Proc {
-    pid: i32,
-    ppid: i32,
-    pgid: i32,
-    zombie: bool,
-    args: Vec<String>,
-}
-
-impl Proc {
-    fn command(&self) -> String {
-        self.args.join(" ")
-    }
-}
-
-fn processes() -> Vec<Proc> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // Fields after the command's closing parenthesis: state ppid pgrp ...
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let args = std::fs::read(entry.path().join("cmdline"))
-            .unwrap_or_default()
-            .split(|&b| b == 0)
-            .filter(|a| !a.is_empty())
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect();
-        found.push(Proc {
-            pid,
-            ppid: fields[1].parse().unwrap(),
-            pgid: fields[2].parse().unwrap(),
-            zombie: fields[0] == "Z",
-            args,
-        });
-    }
-    found
-}
-
-/// Live (non-zombie) processes in group `pgid`.
-fn live_members(pgid: i32) -> Vec<Proc> {
-    processes()
-        .into_iter()
-        .filter(|p| p.pgid == pgid && !p.zombie)
-        .collect()
-}
-
-fn kill(pid: i32, signal: i32) {
-    // SAFETY: kill(2) has no memory effects; a negative pid is a process group.
-    unsafe {
-        libc::kill(pid, signal);
-    }
-}
-
-/// Waits (polling) until `done`, at most `within`; whether it came.
-fn wait_until(within: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + within;
-    loop {
-        if done() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// wrangler dev as a run started it.
 #[derive(Debug)]
@@ -395,9 +292,7 @@ fn target_failures_apart(rows: &[Row]) -> Vec<&Row> {
 
 /// wrangler restarts the Worker's runtime within a second or two; the probe in flight is lost
 /// (recorded as the target's failure) and every other probe of the smoke profile reconciles.
-#[test]
-fn the_workers_runtime_killed_mid_run_costs_one_probe_and_the_run_completes() {
-    let _turn = one_at_a_time();
+pub fn the_workers_runtime_killed_mid_run_costs_one_probe_and_the_run_completes() {
     let mut run = Run::start(SMOKE);
     run.wait_for_rows(ROWS_BEFORE_FAULT);
     let wrangler = run.wrangler();
@@ -426,7 +321,7 @@ fn the_workers_runtime_killed_mid_run_costs_one_probe_and_the_run_completes() {
     let (measured, warmups) = smoke_plan();
     assert_eq!(rows.len(), measured, "every probe is recorded, lost or not");
     let failed = target_failures_apart(&rows);
-    let record = run_record(&dir);
+    let record = run_toml(&dir);
     assert_eq!(status_of(&record), "complete", "{record:#?}");
     let totals = &record["reconciliation"];
     assert_eq!(
@@ -462,9 +357,7 @@ fn the_workers_runtime_killed_mid_run_costs_one_probe_and_the_run_completes() {
 }
 
 /// About 70 s, most of it the run's 60 s wait for the target to answer again.
-#[test]
-fn both_workerd_killed_mid_run_fail_the_run_after_the_recovery_wait_not_later() {
-    let _turn = one_at_a_time();
+pub fn both_workerd_killed_mid_run_fail_the_run_after_the_recovery_wait_not_later() {
     let mut run = Run::start(SMOKE);
     run.wait_for_rows(ROWS_BEFORE_FAULT);
     let wrangler = run.wrangler();
@@ -488,7 +381,7 @@ fn both_workerd_killed_mid_run_fail_the_run_after_the_recovery_wait_not_later() 
         "{after_kill:?}"
     );
     let dir = run.dir().unwrap();
-    let record = run_record(&dir);
+    let record = run_toml(&dir);
     assert_eq!(status_of(&record), "failed", "{record:#?}");
     let error = record["run"]["error"].as_str().unwrap();
     for expected in [
@@ -512,9 +405,7 @@ fn both_workerd_killed_mid_run_fail_the_run_after_the_recovery_wait_not_later() 
 }
 
 /// A few seconds: the run ends within a second of the kill (0.1 to 1.7 s measured).
-#[test]
-fn wrangler_killed_whole_fails_the_run_at_once_and_keeps_what_was_measured() {
-    let _turn = one_at_a_time();
+pub fn wrangler_killed_whole_fails_the_run_at_once_and_keeps_what_was_measured() {
     let mut run = Run::start(SMOKE);
     run.wait_for_rows(ROWS_BEFORE_FAULT);
     let wrangler = run.wrangler();
@@ -531,7 +422,7 @@ fn wrangler_killed_whole_fails_the_run_at_once_and_keeps_what_was_measured() {
     assert_eq!(status.code(), Some(1), "{status}:\n{}", run.stderr());
     assert!(after_kill < Duration::from_secs(10), "{after_kill:?}");
     let dir = run.dir().unwrap();
-    let record = run_record(&dir);
+    let record = run_toml(&dir);
     assert_eq!(status_of(&record), "failed", "{record:#?}");
     let error = record["run"]["error"].as_str().unwrap();
     for expected in [
@@ -589,7 +480,7 @@ fn found_dead<'a>(stderr: &'a str, dir: &Path, pid: i32) -> &'a str {
 }
 
 fn assert_abandoned(dir: &Path, rows_at_kill: usize) {
-    let record = run_record(dir);
+    let record = run_toml(dir);
     assert_eq!(status_of(&record), "abandoned", "{record:#?}");
     assert!(record["run"].get("pid").is_none(), "{record:#?}");
     assert!(
@@ -605,10 +496,7 @@ fn assert_abandoned(dir: &Path, rows_at_kill: usize) {
 }
 
 /// About 15 s: two local runs up to the kill, two SQLite runs after.
-#[test]
-fn a_run_killed_with_9_leaves_nothing_running_and_the_next_run_marks_it_abandoned() {
-    let _turn = one_at_a_time();
-
+pub fn a_run_killed_with_9_leaves_nothing_running_and_the_next_run_marks_it_abandoned() {
     // The xtask alone: its watchdog stops wrangler and workerd.
     let mut run = Run::start(SMOKE);
     run.wait_for_rows(ROWS_BEFORE_FAULT);
@@ -624,7 +512,7 @@ fn a_run_killed_with_9_leaves_nothing_running_and_the_next_run_marks_it_abandone
         killed_at.elapsed()
     );
     let dir = run.dir().unwrap();
-    assert_eq!(status_of(&run_record(&dir)), "running");
+    assert_eq!(status_of(&run_toml(&dir)), "running");
     let said = next_run_on_sqlite();
     assert_eq!(
         found_dead(&said, &dir, run.pid()),

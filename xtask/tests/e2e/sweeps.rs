@@ -7,100 +7,42 @@
 //! stopped and the measured rows stayed; then climbs every ladder's smoke profile (`run
 //! limits`) and checks the limits it found.
 //!
-//! One test function on purpose: the wrangler runs must not overlap (each starts wrangler, and
-//! the interrupt check looks for survivors). The SQLite ladders start no wrangler and run apart.
+//! Each run is a test of its own: each starts its own wrangler dev on a port of its own, and the
+//! interrupt check looks for survivors among the process groups of its own run only.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
+use crate::harness::Trial;
 
-fn project_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned()
-}
+use crate::support::{
+    Row, XTASK, live_members, ms, num, processes, project_root, read_csv, run_dir, run_toml,
+};
 
-/// The single run directory a run created under `out`.
-fn run_dir(out: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    assert_eq!(
-        dirs.len(),
-        1,
-        "expected one run directory in {}, found {dirs:?}",
-        out.display()
-    );
-    dirs.into_iter().next().unwrap()
-}
-
-fn read_csv(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
-    let mut reader = csv::Reader::from_path(path).unwrap();
-    let headers = reader.headers().unwrap().clone();
-    reader
-        .records()
-        .map(|r| {
-            headers
-                .iter()
-                .map(str::to_owned)
-                .zip(r.unwrap().iter().map(str::to_owned))
-                .collect()
-        })
-        .collect()
-}
-
-fn num(row: &std::collections::HashMap<String, String>, key: &str) -> usize {
-    row[key]
-        .parse()
-        .unwrap_or_else(|_| panic!("{key} = {:?} is not a count", row[key]))
+/// Longest first (as measured), for `main.rs` to start the longest early.
+pub fn tests() -> Vec<Trial> {
+    tests!(sweeps:
+        hostile_text_reaches_local_d1_intact_through_every_escaping_strategy,
+        row_size_smoke_reaches_literals_wall,
+        smoke_run_reconciles_and_draws,
+        decision_map_smoke_reconciles_and_answers_every_cell,
+        a_table_corrupted_by_one_byte_is_caught_and_the_run_is_invalid,
+        a_table_with_values_swapped_between_rows_is_caught_and_the_run_is_invalid,
+        a_table_with_values_swapped_within_a_row_is_caught_and_the_run_is_invalid,
+        ladders_find_the_local_limits_and_write_the_parity_table,
+        interrupt_stops_wrangler_and_keeps_results,
+        sqlite_ladders_find_d1s_documented_limits,
+    )
 }
 
 /// Process-group ids of the children `pid` has right now.
 fn child_groups(pid: u32) -> Vec<i32> {
-    let mut groups = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // Fields after the command's closing parenthesis: state ppid pgrp ...
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.len() > 2 && fields[1] == pid.to_string() {
-            groups.push(fields[2].parse().unwrap());
-        }
-    }
-    groups
-}
-
-/// Live (non-zombie) processes in process group `pgid`.
-fn live_members(pgid: i32) -> Vec<String> {
-    let mut members = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let Some((head, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.len() > 2 && fields[2] == pgid.to_string() && fields[0] != "Z" {
-            members.push(head.to_owned());
-        }
-    }
-    members
-}
-
-fn ms(row: &std::collections::HashMap<String, String>, key: &str) -> f64 {
-    row[key]
-        .parse()
-        .unwrap_or_else(|_| panic!("{key} = {:?} is not a time", row[key]))
+    processes()
+        .into_iter()
+        .filter(|p| p.ppid == pid as i32)
+        .map(|p| p.pgid)
+        .collect()
 }
 
 /// Runs `cargo xtask run <args> --out <out>`; its exit status.
@@ -112,13 +54,6 @@ fn xtask_run(args: &[&str], out: &Path) -> std::process::ExitStatus {
         .arg(out)
         .current_dir(project_root())
         .status()
-        .unwrap()
-}
-
-fn run_record(dir: &Path) -> toml::Table {
-    std::fs::read_to_string(dir.join("run.toml"))
-        .unwrap()
-        .parse()
         .unwrap()
 }
 
@@ -147,17 +82,16 @@ fn charts_are_drawn(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn smoke_runs_for_real_reach_the_wall_catch_a_corrupted_row_and_an_interrupt_stops_everything() {
-    smoke_run_reconciles_and_draws();
-    hostile_text_reaches_local_d1_intact_through_every_escaping_strategy();
-    decision_map_smoke_reconciles_and_answers_every_cell();
-    row_size_smoke_reaches_literals_wall();
-    for kind in ["text-byte", "swap-rows", "swap-columns"] {
-        a_corrupted_table_is_caught_and_the_run_is_invalid(kind);
-    }
-    interrupt_stops_wrangler_and_keeps_results();
-    ladders_find_the_local_limits_and_write_the_parity_table();
+pub fn a_table_corrupted_by_one_byte_is_caught_and_the_run_is_invalid() {
+    a_corrupted_table_is_caught_and_the_run_is_invalid("text-byte");
+}
+
+pub fn a_table_with_values_swapped_between_rows_is_caught_and_the_run_is_invalid() {
+    a_corrupted_table_is_caught_and_the_run_is_invalid("swap-rows");
+}
+
+pub fn a_table_with_values_swapped_within_a_row_is_caught_and_the_run_is_invalid() {
+    a_corrupted_table_is_caught_and_the_run_is_invalid("swap-columns");
 }
 
 /// `run limits --profile smoke` on `target`; the run directory and its findings.
@@ -184,16 +118,11 @@ fn run_limits(target: &str) -> (tempfile::TempDir, PathBuf, Vec<Row>) {
         assert_eq!(row["reconciled"], "true", "{row:?}");
         assert_eq!(row["rows_present"], row["rows_acknowledged"], "{row:?}");
     }
-    let record: toml::Table = std::fs::read_to_string(dir.join("run.toml"))
-        .unwrap()
-        .parse()
-        .unwrap();
+    let record = run_toml(&dir);
     assert_eq!(record["run"]["status"].as_str(), Some("complete"));
     let findings = read_csv(&dir.join("findings.csv"));
     (out, dir, findings)
 }
-
-type Row = std::collections::HashMap<String, String>;
 
 /// The findings of `ladder` (one per climb).
 fn of<'a>(findings: &'a [Row], ladder: &str) -> Vec<&'a Row> {
@@ -225,7 +154,7 @@ fn assert_sqlite_limits(findings: &[Row], target: &str) {
     }
 }
 
-fn ladders_find_the_local_limits_and_write_the_parity_table() {
+pub fn ladders_find_the_local_limits_and_write_the_parity_table() {
     let (_out, dir, findings) = run_limits("local");
     assert_sqlite_limits(&findings, "local");
     // The limits of the Workers runtime are not enforced by wrangler dev: every rung ran, and
@@ -259,8 +188,7 @@ fn ladders_find_the_local_limits_and_write_the_parity_table() {
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
 }
 
-#[test]
-fn sqlite_ladders_find_d1s_documented_limits() {
+pub fn sqlite_ladders_find_d1s_documented_limits() {
     let (_out, dir, findings) = run_limits("sqlite");
     assert_sqlite_limits(&findings, "sqlite");
     let ladders: Vec<String> = read_csv(&dir.join("parity.csv"))
@@ -282,7 +210,7 @@ fn sqlite_ladders_find_d1s_documented_limits() {
 
 /// Hostile text (quotes, backslashes, line breaks, NUL, multi-byte) through every strategy that
 /// escapes it its own way, on local D1: every row back, byte for byte by the checksum.
-fn hostile_text_reaches_local_d1_intact_through_every_escaping_strategy() {
+pub fn hostile_text_reaches_local_d1_intact_through_every_escaping_strategy() {
     let out = tempfile::tempdir().unwrap();
     let status = xtask_run(&["escape-sweep", "--profile", "smoke"], out.path());
     assert!(
@@ -316,7 +244,7 @@ fn hostile_text_reaches_local_d1_intact_through_every_escaping_strategy() {
 /// The decision map's smoke profile on local D1: every probe reconciled by count and
 /// checksum, then one answer per cell of the grid, literal and exec marked where one row is
 /// past the statement limit, and the map drawn.
-fn decision_map_smoke_reconciles_and_answers_every_cell() {
+pub fn decision_map_smoke_reconciles_and_answers_every_cell() {
     let out = tempfile::tempdir().unwrap();
     let status = xtask_run(&["decision-map", "--profile", "smoke"], out.path());
     assert!(
@@ -368,10 +296,10 @@ fn decision_map_smoke_reconciles_and_answers_every_cell() {
     assert!(md.contains("## Which strategy to use"), "{md}");
     assert!(md.contains("| 64 | 100000 | **"), "{md}");
     assert_eq!(charts_are_drawn(&dir), ["decision-map.png"]);
-    assert_eq!(run_record(&dir)["run"]["status"].as_str(), Some("complete"));
+    assert_eq!(run_toml(&dir)["run"]["status"].as_str(), Some("complete"));
 }
 
-fn smoke_run_reconciles_and_draws() {
+pub fn smoke_run_reconciles_and_draws() {
     let out = tempfile::tempdir().unwrap();
     let status = xtask_run(&["column-sweep", "--profile", "smoke"], out.path());
     assert!(status.success(), "the smoke run failed: {status}");
@@ -484,7 +412,7 @@ fn smoke_run_reconciles_and_draws() {
         );
     }
 
-    let record = run_record(&dir);
+    let record = run_toml(&dir);
     assert_eq!(record["run"]["status"].as_str(), Some("complete"));
     assert_eq!(record["run"]["baseline"].as_str(), Some("sqlite"));
     let totals = &record["reconciliation"];
@@ -576,7 +504,7 @@ fn smoke_run_reconciles_and_draws() {
 
 /// The row-size sweep's smoke profile: literal is refused once one row no longer fits in a
 /// statement, and leaves nothing behind; bound writes every size.
-fn row_size_smoke_reaches_literals_wall() {
+pub fn row_size_smoke_reaches_literals_wall() {
     let out = tempfile::tempdir().unwrap();
     let status = xtask_run(&["row-size-sweep", "--profile", "smoke"], out.path());
     assert!(status.success(), "the row-size smoke run failed: {status}");
@@ -657,7 +585,7 @@ fn row_size_smoke_reaches_literals_wall() {
             }
         }
     }
-    assert_eq!(run_record(&dir)["run"]["status"].as_str(), Some("complete"));
+    assert_eq!(run_toml(&dir)["run"]["status"].as_str(), Some("complete"));
     charts_are_drawn(&dir);
 }
 
@@ -705,7 +633,7 @@ fn a_corrupted_table_is_caught_and_the_run_is_invalid(kind: &str) {
             "{row:?}"
         );
     }
-    let record = run_record(&dir);
+    let record = run_toml(&dir);
     assert_eq!(record["run"]["status"].as_str(), Some("invalid"));
     assert_eq!(record["run"]["debug_corrupt"].as_str(), Some(kind));
     assert_eq!(
@@ -718,11 +646,22 @@ fn a_corrupted_table_is_caught_and_the_run_is_invalid(kind: &str) {
     charts_are_drawn(&dir);
 }
 
-fn interrupt_stops_wrangler_and_keeps_results() {
+pub fn interrupt_stops_wrangler_and_keeps_results() {
     let out = tempfile::tempdir().unwrap();
-    // The full profile runs for minutes: it is certainly still running when interrupted.
+    // The smoke profile's probes ten times over: 260 probes of tens of milliseconds, so it is
+    // certainly still running when interrupted at its second row, which it reaches in seconds
+    // (the full profile's first rows are 10 MB probes: minutes on a loaded machine).
     let mut xtask = Command::new(XTASK)
-        .args(["run", "column-sweep", "--no-baseline", "--out"])
+        .args([
+            "run",
+            "column-sweep",
+            "--profile",
+            "smoke",
+            "--repeats",
+            "10",
+            "--no-baseline",
+            "--out",
+        ])
         .arg(out.path())
         .current_dir(project_root())
         .stdout(Stdio::null())
@@ -789,9 +728,6 @@ fn interrupt_stops_wrangler_and_keeps_results() {
         rows.iter().all(|r| r["reconciled"] == "true"),
         "a probe cut by the interrupt was recorded"
     );
-    let record: toml::Table = std::fs::read_to_string(results.with_file_name("run.toml"))
-        .unwrap()
-        .parse()
-        .unwrap();
+    let record = run_toml(results.parent().unwrap());
     assert_eq!(record["run"]["status"].as_str(), Some("interrupted"));
 }

@@ -9,7 +9,6 @@
 //! a remote run goes through the real remote code end to end (create, deploy, the secret on
 //! stdin, the health wait, every probe or rung over HTTP, the teardown) and measures real probes.
 
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -17,17 +16,24 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
+use crate::harness::Trial;
+
+use crate::support::{XTASK, files_under, processes, project_root, run_dir, run_toml};
+
 const FAKE_API_TOKEN: &str = "fake-api-token-0b1c2d3e4f5a";
 
-/// Runs that build the Worker take turns: two builds at once would share worker/build/.
-static BUILDS: Mutex<()> = Mutex::new(());
-
-fn project_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned()
+/// Longest first (as measured), for `main.rs` to start the longest early.
+pub fn tests() -> Vec<Trial> {
+    tests!(remote:
+        the_read_path_runs_in_sessions_on_a_replicated_database_through_the_stand_ins,
+        a_sweep_runs_end_to_end_on_the_remote_target_through_the_stand_in,
+        a_ladder_climbs_end_to_end_on_the_remote_target_through_the_stand_in,
+        a_failed_setup_deletes_what_it_made_and_no_token_leaks,
+        an_interrupt_during_deploy_still_deletes_everything,
+        clean_remote_finds_leftovers_by_their_tag,
+        a_plan_without_sessions_leaves_replication_off_and_says_so_in_its_dry_run,
+        missing_credentials_fail_before_anything_starts,
+    )
 }
 
 fn stand_in() -> PathBuf {
@@ -69,40 +75,7 @@ fn calls(log: &Path) -> Vec<String> {
         .collect()
 }
 
-fn only_run_dir(out: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs.into_iter().next().unwrap()
-}
-
-fn run_toml(run_dir: &Path) -> toml::Table {
-    std::fs::read_to_string(run_dir.join("run.toml"))
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
-/// Every file under `dir` as text.
-fn files_under(dir: &Path) -> HashMap<PathBuf, String> {
-    let mut out = HashMap::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(files_under(&path));
-        } else {
-            let bytes = std::fs::read(&path).unwrap();
-            out.insert(path, String::from_utf8_lossy(&bytes).into_owned());
-        }
-    }
-    out
-}
-
-#[test]
-fn missing_credentials_fail_before_anything_starts() {
+pub fn missing_credentials_fail_before_anything_starts() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls.log");
     for (unset, named) in [
@@ -162,9 +135,7 @@ fn missing_credentials_fail_before_anything_starts() {
     );
 }
 
-#[test]
-fn a_failed_setup_deletes_what_it_made_and_no_token_leaks() {
-    let _build = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+pub fn a_failed_setup_deletes_what_it_made_and_no_token_leaks() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls.log");
     let out = dir.path().join("out");
@@ -195,7 +166,7 @@ fn a_failed_setup_deletes_what_it_made_and_no_token_leaks() {
         "{stderr}"
     );
 
-    let run_dir = only_run_dir(&out);
+    let run_dir = run_dir(&out);
     let record = run_toml(&run_dir);
     let remote = &record["remote"];
     let name = remote["name"].as_str().unwrap().to_owned();
@@ -301,28 +272,14 @@ fn a_failed_setup_deletes_what_it_made_and_no_token_leaks() {
 
 /// Live processes whose command line mentions `needle`.
 fn processes_mentioning(needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let zombie = std::fs::read_to_string(entry.path().join("stat"))
-            .map(|s| {
-                s.rsplit_once(')')
-                    .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-            })
-            .unwrap_or(true);
-        if cmdline.contains(needle) && !zombie {
-            found.push(cmdline);
-        }
-    }
-    found
+    processes()
+        .into_iter()
+        .filter(|p| !p.zombie && p.command().contains(needle))
+        .map(|p| p.command())
+        .collect()
 }
 
-#[test]
-fn an_interrupt_during_deploy_still_deletes_everything() {
-    let _build = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+pub fn an_interrupt_during_deploy_still_deletes_everything() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls.log");
     let out = dir.path().join("out");
@@ -377,12 +334,11 @@ fn an_interrupt_during_deploy_still_deletes_everything() {
         left.is_empty(),
         "processes survived the interrupt: {left:?}"
     );
-    let record = run_toml(&only_run_dir(&out));
+    let record = run_toml(&run_dir(&out));
     assert_eq!(record["run"]["status"].as_str(), Some("interrupted"));
 }
 
-#[test]
-fn clean_remote_finds_leftovers_by_their_tag() {
+pub fn clean_remote_finds_leftovers_by_their_tag() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls.log");
     let list = dir.path().join("list.json");
@@ -485,7 +441,6 @@ impl ApiStandIn {
 /// A smoke run on `--target remote` through the serving stand-in: it measures, reconciles,
 /// tears down in order, and leaves nothing running.
 fn remote_smoke(name: &str, env: &[(&str, &str)]) -> (PathBuf, Vec<String>, tempfile::TempDir) {
-    let _build = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls.log");
     let out = dir.path().join("out");
@@ -509,7 +464,7 @@ fn remote_smoke(name: &str, env: &[(&str, &str)]) -> (PathBuf, Vec<String>, temp
     .unwrap();
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}\n{stderr}");
-    let run_dir = only_run_dir(&out);
+    let run_dir = run_dir(&out);
     let record = run_toml(&run_dir);
     assert_eq!(
         record["run"]["status"].as_str(),
@@ -559,8 +514,7 @@ fn remote_smoke(name: &str, env: &[(&str, &str)]) -> (PathBuf, Vec<String>, temp
     (run_dir, calls, dir)
 }
 
-#[test]
-fn a_sweep_runs_end_to_end_on_the_remote_target_through_the_stand_in() {
+pub fn a_sweep_runs_end_to_end_on_the_remote_target_through_the_stand_in() {
     let (run_dir, _, _dir) = remote_smoke("column-sweep", &[]);
     // No reads in D1 sessions: replication was left off (the API, a closed port, was not called).
     assert!(
@@ -599,8 +553,7 @@ fn a_sweep_runs_end_to_end_on_the_remote_target_through_the_stand_in() {
     );
 }
 
-#[test]
-fn a_ladder_climbs_end_to_end_on_the_remote_target_through_the_stand_in() {
+pub fn a_ladder_climbs_end_to_end_on_the_remote_target_through_the_stand_in() {
     let (run_dir, _, _dir) = remote_smoke("query-budget", &[]);
     let parity = std::fs::read_to_string(run_dir.join("parity.csv")).unwrap();
     assert!(parity.contains("queries per Worker invocation"), "{parity}");
@@ -621,8 +574,7 @@ fn a_ladder_climbs_end_to_end_on_the_remote_target_through_the_stand_in() {
     assert!(plot.status.success(), "{}", text(&plot).1);
 }
 
-#[test]
-fn the_read_path_runs_in_sessions_on_a_replicated_database_through_the_stand_ins() {
+pub fn the_read_path_runs_in_sessions_on_a_replicated_database_through_the_stand_ins() {
     let api = ApiStandIn::start();
     let (run_dir, calls, _dir) = remote_smoke(
         "read-path",
@@ -694,8 +646,7 @@ fn the_read_path_runs_in_sessions_on_a_replicated_database_through_the_stand_ins
     );
 }
 
-#[test]
-fn a_plan_without_sessions_leaves_replication_off_and_says_so_in_its_dry_run() {
+pub fn a_plan_without_sessions_leaves_replication_off_and_says_so_in_its_dry_run() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls.log");
     for (experiment, says) in [("read-path", true), ("workload-mix", false)] {

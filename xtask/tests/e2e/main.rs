@@ -1,0 +1,82 @@
+//! The end-to-end tests, for real, through the xtask binary: the sweeps and ladders on wrangler
+//! dev and SQLite (`sweeps`), the faults injected into a local run (`faults`), the remote target
+//! through the stand-in wrangler (`remote`), and the workloads (`workloads`).
+//!
+//! One binary with its own harness (`harness.rs`), so that these tests run side by side: each
+//! of their runs mostly waits (on wrangler dev starting, on a schedule's clock, on a recovery
+//! timer) and starts its own wrangler dev on a free port with its own state, so more of them
+//! share the two cores of the machines this runs on than cargo's harness would run. Before its
+//! first run each test waits for `cargo xtask setup` (once), so no two runs install or build the
+//! Worker at once. A test that must run alone says so and runs first: the one that checks what
+//! the next run says about a run it killed (every run looks for dead runs under
+//! `target/d1bench/` and marks them, so no other run may start meanwhile). The longest tests
+//! start next.
+
+/// `module::function` for each function named: tests that may run beside the others.
+macro_rules! tests {
+    ($module:ident: $($test:ident),* $(,)?) => {
+        vec![$(crate::beside_others(
+            concat!(stringify!($module), "::", stringify!($test)),
+            crate::$module::$test,
+        )),*]
+    };
+}
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod faults;
+mod harness;
+mod remote;
+mod sweeps;
+mod workloads;
+
+use harness::Trial;
+
+/// A test that may run beside the others.
+fn beside_others(name: &'static str, test: fn()) -> Trial {
+    Trial {
+        name,
+        alone: false,
+        run: Box::new(move || {
+            support::worker_ready();
+            test();
+        }),
+    }
+}
+
+/// A test that runs while no other test does (the harness runs these first).
+fn alone(name: &'static str, test: fn()) -> Trial {
+    Trial {
+        name,
+        alone: true,
+        run: Box::new(move || {
+            support::worker_ready();
+            test();
+        }),
+    }
+}
+
+fn main() {
+    let mut trials = vec![alone(
+        "faults::a_run_killed_with_9_leaves_nothing_running_and_the_next_run_marks_it_abandoned",
+        faults::a_run_killed_with_9_leaves_nothing_running_and_the_next_run_marks_it_abandoned,
+    )];
+    // Each module lists its tests longest first; taking one of each in turn starts the longest
+    // early and leaves the short ones to fill the end.
+    let mut modules = [
+        workloads::tests(),
+        faults::tests(),
+        remote::tests(),
+        sweeps::tests(),
+    ]
+    .map(Vec::into_iter);
+    loop {
+        let next: Vec<Trial> = modules.iter_mut().filter_map(Iterator::next).collect();
+        if next.is_empty() {
+            break;
+        }
+        trials.extend(next);
+    }
+    harness::run(trials);
+}
