@@ -1,5 +1,5 @@
-//! The end-to-end tests, for real, through the xtask binary: the sweeps and ladders on wrangler
-//! dev and SQLite (`sweeps`), the faults injected into a local run (`faults`), the remote target
+//! The end-to-end tests, for real, through the xtask binary: the sweeps (`sweeps`) and ladders
+//! (`ladders`) on wrangler dev and SQLite, the faults injected into a local run (`faults`), the remote target
 //! through the stand-in wrangler (`remote`), and the workloads (`workloads`).
 //!
 //! One binary with its own harness (`harness.rs`), so that these tests run side by side: each
@@ -27,7 +27,9 @@ mod support;
 
 mod faults;
 mod harness;
+mod ladders;
 mod remote;
+mod stand_in_api;
 mod sweeps;
 mod workloads;
 
@@ -69,6 +71,7 @@ fn main() {
         faults::tests(),
         remote::tests(),
         sweeps::tests(),
+        ladders::tests(),
     ]
     .map(Vec::into_iter);
     loop {

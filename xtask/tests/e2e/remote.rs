@@ -9,14 +9,12 @@
 //! a remote run goes through the real remote code end to end (create, deploy, the secret on
 //! stdin, the health wait, every probe or rung over HTTP, the teardown) and measures real probes.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::harness::Trial;
+use crate::stand_in_api::ApiStandIn;
 
 use crate::support::{XTASK, files_under, processes, project_root, run_dir, run_toml};
 
@@ -380,62 +378,6 @@ pub fn clean_remote_finds_leftovers_by_their_tag() {
             format!("d1 delete {name} --skip-confirmation"),
         ]
     );
-}
-
-/// Cloudflare's REST API on a loopback port, for the one call a run makes without wrangler: it
-/// answers a database's `PUT` as the API does (its envelope, with the mode the request set) and
-/// keeps every request, head and body. It serves until the test ends.
-struct ApiStandIn {
-    base: String,
-    requests: Arc<Mutex<Vec<String>>>,
-}
-
-impl ApiStandIn {
-    fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}/client/v4", listener.local_addr().unwrap());
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let kept = Arc::clone(&requests);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let (mut head, mut length) = (String::new(), 0);
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap_or(0);
-                    }
-                    head.push_str(&line);
-                }
-                let mut body = vec![0; length];
-                let _ = reader.read_exact(&mut body);
-                let body = String::from_utf8_lossy(&body).into_owned();
-                let mode = serde_json::from_str::<serde_json::Value>(&body)
-                    .ok()
-                    .and_then(|v| v["read_replication"]["mode"].as_str().map(str::to_owned))
-                    .unwrap_or_else(|| "disabled".into());
-                let answer = format!(
-                    r#"{{"success":true,"errors":[],"messages":[],"result":{{"read_replication":{{"mode":"{mode}"}}}}}}"#
-                );
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-                     Connection: close\r\n\r\n{answer}",
-                    answer.len()
-                );
-                kept.lock().unwrap().push(format!("{head}\n{body}"));
-            }
-        });
-        ApiStandIn { base, requests }
-    }
-
-    fn requests(&self) -> Vec<String> {
-        self.requests.lock().unwrap().clone()
-    }
 }
 
 /// A smoke run on `--target remote` through the serving stand-in: it measures, reconciles,

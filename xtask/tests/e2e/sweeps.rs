@@ -4,8 +4,7 @@
 //! SQL hits its wall; runs with every probe's table corrupted on purpose three ways (a byte, a
 //! value swapped between rows, two values swapped within a row) and checks that each run is
 //! caught and marked invalid; then interrupts a run mid-way and checks that wrangler
-//! stopped and the measured rows stayed; then climbs every ladder's smoke profile (`run
-//! limits`) and checks the limits it found.
+//! stopped and the measured rows stayed. The ladders' runs are in `ladders.rs`.
 //!
 //! Each run is a test of its own: each starts its own wrangler dev on a port of its own, and the
 //! interrupt check looks for survivors among the process groups of its own run only.
@@ -17,7 +16,7 @@ use std::time::{Duration, Instant};
 use crate::harness::Trial;
 
 use crate::support::{
-    Row, XTASK, live_members, ms, num, processes, project_root, read_csv, run_dir, run_toml,
+    XTASK, live_members, ms, num, processes, project_root, read_csv, run_dir, run_toml,
 };
 
 /// Longest first (as measured), for `main.rs` to start the longest early.
@@ -30,9 +29,7 @@ pub fn tests() -> Vec<Trial> {
         a_table_corrupted_by_one_byte_is_caught_and_the_run_is_invalid,
         a_table_with_values_swapped_between_rows_is_caught_and_the_run_is_invalid,
         a_table_with_values_swapped_within_a_row_is_caught_and_the_run_is_invalid,
-        ladders_find_the_local_limits_and_write_the_parity_table,
         interrupt_stops_wrangler_and_keeps_results,
-        sqlite_ladders_find_d1s_documented_limits,
     )
 }
 
@@ -92,120 +89,6 @@ pub fn a_table_with_values_swapped_between_rows_is_caught_and_the_run_is_invalid
 
 pub fn a_table_with_values_swapped_within_a_row_is_caught_and_the_run_is_invalid() {
     a_corrupted_table_is_caught_and_the_run_is_invalid("swap-columns");
-}
-
-/// `run limits --profile smoke` on `target`; the run directory and its findings.
-fn run_limits(target: &str) -> (tempfile::TempDir, PathBuf, Vec<Row>) {
-    let out = tempfile::tempdir().unwrap();
-    let status = Command::new(XTASK)
-        .args([
-            "run",
-            "limits",
-            "--profile",
-            "smoke",
-            "--target",
-            target,
-            "--out",
-        ])
-        .arg(out.path())
-        .current_dir(project_root())
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "the {target} limits run failed: {status}");
-    let dir = run_dir(out.path());
-    for row in read_csv(&dir.join("results.csv")) {
-        assert_eq!(row["reconciled"], "true", "{row:?}");
-        assert_eq!(row["rows_present"], row["rows_acknowledged"], "{row:?}");
-    }
-    let record = run_toml(&dir);
-    assert_eq!(record["run"]["status"].as_str(), Some("complete"));
-    let findings = read_csv(&dir.join("findings.csv"));
-    (out, dir, findings)
-}
-
-/// The findings of `ladder` (one per climb).
-fn of<'a>(findings: &'a [Row], ladder: &str) -> Vec<&'a Row> {
-    let mine: Vec<&Row> = findings.iter().filter(|f| f["ladder"] == ladder).collect();
-    assert!(!mine.is_empty(), "no {ladder} finding");
-    mine
-}
-
-/// The limits SQLite itself enforces, found exactly where D1 documents them, on both targets.
-fn assert_sqlite_limits(findings: &[Row], target: &str) {
-    for f in of(findings, "param-ceiling") {
-        let columns = num(f, "columns");
-        assert_eq!(num(f, "last_ok"), 100 / columns, "{target} {f:?}");
-        assert_eq!(num(f, "first_failed"), 100 / columns + 1, "{target} {f:?}");
-        assert_eq!(f["refusal"], "too-many-variables", "{f:?}");
-        assert!(f["error"].contains("too many SQL variables"), "{f:?}");
-        assert_eq!(f["confirmed"], "true", "{f:?}");
-    }
-    for (ladder, last_ok, refusal) in [
-        ("statement-length", 100_000, "statement-too-long"),
-        ("columns", 100, "too-many-columns"),
-        ("like-pattern", 50, "like-pattern-too-complex"),
-    ] {
-        for f in of(findings, ladder) {
-            assert_eq!(num(f, "last_ok"), last_ok, "{target} {f:?}");
-            assert_eq!(num(f, "first_failed"), last_ok + 1, "{target} {f:?}");
-            assert_eq!(f["refusal"], refusal, "{target} {f:?}");
-        }
-    }
-}
-
-pub fn ladders_find_the_local_limits_and_write_the_parity_table() {
-    let (_out, dir, findings) = run_limits("local");
-    assert_sqlite_limits(&findings, "local");
-    // The limits of the Workers runtime are not enforced by wrangler dev: every rung ran, and
-    // every row D1 acknowledged was there afterwards (checked above).
-    for ladder in [
-        "query-budget",
-        "batch-accounting",
-        "batch-ceiling",
-        "query-duration",
-    ] {
-        for f in of(&findings, ladder) {
-            assert_eq!(f["first_failed"], "", "{f:?}");
-            assert_eq!(f["last_ok"], f["max_tried"], "{f:?}");
-        }
-    }
-    // Local D1 takes a JSON payload past the documented 2,000,000 bytes (its wall is about
-    // 8 MiB) and refuses 16 MiB as a string too big.
-    for f in of(&findings, "json-payload") {
-        assert_eq!(num(f, "last_ok"), 2_000_001, "{f:?}");
-        assert_eq!(num(f, "first_failed"), 16_777_216, "{f:?}");
-        assert_eq!(f["refusal"], "string-or-blob-too-big", "{f:?}");
-    }
-    let parity = read_csv(&dir.join("parity.csv"));
-    assert_eq!(parity.len(), 11, "one parity row per ladder");
-    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
-    assert!(
-        summary.contains("| bound parameters per statement | 100 |"),
-        "{summary}"
-    );
-    let png = std::fs::read(dir.join("param-ceiling.png")).unwrap();
-    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
-}
-
-pub fn sqlite_ladders_find_d1s_documented_limits() {
-    let (_out, dir, findings) = run_limits("sqlite");
-    assert_sqlite_limits(&findings, "sqlite");
-    let ladders: Vec<String> = read_csv(&dir.join("parity.csv"))
-        .into_iter()
-        .map(|r| r["ladder"].clone())
-        .collect();
-    assert!(!ladders.contains(&"query-budget".to_owned()), "{ladders:?}");
-    for f in of(&findings, "function-args") {
-        assert_eq!(num(f, "last_ok"), 32, "{f:?}");
-    }
-    // The documented string limit, applied to SQLite, refuses the payload at the bind.
-    for f in of(&findings, "json-payload") {
-        assert_eq!(num(f, "last_ok"), 2_000_000, "{f:?}");
-        assert_eq!(num(f, "first_failed"), 2_000_001, "{f:?}");
-        assert_eq!(f["refusal"], "string-or-blob-too-big", "{f:?}");
-        assert_eq!(f["confirmed"], "true", "{f:?}");
-    }
 }
 
 /// Hostile text (quotes, backslashes, line breaks, NUL, multi-byte) through every strategy that
