@@ -5,7 +5,7 @@
 use anyhow::Result;
 
 use crate::flags;
-use crate::reports::compare::Comparison;
+use crate::studies::sweep::report::compare::Comparison;
 
 impl flags::Report {
     /// `cargo xtask report`.
@@ -17,7 +17,7 @@ impl flags::Report {
 impl flags::Compare {
     /// `cargo xtask compare`: compares, writes compare.md and compare.json, prints the table.
     pub fn run(self) -> Result<Comparison> {
-        crate::reports::compare::write_comparison(
+        crate::studies::sweep::report::compare::write_comparison(
             &self.run_a,
             &self.run_b,
             self.threshold,
@@ -35,7 +35,7 @@ mod tests {
     use super::*;
     use crate::base::TargetKind;
     use crate::records::{ResultRow, RunRecord, csv};
-    use crate::reports::compare::{Verdict, compare};
+    use crate::studies::sweep::report::compare::{Verdict, compare};
 
     /// `cargo xtask run column-sweep --target sqlite --profile <profile> --out <out>`, in-process,
     /// in a project root of its own; the run directory it made.

@@ -6,9 +6,7 @@
 //! [`crate::charts::style`].
 
 pub mod cache;
-pub mod decision_map;
 pub mod ladder;
-pub mod sweep;
 pub mod workload;
 
 use std::path::PathBuf;

@@ -8,12 +8,12 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 use d1bench_core::Strategy;
 
+use super::report::points::Measure;
 use crate::procs;
 use crate::records::csv::Appender;
 use crate::records::expected::Expectations;
 use crate::records::reconcile::{self, ContentCheck, Totals};
 use crate::records::{ResultRow, RunDir};
-use crate::reports::points::Measure;
 use crate::stats::Summary;
 use crate::studies::progress::Progress;
 use crate::studies::sweep::PlannedProbe;

@@ -20,6 +20,7 @@ pub mod cost;
 pub mod dry_run;
 pub mod kind;
 pub mod measure;
+pub mod report;
 pub mod resume;
 
 use std::collections::BTreeMap;

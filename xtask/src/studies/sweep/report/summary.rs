@@ -6,14 +6,14 @@ use std::fmt::Write;
 
 use d1bench_core::{Outcome, Strategy};
 
+use super::clocks;
+use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
 use crate::base::numbers::num;
 use crate::records::ResultRow;
 use crate::records::Totals;
 use crate::records::{RunRecord, RunStatus};
 use crate::reports::charts::Drawn;
-use crate::reports::clocks;
-use crate::reports::points::{Measure, Point, points};
 use crate::reports::provenance;
 use crate::stats::{Interval, Method};
 use crate::studies::sweep::Axis;

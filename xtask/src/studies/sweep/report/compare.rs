@@ -9,11 +9,11 @@ use anyhow::{Context, Result, bail};
 use d1bench_core::Strategy;
 use serde::Serialize;
 
+use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
 use crate::base::numbers::num;
 use crate::records::run_record::Commit;
 use crate::records::{ResultRow, RunDir, RunRecord, RunStatus, StudyKind, csv};
-use crate::reports::points::{Measure, Point, points};
 use crate::stats;
 use crate::studies::sweep::Axis;
 

@@ -11,9 +11,9 @@ use d1bench_core::sql::{Wall, wall};
 use d1bench_core::{ProbeRequest, RefusalKind, Strategy, TextMix};
 use serde::Serialize;
 
+use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
 use crate::records::ResultRow;
-use crate::reports::points::{Measure, Point, points};
 use crate::stats::Summary;
 use crate::studies::sweep::Axis;
 

@@ -7,9 +7,9 @@ use std::fmt::Write;
 
 use d1bench_core::Strategy;
 
+use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
 use crate::records::ResultRow;
-use crate::reports::points::{Measure, Point, points};
 use crate::studies::sweep::Axis;
 
 /// The clocks of the table, in the order a probe runs them, with their column headers.

@@ -9,12 +9,12 @@ use anyhow::{Result, ensure};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Drawn, measured_on};
+use super::decision::{Cell, Stopped};
 use crate::base::TargetKind;
 use crate::charts::style::{
     CellLine, Figure, Grid, GridCell, Pen, Sample, draw_grid, strategy_color, strategy_shape, write,
 };
-use crate::reports::decision::{Cell, Stopped};
+use crate::reports::charts::{Drawn, measured_on};
 use crate::studies::sweep::Axis;
 use d1bench_core::Strategy;
 

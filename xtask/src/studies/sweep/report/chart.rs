@@ -14,7 +14,7 @@
 //!
 //! Drawing happens in three steps, each testable on its own:
 //!
-//! 1. [`summarize`] turns the run's points ([`crate::reports::points`], summarized by
+//! 1. [`summarize`] turns the run's points ([`super::points`], summarized by
 //!    [`crate::stats`]) into per-line series and notes where every repeat was refused. It is pure.
 //! 2. [`time_chart`], [`rows_per_statement_chart`] and [`overhead_chart`] decide what a chart
 //!    shows: its series, axis scales and ranges, the refusal band, the reference curve. Also pure.
@@ -38,13 +38,13 @@ use std::fmt;
 use anyhow::{Result, bail, ensure};
 use d1bench_core::{Outcome, Strategy};
 
-use super::{Drawn, measured_on};
 use crate::charts::style::{Scale, Span, extent, format_number, range_for, scale_for, write};
+use crate::reports::charts::{Drawn, measured_on};
 
 mod figure;
+use super::points::{Measure, points};
 use crate::base::TargetKind;
 use crate::records::{ResultRow, RunDir};
-use crate::reports::points::{Measure, points};
 use crate::stats::{CONFIDENCE, Summary};
 use crate::studies::sweep::Axis;
 
