@@ -5,29 +5,17 @@
 //! same code serves `cargo xtask run` at its end, `cargo xtask plot` and `cargo xtask report`,
 //! so they cannot disagree.
 
-pub mod cache;
 pub mod charts;
-pub mod claims;
-pub mod contention;
 pub mod findings;
 pub mod index;
-pub mod ladder_summary;
-pub mod load_stats;
 pub mod numbers;
-pub mod parity;
-pub mod placement;
 pub mod provenance;
 pub mod readme;
-pub mod staleness;
-pub mod workload;
 pub mod workload_findings;
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
-
-use crate::records::csv;
-use crate::records::{Finding, RunDir, RunRecord};
+use crate::records::RunRecord;
 
 /// A chart file and the line saying what it shows.
 #[derive(Debug, Clone)]
@@ -59,31 +47,5 @@ pub fn chart_files(drawn: charts::Drawn) -> impl Iterator<Item = ChartFile> {
     drawn.files.into_iter().map(move |path| ChartFile {
         path,
         caption: caption.clone(),
-    })
-}
-
-/// A ladder run's reports: parity.csv, summary.md and the param-ceiling chart.
-pub fn render_ladder(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
-    let findings: Vec<Finding> = if run_dir.findings_csv().exists() {
-        csv::read(&run_dir.findings_csv())?
-    } else {
-        Vec::new()
-    };
-    let rows = parity::rows(&findings, &parity::Source::of(record));
-    csv::write(&run_dir.parity_csv(), &rows)?;
-    let title = title(record);
-    std::fs::write(
-        run_dir.summary_md(),
-        ladder_summary::markdown(&title, record, &findings, &rows),
-    )
-    .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
-    let charts =
-        charts::ladder::param_ceiling(&run_dir.path, &findings, record.run.target, titles)?
-            .into_iter()
-            .flat_map(chart_files)
-            .collect();
-    Ok(Rendered {
-        charts,
-        tables: parity::markdown(&rows),
     })
 }

@@ -9,8 +9,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use super::{findings, parity, workload_findings};
+use super::{findings, workload_findings};
 use crate::paths::Paths;
+use crate::studies::ladder::report::parity;
 
 /// The committed sweep the findings section quotes, relative to the project's root.
 pub const EXAMPLE_RUN: &str = "docs/example-run";

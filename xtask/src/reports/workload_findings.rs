@@ -11,17 +11,17 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use d1bench_core::workload::{IndexKind, Operation, Preparation};
 
-use super::cache;
-use super::claims::{Answer, Clock, Comparison, answers, ratio_text};
-use super::load_stats::{Key, OpStats, stats};
 use super::numbers::share_text;
-use super::workload::cell;
 use crate::base::numbers::num;
 use crate::records::workload_row::OpRow;
 use crate::records::{RunRecord, RunStatus, csv};
 use crate::stats::latencies::percentile_ratio;
 use crate::stats::{CONFIDENCE, Latencies, Share};
 use crate::studies::workload::RetryKind;
+use crate::studies::workload::report::cache;
+use crate::studies::workload::report::claims::{Answer, Clock, Comparison, answers, ratio_text};
+use crate::studies::workload::report::load_stats::{Key, OpStats, stats};
+use crate::studies::workload::report::summary::cell;
 
 /// Where the committed runs are, relative to the project root.
 pub const READ_PATH: &str = "docs/example-workloads/read-path";
@@ -176,7 +176,7 @@ pub fn section(root: &Path) -> Result<String> {
             out,
             "| {} | {} | {} | {} |",
             a.key.table_rows,
-            super::workload::statements(&a.key),
+            crate::studies::workload::report::summary::statements(&a.key),
             ratio_text(a.ratio, a.ci),
             a.verdict()
         )

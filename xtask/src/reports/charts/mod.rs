@@ -5,10 +5,6 @@
 //! them is the one of [`crate::charts::line`], all drawn in the one style of
 //! [`crate::charts::style`].
 
-pub mod cache;
-pub mod ladder;
-pub mod workload;
-
 use std::path::PathBuf;
 
 use crate::base::TargetKind;

@@ -19,6 +19,7 @@ use toml::Spanned;
 pub mod climb;
 pub mod cost;
 pub mod kind;
+pub mod report;
 
 use super::files::{NonEmpty, Profiles, located, toml_stems};
 use crate::base::numbers::thousands;

@@ -22,6 +22,7 @@ mod cache;
 pub mod kind;
 pub mod measure;
 mod plan;
+pub mod report;
 pub mod retry;
 mod session;
 pub use plan::{LoadPoint, PlannedOp, WorkloadPlan};

@@ -10,9 +10,9 @@ use d1bench_core::Outcome;
 use d1bench_core::workload::SessionMode;
 use d1bench_core::workload::session::serves_reads;
 
-use super::numbers::share_text;
 use crate::base::TargetKind;
 use crate::records::workload_row::{OpRow, Phase};
+use crate::reports::numbers::share_text;
 use crate::stats::Share;
 
 /// The measured, answered D1 reads of one target in one session mode, by where they ran.

@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 use d1bench_core::ladder::LadderKind;
 
 use super::parity::{self, ParityRow};
-use super::provenance;
 use crate::base::numbers::thousands;
 use crate::records::{Finding, RunRecord};
+use crate::reports::provenance;
 
 /// `summary.md`: the parity table, then every climb's finding.
 pub fn markdown(

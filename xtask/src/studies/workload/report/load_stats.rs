@@ -2,7 +2,7 @@
 //! size, index, preparation, D1 session, operation and rate, the successful requests' latencies in an HDR
 //! histogram ([`Latencies`]), the refusals by class, throughput offered and achieved, the
 //! medians of the inside and D1 clocks, the rows D1 bills, and the load generator's lag. The
-//! summary ([`super::workload`]) and the chart ([`super::charts::workload`]) both read these.
+//! summary ([`super::summary`]) and the chart ([`super::chart`]) both read these.
 
 use d1bench_core::workload::{IndexKind, Operation, Preparation, SessionMode};
 use d1bench_core::{Outcome, RefusalKind};

@@ -9,10 +9,10 @@ use anyhow::Result;
 use d1bench_core::workload::{Operation, SessionMode};
 use plotters::prelude::RGBColor;
 
-use super::{Drawn, measured_on};
+use super::load_stats::OpStats;
 use crate::charts::line::{self, LineChart, Point};
 use crate::charts::style::{Scale, Shape, Span, scale_for, write};
-use crate::reports::load_stats::OpStats;
+use crate::reports::charts::{Drawn, measured_on};
 use crate::stats::CONFIDENCE;
 use crate::studies::workload::RetryKind;
 
@@ -186,7 +186,7 @@ pub fn render(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Vec<Drawn>>
 mod tests {
     use super::*;
     use crate::records::workload_row::OpRow;
-    use crate::reports::load_stats::stats;
+    use crate::studies::workload::report::load_stats::stats;
 
     fn rows(rates: &[f64]) -> Vec<OpRow> {
         let mut rows = Vec::new();

@@ -9,13 +9,13 @@ use d1bench_core::Strategy;
 use d1bench_core::ladder::LadderKind;
 use d1bench_core::limits::bound_rows_per_statement;
 
-use super::{Drawn, measured_on};
 use crate::base::TargetKind;
 use crate::charts::line::{Line, LineChart, Point, Stroke};
 use crate::charts::style::{
     Scale, extent, padded, range_for, scale_for, strategy_color, strategy_shape, write,
 };
 use crate::records::Finding;
+use crate::reports::charts::{Drawn, measured_on};
 
 /// Draws `param-ceiling.{png,svg,pdf}` into `dir` when `findings` hold param-ceiling climbs, run
 /// on `target`; with `titles`, the chart carries its title too.

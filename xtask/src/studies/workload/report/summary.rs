@@ -13,12 +13,12 @@ use serde::Serialize;
 
 use super::claims::{answers, answers_table};
 use super::load_stats::{LAG_TOLERANCE_MS, OpStats, stats};
-use super::{Rendered, provenance, title};
 use crate::base::TargetKind;
 use crate::base::numbers::num;
 use crate::records::csv;
 use crate::records::workload_row::{CheckRow, OpRow};
 use crate::records::{RunDir, RunRecord};
+use crate::reports::{Rendered, chart_files, provenance, title};
 use crate::stats::CONFIDENCE;
 
 /// One row of a workload run's `summary.csv`.
@@ -245,7 +245,7 @@ pub fn markdown(
     checks: &[CheckRow],
     cache: &[super::cache::TtlStats],
     placements: &[super::placement::Placement],
-    charts: &[super::charts::Drawn],
+    charts: &[crate::reports::charts::Drawn],
 ) -> String {
     let mut out = format!("# {}\n\n", title(record));
     if let Some(study) = record.studies.first() {
@@ -393,9 +393,9 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
     let summary: Vec<SummaryRow> = stats.iter().map(summary_row).collect();
     csv::write(&run_dir.summary_csv(), &summary)?;
     let cache = super::cache::stats(&rows);
-    let mut drawn = super::charts::workload::render(&run_dir.path, &stats, titles)?;
-    drawn.extend(super::charts::cache::render(&run_dir.path, &cache, titles)?);
-    drawn.extend(super::charts::cache::render_refusals(
+    let mut drawn = super::chart::render(&run_dir.path, &stats, titles)?;
+    drawn.extend(super::cache_chart::render(&run_dir.path, &cache, titles)?);
+    drawn.extend(super::cache_chart::render_refusals(
         &run_dir.path,
         &stats,
         titles,
@@ -430,7 +430,7 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
         tables.push_str(cache.trim_start());
     }
     Ok(Rendered {
-        charts: drawn.into_iter().flat_map(super::chart_files).collect(),
+        charts: drawn.into_iter().flat_map(chart_files).collect(),
         tables,
     })
 }
@@ -506,14 +506,14 @@ mod tests {
             let median = answers.iter().find(|a| a.q == 0.5).unwrap();
             assert_eq!(
                 median.what,
-                crate::reports::claims::Comparison::IndexControl
+                crate::studies::workload::report::claims::Comparison::IndexControl
             );
             assert!(
                 median.verdict().starts_with(verdict),
                 "{}",
                 median.verdict()
             );
-            let table = crate::reports::claims::answers_table(&answers);
+            let table = crate::studies::workload::report::claims::answers_table(&answers);
             assert!(table.contains("| 1 (control) |"), "{table}");
         }
     }

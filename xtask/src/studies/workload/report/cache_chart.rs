@@ -8,11 +8,11 @@ use std::path::Path;
 use anyhow::Result;
 use plotters::prelude::RGBColor;
 
-use super::{Drawn, measured_on};
+use super::cache::TtlStats;
+use super::load_stats::OpStats;
 use crate::charts::line::{Line, LineChart, Point, x_range_of, y_range_of};
 use crate::charts::style::{Scale, Shape, Span, scale_for, write};
-use crate::reports::cache::TtlStats;
-use crate::reports::load_stats::OpStats;
+use crate::reports::charts::{Drawn, measured_on};
 use crate::stats::{CONFIDENCE, Share};
 use crate::studies::workload::RetryKind;
 

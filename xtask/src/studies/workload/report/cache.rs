@@ -9,11 +9,11 @@ use d1bench_core::Outcome;
 use d1bench_core::workload::Operation;
 use d1bench_core::workload::cache::CacheLookup;
 
-use super::numbers::share_text;
 use super::staleness::{AckedUpdate, CachedRead, Freshness, Timeline};
 use crate::base::TargetKind;
 use crate::base::numbers::num as ms;
 use crate::records::workload_row::{OpRow, Phase};
+use crate::reports::numbers::share_text;
 use crate::stats::{CONFIDENCE, Latencies, Share};
 
 /// One TTL's figures on one target.
