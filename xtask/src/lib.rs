@@ -11,6 +11,7 @@ pub mod flags;
 pub mod paths;
 pub mod pipeline;
 pub mod procs;
+pub mod readme;
 pub mod records;
 pub mod reports;
 pub mod stats;

@@ -1,17 +1,12 @@
-//! Every report of a run, derived from what is on disk and nothing else: `summary.csv`, the
-//! charts and `summary.md` of a sweep; `parity.csv`, `summary.md` and the param-ceiling chart of
-//! a ladder run, both saying how the run was run ([`provenance`]); `index.md` over many runs
-//! ([`index`]); two runs compared ([`compare`]). The
-//! same code serves `cargo xtask run` at its end, `cargo xtask plot` and `cargo xtask report`,
-//! so they cannot disagree.
+//! What every kind's reports share, below the kinds: what they return ([`Rendered`], its
+//! [`ChartFile`]s), a summary's title, what every summary says of how its run was run
+//! ([`provenance`]), how shares are written ([`numbers`]), and what a chart written to disk is
+//! ([`charts`]). Each kind renders its own run in its folder (`studies/<kind>/report/`); the
+//! index over runs is `tasks/index.rs`, the README's generated sections `readme/`.
 
 pub mod charts;
-pub mod findings;
-pub mod index;
 pub mod numbers;
 pub mod provenance;
-pub mod readme;
-pub mod workload_findings;
 
 use std::path::PathBuf;
 

@@ -5,8 +5,8 @@ use anyhow::{Context, Result, bail};
 
 use crate::flags;
 use crate::paths::Paths;
+use crate::readme;
 use crate::records::{RunRecord, RunStatus, csv};
-use crate::reports::readme;
 use crate::studies::ladder::report::parity::{ParityRow, Source, committed};
 
 impl flags::ParityReadme {

@@ -10,7 +10,7 @@ use crate::studies::sweep::report::compare::Comparison;
 impl flags::Report {
     /// `cargo xtask report`.
     pub fn run(self) -> Result<()> {
-        crate::reports::index::write_index(&self.dirs, self.out)
+        super::index::write_index(&self.dirs, self.out)
     }
 }
 

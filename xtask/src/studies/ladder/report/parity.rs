@@ -4,7 +4,7 @@
 //!
 //! `cargo xtask parity-readme --local <run-dir> [--sqlite <run-dir>]` copies the runs'
 //! `parity.csv` into `reports/parity-<target>.csv` ([`committed`]) and rewrites the README's
-//! generated sections ([`super::readme`], which also checks that the README's table is
+//! generated sections ([`crate::readme`], which also checks that the README's table is
 //! [`expected_section`]).
 
 use std::collections::BTreeMap;

@@ -207,7 +207,7 @@ mod tests {
     use super::*;
     use crate::paths::project_root;
 
-    /// Whether the README quotes this text is checked in [`crate::reports::readme`].
+    /// Whether the README quotes this text is checked in [`crate::readme`].
     #[test]
     fn the_example_runs_findings_compare_strategies() {
         let root = project_root();

@@ -1,9 +1,7 @@
-//! The charts of a run: one module per kind of chart, each saying what it plots ([`sweep`] for
-//! sweeps' time, rows per statement and overhead charts, [`decision_map`] for a grid run's map,
-//! [`ladder`] for the param-ceiling chart of ladder runs, [`workload`] for a workload's latency
-//! against rate, [`cache`] for the cache's and the retries' shares); every line chart among
-//! them is the one of [`crate::charts::line`], all drawn in the one style of
-//! [`crate::charts::style`].
+//! What every kind's charts share: a chart written to disk ([`Drawn`]) and where a run measured,
+//! in words for a chart's readers ([`measured_on`]). Each kind's charts are in its folder
+//! (`studies/<kind>/report/`), every line chart among them the one of [`crate::charts::line`],
+//! all drawn in the one style of [`crate::charts::style`].
 
 use std::path::PathBuf;
 

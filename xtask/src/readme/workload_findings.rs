@@ -11,10 +11,10 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use d1bench_core::workload::{IndexKind, Operation, Preparation};
 
-use super::numbers::share_text;
 use crate::base::numbers::num;
 use crate::records::workload_row::OpRow;
 use crate::records::{RunRecord, RunStatus, csv};
+use crate::reports::numbers::share_text;
 use crate::stats::latencies::percentile_ratio;
 use crate::stats::{CONFIDENCE, Latencies, Share};
 use crate::studies::workload::RetryKind;
@@ -365,7 +365,7 @@ mod tests {
     use super::*;
     use crate::paths::project_root;
 
-    /// Whether the README quotes this text is checked in [`crate::reports::readme`].
+    /// Whether the README quotes this text is checked in [`crate::readme`].
     #[test]
     fn the_example_workloads_answer_the_read_path_contention_and_cache_questions() {
         let root = project_root();

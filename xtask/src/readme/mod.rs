@@ -5,11 +5,13 @@
 //! [`workload_findings`] write the sections' text and know nothing of the README; the tests here
 //! fail when the README and the committed files disagree.
 
+pub mod findings;
+pub mod workload_findings;
+
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use super::{findings, workload_findings};
 use crate::paths::Paths;
 use crate::studies::ladder::report::parity;
 
