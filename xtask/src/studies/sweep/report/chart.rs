@@ -1,5 +1,5 @@
-//! Draws a run's charts (time per 1,000 rows, rows per statement, clock overhead) as PNG, SVG
-//! and PDF paper figures.
+//! Draws a sweep run's charts (time per 1,000 rows, rows per statement, clock overhead) as PNG,
+//! SVG and PDF paper figures.
 //!
 //! Each chart plots one value per line (a strategy, in a labelled series or not) against the
 //! experiment's swept axis. Points are medians over the repeats with the median's

@@ -1,4 +1,4 @@
-//! The points of a run: result rows grouped by line (target, label, strategy) and by the
+//! The points of a sweep run: result rows grouped by line (target, label, strategy) and by the
 //! swept axis, each measure summarized with [`crate::stats`]. One grouping for `summary.csv`,
 //! the summary tables and the charts.
 

@@ -1,4 +1,4 @@
-//! The reports of a workload run, from its `results.csv` and `checks.csv` only: per target,
+//! The summary of a workload run, from its `results.csv` and `checks.csv` only: per target,
 //! table size, index, preparation, D1 session, rate and operation, the latency percentiles (p50 to p99.9,
 //! each with its order-statistic interval, and the max) from HDR histograms, throughput offered
 //! and achieved, the shares refused by class, D1's clock and the rows D1 bills, and whether the
