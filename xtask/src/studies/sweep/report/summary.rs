@@ -1,5 +1,6 @@
 //! What a sweep run says about itself: the key ratio tables (printed at the end of a run and put
-//! in `summary.md`) and `summary.md` itself. Pure: it returns text, [`super::render_sweep`] writes it.
+//! in `summary.md`) and `summary.md` itself. Pure: it returns text, [`super::render_sweep`]
+//! writes it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
