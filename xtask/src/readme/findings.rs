@@ -11,8 +11,9 @@ use d1bench_core::Strategy;
 use crate::base::TargetKind;
 use crate::base::numbers::num;
 use crate::base::numbers::thousands;
-use crate::records::{ResultRow, RunDir, RunRecord, csv};
+use crate::records::{RunDir, RunRecord, csv};
 use crate::studies::sweep::report::points::{SummaryRow, summary_rows};
+use crate::studies::sweep::row::ResultRow;
 
 /// One summary row's median with its interval and coverage: `0.35 (0.26–0.51, 93.75%)`.
 fn with_interval(row: &SummaryRow) -> String {

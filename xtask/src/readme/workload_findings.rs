@@ -12,7 +12,6 @@ use anyhow::{Context, Result};
 use d1bench_core::workload::{IndexKind, Operation, Preparation};
 
 use crate::base::numbers::num;
-use crate::records::workload_row::OpRow;
 use crate::records::{RunRecord, RunStatus, csv};
 use crate::reports::numbers::share_text;
 use crate::stats::latencies::percentile_ratio;
@@ -22,6 +21,7 @@ use crate::studies::workload::report::cache;
 use crate::studies::workload::report::claims::{Answer, Clock, Comparison, answers, ratio_text};
 use crate::studies::workload::report::load_stats::{Key, OpStats, stats};
 use crate::studies::workload::report::summary::cell;
+use crate::studies::workload::row::OpRow;
 
 /// Where the committed runs are, relative to the project root.
 pub const READ_PATH: &str = "docs/example-workloads/read-path";

@@ -193,8 +193,9 @@ mod tests {
     use crate::base::TargetKind;
     use crate::records::csv::Appender;
     use crate::records::run_record::{GitInfo, RunInfo, StudyFile, Versions};
-    use crate::records::{ResultRow, RunStatus, StudyKind};
+    use crate::records::{RunStatus, StudyKind};
     use crate::studies::sweep::Axis;
+    use crate::studies::sweep::row::ResultRow;
     use crate::targets::remote::RemoteRecord;
 
     fn record(id: &str, target: TargetKind, remote: Option<RemoteRecord>) -> RunRecord {
@@ -259,7 +260,7 @@ mod tests {
             .unwrap();
         let mut writer = Appender::<ResultRow>::open(&local.join("results.csv")).unwrap();
         writer
-            .append(&crate::records::probe_row::tests_support::row())
+            .append(&crate::studies::sweep::row::tests_support::row())
             .unwrap();
         let mut remote_record = record(
             "20261129T235502Z-remote",

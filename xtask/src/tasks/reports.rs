@@ -34,8 +34,9 @@ mod tests {
 
     use super::*;
     use crate::base::TargetKind;
-    use crate::records::{ResultRow, RunRecord, csv};
+    use crate::records::{RunRecord, csv};
     use crate::studies::sweep::report::compare::{Verdict, compare};
+    use crate::studies::sweep::row::ResultRow;
 
     /// `cargo xtask run column-sweep --target sqlite --profile <profile> --out <out>`, in-process,
     /// in a project root of its own; the run directory it made.

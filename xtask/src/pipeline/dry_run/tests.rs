@@ -7,9 +7,10 @@ use super::*;
 use crate::flags::parse_run;
 use crate::records::run_history::Planned;
 use crate::records::run_record::{GitInfo, RunInfo, Versions};
-use crate::records::{ResultRow, RunRecord, StudyKind, Totals};
+use crate::records::{RunRecord, StudyKind, Totals};
 use crate::studies::dry_run::compact;
 use crate::studies::sweep::Axis;
+use crate::studies::sweep::row::ResultRow;
 
 const EXPERIMENT: &str = r#"
 description = "d"

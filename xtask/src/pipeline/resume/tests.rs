@@ -9,9 +9,11 @@ use super::*;
 use crate::flags::parse_run;
 use crate::records::csv::{self, Appender};
 use crate::records::run_record::{RunInfo, Versions};
-use crate::records::{Finding, ResultRow, RungRow, StudyKind, Totals};
+use crate::records::{StudyKind, Totals};
+use crate::studies::ladder::row::{Finding, RungRow};
 use crate::studies::sweep::PlannedProbe;
 use crate::studies::sweep::kind::SweepWork;
+use crate::studies::sweep::row::ResultRow;
 
 const EXPERIMENT: &str = r#"
 description = "d"

@@ -12,11 +12,12 @@ use super::climb::{self, ClimbsDone};
 use super::{Climb, LIMITS, Ladder};
 use crate::base::TargetKind;
 use crate::records::csv;
-use crate::records::{Finding, RunDir, RunRecord, RungRow, StudyKind, Totals};
+use crate::records::{RunDir, RunRecord, StudyKind, Totals};
 use crate::reports::Rendered;
 use crate::studies::cost::Cost;
 use crate::studies::dry_run::{compact, count};
 use crate::studies::kind::{self, Ask, Kind, Measuring, Plan, PlannedStudy, Skipped, Study};
+use crate::studies::ladder::row::{Finding, RungRow};
 use crate::targets::Session;
 
 /// The ladder kind: `limits`, and every file with a top-level `ladder` key.

@@ -20,6 +20,7 @@ pub mod climb;
 pub mod cost;
 pub mod kind;
 pub mod report;
+pub mod row;
 
 use super::files::{NonEmpty, Profiles, located, toml_stems};
 use crate::base::numbers::thousands;

@@ -22,6 +22,7 @@ pub mod kind;
 pub mod measure;
 pub mod report;
 pub mod resume;
+pub mod row;
 
 use std::collections::BTreeMap;
 

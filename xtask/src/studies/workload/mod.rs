@@ -24,6 +24,7 @@ pub mod measure;
 mod plan;
 pub mod report;
 pub mod retry;
+pub mod row;
 mod session;
 pub use plan::{LoadPoint, PlannedOp, WorkloadPlan};
 use retry::RetryDecl;

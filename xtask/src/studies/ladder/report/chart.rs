@@ -14,8 +14,8 @@ use crate::charts::line::{Line, LineChart, Point, Stroke};
 use crate::charts::style::{
     Scale, extent, padded, range_for, scale_for, strategy_color, strategy_shape, write,
 };
-use crate::records::Finding;
 use crate::reports::charts::{Drawn, measured_on};
+use crate::studies::ladder::row::Finding;
 
 /// Draws `param-ceiling.{png,svg,pdf}` into `dir` when `findings` hold param-ceiling climbs, run
 /// on `target`; with `titles`, the chart carries its title too.
@@ -155,7 +155,7 @@ mod tests {
                 error: "too many SQL variables".into(),
                 statements_completed: Some(0),
                 confirmed: Some(true),
-                stopped: crate::records::Stop::Refused,
+                stopped: crate::studies::ladder::row::Stop::Refused,
                 ok_outside_ms: None,
                 ok_inside_ms: None,
                 ok_d1_ms: None,

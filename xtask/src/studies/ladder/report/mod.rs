@@ -9,8 +9,9 @@ pub mod summary;
 use anyhow::{Context, Result};
 
 use crate::records::csv;
-use crate::records::{Finding, RunDir, RunRecord};
+use crate::records::{RunDir, RunRecord};
 use crate::reports::{Rendered, chart_files, title};
+use crate::studies::ladder::row::Finding;
 
 /// A ladder run's reports: parity.csv, summary.md and the param-ceiling chart.
 pub fn render_ladder(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {

@@ -22,7 +22,7 @@ use crate::base::text::serde_as_text;
 use crate::paths::Paths;
 use crate::records::csv::read as read_csv;
 use crate::records::run_record::Revision;
-use crate::records::{Finding, Stop};
+use crate::studies::ladder::row::{Finding, Stop};
 
 /// One limit on one target: a row of `parity.csv`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

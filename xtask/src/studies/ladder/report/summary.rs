@@ -6,8 +6,9 @@ use d1bench_core::ladder::LadderKind;
 
 use super::parity::{self, ParityRow};
 use crate::base::numbers::thousands;
-use crate::records::{Finding, RunRecord};
+use crate::records::RunRecord;
 use crate::reports::provenance;
+use crate::studies::ladder::row::Finding;
 
 /// `summary.md`: the parity table, then every climb's finding.
 pub fn markdown(

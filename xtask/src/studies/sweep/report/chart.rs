@@ -44,9 +44,10 @@ use crate::reports::charts::{Drawn, measured_on};
 mod figure;
 use super::points::{Measure, points};
 use crate::base::TargetKind;
-use crate::records::{ResultRow, RunDir};
+use crate::records::RunDir;
 use crate::stats::{CONFIDENCE, Summary};
 use crate::studies::sweep::Axis;
+use crate::studies::sweep::row::ResultRow;
 
 /// Share of the time chart's height given to the band of refused points above the data.
 const REFUSAL_BAND: f64 = 0.15;

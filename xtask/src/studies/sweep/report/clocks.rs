@@ -9,8 +9,8 @@ use d1bench_core::Strategy;
 
 use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
-use crate::records::ResultRow;
 use crate::studies::sweep::Axis;
+use crate::studies::sweep::row::ResultRow;
 
 /// The clocks of the table, in the order a probe runs them, with their column headers.
 const CLOCKS: [(Measure, &str); 6] = [
@@ -88,7 +88,7 @@ pub fn table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Option<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::probe_row::tests_support;
+    use crate::studies::sweep::row::tests_support;
 
     fn measured(strategy: Strategy, columns: usize, outside: f64, prepare: f64) -> ResultRow {
         let mut row = tests_support::row();

@@ -13,9 +13,10 @@ use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
 use crate::base::numbers::num;
 use crate::records::run_record::Commit;
-use crate::records::{ResultRow, RunDir, RunRecord, RunStatus, StudyKind, csv};
+use crate::records::{RunDir, RunRecord, RunStatus, StudyKind, csv};
 use crate::stats;
 use crate::studies::sweep::Axis;
+use crate::studies::sweep::row::ResultRow;
 
 /// Successful repeats each run needs at a point for a verdict: with fewer, each median's
 /// interval covers too little (at most 75% at 3 repeats) to decide anything.

@@ -13,9 +13,9 @@ use serde::Serialize;
 
 use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
-use crate::records::ResultRow;
 use crate::stats::Summary;
 use crate::studies::sweep::Axis;
+use crate::studies::sweep::row::ResultRow;
 
 /// Why a strategy has no time at a cell.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -368,7 +368,7 @@ pub fn csv(cells: &[Cell], x_axis: Axis, y_axis: Axis) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::probe_row::tests_support;
+    use crate::studies::sweep::row::tests_support;
     use d1bench_core::Outcome;
 
     fn row(

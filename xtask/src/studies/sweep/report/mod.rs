@@ -14,9 +14,10 @@ pub mod summary;
 use anyhow::{Context, Result};
 
 use crate::records::csv;
-use crate::records::{ResultRow, RunDir, RunRecord};
+use crate::records::{RunDir, RunRecord};
 use crate::reports::{Rendered, chart_files, provenance};
 use crate::studies::sweep::Axis;
+use crate::studies::sweep::row::ResultRow;
 
 /// A sweep run's reports (a grid's when it has a second axis): summary.csv, the charts and
 /// summary.md; the tables for the terminal.

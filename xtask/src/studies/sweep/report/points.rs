@@ -10,9 +10,9 @@ use d1bench_core::{Outcome, Strategy};
 use crate::base::TargetKind;
 use serde::Serialize;
 
-use crate::records::ResultRow;
 use crate::stats::{Interval, Ratio, Summary, ratio_of_medians};
 use crate::studies::sweep::Axis;
+use crate::studies::sweep::row::ResultRow;
 
 /// A value measured for each probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -422,7 +422,7 @@ fn summary_csv_of(summary: Vec<SummaryRow>) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::probe_row::tests_support;
+    use crate::studies::sweep::row::tests_support;
 
     fn row(target: &str, strategy: Strategy, columns: usize, outcome: &str, ms: f64) -> ResultRow {
         let target: TargetKind = serde_json::from_value(serde_json::json!(target)).unwrap();

@@ -11,13 +11,13 @@ use super::clocks;
 use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
 use crate::base::numbers::num;
-use crate::records::ResultRow;
 use crate::records::Totals;
 use crate::records::{RunRecord, RunStatus};
 use crate::reports::charts::Drawn;
 use crate::reports::provenance;
 use crate::stats::{Interval, Method};
 use crate::studies::sweep::Axis;
+use crate::studies::sweep::row::ResultRow;
 use clap::ValueEnum;
 
 /// The order strategies are listed in, in every table.

@@ -12,9 +12,9 @@ use d1bench_core::workload::cache::CacheLookup;
 use super::staleness::{AckedUpdate, CachedRead, Freshness, Timeline};
 use crate::base::TargetKind;
 use crate::base::numbers::num as ms;
-use crate::records::workload_row::{OpRow, Phase};
 use crate::reports::numbers::share_text;
 use crate::stats::{CONFIDENCE, Latencies, Share};
+use crate::studies::workload::row::{OpRow, Phase};
 
 /// One TTL's figures on one target.
 pub struct TtlStats {

@@ -185,8 +185,8 @@ pub fn render(dir: &Path, stats: &[OpStats], titles: bool) -> Result<Vec<Drawn>>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::workload_row::OpRow;
     use crate::studies::workload::report::load_stats::stats;
+    use crate::studies::workload::row::OpRow;
 
     fn rows(rates: &[f64]) -> Vec<OpRow> {
         let mut rows = Vec::new();
@@ -204,7 +204,7 @@ mod tests {
                         d1_ms: Some(0.1),
                         rows_read: Some(1),
                         rows_written: Some(0),
-                        ..crate::records::workload_row::tests_support::row()
+                        ..crate::studies::workload::row::tests_support::row()
                     });
                 }
             }

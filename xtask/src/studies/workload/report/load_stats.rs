@@ -9,9 +9,9 @@ use d1bench_core::{Outcome, RefusalKind};
 use std::collections::BTreeMap;
 
 use crate::base::TargetKind;
-use crate::records::workload_row::{OpRow, Phase};
 use crate::stats::{Latencies, median, nearest_rank};
 use crate::studies::workload::RetryKind;
+use crate::studies::workload::row::{OpRow, Phase};
 
 /// The generator lagged when the 99th percentile of its lag is above this many ms, or above a
 /// tenth of the time between two requests, whichever is larger.

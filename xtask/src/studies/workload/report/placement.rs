@@ -11,9 +11,9 @@ use d1bench_core::workload::SessionMode;
 use d1bench_core::workload::session::serves_reads;
 
 use crate::base::TargetKind;
-use crate::records::workload_row::{OpRow, Phase};
 use crate::reports::numbers::share_text;
 use crate::stats::Share;
+use crate::studies::workload::row::{OpRow, Phase};
 
 /// The measured, answered D1 reads of one target in one session mode, by where they ran.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,7 +127,7 @@ pub fn section(placements: &[Placement]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::workload_row::tests_support;
+    use crate::studies::workload::row::tests_support;
     use d1bench_core::workload::Operation;
 
     fn read(session: SessionMode, primary: Option<bool>, region: &str) -> OpRow {

@@ -16,10 +16,10 @@ use super::load_stats::{LAG_TOLERANCE_MS, OpStats, stats};
 use crate::base::TargetKind;
 use crate::base::numbers::num;
 use crate::records::csv;
-use crate::records::workload_row::{CheckRow, OpRow};
 use crate::records::{RunDir, RunRecord};
 use crate::reports::{Rendered, chart_files, provenance, title};
 use crate::stats::CONFIDENCE;
+use crate::studies::workload::row::{CheckRow, OpRow};
 
 /// One row of a workload run's `summary.csv`.
 #[derive(Debug, Serialize)]
@@ -451,7 +451,7 @@ mod tests {
             latency_ms,
             service_ms: latency_ms,
             inside_ms: Some(latency_ms),
-            ..crate::records::workload_row::tests_support::row()
+            ..crate::studies::workload::row::tests_support::row()
         }
     }
 

@@ -38,7 +38,7 @@ fn row(
         d1_ms: Some(outside_ms / 4.0),
         overhead_ms: Some(outside_ms / 2.0),
         reconciled: outcome == "ok",
-        ..crate::records::probe_row::tests_support::row()
+        ..crate::studies::sweep::row::tests_support::row()
     }
 }
 

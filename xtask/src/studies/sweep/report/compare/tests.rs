@@ -2,8 +2,8 @@
 //! texts of compare.md (the command on real SQLite runs is tested in `tasks::reports`).
 
 use super::*;
-use crate::records::probe_row::tests_support;
 use crate::records::run_record::{GitInfo, RunInfo, StudyFile, Versions};
+use crate::studies::sweep::row::tests_support;
 use d1bench_core::Outcome;
 
 /// Repeats of one point on sqlite: 100 rows each, so ms per 1,000 rows is 10 × `times`.

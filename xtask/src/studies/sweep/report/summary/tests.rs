@@ -25,7 +25,7 @@ fn row(
     outcome: &str,
     outside_ms: f64,
 ) -> ResultRow {
-    let mut row = crate::records::probe_row::tests_support::row();
+    let mut row = crate::studies::sweep::row::tests_support::row();
     row.target = kind(target);
     row.strategy = strategy;
     row.columns = columns;

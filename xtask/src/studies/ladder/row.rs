@@ -65,7 +65,7 @@ impl RungRow {
     }
 }
 
-impl super::Record for RungRow {
+impl crate::records::Record for RungRow {
     fn outcome(&self) -> Outcome {
         self.outcome
     }

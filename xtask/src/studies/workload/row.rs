@@ -8,8 +8,8 @@ use d1bench_core::workload::{IndexKind, Operation, Preparation, SessionMode};
 use d1bench_core::{Outcome, RefusalKind};
 use serde::{Deserialize, Serialize};
 
-use super::Record;
 use crate::base::TargetKind;
+use crate::records::Record;
 use crate::studies::workload::RetryKind;
 
 /// Whether a request was measured or warmed the target up.

@@ -137,7 +137,9 @@ impl ResultRow {
             rows_expected: result.rows_expected,
             inside_ms: result.inside_ms,
             d1_ms: result.d1_ms,
-            error: super::error_text::recorded(result.error.as_deref().unwrap_or_default()),
+            error: crate::records::error_text::recorded(
+                result.error.as_deref().unwrap_or_default(),
+            ),
             statements_sent: result.statements_sent,
             max_statement_bytes: result.max_statement_bytes,
             // Summed first, so a target whose outside clock is exactly its preparation and
@@ -167,7 +169,7 @@ impl ResultRow {
         ResultRow {
             outcome,
             refusal,
-            error: super::error_text::recorded(error),
+            error: crate::records::error_text::recorded(error),
             target_failed: false,
             reconcile_note: String::new(),
             d1_ms: None,
@@ -187,7 +189,7 @@ impl ResultRow {
         error: &str,
     ) -> Self {
         ResultRow {
-            error: super::error_text::recorded(error),
+            error: crate::records::error_text::recorded(error),
             ..ResultRow::unanswered(experiment, target, series, repeat, probe, outside_ms)
         }
     }
@@ -256,7 +258,7 @@ impl ResultRow {
     }
 }
 
-impl super::Record for ResultRow {
+impl crate::records::Record for ResultRow {
     fn outcome(&self) -> Outcome {
         self.outcome
     }
