@@ -1,9 +1,11 @@
 //! cargo xtask's library: every task and layer, so the binary and the integration tests share them.
 //!
-//! The layers, each using only those below it: `tasks` (the commands) → `pipeline` (one run of
-//! any study on any target) → `reports` (everything derived from a run's files) → `records`
-//! (the run's files) → `targets` (sessions on local, sqlite, remote) → `studies` (experiment and
-//! ladder files, their plans and costs) → `flags`, `paths`, `procs`, `toolchain`.
+//! The layers, with no cycle among their files: `tasks` (the commands, `index.md` over runs) →
+//! `pipeline` (one run of any study on any target) and `readme` (the README's generated
+//! sections) → `studies` (one folder per kind: its file, plan, cost, measuring loop and reports) →
+//! `targets` (sessions on local, sqlite, remote) and `reports` (what every kind's reports share)
+//! → `records` (the run's files, whose rows name a few of the kinds' enums) → `charts`, `stats`,
+//! `base`, with `flags`, `paths`, `procs`, `toolchain` beside them.
 
 pub mod base;
 pub mod charts;
@@ -11,6 +13,7 @@ pub mod flags;
 pub mod paths;
 pub mod pipeline;
 pub mod procs;
+pub mod readme;
 pub mod records;
 pub mod reports;
 pub mod stats;

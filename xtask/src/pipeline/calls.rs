@@ -177,7 +177,7 @@ mod tests {
         let mut clocked = Clocked::new(Box::new(SqliteSession::open().unwrap()));
         crate::studies::sweep::measure::measure(&mut clocked, "t", &plan, &none, &run_dir, clock)
             .unwrap();
-        let rows: Vec<crate::records::ResultRow> =
+        let rows: Vec<crate::studies::sweep::row::ResultRow> =
             crate::records::csv::read(&run_dir.results_csv()).unwrap();
         assert_eq!(rows.len(), 4);
         let mut sum = 0.0;
@@ -203,7 +203,7 @@ mod tests {
             .collect();
         crate::studies::sweep::measure::measure(&mut bare, "t", &plan, &rest, &run_dir, clock)
             .unwrap();
-        let rows: Vec<crate::records::ResultRow> =
+        let rows: Vec<crate::studies::sweep::row::ResultRow> =
             crate::records::csv::read(&run_dir.results_csv()).unwrap();
         assert_eq!(rows[0].calls_ms, None);
     }

@@ -1,7 +1,7 @@
 //! What a run leaves on disk, and the only code that reads and writes it: the run directory's
-//! paths ([`RunDir`]), the records of `results.csv` ([`probe_row`] for sweeps, [`rung_row`] for
-//! ladders, [`workload_row`] for workloads, with their table checks), one CSV appender and
-//! reader ([`csv`]), what of an error text a record keeps ([`error_text`]), `run.toml`
+//! paths ([`RunDir`]), what every kind's rows of `results.csv` answer ([`Record`]; the rows
+//! themselves are each kind's, in `studies/<kind>/row.rs`), one CSV appender and reader
+//! ([`csv`]), what of an error text a record keeps ([`error_text`]), `run.toml`
 //! ([`run_record`], with what it says of the run's plan, sessions and resumptions in
 //! [`run_history`]), and the checks that decide whether a record reconciles, with their totals
 //! ([`reconcile`]) and what a sweep's probes are expected to hold, computed once per distinct
@@ -10,19 +10,14 @@
 pub mod csv;
 pub mod error_text;
 pub mod expected;
-pub mod probe_row;
 pub mod reconcile;
 pub mod run_history;
 pub mod run_record;
-pub mod rung_row;
-pub mod workload_row;
 
 use std::path::PathBuf;
 
-pub use probe_row::ResultRow;
 pub use reconcile::Totals;
 pub use run_record::{RunRecord, RunStatus, StudyKind};
-pub use rung_row::{Finding, RungRow, Stop};
 
 /// The files of one run, all under `reports/<experiment>/<run-id>/`.
 #[derive(Debug, Clone)]

@@ -592,7 +592,7 @@ mod tests {
     #[test]
     fn totals_state_rows_and_checksums_and_any_mismatch_makes_the_run_invalid() {
         let mut totals = Totals::default();
-        let row = crate::records::probe_row::tests_support::row();
+        let row = crate::studies::sweep::row::tests_support::row();
         totals.add(&row);
         totals.add_warmup(&row);
         assert!(totals.all_reconciled());
@@ -626,7 +626,7 @@ mod tests {
     #[test]
     fn a_target_failure_is_counted_apart_and_does_not_make_the_run_invalid() {
         let mut totals = Totals::default();
-        let ok = crate::records::probe_row::tests_support::row();
+        let ok = crate::studies::sweep::row::tests_support::row();
         totals.add(&ok);
         let mut lost = ok.clone();
         lost.target_failed = true;

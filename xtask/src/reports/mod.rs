@@ -1,39 +1,16 @@
-//! Every report of a run, derived from what is on disk and nothing else: `summary.csv`, the
-//! charts and `summary.md` of a sweep; `parity.csv`, `summary.md` and the param-ceiling chart of
-//! a ladder run, both saying how the run was run ([`provenance`]); `index.md` over many runs
-//! ([`index`]); two runs compared ([`compare`]). The
-//! same code serves `cargo xtask run` at its end, `cargo xtask plot` and `cargo xtask report`,
-//! so they cannot disagree.
+//! What every kind's reports share, below the kinds: what they return ([`Rendered`], its
+//! [`ChartFile`]s), a summary's title, what every summary says of how its run was run
+//! ([`provenance`]), how shares are written ([`numbers`]), and what a chart written to disk is
+//! ([`charts`]). Each kind renders its own run in its folder (`studies/<kind>/report/`); the
+//! index over runs is `tasks/index.rs`, the README's generated sections `readme/`.
 
-pub mod cache;
 pub mod charts;
-pub mod claims;
-pub mod clocks;
-pub mod compare;
-pub mod contention;
-pub mod decision;
-pub mod findings;
-pub mod index;
-pub mod ladder_summary;
-pub mod load_stats;
 pub mod numbers;
-pub mod parity;
-pub mod placement;
-pub mod points;
 pub mod provenance;
-pub mod readme;
-pub mod staleness;
-pub mod summary;
-pub mod workload;
-pub mod workload_findings;
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
-
-use crate::records::csv;
-use crate::records::{Finding, ResultRow, RunDir, RunRecord};
-use crate::studies::sweep::Axis;
+use crate::records::RunRecord;
 
 /// A chart file and the line saying what it shows.
 #[derive(Debug, Clone)]
@@ -59,138 +36,11 @@ pub fn title(record: &RunRecord) -> String {
     )
 }
 
-/// A sweep run's reports (a grid's when it has a second axis): summary.csv, the charts and
-/// summary.md; the tables for the terminal.
-pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
-    let rows: Vec<ResultRow> = csv::read(&run_dir.results_csv())?;
-    let axis = record
-        .run
-        .x_axis
-        .with_context(|| format!("{} names no x axis", run_dir.run_toml().display()))?;
-    if let Some(y_axis) = record.run.y_axis {
-        return render_grid(run_dir, record, &rows, axis, y_axis, titles);
-    }
-    let target = record.run.target;
-    let summary_csv = points::summary_csv(&rows, axis, record.run.precision)?;
-    std::fs::write(run_dir.summary_csv(), summary_csv)
-        .with_context(|| format!("cannot write {}", run_dir.summary_csv().display()))?;
-    let drawn = charts::sweep::render_run(run_dir, &rows, axis, target, titles)?;
-    std::fs::write(
-        run_dir.summary_md(),
-        summary::markdown(record, &rows, &drawn),
-    )
-    .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
-    let mut tables = format!(
-        "median time per 1,000 rows on {target} (outside clock less preparation, 95% \
-         interval):\n{}",
-        summary::ratio_table(&rows, axis, target)
-    );
-    tables.push_str(&summary::precision_line(&rows, axis, target, record));
-    if let Some(table) = summary::baseline_table(&rows, axis, target) {
-        tables.push_str(&format!("{target} ÷ bare SQLite (inside clocks):\n{table}"));
-    }
-    if let Some(table) = clocks::table(&rows, axis, target) {
-        tables.push_str(&format!(
-            "median ms per probe on {target}, clock by clock:\n{table}"
-        ));
-    }
-    Ok(Rendered {
-        charts: drawn.into_iter().flat_map(chart_files).collect(),
-        tables,
-    })
-}
-
-/// A grid run's reports: summary.csv, the decision map (`decision-map.csv` and its chart) and
-/// a summary.md whose table is the answer: for these columns and bytes, use this strategy.
-fn render_grid(
-    run_dir: &RunDir,
-    record: &RunRecord,
-    rows: &[ResultRow],
-    axis: Axis,
-    y_axis: Axis,
-    titles: bool,
-) -> Result<Rendered> {
-    let target = record.run.target;
-    let summary_csv = points::grid_summary_csv(rows, axis, y_axis, record.run.precision)?;
-    std::fs::write(run_dir.summary_csv(), summary_csv)
-        .with_context(|| format!("cannot write {}", run_dir.summary_csv().display()))?;
-    let cells = decision::cells(rows, target, axis, y_axis);
-    let map_csv = run_dir.path.join("decision-map.csv");
-    std::fs::write(&map_csv, decision::csv(&cells, axis, y_axis)?)
-        .with_context(|| format!("cannot write {}", map_csv.display()))?;
-    let table = decision::markdown_table(&cells, axis, y_axis);
-    let drawn = charts::decision_map::render(&run_dir.path, &cells, axis, y_axis, target, titles)?;
-    let study = record.studies.first();
-    let mut md = format!(
-        "# {}: {}\n\nRun `{}` on `{target}`, profile `{}`; started {}, ended {}; status {}.\n\n\
-         Reproduce: `{}`\n\n## Reconciliation\n\n{}\n\n## Which strategy to use\n\n\
-         For each cell: the fastest strategy on `{target}` by the paired comparison (the one \
-         whose paired repeats' ratios against the others have medians of 1 or more; its median \
-         ms per 1,000 rows, outside clock less the target's preparation, with its \
-         order-statistic interval), the runner-up, and the runner-up ÷ the fastest (the median \
-         of their paired repeats' ratios, at least 1 by the ranking, with its interval; `a or b` \
-         when it includes 1). A strategy a documented limit stops \
-         at a cell is named with the limit.\n\n{table}\n",
-        record.run.experiment,
-        study.map_or("", |s| s.description.as_str()),
-        record.run.id,
-        record.run.profile,
-        record.run.started,
-        record.run.ended.as_deref().unwrap_or("(not recorded)"),
-        record.run.status.name(),
-        provenance::command(record),
-        summary::reconciliation_lines(rows, record).join("\n"),
-    );
-    for file in drawn
-        .files
-        .iter()
-        .filter(|f| f.extension().is_some_and(|e| e == "png"))
-    {
-        let name = file
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default();
-        md.push_str(&format!("![{}]({name})\n\n{}\n", drawn.name, drawn.caption));
-    }
-    std::fs::write(run_dir.summary_md(), md)
-        .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
-    Ok(Rendered {
-        charts: chart_files(drawn).collect(),
-        tables: format!("decision map on {target}:\n{table}"),
-    })
-}
-
 /// Each file of a chart with the chart's caption.
-fn chart_files(drawn: charts::Drawn) -> impl Iterator<Item = ChartFile> {
+pub fn chart_files(drawn: charts::Drawn) -> impl Iterator<Item = ChartFile> {
     let caption = drawn.caption;
     drawn.files.into_iter().map(move |path| ChartFile {
         path,
         caption: caption.clone(),
-    })
-}
-
-/// A ladder run's reports: parity.csv, summary.md and the param-ceiling chart.
-pub fn render_ladder(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
-    let findings: Vec<Finding> = if run_dir.findings_csv().exists() {
-        csv::read(&run_dir.findings_csv())?
-    } else {
-        Vec::new()
-    };
-    let rows = parity::rows(&findings, &parity::Source::of(record));
-    csv::write(&run_dir.parity_csv(), &rows)?;
-    let title = title(record);
-    std::fs::write(
-        run_dir.summary_md(),
-        ladder_summary::markdown(&title, record, &findings, &rows),
-    )
-    .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
-    let charts =
-        charts::ladder::param_ceiling(&run_dir.path, &findings, record.run.target, titles)?
-            .into_iter()
-            .flat_map(chart_files)
-            .collect();
-    Ok(Rendered {
-        charts,
-        tables: parity::markdown(&rows),
     })
 }

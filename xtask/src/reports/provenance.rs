@@ -153,7 +153,6 @@ mod tests {
     use super::*;
     use crate::records::run_history::Resumption;
     use crate::records::{RunStatus, StudyKind};
-    use crate::studies::overrides::Overrides;
     use crate::targets::remote::RemoteRecord;
 
     /// docs/reference.md quotes the example run's harness share per target: it must be what
@@ -243,19 +242,18 @@ memory_gib = 1.0
     fn the_command_carries_location_plan_and_overrides() {
         let mut r = record();
         r.remote = Some(remote(Some("weur"), "paid"));
-        r.overrides = Overrides {
-            repeats: Some(2),
-            warmup: Some(0),
-            seed: None,
-            only: Some("columns=64,strategy=literal".into()),
-        };
+        // Field by field, so that reports/ names nothing of studies/.
+        r.overrides.repeats = Some(2);
+        r.overrides.warmup = Some(0);
+        r.overrides.seed = None;
+        r.overrides.only = Some("columns=64,strategy=literal".into());
         assert_eq!(
             command(&r),
             "cargo xtask run column-sweep --profile full --target remote --location weur --plan \
              paid --repeats 2 --warmup 0 --only columns=64,strategy=literal"
         );
         r.remote = Some(remote(None, "free"));
-        r.overrides = Overrides::default();
+        r.overrides = Default::default();
         r.run.baseline = None;
         assert_eq!(
             command(&r),

@@ -3,6 +3,7 @@
 //! [`reports`] for `report` and `compare`, which call the reports that do their work).
 
 pub mod archive;
+pub mod index;
 pub mod matrix;
 pub mod parity_readme;
 pub mod reports;

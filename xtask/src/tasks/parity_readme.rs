@@ -5,9 +5,9 @@ use anyhow::{Context, Result, bail};
 
 use crate::flags;
 use crate::paths::Paths;
+use crate::readme;
 use crate::records::{RunRecord, RunStatus, csv};
-use crate::reports::parity::{ParityRow, Source, committed};
-use crate::reports::readme;
+use crate::studies::ladder::report::parity::{ParityRow, Source, committed};
 
 impl flags::ParityReadme {
     pub fn run(self, paths: &Paths) -> Result<()> {

@@ -5,19 +5,19 @@
 use anyhow::Result;
 
 use crate::flags;
-use crate::reports::compare::Comparison;
+use crate::studies::sweep::report::compare::Comparison;
 
 impl flags::Report {
     /// `cargo xtask report`.
     pub fn run(self) -> Result<()> {
-        crate::reports::index::write_index(&self.dirs, self.out)
+        super::index::write_index(&self.dirs, self.out)
     }
 }
 
 impl flags::Compare {
     /// `cargo xtask compare`: compares, writes compare.md and compare.json, prints the table.
     pub fn run(self) -> Result<Comparison> {
-        crate::reports::compare::write_comparison(
+        crate::studies::sweep::report::compare::write_comparison(
             &self.run_a,
             &self.run_b,
             self.threshold,
@@ -34,8 +34,9 @@ mod tests {
 
     use super::*;
     use crate::base::TargetKind;
-    use crate::records::{ResultRow, RunRecord, csv};
-    use crate::reports::compare::{Verdict, compare};
+    use crate::records::{RunRecord, csv};
+    use crate::studies::sweep::report::compare::{Verdict, compare};
+    use crate::studies::sweep::row::ResultRow;
 
     /// `cargo xtask run column-sweep --target sqlite --profile <profile> --out <out>`, in-process,
     /// in a project root of its own; the run directory it made.

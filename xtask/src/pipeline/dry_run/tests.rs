@@ -7,8 +7,9 @@ use super::*;
 use crate::flags::parse_run;
 use crate::records::run_history::Planned;
 use crate::records::run_record::{GitInfo, RunInfo};
-use crate::records::{ResultRow, RunRecord, Totals};
+use crate::records::{RunRecord, Totals};
 use crate::studies::dry_run::compact;
+use crate::studies::sweep::row::ResultRow;
 
 const EXPERIMENT: &str = r#"
 description = "d"

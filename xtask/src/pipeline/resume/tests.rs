@@ -10,9 +10,10 @@ use crate::flags::parse_run;
 use crate::records::Totals;
 use crate::records::csv::{self, Appender};
 use crate::records::run_record::RunInfo;
-use crate::records::{Finding, ResultRow, RungRow};
+use crate::studies::ladder::row::{Finding, RungRow};
 use crate::studies::sweep::PlannedProbe;
 use crate::studies::sweep::kind::SweepWork;
+use crate::studies::sweep::row::ResultRow;
 
 const EXPERIMENT: &str = r#"
 description = "d"

@@ -10,9 +10,10 @@ use d1bench_core::Outcome;
 use d1bench_core::ladder::{self, MAX_STEPS_PER_MS, RungRequest, Step};
 
 use crate::procs;
+use crate::records::RunDir;
 use crate::records::csv::Appender;
 use crate::records::reconcile::{self, Totals};
-use crate::records::{Finding, RunDir, RungRow, Stop};
+use crate::studies::ladder::row::{Finding, RungRow, Stop};
 use crate::studies::ladder::{Climb, Climber, Role};
 use crate::studies::progress::Progress;
 use crate::targets::Rungs;

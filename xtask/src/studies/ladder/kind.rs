@@ -1,7 +1,7 @@
 //! Ladders as a kind of study: one ladder file, or every one for `limits`, planned into climbs
 //! (a ladder of the Workers runtime refused on in-process SQLite, skipped under `limits`),
 //! climbed by [`super::climb`], resumed climb by climb and reported by
-//! [`crate::reports::render_ladder`].
+//! [`super::report::render_ladder`].
 
 use std::fmt::Write;
 use std::path::Path;
@@ -12,11 +12,12 @@ use super::climb::{self, ClimbsDone};
 use super::{Climb, LIMITS, Ladder};
 use crate::base::TargetKind;
 use crate::records::csv;
-use crate::records::{Finding, RunDir, RunRecord, RungRow, StudyKind, Totals};
-use crate::reports::{self, Rendered};
+use crate::records::{RunDir, RunRecord, StudyKind, Totals};
+use crate::reports::Rendered;
 use crate::studies::cost::Cost;
 use crate::studies::dry_run::{compact, count};
 use crate::studies::kind::{self, Ask, Kind, Measuring, Plan, PlannedStudy, Skipped, Study};
+use crate::studies::ladder::row::{Finding, RungRow};
 use crate::targets::Session;
 
 /// The ladder kind: `limits`, and every file with a top-level `ladder` key.
@@ -49,7 +50,7 @@ impl Kind for Ladders {
     }
 
     fn render(&self, run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
-        reports::render_ladder(run_dir, record, titles)
+        super::report::render_ladder(run_dir, record, titles)
     }
 }
 

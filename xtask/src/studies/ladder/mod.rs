@@ -19,6 +19,8 @@ use toml::Spanned;
 pub mod climb;
 pub mod cost;
 pub mod kind;
+pub mod report;
+pub mod row;
 
 use super::files::{NonEmpty, Profiles, located, toml_stems};
 use crate::base::numbers::thousands;

@@ -12,9 +12,9 @@ use super::Axis;
 use super::schedule::SweepPlan;
 use crate::base::TargetKind;
 use crate::base::numbers::thousands;
-use crate::records::ResultRow;
 use crate::records::csv;
 use crate::studies::dry_run::{compact, count};
+use crate::studies::sweep::row::ResultRow;
 
 /// The sweep's lines, then the baseline's.
 pub fn lines(out: &mut String, plan: &SweepPlan, axis: Axis, baseline: Option<TargetKind>) {

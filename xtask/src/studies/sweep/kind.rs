@@ -1,7 +1,7 @@
 //! Sweeps as a kind of study: an experiment file planned into shuffled probes (the command line's
 //! overrides applied, `--debug-corrupt` checked on every probe), the bare-SQLite baseline after a
 //! target that runs the Worker, measured by [`super::measure`], resumed probe by probe
-//! ([`super::resume`]) and reported by [`crate::reports::render_sweep`].
+//! ([`super::resume`]) and reported by [`super::report::render_sweep`].
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
@@ -14,7 +14,7 @@ use super::{Axis, Experiment, PlannedProbe};
 use crate::base::TargetKind;
 use crate::records::run_record::RunInfo;
 use crate::records::{RunDir, RunRecord, StudyKind, Totals};
-use crate::reports::{self, Rendered};
+use crate::reports::Rendered;
 use crate::studies::cost::Cost;
 use crate::studies::kind::{self, Ask, Kind, Measuring, Plan, PlannedStudy, Skipped, Study};
 use crate::targets::Session;
@@ -40,7 +40,7 @@ impl Kind for Sweeps {
     }
 
     fn render(&self, run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
-        reports::render_sweep(run_dir, record, titles)
+        super::report::render_sweep(run_dir, record, titles)
     }
 
     fn ran_without_baseline(&self, run: &RunInfo) -> bool {

@@ -8,15 +8,16 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 use d1bench_core::Strategy;
 
+use super::report::points::Measure;
 use crate::procs;
+use crate::records::RunDir;
 use crate::records::csv::Appender;
 use crate::records::expected::Expectations;
 use crate::records::reconcile::{self, ContentCheck, Totals};
-use crate::records::{ResultRow, RunDir};
-use crate::reports::points::Measure;
 use crate::stats::Summary;
 use crate::studies::progress::Progress;
 use crate::studies::sweep::PlannedProbe;
+use crate::studies::sweep::row::ResultRow;
 use crate::studies::sweep::schedule::SweepPlan;
 use crate::targets::Probes;
 
@@ -354,7 +355,7 @@ rows = 20
         let row = |ms: f64| ResultRow {
             outside_ms: ms,
             rows: 1000,
-            ..crate::records::probe_row::tests_support::row()
+            ..crate::studies::sweep::row::tests_support::row()
         };
         let mut times = Times::default();
         assert!(

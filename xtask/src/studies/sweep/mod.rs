@@ -20,7 +20,9 @@ pub mod cost;
 pub mod dry_run;
 pub mod kind;
 pub mod measure;
+pub mod report;
 pub mod resume;
+pub mod row;
 
 use std::collections::BTreeMap;
 

@@ -10,7 +10,8 @@ use super::PlannedProbe;
 use super::schedule::SweepPlan;
 use crate::base::TargetKind;
 use crate::records::csv;
-use crate::records::{ResultRow, RunDir, Totals};
+use crate::records::{RunDir, Totals};
+use crate::studies::sweep::row::ResultRow;
 
 /// The probes the run in `run_dir` recorded on `targets`, each checked against `plan` (the
 /// probe of its id, with the same parameters).

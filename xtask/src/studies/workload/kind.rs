@@ -1,7 +1,7 @@
 //! Workloads as a kind of study: a `[table]` file planned into its profile's load points (the
 //! sweep-only flags refused), the bare-SQLite baseline after a target that runs the Worker
 //! unless it needs Workers KV, measured under open-loop load by [`super::measure`] and reported
-//! by [`crate::reports::workload::render`]. A workload run cannot be resumed.
+//! by [`super::report::summary::render`]. A workload run cannot be resumed.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -12,7 +12,7 @@ use super::{Workload, WorkloadPlan};
 use crate::base::TargetKind;
 use crate::records::run_record::RunInfo;
 use crate::records::{RunDir, RunRecord, StudyKind, Totals};
-use crate::reports::{self, Rendered};
+use crate::reports::Rendered;
 use crate::studies::cost::Cost;
 use crate::studies::kind::{self, Ask, Kind, Measuring, Plan, PlannedStudy, Skipped, Study};
 use crate::targets::Session;
@@ -38,7 +38,7 @@ impl Kind for Workloads {
     }
 
     fn render(&self, run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
-        reports::workload::render(run_dir, record, titles)
+        super::report::summary::render(run_dir, record, titles)
     }
 }
 

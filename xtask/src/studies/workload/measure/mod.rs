@@ -27,8 +27,8 @@ use versions::Versions;
 
 use crate::base::TargetKind;
 use crate::records::csv::Appender;
-use crate::records::workload_row::{CheckRow, OpRow, Phase};
 use crate::records::{RunDir, Totals};
+use crate::studies::workload::row::{CheckRow, OpRow, Phase};
 use crate::studies::workload::{LoadPoint, Mix, WorkloadPlan};
 use crate::targets::Workloads;
 use crate::targets::workload::WorkloadClient;

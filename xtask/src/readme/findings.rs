@@ -1,0 +1,218 @@
+//! The README's findings, written from a committed run's own files (`docs/example-run/`), so
+//! every figure the README quotes is one that run measured; a test fails when the README says
+//! anything else. States a difference between strategies only where its interval excludes 1.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use d1bench_core::Strategy;
+
+use crate::base::TargetKind;
+use crate::base::numbers::num;
+use crate::base::numbers::thousands;
+use crate::records::{RunDir, RunRecord, csv};
+use crate::studies::sweep::report::points::{SummaryRow, summary_rows};
+use crate::studies::sweep::row::ResultRow;
+
+/// One summary row's median with its interval and coverage: `0.35 (0.26–0.51, 93.75%)`.
+fn with_interval(row: &SummaryRow) -> String {
+    let median = row.median.map_or("-".to_owned(), num);
+    match (row.ci_low, row.ci_high, row.ci_coverage) {
+        (Some(low), Some(high), Some(coverage)) => format!(
+            "{median} ({}–{}, {:.2}% coverage)",
+            num(low),
+            num(high),
+            coverage * 100.0
+        ),
+        _ => median,
+    }
+}
+
+/// The findings section for the run in `dir`, whose files are linked relative to the README
+/// as `link` (e.g. `docs/example-run`).
+pub fn section(dir: &Path, link: &str) -> Result<String> {
+    let run_dir = RunDir::new(dir.to_owned());
+    let record = RunRecord::read(&run_dir.run_toml())?;
+    let rows: Vec<ResultRow> = csv::read(&run_dir.results_csv())?;
+    let axis = record
+        .run
+        .x_axis
+        .with_context(|| format!("{} is not a sweep", run_dir.run_toml().display()))?;
+    let target = record.run.target;
+    let summary = summary_rows(&rows, axis, record.run.precision);
+    let of = |strategy: Strategy, on: TargetKind, measure: &str| -> Vec<&SummaryRow> {
+        summary
+            .iter()
+            .filter(|r| {
+                r.strategy == strategy
+                    && r.target == on
+                    && r.measure == measure
+                    && r.label.is_empty()
+            })
+            .collect()
+    };
+    let totals = record.reconciliation.clone().unwrap_or_default();
+    let repeats = of(Strategy::Bound, target, "ms_per_1000_rows")
+        .iter()
+        .map(|r| r.ok + r.refused + r.errors)
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    writeln!(
+        out,
+        "From [`{link}/`]({link}/) (run `{}` of `{}` on `{target}`, profile `{}`, commit `{}`, \
+         {} cores; {} probes, {} rows expected and {} present, status {}); {repeats} measured \
+         repeats per point, medians on the outside clock less the target's preparation with \
+         their order-statistic intervals \
+         (see [Intervals](docs/reference.md#intervals)):\n",
+        record.run.id,
+        record.run.experiment,
+        record.run.profile,
+        record.git.commit.short(7),
+        record.machine.cpus,
+        thousands(totals.records),
+        thousands(totals.rows_expected),
+        thousands(totals.rows_present),
+        record.run.status,
+    )
+    .unwrap();
+
+    // Rows per statement, where the planner's caps show.
+    let rps = |strategy: Strategy, columns: usize| {
+        of(strategy, target, "ms_per_1000_rows")
+            .iter()
+            .find(|r| r.columns == columns)
+            .map(|r| r.rows_per_statement)
+    };
+    let both: Vec<usize> = of(Strategy::Literal, target, "ratio_to_bound")
+        .iter()
+        .map(|r| r.columns)
+        .collect();
+    if let Some(&widest) = both.last() {
+        let first_single = of(Strategy::Bound, target, "ms_per_1000_rows")
+            .iter()
+            .find(|r| r.rows_per_statement == 1)
+            .map(|r| r.columns);
+        writeln!(
+            out,
+            "- **Rows per statement.** Bound parameters carry floor(100 / C) rows{}; literal SQL \
+             still carries {} rows per statement at {widest} columns (bound: {}).",
+            first_single.map_or(String::new(), |c| format!(
+                ", one row per statement from {c} columns"
+            )),
+            rps(Strategy::Literal, widest).map_or("-".into(), |n| n.to_string()),
+            rps(Strategy::Bound, widest).map_or("-".into(), |n| n.to_string()),
+        )
+        .unwrap();
+    }
+
+    // literal ÷ bound: where the interval excludes 1, and the value at the widest point.
+    let ratios = of(Strategy::Literal, target, "ratio_to_bound");
+    let list = |pred: &dyn Fn(&SummaryRow) -> bool| -> Vec<String> {
+        ratios
+            .iter()
+            .filter(|r| pred(r))
+            .map(|r| r.columns.to_string())
+            .collect()
+    };
+    let literal_faster = list(&|r| r.ci_high.is_some_and(|h| h < 1.0));
+    let bound_faster = list(&|r| r.ci_low.is_some_and(|l| l > 1.0));
+    let undecided =
+        list(&|r| !(r.ci_high.is_some_and(|h| h < 1.0) || r.ci_low.is_some_and(|l| l > 1.0)));
+    let columns = |v: &[String]| {
+        if v.is_empty() {
+            "no column count".to_owned()
+        } else {
+            format!("{} columns", v.join(", "))
+        }
+    };
+    writeln!(
+        out,
+        "- **literal ÷ bound** (the median of the paired repeats' ratios of ms per 1,000 rows): \
+         literal is faster, its interval wholly below 1, at {}; bound is faster, wholly above 1, \
+         at {}; the interval includes 1 at {}, where these repeats cannot tell them apart.",
+        columns(&literal_faster),
+        columns(&bound_faster),
+        columns(&undecided),
+    )
+    .unwrap();
+    if let Some(widest) = ratios.last() {
+        let time = |strategy| {
+            of(strategy, target, "ms_per_1000_rows")
+                .into_iter()
+                .find(|r| r.columns == widest.columns)
+                .map_or("-".to_owned(), with_interval)
+        };
+        writeln!(
+            out,
+            "- **At {} columns**: literal {} ms per 1,000 rows, bound {}; literal ÷ bound = {}.",
+            widest.columns,
+            time(Strategy::Literal),
+            time(Strategy::Bound),
+            with_interval(widest),
+        )
+        .unwrap();
+    }
+
+    // The target against bare SQLite, per strategy.
+    let mut against = Vec::new();
+    for strategy in Strategy::ALL {
+        let medians: Vec<f64> = of(strategy, target, "ratio_to_sqlite")
+            .iter()
+            .filter_map(|r| r.median)
+            .collect();
+        let (Some(low), Some(high)) = (
+            medians.iter().copied().reduce(f64::min),
+            medians.iter().copied().reduce(f64::max),
+        ) else {
+            continue;
+        };
+        against.push(format!("{strategy} {}× to {}×", num(low), num(high)));
+    }
+    if !against.is_empty() {
+        writeln!(
+            out,
+            "- **{target} ÷ bare SQLite** (the same statements in-process, no Worker or D1 around \
+             them; the ratio of the median inside clocks, the writes alone on both sides, over \
+             the points): {}.",
+            against.join(", ")
+        )
+        .unwrap();
+    }
+    // A run from before the targets reported their preparation: say what its times hold.
+    if rows
+        .iter()
+        .filter(|r| r.target == target)
+        .all(|r| r.prepare_ms.is_none())
+    {
+        writeln!(
+            out,
+            "\nThis run was made before the Worker reported `prepare_ms`: its outside clock still \
+             holds generating the rows, building the statements and binding the values one at a \
+             time, so its times per 1,000 rows include them, and its inside clock the binding, \
+             so its {target} ÷ bare SQLite does too."
+        )
+        .unwrap();
+    }
+    writeln!(
+        out,
+        "\nThese are local figures: compare the shape, not the milliseconds, with production."
+    )
+    .unwrap();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::project_root;
+
+    /// Whether the README quotes this text is checked in [`crate::readme`].
+    #[test]
+    fn the_example_runs_findings_compare_strategies() {
+        let root = project_root();
+        let expected = section(&root.join("docs/example-run"), "docs/example-run").unwrap();
+        assert!(expected.contains("literal ÷ bound"), "{expected}");
+    }
+}

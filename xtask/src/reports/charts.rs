@@ -1,0 +1,27 @@
+//! What every kind's charts share: a chart written to disk ([`Drawn`]) and where a run measured,
+//! in words for a chart's readers ([`measured_on`]). Each kind's charts are in its folder
+//! (`studies/<kind>/report/`), every line chart among them the one of [`crate::charts::line`],
+//! all drawn in the one style of [`crate::charts::style`].
+
+use std::path::PathBuf;
+
+use crate::base::TargetKind;
+
+/// A chart written to disk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Drawn {
+    /// File stem: every file of the chart is `<name>.<format>`, side by side.
+    pub name: String,
+    /// What the chart shows: its title, then what a reader needs to read it.
+    pub caption: String,
+    pub files: Vec<PathBuf>,
+}
+
+/// Where a run measured, in words for a chart's readers rather than the target's name.
+pub fn measured_on(target: TargetKind) -> &'static str {
+    match target {
+        TargetKind::Local => "local D1 (wrangler dev)",
+        TargetKind::Remote => "D1 on Cloudflare",
+        TargetKind::Sqlite => "bare SQLite with D1 limits",
+    }
+}

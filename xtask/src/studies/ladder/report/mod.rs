@@ -1,0 +1,39 @@
+//! A ladder run's reports, derived from its findings.csv: the limits parity table
+//! (`parity.csv`, [`parity`]), `summary.md` ([`summary`]) and the param-ceiling chart
+//! ([`chart`]).
+
+pub mod chart;
+pub mod parity;
+pub mod summary;
+
+use anyhow::{Context, Result};
+
+use crate::records::csv;
+use crate::records::{RunDir, RunRecord};
+use crate::reports::{Rendered, chart_files, title};
+use crate::studies::ladder::row::Finding;
+
+/// A ladder run's reports: parity.csv, summary.md and the param-ceiling chart.
+pub fn render_ladder(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
+    let findings: Vec<Finding> = if run_dir.findings_csv().exists() {
+        csv::read(&run_dir.findings_csv())?
+    } else {
+        Vec::new()
+    };
+    let rows = parity::rows(&findings, &parity::Source::of(record));
+    csv::write(&run_dir.parity_csv(), &rows)?;
+    let title = title(record);
+    std::fs::write(
+        run_dir.summary_md(),
+        summary::markdown(&title, record, &findings, &rows),
+    )
+    .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
+    let charts = chart::param_ceiling(&run_dir.path, &findings, record.run.target, titles)?
+        .into_iter()
+        .flat_map(chart_files)
+        .collect();
+    Ok(Rendered {
+        charts,
+        tables: parity::markdown(&rows),
+    })
+}

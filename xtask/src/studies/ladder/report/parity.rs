@@ -1,0 +1,649 @@
+//! The limits parity table: for each documented D1 limit, the value a ladder found on a target,
+//! whether the target enforces it, and the error text it answered with; and the README's
+//! "Local and production" table, generated from committed parity tables of real runs.
+//!
+//! `cargo xtask parity-readme --local <run-dir> [--sqlite <run-dir>]` copies the runs'
+//! `parity.csv` into `reports/parity-<target>.csv` ([`committed`]) and rewrites the README's
+//! generated sections ([`crate::readme`], which also checks that the README's table is
+//! [`expected_section`]).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use d1bench_core::ladder::LadderKind;
+use d1bench_core::limits::bound_rows_per_statement;
+use d1bench_core::{Outcome, RefusalKind};
+use serde::{Deserialize, Serialize};
+
+use crate::base::numbers::thousands;
+use crate::base::text::serde_as_text;
+use crate::paths::Paths;
+use crate::records::csv::read as read_csv;
+use crate::records::run_record::Revision;
+use crate::studies::ladder::row::{Finding, Stop};
+
+/// One limit on one target: a row of `parity.csv`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParityRow {
+    /// The limit, as Cloudflare's documentation names it.
+    pub limit: String,
+    /// The ladder that climbed it.
+    pub ladder: LadderKind,
+    pub documented: String,
+    /// What the climbs found on this target.
+    pub found: String,
+    /// Whether the target enforced the limit, and where.
+    pub enforced: Enforced,
+    /// The refusal kind of the first refusal, or empty.
+    pub refusal: Option<RefusalKind>,
+    /// The first refusal's error text, verbatim, or empty.
+    pub error: String,
+    /// Where the row came from: the run's id, its commit, and the versions it ran on (each
+    /// empty in tables written before they were kept).
+    #[serde(default)]
+    pub run: String,
+    #[serde(default)]
+    pub commit: Option<Revision>,
+    #[serde(default)]
+    pub versions: String,
+}
+
+/// Whether a target enforced a documented limit, as the parity table says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enforced {
+    /// `yes`: refused just past the documented value.
+    Yes,
+    /// `yes, at N`: refused, with N the largest value that succeeded.
+    At(usize),
+    /// `yes, already at the first rung (N)`: the first value tried, N, was refused.
+    AtFirstRung(usize),
+    /// `no`: no climb was refused.
+    No,
+    /// `stopped by ..., not by this limit`: another refusal, or an error (`None`), came first.
+    StoppedBy(Option<RefusalKind>),
+}
+
+impl Enforced {
+    const AT: &str = "yes, at ";
+    const FIRST_RUNG: (&str, &str) = ("yes, already at the first rung (", ")");
+    const STOPPED_BY: (&str, &str) = ("stopped by ", ", not by this limit");
+    /// What `StoppedBy(None)` names.
+    const AN_ERROR: &str = "an error";
+}
+
+impl std::fmt::Display for Enforced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (first, stopped) = (Enforced::FIRST_RUNG, Enforced::STOPPED_BY);
+        match self {
+            Enforced::Yes => f.write_str("yes"),
+            Enforced::At(v) => write!(f, "{}{}", Enforced::AT, thousands(*v)),
+            Enforced::AtFirstRung(v) => write!(f, "{}{}{}", first.0, thousands(*v), first.1),
+            Enforced::No => f.write_str("no"),
+            Enforced::StoppedBy(None) => {
+                write!(f, "{}{}{}", stopped.0, Enforced::AN_ERROR, stopped.1)
+            }
+            Enforced::StoppedBy(Some(kind)) => write!(f, "{}{kind}{}", stopped.0, stopped.1),
+        }
+    }
+}
+
+impl std::str::FromStr for Enforced {
+    type Err = String;
+    /// The text [`Enforced`]'s `Display` writes.
+    fn from_str(s: &str) -> Result<Enforced, String> {
+        let between = |(before, after): (&str, &str)| s.strip_prefix(before)?.strip_suffix(after);
+        let number = |n: &str| n.replace(',', "").parse::<usize>().ok();
+        let parsed = if s == "yes" {
+            Some(Enforced::Yes)
+        } else if s == "no" {
+            Some(Enforced::No)
+        } else if let Some(n) = between(Enforced::FIRST_RUNG) {
+            number(n).map(Enforced::AtFirstRung)
+        } else if let Some(n) = s.strip_prefix(Enforced::AT) {
+            number(n).map(Enforced::At)
+        } else if let Some(what) = between(Enforced::STOPPED_BY) {
+            if what == Enforced::AN_ERROR {
+                Some(Enforced::StoppedBy(None))
+            } else {
+                what.parse()
+                    .ok()
+                    .map(|kind| Enforced::StoppedBy(Some(kind)))
+            }
+        } else {
+            None
+        };
+        parsed.ok_or_else(|| {
+            format!(
+                "`{s}` is not whether a limit was enforced: expected `yes`, `yes, at N`, \
+                 `{}N{}`, `no` or `{}<refusal kind or {}>{}`",
+                Enforced::FIRST_RUNG.0,
+                Enforced::FIRST_RUNG.1,
+                Enforced::STOPPED_BY.0,
+                Enforced::AN_ERROR,
+                Enforced::STOPPED_BY.1
+            )
+        })
+    }
+}
+
+serde_as_text!(Enforced);
+
+/// The run a parity table comes from, as its rows carry it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    pub run: String,
+    /// The commit, and whether tracked files differed from it.
+    pub commit: Option<Revision>,
+    /// What the target ran on: d1bench, and wrangler, workerd and the worker crate for targets
+    /// that run the Worker, or the bundled SQLite for the sqlite target.
+    pub versions: String,
+}
+
+impl Source {
+    pub fn of(record: &crate::records::RunRecord) -> Source {
+        let v = &record.versions;
+        let mut versions = vec![format!("d1bench {}", v.d1bench)];
+        if record.run.target.runs_the_worker() {
+            versions.push(format!("wrangler {}", v.wrangler));
+            versions.push(format!("workerd {}", v.workerd));
+            versions.push(format!("worker crate {}", v.worker_crate));
+        } else {
+            versions.push(format!("SQLite {}", v.sqlite));
+        }
+        versions.push(v.rustc.clone());
+        Source {
+            run: record.run.id.clone(),
+            commit: Some(record.git.revision()),
+            versions: versions.join("; "),
+        }
+    }
+
+    /// The source every row of a committed table names, or `None` when a row names none or the
+    /// rows disagree.
+    fn of_rows(rows: &[ParityRow]) -> Option<Source> {
+        let first = rows.first()?;
+        let source = Source {
+            run: first.run.clone(),
+            commit: first.commit.clone(),
+            versions: first.versions.clone(),
+        };
+        let named =
+            !source.run.is_empty() && source.commit.is_some() && !source.versions.is_empty();
+        let agree = rows.iter().all(|r| {
+            r.run == source.run && r.commit == source.commit && r.versions == source.versions
+        });
+        (named && agree).then_some(source)
+    }
+}
+
+/// A value in a ladder's unit, as a reader says it.
+fn amount(kind: LadderKind, value: usize) -> String {
+    let unit = match kind {
+        LadderKind::StatementLength
+        | LadderKind::RowSize
+        | LadderKind::JsonPayload
+        | LadderKind::LikePattern => "bytes",
+        LadderKind::QueryDuration => return format!("{:.1} s", value as f64 / 1_000.0),
+        _ => kind.unit(),
+    };
+    format!("{} {unit}", thousands(value))
+}
+
+/// What one climb found, in words.
+fn found(kind: LadderKind, f: &Finding) -> String {
+    match (f.last_ok, f.first_failed) {
+        (last_ok, Some(failed)) => {
+            let verb = if f.outcome == Some(Outcome::Refused) {
+                "refused"
+            } else {
+                "failed"
+            };
+            match last_ok {
+                Some(ok) => format!("{} ok, {} {verb}", amount(kind, ok), thousands(failed)),
+                None => format!("{verb} already at {}", amount(kind, failed)),
+            }
+        }
+        (Some(ok), None) => {
+            let took = match (kind, f.ok_ms()) {
+                (LadderKind::QueryDuration, Some(ms)) => {
+                    return format!("no refusal up to a query that ran {:.1} s", ms / 1_000.0);
+                }
+                (LadderKind::BatchCeiling, Some(_)) => f
+                    .ok_outside_ms
+                    .map(|ms| format!(" (it took {} ms)", thousands(ms.round() as usize)))
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            let why = if matches!(f.stopped, Stop::TimeBudget(_)) {
+                ", where the time budget ended the climb"
+            } else {
+                ""
+            };
+            format!("no refusal up to {}{took}{why}", amount(kind, ok))
+        }
+        (None, None) => format!("not measured: {}", f.stopped),
+    }
+}
+
+/// The parity rows of a run's findings, one per ladder, in [`LadderKind::ALL`] order.
+pub fn rows(findings: &[Finding], source: &Source) -> Vec<ParityRow> {
+    let mut by_ladder: BTreeMap<LadderKind, Vec<&Finding>> = BTreeMap::new();
+    for f in findings {
+        by_ladder.entry(f.ladder).or_default().push(f);
+    }
+    LadderKind::ALL
+        .into_iter()
+        .filter_map(|kind| by_ladder.get(&kind).map(|fs| row(kind, fs, source)))
+        .collect()
+}
+
+fn row(kind: LadderKind, fs: &[&Finding], source: &Source) -> ParityRow {
+    let documented = kind.documented();
+    let failures: Vec<&&Finding> = fs.iter().filter(|f| f.first_failed.is_some()).collect();
+    let first = failures.first();
+    let expected = Some(kind.expected_refusal());
+    let enforced = if failures.is_empty() {
+        Enforced::No
+    } else if let Some(other) = failures.iter().find(|f| f.refusal != expected) {
+        Enforced::StoppedBy(match other.refusal {
+            None | Some(RefusalKind::Other) => None,
+            Some(kind) => Some(kind),
+        })
+    } else {
+        let wanted = |f: &Finding| match kind {
+            LadderKind::ParamCeiling => Some(bound_rows_per_statement(f.columns.unwrap_or(1))),
+            _ => documented.value,
+        };
+        let off = failures
+            .iter()
+            .find(|f| wanted(f).is_some_and(|w| f.last_ok != Some(w)));
+        match off {
+            None => Enforced::Yes,
+            Some(f) => match f.last_ok {
+                Some(v) => Enforced::At(v),
+                None => Enforced::AtFirstRung(f.first_failed.unwrap_or(0)),
+            },
+        }
+    };
+    let found = if kind == LadderKind::ParamCeiling {
+        param_ceiling_found(fs)
+    } else if fs.len() == 1 {
+        found(kind, fs[0])
+    } else {
+        fs.iter()
+            .map(|f| format!("{}: {}", f.held, found(kind, f)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    ParityRow {
+        limit: kind.limit().to_owned(),
+        ladder: kind,
+        documented: documented.text.to_owned(),
+        found,
+        enforced,
+        refusal: first.and_then(|f| f.refusal),
+        error: first.map(|f| f.error.clone()).unwrap_or_default(),
+        run: source.run.clone(),
+        commit: source.commit.clone(),
+        versions: source.versions.clone(),
+    }
+}
+
+/// param-ceiling: the most parameters that ran, and whether every column count's ceiling was
+/// floor(100 / C) rows.
+fn param_ceiling_found(fs: &[&Finding]) -> String {
+    let most = fs
+        .iter()
+        .filter_map(|f| Some(f.last_ok? * f.columns?))
+        .max()
+        .unwrap_or(0);
+    let off: Vec<String> = fs
+        .iter()
+        .filter(|f| {
+            f.last_ok != Some(bound_rows_per_statement(f.columns.unwrap_or(1)))
+                || f.first_failed.is_none()
+        })
+        .map(|f| {
+            format!(
+                "C={}: {} rows",
+                f.columns.unwrap_or(0),
+                f.last_ok.map_or("none".to_owned(), thousands)
+            )
+        })
+        .collect();
+    if off.is_empty() {
+        format!(
+            "{most} parameters: the ceiling was floor(100/C) rows at each of the {} column counts tried",
+            fs.len()
+        )
+    } else {
+        format!(
+            "{most} parameters at most; not floor(100/C) at {}",
+            off.join(", ")
+        )
+    }
+}
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+fn code(text: &str) -> String {
+    if text.is_empty() {
+        "-".to_owned()
+    } else {
+        format!("`{}`", cell(text))
+    }
+}
+
+/// A run's parity table in Markdown.
+pub fn markdown(rows: &[ParityRow]) -> String {
+    let mut out = String::from(
+        "| limit | documented | found here | enforced here? | error text |\n| --- | --- | --- | --- | --- |\n",
+    );
+    for r in rows {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            cell(&r.limit),
+            cell(&r.documented),
+            cell(&r.found),
+            cell(&r.enforced.to_string()),
+            code(&r.error)
+        )
+        .unwrap();
+    }
+    out
+}
+
+/// The committed parity tables the README is generated from.
+pub fn committed(paths: &Paths, target: &str) -> PathBuf {
+    paths.reports().join(format!("parity-{target}.csv"))
+}
+
+/// The README section: the local table, with the SQLite baseline and Cloudflare beside it
+/// (`remote` is `None` until a remote `limits` run's parity.csv is committed).
+pub fn readme_section(
+    local: &[ParityRow],
+    sqlite: &[ParityRow],
+    remote: Option<&[ParityRow]>,
+) -> String {
+    let mut out = String::from(
+        "| limit | documented | local (wrangler dev) | enforced locally? | in-process SQLite, D1's limits applied | Cloudflare (remote) | error text seen locally |\n\
+         | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for r in local {
+        let baseline = sqlite.iter().find(|s| s.ladder == r.ladder).map_or_else(
+            || "n/a (not an SQLite limit)".to_owned(),
+            |s| cell(&s.found),
+        );
+        let production = match remote {
+            None => "not yet measured".to_owned(),
+            Some(rows) => rows.iter().find(|s| s.ladder == r.ladder).map_or_else(
+                || "not measured in that run".to_owned(),
+                |s| {
+                    format!(
+                        "{} (enforced: {})",
+                        cell(&s.found),
+                        cell(&s.enforced.to_string())
+                    )
+                },
+            ),
+        };
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            cell(&r.limit),
+            cell(&r.documented),
+            cell(&r.found),
+            cell(&r.enforced.to_string()),
+            baseline,
+            production,
+            code(&r.error)
+        )
+        .unwrap();
+    }
+    out.push_str("\nMeasured by ");
+    let mut sources = vec![("local", local), ("SQLite", sqlite)];
+    if let Some(remote) = remote {
+        sources.push(("Cloudflare", remote));
+    }
+    let described: Vec<String> = sources
+        .into_iter()
+        .filter(|(_, rows)| !rows.is_empty())
+        .map(|(target, rows)| match Source::of_rows(rows) {
+            Some(s) => format!(
+                "{target}: run `{}` at commit `{}` ({})",
+                s.run,
+                s.commit.as_ref().map_or("", |c| c.commit.short(7)),
+                s.versions
+            ),
+            None => format!("{target}: a run its table does not name"),
+        })
+        .collect();
+    out.push_str(&described.join("; "));
+    out.push_str(".\n");
+    out
+}
+
+/// The README section as the committed tables say it should read.
+pub fn expected_section(paths: &Paths) -> Result<String> {
+    let local: Vec<ParityRow> = read_csv(&committed(paths, "local"))?;
+    let sqlite_path = committed(paths, "sqlite");
+    let sqlite: Vec<ParityRow> = if sqlite_path.exists() {
+        read_csv(&sqlite_path)?
+    } else {
+        Vec::new()
+    };
+    let remote_path = committed(paths, "remote");
+    let remote: Option<Vec<ParityRow>> = if remote_path.exists() {
+        Some(read_csv(&remote_path)?)
+    } else {
+        None
+    };
+    Ok(readme_section(&local, &sqlite, remote.as_deref()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::project_root;
+
+    fn source() -> Source {
+        Source {
+            run: "20261130T000000Z-local".into(),
+            commit: Some(Revision {
+                commit: crate::records::run_record::Commit::Known("0123456789abcdef".into()),
+                dirty: false,
+            }),
+            versions: "d1bench 0.1.0".into(),
+        }
+    }
+
+    #[test]
+    fn every_enforced_reads_back_as_written() {
+        let texts = [
+            (Enforced::Yes, "yes"),
+            (Enforced::At(8_388_637), "yes, at 8,388,637"),
+            (
+                Enforced::AtFirstRung(10),
+                "yes, already at the first rung (10)",
+            ),
+            (Enforced::No, "no"),
+            (
+                Enforced::StoppedBy(None),
+                "stopped by an error, not by this limit",
+            ),
+            (
+                Enforced::StoppedBy(Some(RefusalKind::QueryTimeout)),
+                "stopped by query-timeout, not by this limit",
+            ),
+        ];
+        for (enforced, text) in texts {
+            assert_eq!(enforced.to_string(), text);
+            assert_eq!(text.parse::<Enforced>(), Ok(enforced));
+        }
+        let err = "maybe".parse::<Enforced>().unwrap_err();
+        assert!(
+            err.starts_with("`maybe` is not whether a limit was enforced"),
+            "{err}"
+        );
+    }
+
+    fn finding(
+        kind: LadderKind,
+        last_ok: Option<usize>,
+        first_failed: Option<usize>,
+        refusal: &str,
+    ) -> Finding {
+        Finding {
+            ladder: kind,
+            target: crate::base::TargetKind::Local,
+            climb: 0,
+            held: String::new(),
+            columns: None,
+            unit: kind.unit().into(),
+            last_ok,
+            first_failed,
+            max_tried: first_failed.or(last_ok),
+            outcome: first_failed.map(|_| Outcome::Refused),
+            refusal: (!refusal.is_empty()).then(|| refusal.parse().unwrap()),
+            error: if refusal.is_empty() {
+                String::new()
+            } else {
+                format!("D1_ERROR: {refusal}")
+            },
+            statements_completed: first_failed.map(|_| 0),
+            confirmed: None,
+            stopped: match first_failed {
+                Some(_) => Stop::Refused,
+                None => Stop::NoRefusal,
+            },
+            ok_outside_ms: Some(1.0),
+            ok_inside_ms: Some(1.0),
+            ok_d1_ms: Some(0.5),
+            rungs: 3,
+            reconciled: true,
+        }
+    }
+
+    #[test]
+    fn enforced_at_the_documented_value_elsewhere_or_not_at_all() {
+        let at = rows(
+            &[finding(
+                LadderKind::StatementLength,
+                Some(100_000),
+                Some(100_001),
+                "statement-too-long",
+            )],
+            &source(),
+        );
+        assert_eq!(at[0].found, "100,000 bytes ok, 100,001 refused");
+        assert_eq!(at[0].enforced, Enforced::Yes);
+        let off = rows(
+            &[finding(
+                LadderKind::FunctionArgs,
+                Some(127),
+                Some(128),
+                "too-many-function-args",
+            )],
+            &source(),
+        );
+        assert_eq!(off[0].enforced, Enforced::At(127));
+        let none = rows(
+            &[finding(LadderKind::QueryBudget, Some(2000), None, "")],
+            &source(),
+        );
+        assert_eq!(none[0].found, "no refusal up to 2,000 queries");
+        assert_eq!(none[0].enforced, Enforced::No);
+        let wrong = rows(
+            &[finding(LadderKind::RowSize, Some(100), Some(200), "other")],
+            &source(),
+        );
+        assert_eq!(wrong[0].enforced, Enforced::StoppedBy(None));
+        assert_eq!(Source::of_rows(&wrong), Some(source()));
+    }
+
+    #[test]
+    fn a_table_names_its_source_only_when_every_row_names_the_same_one() {
+        let row = |run: &str| ParityRow {
+            run: run.into(),
+            ..rows(
+                &[finding(LadderKind::QueryBudget, Some(2000), None, "")],
+                &source(),
+            )[0]
+            .clone()
+        };
+        let one = row("20261130T000000Z-local");
+        assert_eq!(Source::of_rows(&[one.clone(), one.clone()]), Some(source()));
+        assert_eq!(Source::of_rows(&[one.clone(), row("another")]), None);
+        assert_eq!(Source::of_rows(&[row("")]), None);
+        let section = readme_section(&[one], &[], None);
+        assert!(
+            section.contains("Measured by local: run `20261130T000000Z-local` at commit `0123456`"),
+            "{section}"
+        );
+    }
+
+    #[test]
+    fn param_ceiling_is_checked_against_floor_100_over_c() {
+        let mut fs = Vec::new();
+        for c in [1, 3, 51] {
+            let mut f = finding(
+                LadderKind::ParamCeiling,
+                Some(100 / c),
+                Some(100 / c + 1),
+                "too-many-variables",
+            );
+            f.columns = Some(c);
+            fs.push(f);
+        }
+        let r = rows(&fs, &source());
+        assert_eq!(r[0].enforced, Enforced::Yes);
+        assert!(
+            r[0].found
+                .starts_with("100 parameters: the ceiling was floor(100/C)"),
+            "{}",
+            r[0].found
+        );
+        fs[1].last_ok = Some(34);
+        let r = rows(&fs, &source());
+        assert_eq!(r[0].enforced, Enforced::At(34));
+        assert!(r[0].found.contains("C=3: 34 rows"), "{}", r[0].found);
+    }
+
+    /// Every error text a real run recorded classifies as the refusal it was recorded with, and
+    /// every limit is in the local table.
+    #[test]
+    fn the_committed_tables_agree_with_the_classifier() {
+        let paths = Paths::new(project_root());
+        for target in ["local", "sqlite"] {
+            let rows: Vec<ParityRow> = read_csv(&committed(&paths, target)).unwrap();
+            let source = Source::of_rows(&rows);
+            assert!(
+                source
+                    .as_ref()
+                    .is_some_and(|s| s.commit.as_ref().is_some_and(|c| !c.dirty)),
+                "reports/parity-{target}.csv must name one run, its clean commit and its versions in every row: {source:?}"
+            );
+            for r in &rows {
+                if !r.error.is_empty() {
+                    assert_eq!(
+                        Some(RefusalKind::classify(&r.error)),
+                        r.refusal,
+                        "{}",
+                        r.error
+                    );
+                }
+            }
+            if target == "local" {
+                let ladders: Vec<LadderKind> = rows.iter().map(|r| r.ladder).collect();
+                assert_eq!(ladders, LadderKind::ALL, "the local table misses a limit");
+            } else {
+                assert!(rows.iter().all(|r| r.ladder.runs_on_sqlite()));
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! `summary.md` of a ladder run: how it ran, the parity table, then every climb's finding.
+
+use std::fmt::Write as _;
+
+use d1bench_core::ladder::LadderKind;
+
+use super::parity::{self, ParityRow};
+use crate::base::numbers::thousands;
+use crate::records::RunRecord;
+use crate::reports::provenance;
+use crate::studies::ladder::row::Finding;
+
+/// `summary.md`: the parity table, then every climb's finding.
+pub fn markdown(
+    title: &str,
+    record: &RunRecord,
+    findings: &[Finding],
+    parity_rows: &[ParityRow],
+) -> String {
+    let mut out = format!("# {title}\n\n");
+    writeln!(
+        out,
+        "Run `{}` on `{}`, status **{}**; reproduce with `{}`.\n",
+        record.run.id,
+        record.run.target,
+        record.run.status,
+        provenance::command(record),
+    )
+    .unwrap();
+    out.push_str(&provenance::resumptions(record));
+    if let Some(totals) = &record.reconciliation {
+        writeln!(out, "Reconciliation: {}.\n", totals.line("rungs")).unwrap();
+    }
+    out.push_str(&provenance::time_section(record));
+    out.push_str("## Limits: documented and found\n\n");
+    out.push_str(&parity::markdown(parity_rows));
+    let mut kinds: Vec<LadderKind> = findings.iter().map(|f| f.ladder).collect();
+    kinds.dedup();
+    for kind in kinds {
+        let mine: Vec<&Finding> = findings.iter().filter(|f| f.ladder == kind).collect();
+        let study = record.studies.iter().find(|s| s.name == kind.name());
+        writeln!(
+            out,
+            "\n## {} ({})\n\n{}\n",
+            kind.name(),
+            kind.unit(),
+            study.map_or("", |s| s.description.as_str())
+        )
+        .unwrap();
+        let ceiling = kind == LadderKind::ParamCeiling;
+        out.push_str("| held | last ok | first failed | refusal | completed before it | confirmed | stopped | last ok took (outside / inside / D1 ms) |");
+        out.push_str(if ceiling {
+            " floor(100/C) | matches |\n"
+        } else {
+            "\n"
+        });
+        out.push_str("| --- | --- | --- | --- | --- | --- | --- | --- |");
+        out.push_str(if ceiling { " --- | --- |\n" } else { "\n" });
+        for f in &mine {
+            let num = |v: Option<usize>| v.map_or("-".to_owned(), thousands);
+            let ms = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.1}"));
+            write!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} / {} / {} |",
+                if f.held.is_empty() { "-" } else { &f.held },
+                num(f.last_ok),
+                num(f.first_failed),
+                f.refusal.map_or("-".to_owned(), |r| r.to_string()),
+                f.statements_completed
+                    .map_or("-".to_owned(), |s| format!("{s} statements")),
+                match f.confirmed {
+                    Some(true) => "yes",
+                    Some(false) => "no",
+                    None => "-",
+                },
+                f.stopped,
+                ms(f.ok_outside_ms),
+                ms(f.ok_inside_ms),
+                ms(f.ok_d1_ms),
+            )
+            .unwrap();
+            if ceiling {
+                let expected =
+                    d1bench_core::limits::bound_rows_per_statement(f.columns.unwrap_or(1));
+                write!(
+                    out,
+                    " {expected} | {} |",
+                    if f.last_ok == Some(expected) {
+                        "yes"
+                    } else {
+                        "NO"
+                    }
+                )
+                .unwrap();
+            }
+            out.push('\n');
+        }
+        let texts: std::collections::BTreeSet<&str> = mine
+            .iter()
+            .map(|f| f.error.as_str())
+            .filter(|e| !e.is_empty())
+            .collect();
+        if !texts.is_empty() {
+            out.push_str("\nError texts, verbatim:\n\n");
+            for t in texts {
+                writeln!(out, "- `{t}`").unwrap();
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,509 @@
+//! The decision map of a grid run: for each cell (x and y of the grid), the fastest strategy on
+//! the run's target by the paired comparison of repeats, its margin over the runner-up (their
+//! paired ratio with its interval, from [`super::points`], at least 1 by construction), and the strategies that were refused there or could not run by
+//! construction, each with the limit that stopped it. One computation for the table, the CSV
+//! and the chart.
+
+use std::fmt::Write;
+
+use anyhow::{Context, Result};
+use d1bench_core::sql::{Wall, wall};
+use d1bench_core::{ProbeRequest, RefusalKind, Strategy, TextMix};
+use serde::Serialize;
+
+use super::points::{Measure, Point, points};
+use crate::base::TargetKind;
+use crate::stats::Summary;
+use crate::studies::sweep::Axis;
+use crate::studies::sweep::row::ResultRow;
+
+/// Why a strategy has no time at a cell.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stopped {
+    /// Every repeat was refused, for this reason.
+    Refused(RefusalKind),
+    /// The experiment left it out here: a documented limit refuses even one row.
+    ByConstruction(Wall),
+}
+
+impl Stopped {
+    /// The limit, in a few words.
+    pub fn limit(&self) -> &'static str {
+        let kind = match self {
+            Stopped::Refused(kind) => *kind,
+            Stopped::ByConstruction(wall) => wall.refusal,
+        };
+        match kind {
+            RefusalKind::StatementTooLong => "statement length",
+            RefusalKind::TooManyVariables => "bound parameters",
+            RefusalKind::StringOrBlobTooBig => "string size",
+            RefusalKind::TooManyColumns => "columns",
+            RefusalKind::QueryBudget => "query budget",
+            RefusalKind::QueryTimeout | RefusalKind::CpuTimeLimit => "time",
+            _ => "other",
+        }
+    }
+}
+
+/// One cell of the map.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub x: f64,
+    pub y: f64,
+    /// Strategies that succeeded in every repeat, fastest first by the paired comparison
+    /// ([`rank`]), with their ms per 1,000 rows.
+    pub ranked: Vec<(Strategy, Summary)>,
+    /// The runner-up ÷ the fastest, repeat by repeat: at least 1 by the ranking's
+    /// construction; `None` with fewer than two ranked or no repeat in common.
+    pub margin: Option<Summary>,
+    /// Strategies with no time here, and why.
+    pub stopped: Vec<(Strategy, Stopped)>,
+}
+
+impl Cell {
+    pub fn fastest(&self) -> Option<Strategy> {
+        self.ranked.first().map(|(s, _)| *s)
+    }
+
+    pub fn runner_up(&self) -> Option<Strategy> {
+        self.ranked.get(1).map(|(s, _)| *s)
+    }
+
+    /// Whether the margin's interval lies wholly above 1: the repeats tell the two apart.
+    pub fn clear(&self) -> bool {
+        self.margin
+            .and_then(|m| m.ci)
+            .is_some_and(|ci| ci.low > 1.0)
+    }
+
+    /// The answer in words: `json`, or `json or exec` when the interval includes 1.
+    pub fn answer(&self) -> String {
+        match (self.fastest(), self.runner_up()) {
+            (None, _) => "nothing ran".into(),
+            (Some(a), None) => a.to_string(),
+            (Some(a), Some(_)) if self.clear() => a.to_string(),
+            (Some(a), Some(_)) if self.margin.and_then(|m| m.ci).is_none() => a.to_string(),
+            (Some(a), Some(b)) => format!("{a} or {b}"),
+        }
+    }
+}
+
+/// The cells of `rows` on `target`, over `x_axis` × `y_axis`, ordered by y then x. Every
+/// strategy the run measured anywhere is accounted for in every cell: ranked, refused, or
+/// left out by construction (the core's [`wall`] of the cell's parameters).
+pub fn cells(rows: &[ResultRow], target: TargetKind, x_axis: Axis, y_axis: Axis) -> Vec<Cell> {
+    let mine: Vec<ResultRow> = rows
+        .iter()
+        .filter(|r| r.target == target)
+        .cloned()
+        .collect();
+    let mut strategies: Vec<Strategy> = mine.iter().map(|r| r.strategy).collect();
+    strategies.sort();
+    strategies.dedup();
+    let mut ys: Vec<f64> = mine.iter().map(|r| r.at(y_axis)).collect();
+    ys.sort_by(f64::total_cmp);
+    ys.dedup();
+    let mut out = Vec::new();
+    for y in ys {
+        let slice: Vec<ResultRow> = mine.iter().filter(|r| r.at(y_axis) == y).cloned().collect();
+        let slice_points = points(&slice, x_axis);
+        let mut xs: Vec<f64> = slice_points.iter().map(|p| p.x).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        for x in xs {
+            let here: Vec<&Point> = slice_points.iter().filter(|p| p.x == x).collect();
+            out.push(cell(x, y, &here, &strategies));
+        }
+    }
+    out
+}
+
+fn cell(x: f64, y: f64, here: &[&Point], strategies: &[Strategy]) -> Cell {
+    let mut ranked: Vec<(Strategy, Summary, &Point)> = Vec::new();
+    let mut stopped = Vec::new();
+    for point in here {
+        let strategy = point.line.strategy;
+        if point.ok() > 0 && point.refused() == 0 && point.errors() == 0 {
+            if let Some(summary) = point.summary(Measure::MsPer1000Rows) {
+                ranked.push((strategy, summary, point));
+            }
+        } else if point.refused() > 0 {
+            let kind = point
+                .rows
+                .iter()
+                .find_map(|r| r.refusal)
+                .unwrap_or(RefusalKind::Other);
+            stopped.push((strategy, Stopped::Refused(kind)));
+        }
+    }
+    let (ranked, margin) = rank(ranked);
+    // The strategies measured elsewhere but not here: what stops them, by construction.
+    if let Some(sample) = here.first().map(|p| p.rows[0]) {
+        for &strategy in strategies {
+            if here.iter().any(|p| p.line.strategy == strategy) {
+                continue;
+            }
+            let probe = ProbeRequest {
+                probe_id: 0,
+                strategy,
+                columns: sample.columns,
+                rows: 1,
+                row_bytes: sample.row_bytes,
+                seed: sample.seed,
+                rows_per_statement: None,
+                json_payload_bytes: None,
+                text: TextMix {
+                    escape_share: sample.escape_share,
+                    nul_share: sample.nul_share,
+                    non_ascii_share: sample.non_ascii_share,
+                },
+                indexes: sample.indexes,
+                debug_corrupt: None,
+            };
+            if let Some(wall) = wall(&probe) {
+                stopped.push((strategy, Stopped::ByConstruction(wall)));
+            }
+        }
+    }
+    stopped.sort_by_key(|(s, _)| Strategy::REPORT_ORDER.iter().position(|o| o == s));
+    Cell {
+        x,
+        y,
+        ranked: ranked.into_iter().map(|(s, m, _)| (s, m)).collect(),
+        margin,
+        stopped,
+    }
+}
+
+/// Ranks the strategies of a cell by the paired comparison, and gives the margin of the first
+/// over the second: the runner-up ÷ the fastest, the median of their paired repeats' ratios.
+///
+/// A strategy *holds* against another when the median of the other's paired ratios to it is at
+/// least 1. The ranking counts, for each strategy, the others it holds against (the most first,
+/// then the lower median time); so a strategy that holds against every other comes first. The
+/// first two are then put in the order their own paired comparison gives, so the margin is at
+/// least 1 by construction: when the median of a's ratios to b is below 1, the median of b's to
+/// a is above 1 (the same pairs inverted; for an even count the mean of two reciprocals is at
+/// least the reciprocal of their mean). Without pairs (no common repeat), median time decides.
+fn rank<'p>(
+    mut ranked: Vec<(Strategy, Summary, &'p Point<'p>)>,
+) -> (Vec<(Strategy, Summary, &'p Point<'p>)>, Option<Summary>) {
+    let holds = |a: &Point, b: &Point| b.paired_ratio(a).is_some_and(|r| r.median >= 1.0);
+    let wins: Vec<usize> = ranked
+        .iter()
+        .map(|(_, _, a)| {
+            ranked
+                .iter()
+                .filter(|(_, _, b)| !std::ptr::eq(*a, *b) && holds(a, b))
+                .count()
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..ranked.len()).collect();
+    order.sort_by(|&i, &j| {
+        wins[j]
+            .cmp(&wins[i])
+            .then(ranked[i].1.median.total_cmp(&ranked[j].1.median))
+    });
+    let mut slots: Vec<Option<_>> = ranked.drain(..).map(Some).collect();
+    let mut ranked: Vec<_> = order.iter().filter_map(|&i| slots[i].take()).collect();
+    let margin = match ranked.as_mut_slice() {
+        [first, second, ..] => match second.2.paired_ratio(first.2) {
+            Some(m) if m.median < 1.0 => {
+                std::mem::swap(first, second);
+                second.2.paired_ratio(first.2)
+            }
+            m => m,
+        },
+        _ => None,
+    };
+    (ranked, margin)
+}
+
+/// `1.82 (1.51–2.04)`, or the median alone without an interval.
+fn with_interval(summary: &Summary, decimals: usize) -> String {
+    match summary.ci {
+        Some(ci) => format!(
+            "{:.d$} ({:.d$}–{:.d$})",
+            summary.median,
+            ci.low,
+            ci.high,
+            d = decimals
+        ),
+        None => format!("{:.d$}", summary.median, d = decimals),
+    }
+}
+
+/// What stops the strategies of a cell: `literal, exec: statement length (by construction)`.
+pub fn stopped_text(cell: &Cell) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for (strategy, stopped) in &cell.stopped {
+        let how = match stopped {
+            Stopped::Refused(_) => "refused",
+            Stopped::ByConstruction(_) => "cannot run",
+        };
+        parts.push(format!("{strategy}: {how}, {}", stopped.limit()));
+    }
+    parts.join("; ")
+}
+
+/// The summary table: for C columns and B bytes, use X.
+pub fn markdown_table(cells: &[Cell], x_axis: Axis, y_axis: Axis) -> String {
+    let mut out = format!(
+        "| {} | {} | use | ms per 1,000 rows (interval) | runner-up | runner-up ÷ fastest (interval) | stopped by a limit |\n| --- | --- | --- | --- | --- | --- | --- |\n",
+        x_axis.name(),
+        y_axis.name()
+    );
+    for cell in cells {
+        let fastest = cell.ranked.first();
+        writeln!(
+            out,
+            "| {} | {} | **{}** | {} | {} | {} | {} |",
+            x_axis.format(cell.x),
+            y_axis.format(cell.y),
+            cell.answer(),
+            fastest.map_or("-".into(), |(_, s)| with_interval(s, 1)),
+            cell.runner_up().map_or("-".into(), |s| s.to_string()),
+            cell.margin.map_or("-".into(), |m| format!(
+                "{}{}",
+                with_interval(&m, 2),
+                if m.ci.is_some() && !cell.clear() {
+                    ": cannot tell apart"
+                } else {
+                    ""
+                }
+            )),
+            match stopped_text(cell) {
+                text if text.is_empty() => "-".to_owned(),
+                text => text,
+            }
+        )
+        .unwrap();
+    }
+    let mut coverages: Vec<(usize, f64)> = cells
+        .iter()
+        .flat_map(|c| {
+            c.ranked
+                .first()
+                .map(|(_, s)| s)
+                .into_iter()
+                .chain(c.margin.as_ref())
+        })
+        .filter_map(|s| s.ci.map(|ci| (s.n, ci.coverage)))
+        .collect();
+    coverages.sort_by_key(|c| c.0);
+    coverages.dedup_by_key(|c| c.0);
+    if !coverages.is_empty() {
+        let each: Vec<String> = coverages
+            .iter()
+            .map(|(n, c)| format!("{:.2}% at n={n}", c * 100.0))
+            .collect();
+        writeln!(
+            out,
+            "\nIntervals: the median's order-statistic interval, covering {} (95% needs 6 or \
+             more repeats).",
+            each.join(", ")
+        )
+        .unwrap();
+    }
+    out
+}
+
+/// One row of `decision-map.csv`.
+#[derive(Debug, Serialize)]
+struct CsvRow {
+    x_axis: &'static str,
+    x: f64,
+    y_axis: &'static str,
+    y: f64,
+    /// The strategy to use, or `a or b` when the interval of their ratio includes 1.
+    answer: String,
+    fastest: Option<Strategy>,
+    /// Median ms per 1,000 rows of the fastest, with its interval.
+    fastest_ms_per_1000_rows: Option<f64>,
+    fastest_ci_low: Option<f64>,
+    fastest_ci_high: Option<f64>,
+    runner_up: Option<Strategy>,
+    /// Runner-up ÷ fastest, the median of the paired repeats' ratios, with its interval.
+    margin: Option<f64>,
+    margin_ci_low: Option<f64>,
+    margin_ci_high: Option<f64>,
+    margin_ci_coverage: Option<f64>,
+    margin_n: Option<usize>,
+    /// Strategies stopped by a limit here, and which.
+    stopped: String,
+}
+
+/// `decision-map.csv` as bytes.
+pub fn csv(cells: &[Cell], x_axis: Axis, y_axis: Axis) -> Result<Vec<u8>> {
+    let mut writer = ::csv::Writer::from_writer(Vec::new());
+    for cell in cells {
+        let fastest = cell.ranked.first();
+        let margin_ci = cell.margin.and_then(|m| m.ci);
+        writer
+            .serialize(CsvRow {
+                x_axis: x_axis.name(),
+                x: cell.x,
+                y_axis: y_axis.name(),
+                y: cell.y,
+                answer: cell.answer(),
+                fastest: cell.fastest(),
+                fastest_ms_per_1000_rows: fastest.map(|(_, s)| s.median),
+                fastest_ci_low: fastest.and_then(|(_, s)| s.ci).map(|ci| ci.low),
+                fastest_ci_high: fastest.and_then(|(_, s)| s.ci).map(|ci| ci.high),
+                runner_up: cell.runner_up(),
+                margin: cell.margin.map(|m| m.median),
+                margin_ci_low: margin_ci.map(|ci| ci.low),
+                margin_ci_high: margin_ci.map(|ci| ci.high),
+                margin_ci_coverage: margin_ci.map(|ci| ci.coverage),
+                margin_n: cell.margin.map(|m| m.n),
+                stopped: stopped_text(cell),
+            })
+            .context("cannot serialize a decision-map row")?;
+    }
+    writer
+        .into_inner()
+        .context("cannot finish decision-map.csv in memory")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::studies::sweep::row::tests_support;
+    use d1bench_core::Outcome;
+
+    fn row(
+        strategy: Strategy,
+        columns: usize,
+        row_bytes: usize,
+        repeat: usize,
+        ms: f64,
+    ) -> ResultRow {
+        ResultRow {
+            target: TargetKind::Local,
+            strategy,
+            columns,
+            row_bytes,
+            rows: 1_000,
+            repeat,
+            outcome: Outcome::Ok,
+            outside_ms: ms,
+            prepare_ms: Some(0.0),
+            ..tests_support::row()
+        }
+    }
+
+    #[test]
+    fn each_cell_names_its_fastest_its_margin_and_what_stopped_the_others() {
+        let mut rows = Vec::new();
+        for repeat in 0..5 {
+            let jitter = repeat as f64;
+            // At 8 columns of 1,000 bytes json is clearly fastest; at 8 columns of 200,000
+            // bytes literal and exec cannot run and bound and json are within noise.
+            rows.push(row(Strategy::Json, 8, 1_000, repeat, 10.0 + jitter));
+            rows.push(row(Strategy::Literal, 8, 1_000, repeat, 20.0 + jitter));
+            rows.push(row(Strategy::Exec, 8, 1_000, repeat, 30.0 + jitter));
+            rows.push(row(Strategy::Bound, 8, 200_000, repeat, 50.0 + jitter));
+            rows.push(row(
+                Strategy::Json,
+                8,
+                200_000,
+                repeat,
+                49.5 + (4.0 - jitter),
+            ));
+        }
+        let mut refused = row(Strategy::Literal, 16, 1_000, 0, 1.0);
+        refused.outcome = Outcome::Refused;
+        refused.refusal = Some(RefusalKind::StatementTooLong);
+        rows.push(refused);
+        rows.push(row(Strategy::Json, 16, 1_000, 0, 5.0));
+        let cells = cells(&rows, TargetKind::Local, Axis::Columns, Axis::RowBytes);
+        assert_eq!(cells.len(), 3);
+        let at = |x: f64, y: f64| cells.iter().find(|c| c.x == x && c.y == y).unwrap();
+
+        let small = at(8.0, 1_000.0);
+        assert_eq!(small.fastest(), Some(Strategy::Json));
+        assert_eq!(small.runner_up(), Some(Strategy::Literal));
+        let margin = small.margin.unwrap();
+        assert!(margin.median > 1.5 && small.clear(), "{margin:?}");
+        assert_eq!(small.answer(), "json");
+        assert!(small.stopped.is_empty(), "{:?}", small.stopped);
+
+        let fat = at(8.0, 200_000.0);
+        assert_eq!(fat.answer(), "json or bound", "the interval includes 1");
+        let stopped: Vec<Strategy> = fat.stopped.iter().map(|(s, _)| *s).collect();
+        assert_eq!(stopped, [Strategy::Literal, Strategy::Exec]);
+        assert!(fat.stopped.iter().all(|(_, s)| matches!(
+            s,
+            Stopped::ByConstruction(w) if w.refusal == RefusalKind::StatementTooLong
+        )));
+
+        let wall = at(16.0, 1_000.0);
+        assert_eq!(wall.answer(), "json");
+        assert_eq!(
+            wall.stopped,
+            [(
+                Strategy::Literal,
+                Stopped::Refused(RefusalKind::StatementTooLong)
+            )]
+        );
+        let table = markdown_table(&cells, Axis::Columns, Axis::RowBytes);
+        assert!(table.contains("| 8 | 1000 | **json** |"), "{table}");
+        assert!(table.contains("cannot tell apart"), "{table}");
+        assert!(
+            table.contains(
+                "literal: cannot run, statement length; exec: cannot run, statement length"
+            ),
+            "{table}"
+        );
+        let csv = String::from_utf8(csv(&cells, Axis::Columns, Axis::RowBytes).unwrap()).unwrap();
+        assert_eq!(csv.lines().count(), 4, "{csv}");
+    }
+
+    /// bound has the lower median time (3 against 3.5), but in four repeats of five it ran
+    /// slower than literal beside it: ranked by median time, the margin "literal ÷ bound" read
+    /// 0.90. Ranked by the paired comparison, literal is the fastest and the margin is 1.11.
+    #[test]
+    fn the_fastest_is_chosen_by_the_paired_comparison_so_the_margin_is_at_least_one() {
+        let bound = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let literal = [0.9, 1.8, 3.5, 3.6, 4.5];
+        let mut rows = Vec::new();
+        for (repeat, (b, l)) in bound.iter().zip(literal).enumerate() {
+            rows.push(row(Strategy::Bound, 8, 1_000, repeat, *b));
+            rows.push(row(Strategy::Literal, 8, 1_000, repeat, l));
+            rows.push(row(Strategy::Exec, 8, 1_000, repeat, 10.0 * b));
+        }
+        let cells = cells(&rows, TargetKind::Local, Axis::Columns, Axis::RowBytes);
+        let cell = &cells[0];
+        assert_eq!(cell.fastest(), Some(Strategy::Literal), "{:?}", cell.ranked);
+        assert_eq!(cell.runner_up(), Some(Strategy::Bound));
+        let ranked: Vec<Strategy> = cell.ranked.iter().map(|(s, _)| *s).collect();
+        assert_eq!(ranked, [Strategy::Literal, Strategy::Bound, Strategy::Exec]);
+        let margin = cell.margin.unwrap();
+        assert!((margin.median - 1.0 / 0.9).abs() < 1e-9, "{margin:?}");
+    }
+
+    /// Whatever the repeats, the margin a cell reports is at least 1: random times for three
+    /// strategies, with ties and cycles among them, odd and even repeat counts.
+    #[test]
+    fn the_margin_is_never_below_one() {
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % 1_000) as f64 / 100.0 + 1.0
+        };
+        for case in 0..300 {
+            let repeats = 2 + case % 6;
+            let mut rows = Vec::new();
+            for repeat in 0..repeats {
+                for strategy in [Strategy::Bound, Strategy::Literal, Strategy::Json] {
+                    rows.push(row(strategy, 8, 1_000, repeat, next()));
+                }
+            }
+            let cells = cells(&rows, TargetKind::Local, Axis::Columns, Axis::RowBytes);
+            let margin = cells[0].margin.unwrap();
+            assert!(margin.median >= 1.0, "case {case}: {margin:?}");
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! The decision map chart of a grid run: one cell per (x, y) of the grid naming the fastest
+//! strategy (its marker, its colour as a light tint, its name), its margin over the runner-up
+//! with the interval, and the strategies a limit stopped there with that limit. Every answer is
+//! written in the cell, so it reads in greyscale.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, ensure};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::decision::{Cell, Stopped};
+use crate::base::TargetKind;
+use crate::charts::style::{
+    CellLine, Figure, Grid, GridCell, Pen, Sample, draw_grid, strategy_color, strategy_shape, write,
+};
+use crate::reports::charts::{Drawn, measured_on};
+use crate::studies::sweep::Axis;
+use d1bench_core::Strategy;
+
+/// File stem of the chart.
+pub const NAME: &str = "decision-map";
+
+struct Chart {
+    title: String,
+    x_label: &'static str,
+    y_label: &'static str,
+    columns: Vec<String>,
+    rows: Vec<String>,
+    cells: Vec<GridCell>,
+    legend: Vec<(Sample, String)>,
+    draw_title: bool,
+}
+
+impl Figure for Chart {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, pen: &Pen) -> Result<()> {
+        let grid = Grid {
+            x_label: self.x_label,
+            y_label: self.y_label,
+            columns: self.columns.clone(),
+            rows: self.rows.clone(),
+        };
+        let title = self.draw_title.then_some(self.title.as_str());
+        draw_grid(root, pen, title, self.legend.clone(), &grid, &self.cells)
+    }
+}
+
+/// A strategy's name short enough for a cell.
+fn short(strategy: Strategy) -> &'static str {
+    match strategy {
+        Strategy::BatchedRows => "batched",
+        other => other.name(),
+    }
+}
+
+/// `1,000` bytes as a row label: `1k`, `100k`, `2M`.
+fn compact(axis: Axis, value: f64) -> String {
+    match axis {
+        Axis::RowBytes if value >= 1_000_000.0 && value % 1_000_000.0 == 0.0 => {
+            format!("{}M", value / 1_000_000.0)
+        }
+        Axis::RowBytes if value >= 1_000.0 && value % 1_000.0 == 0.0 => {
+            format!("{}k", value / 1_000.0)
+        }
+        _ => axis.format(value),
+    }
+}
+
+/// The lines of one cell: the answer, its margin, what stopped others.
+fn lines(cell: &Cell) -> Vec<CellLine> {
+    let mut lines = Vec::new();
+    match (cell.fastest(), cell.runner_up(), cell.margin) {
+        (None, _, _) => lines.push(CellLine::Plain("nothing ran".into())),
+        (Some(a), Some(b), Some(m)) => {
+            // A tie names both: the repeats cannot tell them apart.
+            let tie = m.ci.is_some() && !cell.clear();
+            lines.push(CellLine::Head(if tie {
+                format!("{}/{}", short(a), short(b))
+            } else {
+                short(a).into()
+            }));
+            lines.push(CellLine::Plain(format!("×{:.2} vs {}", m.median, short(b))));
+            match m.ci {
+                Some(ci) => lines.push(CellLine::Plain(format!("{:.2}–{:.2}", ci.low, ci.high))),
+                None => lines.push(CellLine::Note("n=1, no interval".into())),
+            }
+        }
+        (Some(a), _, _) => lines.push(CellLine::Head(short(a).into())),
+    }
+    // Stopped strategies grouped by limit: `✕ literal, exec` then `statement length`.
+    let mut by_limit: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
+    for (strategy, stopped) in &cell.stopped {
+        let limit = stopped.limit();
+        let name = short(*strategy);
+        match by_limit.iter_mut().find(|(l, _)| *l == limit) {
+            Some((_, names)) => names.push(name),
+            None => by_limit.push((limit, vec![name])),
+        }
+    }
+    for (limit, names) in by_limit {
+        lines.push(CellLine::Note(format!("✕ {}", names.join(", "))));
+        lines.push(CellLine::Note(format!("({limit})")));
+    }
+    lines
+}
+
+/// Draws the decision map of `cells` into `dir`.
+pub fn render(
+    dir: &std::path::Path,
+    cells: &[Cell],
+    x_axis: Axis,
+    y_axis: Axis,
+    target: TargetKind,
+    titles: bool,
+) -> Result<Drawn> {
+    ensure!(!cells.is_empty(), "no cell to draw in {}", dir.display());
+    let mut xs: Vec<f64> = cells.iter().map(|c| c.x).collect();
+    let mut ys: Vec<f64> = cells.iter().map(|c| c.y).collect();
+    for values in [&mut xs, &mut ys] {
+        values.sort_by(f64::total_cmp);
+        values.dedup();
+    }
+    let mut winners: Vec<Strategy> = cells.iter().filter_map(Cell::fastest).collect();
+    winners.sort_by_key(|s| Strategy::REPORT_ORDER.iter().position(|o| o == s));
+    winners.dedup();
+    let legend = winners
+        .iter()
+        .map(|&s| {
+            (
+                Sample::Marker {
+                    color: strategy_color(s),
+                    shape: strategy_shape(s),
+                },
+                s.to_string(),
+            )
+        })
+        .collect();
+    let grid_cells = cells
+        .iter()
+        .map(|cell| GridCell {
+            column: xs.iter().position(|x| *x == cell.x).unwrap_or(0),
+            row: ys.iter().position(|y| *y == cell.y).unwrap_or(0),
+            mark: cell
+                .fastest()
+                .map(|s| (strategy_color(s), strategy_shape(s))),
+            lines: lines(cell),
+        })
+        .collect();
+    let title = format!(
+        "Fastest strategy per cell, {}: runner-up ÷ fastest, refusals marked",
+        measured_on(target)
+    );
+    let chart = Chart {
+        title: title.clone(),
+        x_label: x_axis.label(),
+        y_label: y_axis.label(),
+        columns: xs.iter().map(|x| compact(x_axis, *x)).collect(),
+        rows: ys.iter().map(|y| compact(y_axis, *y)).collect(),
+        cells: grid_cells,
+        legend,
+        draw_title: titles,
+    };
+    let path = |extension: &str| -> PathBuf { dir.join(format!("{NAME}.{extension}")) };
+    let files = write(&chart, path)?;
+    let by_construction = cells.iter().any(|c| {
+        c.stopped
+            .iter()
+            .any(|(_, s)| matches!(s, Stopped::ByConstruction(_)))
+    });
+    let caption = format!(
+        "{title}. Each cell names the fastest strategy by the paired comparison of repeats \
+         (time per 1,000 rows, outside clock less the target's preparation), or `a/b` when \
+         the repeats cannot tell the two fastest apart; then ×r vs the runner-up: its time over the fastest's, the \
+         median of their paired repeats' ratios, with its interval under it. ✕ lists the \
+         strategies that were refused there{}, with the limit that stopped them.",
+        if by_construction {
+            " or that cannot run there by construction (one row is past a documented limit, so \
+             the experiment leaves them out)"
+        } else {
+            ""
+        }
+    );
+    Ok(Drawn {
+        name: NAME.into(),
+        caption,
+        files,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::charts::style::drawn_svg;
+    use crate::stats::Summary;
+    use d1bench_core::RefusalKind;
+
+    #[test]
+    fn the_map_writes_each_answer_in_its_cell() {
+        let summary = |v: &[f64]| Summary::of(v).unwrap();
+        let cell = |x, y, ranked: Vec<(Strategy, Summary)>, margin, stopped| Cell {
+            x,
+            y,
+            ranked,
+            margin,
+            stopped,
+        };
+        let cells = vec![
+            cell(
+                8.0,
+                1_000.0,
+                vec![
+                    (Strategy::Json, summary(&[10.0, 11.0, 12.0, 13.0, 14.0])),
+                    (Strategy::Literal, summary(&[20.0, 21.0, 22.0, 23.0, 24.0])),
+                ],
+                Some(summary(&[1.8, 1.9, 2.0, 2.1, 2.2])),
+                vec![],
+            ),
+            cell(
+                8.0,
+                200_000.0,
+                vec![(Strategy::Bound, summary(&[50.0]))],
+                None,
+                vec![(
+                    Strategy::Literal,
+                    Stopped::Refused(RefusalKind::StatementTooLong),
+                )],
+            ),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let drawn = render(
+            dir.path(),
+            &cells,
+            Axis::Columns,
+            Axis::RowBytes,
+            TargetKind::Local,
+            false,
+        )
+        .unwrap();
+        assert_eq!(drawn.files.len(), 3);
+        for file in &drawn.files {
+            assert!(std::fs::metadata(file).unwrap().len() > 1_000, "{file:?}");
+        }
+        let chart = Chart {
+            title: String::new(),
+            x_label: "columns per row",
+            y_label: "row size (bytes)",
+            columns: vec!["8".into()],
+            rows: vec!["1k".into(), "200k".into()],
+            cells: cells
+                .iter()
+                .enumerate()
+                .map(|(row, c)| GridCell {
+                    column: 0,
+                    row,
+                    mark: c.fastest().map(|s| (strategy_color(s), strategy_shape(s))),
+                    lines: lines(c),
+                })
+                .collect(),
+            legend: vec![],
+            draw_title: false,
+        };
+        let svg = drawn_svg(&chart).unwrap();
+        for text in [
+            "json",
+            "×2.00 vs literal",
+            "1.80–2.20",
+            "bound",
+            "✕ literal",
+            "(statement length)",
+            "200k",
+        ] {
+            assert!(svg.contains(text), "no `{text}` in the map");
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! A sweep run's reports, derived from its results.csv: its points and summary.csv
+//! ([`points`]), summary.md ([`summary`]) with its table of clocks ([`clocks`]), its charts
+//! ([`chart`]), a grid run's decision map ([`decision`], drawn by [`decision_map`]), and two
+//! sweep runs compared ([`compare`]).
+
+pub mod chart;
+pub mod clocks;
+pub mod compare;
+pub mod decision;
+pub mod decision_map;
+pub mod points;
+pub mod summary;
+
+use anyhow::{Context, Result};
+
+use crate::records::csv;
+use crate::records::{RunDir, RunRecord};
+use crate::reports::{Rendered, chart_files, provenance};
+use crate::studies::sweep::Axis;
+use crate::studies::sweep::row::ResultRow;
+
+/// A sweep run's reports (a grid's when it has a second axis): summary.csv, the charts and
+/// summary.md; the tables for the terminal.
+pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
+    let rows: Vec<ResultRow> = csv::read(&run_dir.results_csv())?;
+    let axis = record
+        .run
+        .x_axis
+        .with_context(|| format!("{} names no x axis", run_dir.run_toml().display()))?;
+    if let Some(y_axis) = record.run.y_axis {
+        return render_grid(run_dir, record, &rows, axis, y_axis, titles);
+    }
+    let target = record.run.target;
+    let summary_csv = points::summary_csv(&rows, axis, record.run.precision)?;
+    std::fs::write(run_dir.summary_csv(), summary_csv)
+        .with_context(|| format!("cannot write {}", run_dir.summary_csv().display()))?;
+    let drawn = chart::render_run(run_dir, &rows, axis, target, titles)?;
+    std::fs::write(
+        run_dir.summary_md(),
+        summary::markdown(record, &rows, &drawn),
+    )
+    .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
+    let mut tables = format!(
+        "median time per 1,000 rows on {target} (outside clock less preparation, 95% \
+         interval):\n{}",
+        summary::ratio_table(&rows, axis, target)
+    );
+    tables.push_str(&summary::precision_line(&rows, axis, target, record));
+    if let Some(table) = summary::baseline_table(&rows, axis, target) {
+        tables.push_str(&format!("{target} ÷ bare SQLite (inside clocks):\n{table}"));
+    }
+    if let Some(table) = clocks::table(&rows, axis, target) {
+        tables.push_str(&format!(
+            "median ms per probe on {target}, clock by clock:\n{table}"
+        ));
+    }
+    Ok(Rendered {
+        charts: drawn.into_iter().flat_map(chart_files).collect(),
+        tables,
+    })
+}
+
+/// A grid run's reports: summary.csv, the decision map (`decision-map.csv` and its chart) and
+/// a summary.md whose table is the answer: for these columns and bytes, use this strategy.
+fn render_grid(
+    run_dir: &RunDir,
+    record: &RunRecord,
+    rows: &[ResultRow],
+    axis: Axis,
+    y_axis: Axis,
+    titles: bool,
+) -> Result<Rendered> {
+    let target = record.run.target;
+    let summary_csv = points::grid_summary_csv(rows, axis, y_axis, record.run.precision)?;
+    std::fs::write(run_dir.summary_csv(), summary_csv)
+        .with_context(|| format!("cannot write {}", run_dir.summary_csv().display()))?;
+    let cells = decision::cells(rows, target, axis, y_axis);
+    let map_csv = run_dir.path.join("decision-map.csv");
+    std::fs::write(&map_csv, decision::csv(&cells, axis, y_axis)?)
+        .with_context(|| format!("cannot write {}", map_csv.display()))?;
+    let table = decision::markdown_table(&cells, axis, y_axis);
+    let drawn = decision_map::render(&run_dir.path, &cells, axis, y_axis, target, titles)?;
+    let study = record.studies.first();
+    let mut md = format!(
+        "# {}: {}\n\nRun `{}` on `{target}`, profile `{}`; started {}, ended {}; status {}.\n\n\
+         Reproduce: `{}`\n\n## Reconciliation\n\n{}\n\n## Which strategy to use\n\n\
+         For each cell: the fastest strategy on `{target}` by the paired comparison (the one \
+         whose paired repeats' ratios against the others have medians of 1 or more; its median \
+         ms per 1,000 rows, outside clock less the target's preparation, with its \
+         order-statistic interval), the runner-up, and the runner-up ÷ the fastest (the median \
+         of their paired repeats' ratios, at least 1 by the ranking, with its interval; `a or b` \
+         when it includes 1). A strategy a documented limit stops \
+         at a cell is named with the limit.\n\n{table}\n",
+        record.run.experiment,
+        study.map_or("", |s| s.description.as_str()),
+        record.run.id,
+        record.run.profile,
+        record.run.started,
+        record.run.ended.as_deref().unwrap_or("(not recorded)"),
+        record.run.status.name(),
+        provenance::command(record),
+        summary::reconciliation_lines(rows, record).join("\n"),
+    );
+    for file in drawn
+        .files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "png"))
+    {
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        md.push_str(&format!("![{}]({name})\n\n{}\n", drawn.name, drawn.caption));
+    }
+    std::fs::write(run_dir.summary_md(), md)
+        .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
+    Ok(Rendered {
+        charts: chart_files(drawn).collect(),
+        tables: format!("decision map on {target}:\n{table}"),
+    })
+}

@@ -1,0 +1,642 @@
+//! The points of a sweep run: result rows grouped by line (target, label, strategy) and by the
+//! swept axis, each measure summarized with [`crate::stats`]. One grouping for `summary.csv`,
+//! the summary tables and the charts.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Context, Result};
+use d1bench_core::{Outcome, Strategy};
+
+use crate::base::TargetKind;
+use serde::Serialize;
+
+use crate::stats::{Interval, Ratio, Summary, ratio_of_medians};
+use crate::studies::sweep::Axis;
+use crate::studies::sweep::row::ResultRow;
+
+/// A value measured for each probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    /// The outside clock, ms: the whole request, the target's preparation included.
+    OutsideMs,
+    /// The target's preparation (generating rows, building statements), ms.
+    PrepareMs,
+    /// The inside clock, ms.
+    InsideMs,
+    /// Within the inside clock, handing values to the D1 binding, ms.
+    BindMs,
+    /// D1's own clock, ms.
+    D1Ms,
+    /// Outside − inside − prepare, ms.
+    OverheadMs,
+    /// The outside clock without the target's preparation, per 1,000 rows written, ms: the
+    /// authoritative time.
+    MsPer1000Rows,
+    /// Rows in the largest INSERT.
+    RowsPerStatement,
+}
+
+impl Measure {
+    /// The measures of `summary.csv`, in its order.
+    pub const SUMMARIZED: [Measure; 7] = [
+        Measure::OutsideMs,
+        Measure::MsPer1000Rows,
+        Measure::InsideMs,
+        Measure::D1Ms,
+        Measure::OverheadMs,
+        Measure::PrepareMs,
+        Measure::BindMs,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::OutsideMs => "outside_ms",
+            Measure::PrepareMs => "prepare_ms",
+            Measure::InsideMs => "inside_ms",
+            Measure::BindMs => "bind_ms",
+            Measure::D1Ms => "d1_ms",
+            Measure::OverheadMs => "overhead_ms",
+            Measure::MsPer1000Rows => "ms_per_1000_rows",
+            Measure::RowsPerStatement => "rows_per_statement",
+        }
+    }
+
+    /// What `row` contributes: times only from probes that succeeded (a refusal's time is not a
+    /// write time); rows per statement from refused probes too, since their plan is still
+    /// meaningful. `None` when the row does not count.
+    pub fn value(self, row: &ResultRow) -> Option<f64> {
+        let ok = row.outcome == Outcome::Ok;
+        let value = match self {
+            Measure::OutsideMs if ok => row.outside_ms,
+            Measure::PrepareMs if ok => row.prepare_ms?,
+            Measure::InsideMs if ok => row.inside_ms,
+            Measure::BindMs if ok => row.bind_ms?,
+            Measure::D1Ms if ok => row.d1_ms?,
+            Measure::OverheadMs if ok => row.overhead_ms?,
+            // Rows from before `prepare_ms` existed count their preparation in.
+            Measure::MsPer1000Rows if ok && row.rows > 0 => {
+                (row.outside_ms - row.prepare_ms.unwrap_or_default()) * 1000.0 / row.rows as f64
+            }
+            Measure::RowsPerStatement if ok || row.outcome == Outcome::Refused => {
+                row.rows_per_statement as f64
+            }
+            _ => return None,
+        };
+        value.is_finite().then_some(value)
+    }
+}
+
+/// One line of a chart: a strategy on a target, in one labelled series or none.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Line {
+    pub target: TargetKind,
+    pub label: String,
+    pub strategy: Strategy,
+}
+
+/// One point: a line at one value of the swept axis, with the rows (repeats) measured there.
+#[derive(Debug, Clone)]
+pub struct Point<'a> {
+    pub line: Line,
+    pub x: f64,
+    pub rows: Vec<&'a ResultRow>,
+}
+
+impl Point<'_> {
+    pub fn values(&self, measure: Measure) -> Vec<f64> {
+        self.rows.iter().filter_map(|r| measure.value(r)).collect()
+    }
+
+    pub fn summary(&self, measure: Measure) -> Option<Summary> {
+        Summary::of(&self.values(measure))
+    }
+
+    fn count(&self, outcome: Outcome) -> usize {
+        self.rows.iter().filter(|r| r.outcome == outcome).count()
+    }
+
+    pub fn ok(&self) -> usize {
+        self.count(Outcome::Ok)
+    }
+
+    pub fn refused(&self) -> usize {
+        self.count(Outcome::Refused)
+    }
+
+    pub fn errors(&self) -> usize {
+        self.count(Outcome::Error)
+    }
+
+    /// No repeat succeeded and at least one was refused: the strategy's wall.
+    pub fn refused_only(&self) -> bool {
+        self.ok() == 0 && self.refused() > 0
+    }
+
+    /// `self ÷ other` in ms per 1,000 rows, repeat by repeat, for two strategies at the same
+    /// point of one target (they ran side by side in each repeat): the median of the ratios
+    /// of the repeats where both succeeded, with its interval (see [`crate::stats`]).
+    pub fn paired_ratio(&self, other: &Point) -> Option<Summary> {
+        let theirs: BTreeMap<usize, f64> = other
+            .rows
+            .iter()
+            .filter_map(|r| Some((r.repeat, Measure::MsPer1000Rows.value(r)?)))
+            .collect();
+        let ratios: Vec<f64> = self
+            .rows
+            .iter()
+            .filter_map(|r| {
+                let denominator = theirs.get(&r.repeat).filter(|d| **d > 0.0)?;
+                Some(Measure::MsPer1000Rows.value(r)? / denominator)
+            })
+            .collect();
+        Summary::of(&ratios)
+    }
+
+    /// `self ÷ other` for the same point on two targets, which did not run side by side: the
+    /// ratio of the medians of the inside clock, with its interval.
+    pub fn independent_ratio(&self, other: &Point) -> Option<Ratio> {
+        // The inside clock, the same on both sides: the writes alone, values bound included;
+        // no HTTP and no preparation (the same rows, so per probe is per 1,000 rows).
+        ratio_of_medians(
+            &self.values(Measure::InsideMs),
+            &other.values(Measure::InsideMs),
+        )
+    }
+}
+
+/// `f64` ordered by `total_cmp`, for grouping by x.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OrderedX(f64);
+
+impl Eq for OrderedX {}
+
+impl PartialOrd for OrderedX {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for OrderedX {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// The points of `rows` along `axis`, ordered by line, then x.
+pub fn points(rows: &[ResultRow], axis: Axis) -> Vec<Point<'_>> {
+    let mut grouped: BTreeMap<(Line, OrderedX), Vec<&ResultRow>> = BTreeMap::new();
+    for row in rows {
+        let line = Line {
+            target: row.target,
+            label: row.label.clone(),
+            strategy: row.strategy,
+        };
+        grouped
+            .entry((line, OrderedX(row.at(axis))))
+            .or_default()
+            .push(row);
+    }
+    grouped
+        .into_iter()
+        .map(|((line, OrderedX(x)), rows)| Point { line, x, rows })
+        .collect()
+}
+
+/// One row of `summary.csv`: one measure of one point.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryRow {
+    pub target: TargetKind,
+    /// The series' label; empty when it has none.
+    pub label: String,
+    pub strategy: Strategy,
+    pub columns: usize,
+    pub row_bytes: usize,
+    pub rows: usize,
+    pub escape_share: f64,
+    pub non_ascii_share: f64,
+    pub indexes: usize,
+    /// Rows in the largest INSERT (the plan's, the same for every repeat).
+    pub rows_per_statement: usize,
+    /// Which value: `outside_ms`, `ms_per_1000_rows`, `inside_ms`, `d1_ms`, `overhead_ms`,
+    /// `prepare_ms` or `bind_ms`; or a ratio of ms per 1,000 rows: `ratio_to_bound` (this
+    /// strategy ÷ bound at the same point, repeat by repeat) or `ratio_to_sqlite` (this target ÷
+    /// the bare SQLite baseline).
+    pub measure: &'static str,
+    /// Values summarized: the repeats that succeeded; for `ratio_to_bound` the pairs of
+    /// repeats where both succeeded; for `ratio_to_sqlite` this target's repeats.
+    pub n: usize,
+    /// Repeats by outcome.
+    pub ok: usize,
+    pub refused: usize,
+    pub errors: usize,
+    /// Median, min and max; empty when no repeat succeeded.
+    pub median: Option<f64>,
+    /// The 95th percentile; empty below 20 repeats, where it would be the max.
+    pub p95: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    /// The median's confidence interval (see [`crate::stats`]); empty below 2
+    /// repeats.
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// What the interval covers: at least 0.95 from 6 repeats on, less below (0.9375 at 5).
+    pub ci_coverage: Option<f64>,
+    /// How the interval was obtained: `order-statistic` (of the median, or of the median of
+    /// paired ratios) or `independent-ratio` (`ratio_to_sqlite`: a lower bound of coverage).
+    pub ci_method: Option<&'static str>,
+    /// For `ratio_to_sqlite`, the baseline's repeats (`ratio_to_bound`: the pairs again);
+    /// empty for other measures.
+    pub n_denominator: Option<usize>,
+    /// The precision the profile asked for (a fraction of the median); empty for a fixed
+    /// number of repeats.
+    pub precision: Option<f64>,
+    /// With a precision, whether this measure's interval got within it (the repeats were
+    /// decided on `ms_per_1000_rows`); empty for ratios and without a precision.
+    pub precision_reached: Option<bool>,
+    /// Last, as it came after the others: share of text values starting with a NUL.
+    pub nul_share: f64,
+}
+
+/// What a row of `summary.csv` summarizes: a measure's repeats, or a ratio.
+struct Stat {
+    n: usize,
+    median: Option<f64>,
+    p95: Option<f64>,
+    min: Option<f64>,
+    max: Option<f64>,
+    ci: Option<Interval>,
+    n_denominator: Option<usize>,
+}
+
+impl Stat {
+    fn of(summary: Option<Summary>) -> Stat {
+        Stat {
+            n: summary.map_or(0, |s| s.n),
+            median: summary.map(|s| s.median),
+            p95: summary.and_then(|s| s.p95),
+            min: summary.map(|s| s.min),
+            max: summary.map(|s| s.max),
+            ci: summary.and_then(|s| s.ci),
+            n_denominator: None,
+        }
+    }
+
+    fn paired(summary: Option<Summary>) -> Stat {
+        Stat {
+            n_denominator: Some(summary.map_or(0, |s| s.n)),
+            ..Stat::of(summary)
+        }
+    }
+
+    fn independent(ratio: Option<Ratio>, numerator: &Point, denominator: &Point) -> Stat {
+        Stat {
+            n: numerator.values(Measure::MsPer1000Rows).len(),
+            median: ratio.map(|r| r.value),
+            p95: None,
+            min: None,
+            max: None,
+            ci: ratio.and_then(|r| r.ci),
+            n_denominator: Some(denominator.values(Measure::MsPer1000Rows).len()),
+        }
+    }
+}
+
+/// A point's key among the points of a run, for finding its pair.
+type PointKey = (TargetKind, String, Strategy, u64);
+
+fn key_of(point: &Point, target: TargetKind, strategy: Strategy) -> PointKey {
+    (
+        target,
+        point.line.label.clone(),
+        strategy,
+        point.x.to_bits(),
+    )
+}
+
+/// The rows of `summary.csv`: every point, every summarized measure, then its ratios: literal ÷
+/// bound at the same point, and a target's ÷ the sqlite baseline's. `precision`: what the
+/// profile asked for, if anything.
+pub fn summary_rows(rows: &[ResultRow], axis: Axis, precision: Option<f64>) -> Vec<SummaryRow> {
+    let points = points(rows, axis);
+    let by_key: BTreeMap<PointKey, &Point> = points
+        .iter()
+        .map(|p| (key_of(p, p.line.target, p.line.strategy), p))
+        .collect();
+    let mut out = Vec::new();
+    for point in &points {
+        let mut stats: Vec<(&'static str, Stat, Option<bool>)> = Measure::SUMMARIZED
+            .iter()
+            .map(|m| {
+                let summary = point.summary(*m);
+                let reached = precision.map(|p| summary.is_some_and(|s| s.within(p)));
+                (m.name(), Stat::of(summary), reached)
+            })
+            .collect();
+        let (target, strategy) = (point.line.target, point.line.strategy);
+        if strategy == Strategy::Literal
+            && let Some(bound) = by_key.get(&key_of(point, target, Strategy::Bound))
+        {
+            let ratio = Stat::paired(point.paired_ratio(bound));
+            stats.push(("ratio_to_bound", ratio, None));
+        }
+        if target != TargetKind::Sqlite
+            && let Some(baseline) = by_key.get(&key_of(point, TargetKind::Sqlite, strategy))
+        {
+            let ratio = point.independent_ratio(baseline);
+            let ratio = Stat::independent(ratio, point, baseline);
+            stats.push(("ratio_to_sqlite", ratio, None));
+        }
+        let first = point.rows[0];
+        for (measure, stat, precision_reached) in stats {
+            let ci = stat.ci;
+            out.push(SummaryRow {
+                target: point.line.target,
+                label: point.line.label.clone(),
+                strategy: point.line.strategy,
+                columns: first.columns,
+                row_bytes: first.row_bytes,
+                rows: first.rows,
+                escape_share: first.escape_share,
+                non_ascii_share: first.non_ascii_share,
+                indexes: first.indexes,
+                rows_per_statement: first.rows_per_statement,
+                measure,
+                n: stat.n,
+                ok: point.ok(),
+                refused: point.refused(),
+                errors: point.errors(),
+                median: stat.median,
+                p95: stat.p95,
+                min: stat.min,
+                max: stat.max,
+                ci_low: ci.map(|ci| ci.low),
+                ci_high: ci.map(|ci| ci.high),
+                ci_coverage: ci.map(|ci| ci.coverage),
+                ci_method: ci.map(|ci| ci.method.name()),
+                n_denominator: stat.n_denominator,
+                precision,
+                precision_reached,
+                nul_share: first.nul_share,
+            });
+        }
+    }
+    out
+}
+
+/// `summary.csv` as bytes.
+pub fn summary_csv(rows: &[ResultRow], axis: Axis, precision: Option<f64>) -> Result<Vec<u8>> {
+    summary_csv_of(summary_rows(rows, axis, precision))
+}
+
+/// `summary.csv` of a grid: the rows of [`summary_rows`] along `axis`, one value of `y_axis`
+/// after the other, so no point mixes two values of the grid's second axis.
+pub fn grid_summary_csv(
+    rows: &[ResultRow],
+    axis: Axis,
+    y_axis: Axis,
+    precision: Option<f64>,
+) -> Result<Vec<u8>> {
+    let mut ys: Vec<f64> = rows.iter().map(|r| r.at(y_axis)).collect();
+    ys.sort_by(f64::total_cmp);
+    ys.dedup();
+    let mut out = Vec::new();
+    for y in ys {
+        let slice: Vec<ResultRow> = rows.iter().filter(|r| r.at(y_axis) == y).cloned().collect();
+        out.extend(summary_rows(&slice, axis, precision));
+    }
+    summary_csv_of(out)
+}
+
+fn summary_csv_of(summary: Vec<SummaryRow>) -> Result<Vec<u8>> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for row in summary {
+        writer
+            .serialize(&row)
+            .context("cannot serialize a summary row")?;
+    }
+    writer
+        .into_inner()
+        .context("cannot finish summary.csv in memory")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::studies::sweep::row::tests_support;
+
+    fn row(target: &str, strategy: Strategy, columns: usize, outcome: &str, ms: f64) -> ResultRow {
+        let target: TargetKind = serde_json::from_value(serde_json::json!(target)).unwrap();
+        let outcome: Outcome = outcome.parse().unwrap();
+        let mut row = tests_support::row();
+        row.target = target;
+        row.strategy = strategy;
+        row.columns = columns;
+        row.outcome = outcome;
+        row.outside_ms = ms;
+        row.inside_ms = ms / 2.0;
+        row.overhead_ms = Some(ms / 2.0);
+        row
+    }
+
+    #[test]
+    fn points_group_by_target_label_strategy_and_x() {
+        let mut labelled = row("local", Strategy::Bound, 8, "ok", 30.0);
+        labelled.label = "all non-ASCII".into();
+        let rows = vec![
+            row("local", Strategy::Bound, 8, "ok", 10.0),
+            row("local", Strategy::Bound, 8, "ok", 20.0),
+            row("sqlite", Strategy::Bound, 8, "ok", 1.0),
+            row("local", Strategy::Bound, 16, "refused", 2.0),
+            labelled,
+        ];
+        let points = points(&rows, Axis::Columns);
+        let keys: Vec<_> = points
+            .iter()
+            .map(|p| {
+                (
+                    p.line.target.name(),
+                    p.line.label.as_str(),
+                    p.x,
+                    p.rows.len(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("local", "", 8.0, 2),
+                ("local", "", 16.0, 1),
+                ("local", "all non-ASCII", 8.0, 1),
+                ("sqlite", "", 8.0, 1)
+            ]
+        );
+        assert_eq!(points[0].summary(Measure::OutsideMs).unwrap().median, 15.0);
+        assert!(points[1].refused_only());
+        assert_eq!(points[1].summary(Measure::OutsideMs), None);
+        assert_eq!(points[1].values(Measure::RowsPerStatement), [12.0]);
+    }
+
+    #[test]
+    fn times_count_only_successes_and_d1_ms_only_where_there_is_a_d1() {
+        let mut sqlite = row("sqlite", Strategy::Bound, 8, "ok", 4.0);
+        sqlite.d1_ms = None;
+        assert_eq!(Measure::D1Ms.value(&sqlite), None);
+        assert_eq!(Measure::OutsideMs.value(&sqlite), Some(4.0));
+        // 100 rows: per 1,000 rows is ten times the probe's time.
+        assert_eq!(Measure::MsPer1000Rows.value(&sqlite), Some(40.0));
+        let mut local = row("local", Strategy::Bound, 8, "ok", 4.0);
+        assert_eq!(Measure::PrepareMs.value(&local), None);
+        (local.prepare_ms, local.bind_ms) = (Some(1.5), Some(0.25));
+        assert_eq!(Measure::OutsideMs.value(&local), Some(4.0));
+        assert_eq!(Measure::PrepareMs.value(&local), Some(1.5));
+        assert_eq!(Measure::BindMs.value(&local), Some(0.25));
+        // The authoritative time leaves the target's preparation out.
+        assert_eq!(Measure::MsPer1000Rows.value(&local), Some(25.0));
+        let refused = row("local", Strategy::Literal, 8, "refused", 3.0);
+        assert_eq!(Measure::OutsideMs.value(&refused), None);
+        assert_eq!(Measure::RowsPerStatement.value(&refused), Some(12.0));
+        let error = row("local", Strategy::Literal, 8, "error", 3.0);
+        assert_eq!(Measure::RowsPerStatement.value(&error), None);
+    }
+
+    #[test]
+    fn summary_csv_has_every_measure_of_every_point_and_empty_stats_for_refusals() {
+        let rows = vec![
+            row("local", Strategy::Bound, 8, "ok", 10.0),
+            row("local", Strategy::Bound, 8, "ok", 30.0),
+            row("local", Strategy::Bound, 8, "ok", 20.0),
+            row("local", Strategy::Literal, 8, "refused", 1.0),
+        ];
+        let text = String::from_utf8(summary_csv(&rows, Axis::Columns, None).unwrap()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "target,label,strategy,columns,row_bytes,rows,escape_share,non_ascii_share,indexes,\
+             rows_per_statement,measure,n,ok,refused,errors,median,p95,min,max,ci_low,ci_high,\
+             ci_coverage,ci_method,n_denominator,precision,precision_reached,nul_share"
+        );
+        // Every measure of both points, and literal ÷ bound: no pair, as literal was refused.
+        assert_eq!(lines.len(), 1 + 2 * Measure::SUMMARIZED.len() + 1);
+        let ratio = lines[1 + 2 * Measure::SUMMARIZED.len()];
+        assert!(
+            ratio.ends_with(",ratio_to_bound,0,0,1,0,,,,,,,,,0,,,0.0"),
+            "{ratio}"
+        );
+        // Three repeats: no p95, and the interval is [min, max], covering 75%.
+        assert_eq!(
+            lines[1],
+            "local,,bound,8,1000,100,0.0,0.0,0,12,outside_ms,3,3,0,0,20.0,,10.0,30.0,10.0,30.0,\
+             0.75,order-statistic,,,,0.0"
+        );
+        assert!(
+            lines[2].contains(",ms_per_1000_rows,3,3,0,0,200.0,"),
+            "{}",
+            lines[2]
+        );
+        let literal = lines[1 + Measure::SUMMARIZED.len()];
+        assert!(
+            literal.ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,,,,,,,0.0"),
+            "{literal}"
+        );
+    }
+
+    fn at(target: &str, strategy: Strategy, repeat: usize, ms: f64) -> ResultRow {
+        ResultRow {
+            repeat,
+            ..row(target, strategy, 8, "ok", ms)
+        }
+    }
+
+    fn ratio_rows(rows: &[ResultRow]) -> Vec<SummaryRow> {
+        summary_rows(rows, Axis::Columns, None)
+            .into_iter()
+            .filter(|r| r.measure.starts_with("ratio_"))
+            .collect()
+    }
+
+    #[test]
+    fn literal_over_bound_pairs_the_repeats_that_ran_side_by_side() {
+        // Repeat 1 of bound failed: only repeats 0, 2 and 3 pair up, and each pair's own ratio
+        // counts (the median of 10/20, 30/60, 40/50), not the ratio of the medians.
+        let mut failed = at("local", Strategy::Bound, 1, 1.0);
+        failed.outcome = Outcome::Error;
+        let rows = [
+            at("local", Strategy::Bound, 0, 20.0),
+            failed,
+            at("local", Strategy::Bound, 2, 60.0),
+            at("local", Strategy::Bound, 3, 50.0),
+            at("local", Strategy::Literal, 0, 10.0),
+            at("local", Strategy::Literal, 1, 99.0),
+            at("local", Strategy::Literal, 2, 30.0),
+            at("local", Strategy::Literal, 3, 40.0),
+        ];
+        let ratios = ratio_rows(&rows);
+        assert_eq!(ratios.len(), 1, "{ratios:?}");
+        let r = &ratios[0];
+        assert_eq!(
+            (r.measure, r.strategy),
+            ("ratio_to_bound", Strategy::Literal)
+        );
+        assert_eq!((r.n, r.n_denominator, r.ok), (3, Some(3), 4));
+        assert_eq!((r.median, r.min, r.max), (Some(0.5), Some(0.5), Some(0.8)));
+        assert_eq!(
+            (r.ci_low, r.ci_high, r.ci_coverage, r.ci_method),
+            (Some(0.5), Some(0.8), Some(0.75), Some("order-statistic"))
+        );
+    }
+
+    #[test]
+    fn a_target_over_its_baseline_divides_the_medians_and_their_intervals() {
+        let mut rows: Vec<ResultRow> = (0..5)
+            .map(|r| at("local", Strategy::Bound, r, 100.0 + r as f64))
+            .collect();
+        rows.extend((0..6).map(|r| at("sqlite", Strategy::Bound, r, 10.0 + r as f64)));
+        let ratios = ratio_rows(&rows);
+        assert_eq!(ratios.len(), 1, "{ratios:?}");
+        let r = &ratios[0];
+        assert_eq!(
+            (r.measure, r.target),
+            ("ratio_to_sqlite", TargetKind::Local)
+        );
+        assert_eq!((r.n, r.n_denominator), (5, Some(6)));
+        // Medians 1020 and 125 (ms per 1,000 rows); both intervals [min, max] at √95%.
+        assert_eq!(r.median, Some(1020.0 / 125.0));
+        assert_eq!((r.min, r.max, r.p95), (None, None, None));
+        assert_eq!(
+            (r.ci_low, r.ci_high),
+            (Some(1000.0 / 150.0), Some(1040.0 / 100.0))
+        );
+        assert_eq!(r.ci_coverage, Some(0.9375 * 0.96875));
+        assert_eq!(r.ci_method, Some("independent-ratio"));
+    }
+
+    #[test]
+    fn with_a_precision_each_measure_says_whether_its_interval_got_there() {
+        // Six repeats: ms per 1,000 rows 1000 to 1050, within ±5% of the median 1025 but not
+        // ±1%; a refused point reaches nothing.
+        let mut rows: Vec<ResultRow> = (0..6)
+            .map(|r| at("local", Strategy::Bound, r, 100.0 + r as f64))
+            .collect();
+        rows.push(row("local", Strategy::Literal, 8, "refused", 1.0));
+        let reached = |precision| -> Vec<(&'static str, Strategy, Option<bool>)> {
+            summary_rows(&rows, Axis::Columns, precision)
+                .into_iter()
+                .filter(|r| r.measure == "ms_per_1000_rows" || r.measure == "ratio_to_bound")
+                .map(|r| (r.measure, r.strategy, r.precision_reached))
+                .collect()
+        };
+        use Strategy::{Bound, Literal};
+        assert_eq!(
+            reached(Some(0.05)),
+            [
+                ("ms_per_1000_rows", Bound, Some(true)),
+                ("ms_per_1000_rows", Literal, Some(false)),
+                ("ratio_to_bound", Literal, None),
+            ]
+        );
+        assert_eq!(reached(Some(0.01))[0].2, Some(false));
+        assert_eq!(reached(None)[0].2, None);
+        let csv = summary_rows(&rows, Axis::Columns, Some(0.05));
+        assert!(csv.iter().all(|r| r.precision == Some(0.05)));
+    }
+}

@@ -1,0 +1,514 @@
+//! One probe of a sweep as measured: a row of a sweep run's `results.csv`.
+
+use d1bench_core::{Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy};
+use serde::{Deserialize, Serialize};
+
+use crate::base::TargetKind;
+use crate::studies::sweep::Axis;
+
+/// One probe as measured: a row of `results.csv`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultRow {
+    /// Experiment name (the TOML file's stem).
+    pub experiment: String,
+    /// Where the probe ran.
+    pub target: TargetKind,
+    pub strategy: Strategy,
+    /// Columns of the probe's table.
+    pub columns: usize,
+    /// Payload bytes of each row.
+    pub row_bytes: usize,
+    /// Rows the probe asked to write.
+    pub rows: usize,
+    /// Rows in the largest INSERT statement.
+    pub rows_per_statement: usize,
+    /// INSERT statements the plan holds.
+    pub statements: usize,
+    /// D1 API calls made for the INSERTs (a batch is one).
+    pub d1_calls: usize,
+    /// Repetition of this point, from 0.
+    pub repeat: usize,
+    pub outcome: Outcome,
+    /// The limit that refused, `other` for an error text no rule knows; empty when none.
+    pub refusal: Option<RefusalKind>,
+    /// Rows D1 acknowledged: what must be present afterwards.
+    pub rows_expected: usize,
+    /// Rows counted in the table afterwards, in an invocation of their own.
+    pub rows_present: usize,
+    /// Milliseconds on the Worker's clock around the INSERTs: binding their values, then the
+    /// D1 calls (see `ProbeResult::inside_ms`).
+    pub inside_ms: f64,
+    /// Milliseconds on the xtask's clock around the whole HTTP request of the writes, the
+    /// Worker's `prepare_ms` included.
+    pub outside_ms: f64,
+    /// Milliseconds D1 reported (`meta.duration`), summed over the INSERTs; empty for the sqlite
+    /// target, which has no D1.
+    pub d1_ms: Option<f64>,
+    /// D1's error text or the target's, verbatim, on one line; empty when none.
+    pub error: String,
+    /// Probe number within the run; names the probe's table.
+    pub probe_id: u64,
+    /// Index of the experiment series the probe belongs to.
+    pub series: usize,
+    /// Seed of the row generator.
+    pub seed: u64,
+    /// INSERT statements handed to D1.
+    pub statements_sent: usize,
+    /// UTF-8 bytes of the longest INSERT's SQL text.
+    pub max_statement_bytes: usize,
+    /// Whether every check of [`crate::records::reconcile`] passed for this probe.
+    pub reconciled: bool,
+    /// Why the probe did not reconcile; empty when it did.
+    pub reconcile_note: String,
+    // The columns below came with the sweeps; a results.csv written before them reads back with
+    // their defaults.
+    /// The experiment series' label (empty when it has none): tells apart lines of one strategy.
+    #[serde(default)]
+    pub label: String,
+    /// Share (0 to 1) of text values generated with characters that need escaping (in runs
+    /// before `nul_share` existed, NUL among them).
+    #[serde(default)]
+    pub escape_share: f64,
+    /// Share (0 to 1) of text values generated with multi-byte characters.
+    #[serde(default)]
+    pub non_ascii_share: f64,
+    /// Secondary indexes on the probe's table.
+    #[serde(default)]
+    pub indexes: usize,
+    /// `outside_ms − inside_ms − prepare_ms`: what the outside clock sees beyond the writes and
+    /// the Worker's preparation (HTTP, JSON, freeing what the probe built); empty when the request
+    /// failed. In runs without `prepare_ms` it is `outside_ms − inside_ms`.
+    #[serde(default)]
+    pub overhead_ms: Option<f64>,
+    /// The content checksum the host computed from the generator for the rows that must be
+    /// present (see `d1bench_core::checksum`).
+    #[serde(default)]
+    pub checksum_expected: String,
+    /// The content checksum the target computed in SQL; empty when it could not.
+    #[serde(default)]
+    pub checksum_present: String,
+    /// Whether the two checksums are equal.
+    #[serde(default)]
+    pub checksum_equal: bool,
+    /// The target gave no usable answer (it died, stopped answering, or answered garbage): a
+    /// failure of the target, which says nothing about the data. Such a row is not counted as
+    /// unreconciled; the totals count it apart.
+    #[serde(default)]
+    pub target_failed: bool,
+    /// When the probe started, in ms since the run started, on a monotonic clock: where it sits
+    /// in the run's time, to see drift. Empty in a results.csv written before it was recorded.
+    #[serde(default)]
+    pub started_ms: Option<f64>,
+    /// Milliseconds inside the target's calls for this probe (setup, probe and verify, each
+    /// timed around the call): what the probe cost the run, less the harness's own work; empty
+    /// in a results.csv written before it was recorded.
+    #[serde(default)]
+    pub calls_ms: Option<f64>,
+    /// Milliseconds the target spent generating the rows and building the statements, before
+    /// its inside clock started (see `ProbeResult::prepare_ms`); empty when it did not say.
+    #[serde(default)]
+    pub prepare_ms: Option<f64>,
+    /// Milliseconds, within `inside_ms`, handing the statements and their values to the D1
+    /// binding; empty for a target without one (sqlite binds inside each statement's run).
+    #[serde(default)]
+    pub bind_ms: Option<f64>,
+    /// Share (0 to 1) of text values generated starting with a NUL.
+    #[serde(default)]
+    pub nul_share: f64,
+}
+
+impl ResultRow {
+    /// A row from what the target answered for `probe`; reconciliation fills in the rest.
+    pub fn measured(
+        experiment: &str,
+        target: TargetKind,
+        series: usize,
+        repeat: usize,
+        probe: &ProbeRequest,
+        result: &ProbeResult,
+        outside_ms: f64,
+    ) -> Self {
+        ResultRow {
+            rows_per_statement: result.rows_per_statement,
+            statements: result.statements_planned,
+            d1_calls: result.d1_calls,
+            outcome: result.outcome,
+            refusal: result.refusal,
+            rows_expected: result.rows_expected,
+            inside_ms: result.inside_ms,
+            d1_ms: result.d1_ms,
+            error: crate::records::error_text::recorded(
+                result.error.as_deref().unwrap_or_default(),
+            ),
+            statements_sent: result.statements_sent,
+            max_statement_bytes: result.max_statement_bytes,
+            // Summed first, so a target whose outside clock is exactly its preparation and
+            // writes (sqlite) has no overhead at all.
+            overhead_ms: Some(
+                outside_ms - (result.prepare_ms.unwrap_or_default() + result.inside_ms),
+            ),
+            prepare_ms: result.prepare_ms,
+            bind_ms: result.bind_ms,
+            reconcile_note: String::new(),
+            target_failed: false,
+            ..ResultRow::unanswered(experiment, target, series, repeat, probe, outside_ms)
+        }
+    }
+
+    /// A row for a probe that ended before its writes: the table could not be created (a
+    /// refusal of the setup is data, with its class), or nothing was sent.
+    pub fn refused_at_setup(
+        experiment: &str,
+        target: TargetKind,
+        series: usize,
+        repeat: usize,
+        probe: &ProbeRequest,
+        error: &str,
+    ) -> Self {
+        let (outcome, refusal) = d1bench_core::ladder::classify(Some(error));
+        ResultRow {
+            outcome,
+            refusal,
+            error: crate::records::error_text::recorded(error),
+            target_failed: false,
+            reconcile_note: String::new(),
+            d1_ms: None,
+            ..ResultRow::unanswered(experiment, target, series, repeat, probe, 0.0)
+        }
+    }
+
+    /// A row for a probe the target gave no usable answer for (HTTP error, a dead runtime, a
+    /// time-out): nothing was measured, so nothing reconciles, and the data is not to blame.
+    pub fn target_failure(
+        experiment: &str,
+        target: TargetKind,
+        series: usize,
+        repeat: usize,
+        probe: &ProbeRequest,
+        outside_ms: f64,
+        error: &str,
+    ) -> Self {
+        ResultRow {
+            error: crate::records::error_text::recorded(error),
+            ..ResultRow::unanswered(experiment, target, series, repeat, probe, outside_ms)
+        }
+    }
+
+    fn unanswered(
+        experiment: &str,
+        target: TargetKind,
+        series: usize,
+        repeat: usize,
+        probe: &ProbeRequest,
+        outside_ms: f64,
+    ) -> Self {
+        ResultRow {
+            experiment: experiment.to_owned(),
+            target,
+            strategy: probe.strategy,
+            columns: probe.columns,
+            row_bytes: probe.row_bytes,
+            rows: probe.rows,
+            rows_per_statement: 0,
+            statements: 0,
+            d1_calls: 0,
+            repeat,
+            outcome: Outcome::Error,
+            refusal: None,
+            rows_expected: 0,
+            rows_present: 0,
+            inside_ms: 0.0,
+            outside_ms,
+            d1_ms: None,
+            error: String::new(),
+            probe_id: probe.probe_id,
+            series,
+            seed: probe.seed,
+            statements_sent: 0,
+            max_statement_bytes: 0,
+            reconciled: false,
+            reconcile_note: "the target gave no answer: nothing to reconcile".to_owned(),
+            label: String::new(),
+            escape_share: probe.text.escape_share,
+            non_ascii_share: probe.text.non_ascii_share,
+            indexes: probe.indexes,
+            overhead_ms: None,
+            checksum_expected: String::new(),
+            checksum_present: String::new(),
+            checksum_equal: false,
+            target_failed: true,
+            started_ms: None,
+            calls_ms: None,
+            prepare_ms: None,
+            bind_ms: None,
+            nul_share: probe.text.nul_share,
+        }
+    }
+
+    /// This row's value on a sweep's x axis.
+    pub fn at(&self, axis: Axis) -> f64 {
+        match axis {
+            Axis::Columns => self.columns as f64,
+            Axis::RowBytes => self.row_bytes as f64,
+            Axis::EscapeShare => self.escape_share,
+            Axis::NulShare => self.nul_share,
+            Axis::NonAsciiShare => self.non_ascii_share,
+            Axis::Indexes => self.indexes as f64,
+        }
+    }
+}
+
+impl crate::records::Record for ResultRow {
+    fn outcome(&self) -> Outcome {
+        self.outcome
+    }
+    fn target_failed(&self) -> bool {
+        self.target_failed
+    }
+    fn reconciled(&self) -> bool {
+        self.reconciled
+    }
+    fn reconcile_note(&self) -> &str {
+        &self.reconcile_note
+    }
+    fn rows(&self) -> (usize, usize) {
+        (self.rows_expected, self.rows_present)
+    }
+    fn checksum_equal(&self) -> Option<bool> {
+        (!self.target_failed).then_some(self.checksum_equal)
+    }
+    fn describe(&self) -> String {
+        format!(
+            "{} {}{} C={} bytes={} esc={}{} idx={} rep {}: {}{} {:.1} ms",
+            self.target,
+            self.strategy,
+            if self.label.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", self.label)
+            },
+            self.columns,
+            self.row_bytes,
+            self.escape_share,
+            if self.nul_share > 0.0 {
+                format!(" nul={}", self.nul_share)
+            } else {
+                String::new()
+            },
+            self.indexes,
+            self.repeat,
+            self.outcome,
+            self.refusal.map_or(String::new(), |r| format!(" ({r})")),
+            self.outside_ms,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::csv::{Appender, read};
+    use d1bench_core::TextMix;
+
+    fn probe() -> ProbeRequest {
+        ProbeRequest {
+            probe_id: 3,
+            strategy: Strategy::Literal,
+            columns: 4,
+            rows: 10,
+            row_bytes: 50,
+            seed: 1,
+            rows_per_statement: None,
+            json_payload_bytes: None,
+            text: TextMix::default(),
+            indexes: 0,
+            debug_corrupt: None,
+        }
+    }
+
+    fn result() -> ProbeResult {
+        ProbeResult {
+            probe_id: 3,
+            strategy: Strategy::Literal,
+            columns: 4,
+            row_bytes: 50,
+            rows_expected: 0,
+            statements_planned: 1,
+            statements_sent: 1,
+            d1_calls: 1,
+            rows_per_statement: 10,
+            max_statement_bytes: 700,
+            prepare_ms: Some(1.25),
+            inside_ms: 2.0,
+            bind_ms: Some(0.5),
+            d1_ms: Some(0.5),
+            outcome: Outcome::Refused,
+            refusal: Some(RefusalKind::StatementTooLong),
+            error: Some(
+                "D1_ERROR: statement too long: SQLITE_TOOBIG, \"quoted\"\nsecond line".into(),
+            ),
+        }
+    }
+
+    #[test]
+    fn rows_read_back_equal_with_their_enums() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.csv");
+        let mut writer = Appender::open(&path).unwrap();
+        let first = ResultRow::measured(
+            "column-sweep",
+            TargetKind::Local,
+            0,
+            0,
+            &probe(),
+            &result(),
+            7.5,
+        );
+        assert!(!first.error.contains('\n'));
+        assert!(
+            !first.target_failed,
+            "a measured row is an answer of the target"
+        );
+        writer.append(&first).unwrap();
+        let second = ResultRow::target_failure(
+            "column-sweep",
+            TargetKind::Local,
+            0,
+            1,
+            &probe(),
+            3.0,
+            "HTTP 500",
+        );
+        writer.append(&second).unwrap();
+        assert_eq!(read::<ResultRow>(&path).unwrap(), vec![first, second]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(",refused,statement-too-long,"), "{text}");
+    }
+
+    #[test]
+    fn header_starts_with_the_documented_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.csv");
+        let row = ResultRow::measured("e", TargetKind::Local, 0, 0, &probe(), &result(), 1.0);
+        Appender::open(&path).unwrap().append(&row).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let header = text.lines().next().unwrap();
+        assert_eq!(
+            header,
+            "experiment,target,strategy,columns,row_bytes,rows,rows_per_statement,statements,d1_calls,repeat,\
+             outcome,refusal,rows_expected,rows_present,inside_ms,outside_ms,d1_ms,error,\
+             probe_id,series,seed,statements_sent,max_statement_bytes,reconciled,reconcile_note,\
+             label,escape_share,non_ascii_share,indexes,overhead_ms,\
+             checksum_expected,checksum_present,checksum_equal,target_failed,started_ms,calls_ms,\
+             prepare_ms,bind_ms,nul_share"
+        );
+    }
+
+    #[test]
+    fn overhead_is_outside_minus_inside_minus_prepare_and_absent_without_a_result() {
+        let row = ResultRow::measured("e", TargetKind::Local, 0, 0, &probe(), &result(), 7.5);
+        assert_eq!(row.overhead_ms, Some(4.25));
+        assert_eq!(
+            (row.prepare_ms, row.bind_ms, row.d1_ms),
+            (Some(1.25), Some(0.5), Some(0.5))
+        );
+        let mut silent = result();
+        (silent.prepare_ms, silent.d1_ms) = (None, None);
+        let row = ResultRow::measured("e", TargetKind::Local, 0, 0, &probe(), &silent, 7.5);
+        assert_eq!((row.overhead_ms, row.d1_ms), (Some(5.5), None));
+        // The sqlite target's outside clock is its preparation and writes, summed: nothing
+        // else, exactly (0.1 + 0.2 is not 0.3 in floating point, so the order matters).
+        let mut sqlite = result();
+        (sqlite.prepare_ms, sqlite.inside_ms) = (Some(0.1), 0.2);
+        let row = ResultRow::measured("e", TargetKind::Sqlite, 0, 0, &probe(), &sqlite, 0.1 + 0.2);
+        assert_eq!(row.overhead_ms, Some(0.0));
+        let failed =
+            ResultRow::target_failure("e", TargetKind::Local, 0, 0, &probe(), 7.5, "HTTP 500");
+        assert_eq!(failed.overhead_ms, None);
+        assert_eq!(failed.d1_ms, None);
+        assert!(failed.target_failed);
+    }
+
+    #[test]
+    fn a_refused_setup_is_a_classified_refusal_not_a_target_failure() {
+        let row = ResultRow::refused_at_setup(
+            "e",
+            TargetKind::Local,
+            0,
+            0,
+            &probe(),
+            "D1_ERROR: too many columns on t_3: SQLITE_ERROR",
+        );
+        assert_eq!(row.outcome, Outcome::Refused);
+        assert_eq!(row.refusal, Some(RefusalKind::TooManyColumns));
+        assert!(!row.target_failed);
+    }
+
+    #[test]
+    fn a_results_csv_of_the_earlier_columns_still_reads() {
+        // The first rows of the example run's results.csv as committed before the newer columns.
+        let path =
+            crate::paths::project_root().join("xtask/tests/golden/results-before-new-columns.csv");
+        let rows = read::<ResultRow>(&path).unwrap();
+        assert_eq!(rows.len(), 7);
+        assert!(rows.iter().all(|r| !r.target_failed));
+        // Written before probes recorded when they started.
+        assert!(rows.iter().all(|r| r.started_ms.is_none()));
+        // Written before the Worker reported its preparation and binding: read as absent.
+        assert!(
+            rows.iter()
+                .all(|r| r.prepare_ms.is_none() && r.bind_ms.is_none())
+        );
+        assert!(rows.iter().all(|r| r.nul_share == 0.0));
+    }
+}
+
+/// A plausible result row for other modules' tests to adjust.
+#[cfg(test)]
+pub mod tests_support {
+    use super::*;
+
+    pub fn row() -> ResultRow {
+        ResultRow {
+            experiment: "column-sweep".into(),
+            target: TargetKind::Local,
+            strategy: Strategy::Bound,
+            columns: 8,
+            row_bytes: 1000,
+            rows: 100,
+            rows_per_statement: 12,
+            statements: 9,
+            d1_calls: 1,
+            repeat: 0,
+            outcome: Outcome::Ok,
+            refusal: None,
+            rows_expected: 100,
+            rows_present: 100,
+            inside_ms: 5.0,
+            outside_ms: 9.0,
+            d1_ms: Some(2.0),
+            error: String::new(),
+            probe_id: 1,
+            series: 0,
+            seed: 1,
+            statements_sent: 9,
+            max_statement_bytes: 200,
+            reconciled: true,
+            reconcile_note: String::new(),
+            label: String::new(),
+            escape_share: 0.0,
+            non_ascii_share: 0.0,
+            indexes: 0,
+            overhead_ms: Some(4.0),
+            checksum_expected: "100:1:2:3:4:5:6:0".into(),
+            checksum_present: "100:1:2:3:4:5:6:0".into(),
+            checksum_equal: true,
+            target_failed: false,
+            started_ms: Some(12.5),
+            calls_ms: Some(8.5),
+            prepare_ms: None,
+            bind_ms: None,
+            nul_share: 0.0,
+        }
+    }
+}
