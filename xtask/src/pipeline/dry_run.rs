@@ -125,10 +125,12 @@ fn cloudflare_lines(out: &mut String, cost: &Cost, plan: flags::Plan) {
     }
     writeln!(
         out,
-        "  most D1 queries in one invocation: {} ({} allows {})",
+        "  most D1 queries in one invocation: {} ({} allows {} by D1's limits page, {} by the \
+         Workers changelog of 2026-02-11)",
         thousands(cost.max_queries_per_invocation),
         plan.name(),
-        cost::queries_per_invocation(plan)
+        thousands(cost::queries_per_invocation(plan)),
+        thousands(cost::subrequests_per_invocation(plan))
     )
     .unwrap();
     for warning in cost.warnings(plan) {

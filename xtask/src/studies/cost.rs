@@ -16,6 +16,17 @@ pub fn queries_per_invocation(plan: Plan) -> usize {
     }
 }
 
+/// Calls one invocation may make to Cloudflare's services by the Workers changelog of
+/// 2026-02-11 (Paid: 10,000 subrequests by default, up to 10,000,000 with `limits.subrequests`;
+/// Free: 1,000), where D1's limits page says [`queries_per_invocation`]; the query-budget ladders
+/// climb past both to see which D1 follows.
+pub fn subrequests_per_invocation(plan: Plan) -> usize {
+    match plan {
+        Plan::Free => 1_000,
+        Plan::Paid => 10_000,
+    }
+}
+
 /// `1234567` as `1,234,567`.
 pub fn thousands(n: usize) -> String {
     let digits = n.to_string();

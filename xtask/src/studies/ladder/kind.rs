@@ -243,5 +243,10 @@ fn climb_lines(out: &mut String, climbs: &[Climb]) {
             compact(&held)
         )
         .unwrap();
+        let mut planned: Vec<String> = group.iter().map(|c| c.rungs.label()).collect();
+        planned.dedup();
+        for rungs in planned {
+            writeln!(out, "  {:width$}  rungs: {rungs}", "").unwrap();
+        }
     }
 }

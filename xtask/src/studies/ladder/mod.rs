@@ -225,6 +225,38 @@ impl Rungs {
         }
     }
 
+    /// The most bisection rungs a climb may take after its first refusal: a list takes none; a
+    /// growing climb halves the widest gap of its sequence (keeping the larger half, as
+    /// [`Climber`] may) until it is `resolution` wide.
+    pub fn most_bisections(&self) -> usize {
+        let Some(resolution) = self.resolution() else {
+            return 0;
+        };
+        let steps = |mut gap: usize| {
+            let mut n = 0;
+            while gap > resolution.max(1) {
+                gap -= gap / 2;
+                n += 1;
+            }
+            n
+        };
+        self.sequence()
+            .windows(2)
+            .map(|w| steps(w[1] - w[0]))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The planned climbing sequence, in thousands, and the bisection's resolution if any:
+    /// `1,000, 2,000, 4,000, then bisection to 1`.
+    pub fn label(&self) -> String {
+        let values: Vec<String> = self.sequence().into_iter().map(thousands).collect();
+        match self.resolution() {
+            None => values.join(", "),
+            Some(r) => format!("{}, then bisection to {}", values.join(", "), thousands(r)),
+        }
+    }
+
     /// The largest value the climb may try.
     pub fn max(&self) -> usize {
         self.sequence().last().copied().unwrap_or(0)
