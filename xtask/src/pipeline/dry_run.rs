@@ -71,6 +71,14 @@ fn describe(
             )
             .unwrap();
         }
+        if let Some(n) = plan.work.worker_subrequests() {
+            writeln!(
+                out,
+                "  the Worker's limits.subrequests: {} (set in its wrangler configuration)",
+                thousands(n as usize)
+            )
+            .unwrap();
+        }
     }
     out
 }

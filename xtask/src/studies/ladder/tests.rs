@@ -193,3 +193,19 @@ fn the_most_bisections_bound_every_climb() {
         "1,000, 2,000, 4,000, 8,000, 16,000, 32,000, 64,000, then bisection to 1"
     );
 }
+
+/// query-budget's subrequest series set the Worker's `limits.subrequests` (one run each); the
+/// default profile leaves it at the plan's default.
+#[test]
+fn the_subrequest_series_set_the_workers_limit() {
+    let dir = project_root().join("experiments");
+    let ladder = Ladder::load(&dir, "query-budget").unwrap();
+    for (profile, expected) in [
+        (None, None),
+        (Some("subrequests-1000"), Some(1000)),
+        (Some("subrequests-50000"), Some(50_000)),
+    ] {
+        let (_, p) = ladder.profile(profile).unwrap();
+        assert_eq!(p.subrequests(), expected, "{profile:?}");
+    }
+}
