@@ -123,9 +123,13 @@ impl LadderKind {
             text,
         };
         match self {
+            // Two documents disagree: D1's limits page, and the Workers changelog of 2026-02-11
+            // (subrequests, which D1 calls may or may not count as). The value compared with is
+            // D1's own page's.
             LadderKind::QueryBudget => exact(
                 limits::QUERIES_PER_INVOCATION_PAID,
-                "1,000 (Paid) / 50 (Free)",
+                "1,000 (Paid) / 50 (Free) by D1's limits page; 10,000 (Paid, up to 10,000,000 \
+                 with `limits.subrequests`) / 1,000 (Free) by the Workers changelog of 2026-02-11",
             ),
             LadderKind::BatchAccounting => Documented {
                 value: None,

@@ -26,5 +26,5 @@ pub use probe::{
     CallShape, Corruption, Outcome, ProbeError, ProbeRequest, ProbeResult, ServedBy, SetupResult,
     Strategy, VerifyResult,
 };
-pub use refusal::RefusalKind;
+pub use refusal::{D1Advice, RefusalKind};
 pub use sql::{Plan, Statement};

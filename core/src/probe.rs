@@ -354,7 +354,7 @@ pub enum Outcome {
     /// Every statement succeeded.
     Ok,
     /// D1 or the Workers runtime refused a statement for a known reason (see `refusal`): a
-    /// limit, or a transient refusal such as D1's overload ([`RefusalKind::is_transient`]).
+    /// limit, or a transient refusal such as D1's overload ([`RefusalKind::d1_advice`]).
     Refused,
     /// Anything else went wrong; `error` has the text.
     Error,

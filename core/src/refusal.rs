@@ -8,6 +8,13 @@
 //! Three clocks can stop a call, and each has its own kind, so a report never blames one for the
 //! other: D1's (a query ran too long: [`RefusalKind::QueryTimeout`]), the Worker's CPU budget
 //! ([`RefusalKind::CpuTimeLimit`]), and D1's request queue ([`RefusalKind::Overloaded`]).
+//!
+//! Each kind carries what D1's documentation says to do about it ([`D1Advice`]): the "Debug D1"
+//! page (developers.cloudflare.com/d1/observability/debug-d1/, "List of D1_ERRORs") says to retry
+//! a reset, a lost connection or an unreachable node, and not to retry (make the query smaller,
+//! try later, shard) a storage time-out, an overloaded queue, or the isolate's memory and CPU
+//! limits; D1's limits and pricing pages add the Free plan's daily row caps. A client retries what
+//! D1 says to retry ([`RefusalKind::is_retryable`]); anything more is its own choice.
 
 use std::fmt;
 
@@ -45,6 +52,24 @@ pub enum RefusalKind {
     /// SQLite could not take the database's write lock (`SQLITE_BUSY`, `database is locked`,
     /// `SQLITE_LOCKED`): another writer held it. Transient: the same write may pass later.
     Busy,
+    /// D1's isolate went over its memory limit and was reset: a query loaded too much. D1 says
+    /// to return a smaller result set, not to retry it as is.
+    MemoryLimit,
+    /// D1 was reset because Cloudflare updated its code (or the Durable Object's). D1 says retry.
+    CodeUpdated,
+    /// An internal error in D1's storage, while starting up or after, reset the database's
+    /// object. D1 says retry.
+    StorageReset,
+    /// The network connection to D1 was lost. D1 says retry.
+    NetworkLost,
+    /// D1 could not reach the node that holds the database, a transient issue. D1 says retry.
+    NodeUnreachable,
+    /// The connection was closed before D1 had read the whole request. D1 says the application
+    /// retries.
+    ClientDisconnected,
+    /// The Free plan's daily rows read or rows written are used up (documented: 5,000,000 read,
+    /// 100,000 written; reset at 00:00 UTC). Not until the next day.
+    DailyQuota,
     /// A text no rule knows.
     Other,
 }
@@ -83,13 +108,34 @@ const RULES: &[(&str, RefusalKind)] = &[
     ("exceeded maximum duration", RefusalKind::QueryTimeout),
     ("exceeded timeout", RefusalKind::QueryTimeout),
     ("query timed out", RefusalKind::QueryTimeout),
+    ("exceeded its memory limit", RefusalKind::MemoryLimit),
+    (
+        "reset because its code was updated",
+        RefusalKind::CodeUpdated,
+    ),
+    (
+        "internal error while starting up d1 db storage",
+        RefusalKind::StorageReset,
+    ),
+    ("internal error in d1 db storage", RefusalKind::StorageReset),
+    ("network connection lost", RefusalKind::NetworkLost),
+    (
+        "cannot resolve d1 db due to transient issue",
+        RefusalKind::NodeUnreachable,
+    ),
+    (
+        "can't read from request stream because client disconnected",
+        RefusalKind::ClientDisconnected,
+    ),
+    ("daily rows read limit", RefusalKind::DailyQuota),
+    ("daily rows written limit", RefusalKind::DailyQuota),
     ("exceeded cpu time limit", RefusalKind::CpuTimeLimit),
     ("exceeded its cpu time limit", RefusalKind::CpuTimeLimit),
     ("sqlite_toobig", RefusalKind::StringOrBlobTooBig),
 ];
 
 impl RefusalKind {
-    pub const ALL: [RefusalKind; 12] = [
+    pub const ALL: [RefusalKind; 19] = [
         RefusalKind::TooManyVariables,
         RefusalKind::StatementTooLong,
         RefusalKind::TooManyColumns,
@@ -101,6 +147,13 @@ impl RefusalKind {
         RefusalKind::CpuTimeLimit,
         RefusalKind::Overloaded,
         RefusalKind::Busy,
+        RefusalKind::MemoryLimit,
+        RefusalKind::CodeUpdated,
+        RefusalKind::StorageReset,
+        RefusalKind::NetworkLost,
+        RefusalKind::NodeUnreachable,
+        RefusalKind::ClientDisconnected,
+        RefusalKind::DailyQuota,
         RefusalKind::Other,
     ];
 
@@ -126,19 +179,73 @@ impl RefusalKind {
             RefusalKind::CpuTimeLimit => "cpu-time-limit",
             RefusalKind::Overloaded => "overloaded",
             RefusalKind::Busy => "busy",
+            RefusalKind::MemoryLimit => "memory-limit",
+            RefusalKind::CodeUpdated => "code-updated",
+            RefusalKind::StorageReset => "storage-reset",
+            RefusalKind::NetworkLost => "network-lost",
+            RefusalKind::NodeUnreachable => "node-unreachable",
+            RefusalKind::ClientDisconnected => "client-disconnected",
+            RefusalKind::DailyQuota => "daily-quota",
             RefusalKind::Other => "other",
         }
     }
 
-    /// Whether the same call may pass when sent again: D1's queue was full, or one of D1's clocks
-    /// ran out (its load, not only the query, can make that happen). A runner should retry such a
-    /// refusal before taking it as a limit. Every limit of the data, the query budget, the
-    /// Worker's CPU time and an unknown text say the same thing again.
-    pub fn is_transient(self) -> bool {
-        matches!(
-            self,
-            RefusalKind::Overloaded | RefusalKind::QueryTimeout | RefusalKind::Busy
-        )
+    /// What D1's documentation says to do about this kind.
+    pub fn d1_advice(self) -> D1Advice {
+        use RefusalKind::*;
+        match self {
+            CodeUpdated | StorageReset | NetworkLost | NodeUnreachable | ClientDisconnected => {
+                D1Advice::Retry
+            }
+            QueryTimeout | Overloaded | MemoryLimit | CpuTimeLimit | DailyQuota => {
+                D1Advice::DoNotRetry
+            }
+            TooManyVariables
+            | StatementTooLong
+            | TooManyColumns
+            | StringOrBlobTooBig
+            | QueryBudget
+            | TooManyFunctionArgs
+            | LikePatternTooComplex
+            | Busy
+            | Other => D1Advice::Silent,
+        }
+    }
+
+    /// Whether D1 says to send the same call again ([`D1Advice::Retry`]): what a client's retry
+    /// policy retries unless it opts in to more.
+    pub fn is_retryable(self) -> bool {
+        self.d1_advice() == D1Advice::Retry
+    }
+}
+
+/// What D1's documentation says to do when a call is refused so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum D1Advice {
+    /// "Retry the operation" (D1's "Debug D1" page).
+    Retry,
+    /// Not as is: query less, return less, try later or shard (the "Debug D1" page), or wait for
+    /// the daily quota to reset (the limits page).
+    DoNotRetry,
+    /// D1 gives no retry advice: a limit of the data or the invocation (its limits page), a held
+    /// SQLite lock, or a text no rule knows.
+    Silent,
+}
+
+impl D1Advice {
+    pub fn name(self) -> &'static str {
+        match self {
+            D1Advice::Retry => "retry",
+            D1Advice::DoNotRetry => "do-not-retry",
+            D1Advice::Silent => "silent",
+        }
+    }
+}
+
+impl fmt::Display for D1Advice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -305,29 +412,32 @@ mod tests {
         // cloudflare.com/support/troubleshooting/http-status-codes/cloudflare-1xxx-errors/
         // error-1102/), so it names neither clock for certain.
         ("Worker exceeded resource limits", Other),
-        // The rest of the "Debug D1" list (most say "Retry the operation" there): neither a limit
-        // a ladder climbs nor D1's queue or clocks; they stay `other`, text kept.
-        ("D1_ERROR: D1 DB reset because its code was updated.", Other),
+        // The rest of the "Debug D1" list, each its own kind: the five D1 says to retry, and the
+        // isolate's memory limit, which it says not to (every text is in `documented` below).
+        (
+            "D1_ERROR: D1 DB reset because its code was updated.",
+            CodeUpdated,
+        ),
         (
             "D1_ERROR: Internal error while starting up D1 DB storage caused object to be reset.",
-            Other,
+            StorageReset,
         ),
-        ("D1_ERROR: Network connection lost.", Other),
+        ("D1_ERROR: Network connection lost.", NetworkLost),
         (
             "D1_ERROR: Internal error in D1 DB storage caused object to be reset.",
-            Other,
+            StorageReset,
         ),
         (
             "D1_ERROR: Cannot resolve D1 DB due to transient issue on remote node.",
-            Other,
+            NodeUnreachable,
         ),
         (
             "D1_ERROR: Can't read from request stream because client disconnected.",
-            Other,
+            ClientDisconnected,
         ),
         (
             "D1_ERROR: D1 DB's isolate exceeded its memory limit and was reset.",
-            Other,
+            MemoryLimit,
         ),
         (
             "D1_EXEC_ERROR: Error in line 1: INSERTZ INTO my_table (name, employees) VALUES (): sql error: near \"INSERTZ\": syntax error in INSERTZ INTO my_table (name, employees) VALUES () at offset 0",
@@ -345,7 +455,68 @@ mod tests {
         // SQLITE_BUSY as D1 would wrap it, in the form of its other SQLite errors above; the
         // production write-up names SQLITE_BUSY but quotes no full text.
         ("D1_ERROR: database is locked: SQLITE_BUSY", Busy),
+        // The Free plan's daily caps (D1's limits and pricing pages: 5,000,000 rows read and
+        // 100,000 rows written a day, reset at 00:00 UTC) are documented without the text a call
+        // over them answers; these are the wordings the rules expect.
+        ("D1_ERROR: Exceeded daily rows read limit", DailyQuota),
+        ("D1_ERROR: Exceeded daily rows written limit", DailyQuota),
     ];
+
+    /// One test per text of D1's "Debug D1" page ("List of D1_ERRORs"), verbatim, bare and as
+    /// the binding wraps it (`D1_ERROR: `): its kind, and whether D1 says to retry it.
+    macro_rules! documented {
+        ($($test:ident: $text:literal => $kind:ident, $advice:ident;)*) => {
+            mod documented {
+                use super::super::{D1Advice, RefusalKind};
+                $(
+                    #[test]
+                    fn $test() {
+                        for text in [$text, concat!("D1_ERROR: ", $text)] {
+                            let kind = RefusalKind::classify(text);
+                            assert_eq!(kind, RefusalKind::$kind, "{text}");
+                            assert_eq!(kind.d1_advice(), D1Advice::$advice, "{text}");
+                        }
+                    }
+                )*
+                /// Every documented text, for the table in the notes.
+                pub const TEXTS: &[&str] = &[$($text),*];
+            }
+        };
+    }
+
+    documented! {
+        code_updated: "D1 DB reset because its code was updated." => CodeUpdated, Retry;
+        storage_start_up: "Internal error while starting up D1 DB storage caused object to be reset."
+            => StorageReset, Retry;
+        network_lost: "Network connection lost." => NetworkLost, Retry;
+        storage_internal: "Internal error in D1 DB storage caused object to be reset."
+            => StorageReset, Retry;
+        node_unreachable: "Cannot resolve D1 DB due to transient issue on remote node."
+            => NodeUnreachable, Retry;
+        client_disconnected: "Can't read from request stream because client disconnected."
+            => ClientDisconnected, Retry;
+        storage_timeout: "D1 DB storage operation exceeded timeout which caused object to be reset."
+            => QueryTimeout, DoNotRetry;
+        queued_too_long: "D1 DB is overloaded. Requests queued for too long." => Overloaded, DoNotRetry;
+        too_many_queued: "D1 DB is overloaded. Too many requests queued." => Overloaded, DoNotRetry;
+        isolate_memory: "D1 DB's isolate exceeded its memory limit and was reset."
+            => MemoryLimit, DoNotRetry;
+        isolate_cpu: "D1 DB exceeded its CPU time limit and was reset." => QueryTimeout, DoNotRetry;
+    }
+
+    #[test]
+    fn the_documented_texts_are_all_known_and_an_unknown_text_stays_other() {
+        for text in documented::TEXTS {
+            assert!(
+                known().any(|&(t, _)| t.ends_with(text)),
+                "{text} not in the tables"
+            );
+        }
+        // A text no rule knows is unclassified, and D1 says nothing about it.
+        let unknown = "D1_ERROR: something D1 has never said";
+        assert_eq!(RefusalKind::classify(unknown), Other);
+        assert_eq!(Other.d1_advice(), super::D1Advice::Silent);
+    }
 
     fn known() -> impl Iterator<Item = &'static (&'static str, RefusalKind)> {
         LOCAL
@@ -398,12 +569,31 @@ mod tests {
     }
 
     #[test]
-    fn only_d1s_queue_d1s_clocks_and_a_held_write_lock_are_transient() {
-        let transient: Vec<RefusalKind> = RefusalKind::ALL
+    fn only_what_d1_says_to_retry_is_retryable() {
+        let retryable: Vec<RefusalKind> = RefusalKind::ALL
             .into_iter()
-            .filter(|k| k.is_transient())
+            .filter(|k| k.is_retryable())
             .collect();
-        assert_eq!(transient, [QueryTimeout, Overloaded, Busy]);
+        assert_eq!(
+            retryable,
+            [
+                CodeUpdated,
+                StorageReset,
+                NetworkLost,
+                NodeUnreachable,
+                ClientDisconnected
+            ]
+        );
+        // D1's queue and clocks say try later or query less: not retryable without opting in.
+        for kind in [
+            Overloaded,
+            QueryTimeout,
+            MemoryLimit,
+            CpuTimeLimit,
+            DailyQuota,
+        ] {
+            assert_eq!(kind.d1_advice(), super::D1Advice::DoNotRetry, "{kind}");
+        }
     }
 
     #[test]

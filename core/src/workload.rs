@@ -476,6 +476,14 @@ pub struct OpResult {
     /// D1's `meta.rows_read` and `meta.rows_written`, summed: what the user pays for.
     pub rows_read: Option<u64>,
     pub rows_written: Option<u64>,
+    /// D1's `meta.total_attempts`: how many times D1 itself ran the call (it retries read-only
+    /// queries up to twice), the most over a batch's statements; `None` where D1 does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub d1_attempts: Option<u32>,
+    /// D1's `meta.timings.sql_duration_ms`, summed: the time SQLite spent on the statements;
+    /// `None` where D1 does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql_duration_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served_by: Option<ServedBy>,
     /// What a cached read found in KV.

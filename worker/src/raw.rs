@@ -1,6 +1,6 @@
 //! D1 calls through the JS binding itself, for workload operations: the worker crate's
 //! `D1ResultMeta` drops `meta.served_by_region` / `served_by_colo` / `served_by_primary` (where
-//! D1 ran a statement), so `all`, `run` and `batch` are made here on the statements the crate
+//! D1 ran a statement), `total_attempts` and `timings`, so `all`, `run` and `batch` are made here on the statements the crate
 //! prepared and bound, and their answers read from the JS objects; reads in a D1 session (`withSession`) run on a
 //! statement prepared on the session. Failures read as the crate's own calls word them.
 
@@ -17,6 +17,10 @@ pub struct Answered {
     pub d1_ms: Option<f64>,
     pub rows_read: Option<u64>,
     pub rows_written: Option<u64>,
+    /// `meta.total_attempts`: how many times D1 ran the statement (its own retries included).
+    pub d1_attempts: Option<u32>,
+    /// `meta.timings.sql_duration_ms`: SQLite's time on the statement.
+    pub sql_duration_ms: Option<f64>,
     pub served_by: Option<ServedBy>,
 }
 
@@ -70,12 +74,18 @@ fn answered(result: JsValue) -> Result<Answered, String> {
         get("served_by_colo").and_then(|v| v.as_string()),
         get("served_by_primary").and_then(|v| v.as_bool()),
     );
+    let sql_duration_ms = get("timings")
+        .filter(|t| t.is_object())
+        .and_then(|t| js_sys::Reflect::get(&t, &JsValue::from_str("sql_duration_ms")).ok())
+        .and_then(|v| v.as_f64());
     Ok(Answered {
         rows,
         changes: number("changes").map_or(0, |n| n as usize),
         d1_ms: number("duration"),
         rows_read: number("rows_read").map(|n| n as u64),
         rows_written: number("rows_written").map(|n| n as u64),
+        d1_attempts: number("total_attempts").map(|n| n as u32),
+        sql_duration_ms,
         served_by,
     })
 }

@@ -62,6 +62,8 @@ pub(crate) fn failed(text: String, inside_ms: f64, cache: Option<CacheLookup>) -
         d1_ms: None,
         rows_read: None,
         rows_written: None,
+        d1_attempts: None,
+        sql_duration_ms: None,
         served_by: None,
         cache,
         version: None,

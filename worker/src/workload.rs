@@ -137,6 +137,8 @@ pub async fn handle_op(mut req: Request, ctx: RouteContext<()>) -> Result<Respon
                 d1_ms: answers.iter().map(|a| a.d1_ms).sum(),
                 rows_read: sum(|a| a.rows_read),
                 rows_written: sum(|a| a.rows_written),
+                d1_attempts: answers.iter().filter_map(|a| a.d1_attempts).max(),
+                sql_duration_ms: answers.iter().map(|a| a.sql_duration_ms).sum(),
                 served_by: raw::served_by(&answers),
                 cache: None,
                 version: None,

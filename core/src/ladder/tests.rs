@@ -236,8 +236,14 @@ fn a_tally_acknowledges_only_completed_calls() {
     assert_eq!(result.rows_acknowledged, 5);
     assert_eq!(result.outcome, Outcome::Refused);
     assert_eq!(result.refusal, Some(RefusalKind::QueryBudget));
-    let (outcome, kind) = classify(Some("Network connection lost."));
+    let (outcome, kind) = classify(Some("D1_ERROR: no such table: t_9: SQLITE_ERROR"));
     assert_eq!((outcome, kind), (Outcome::Error, Some(RefusalKind::Other)));
+    // A lost connection is one of D1's documented refusals (D1 says retry), no longer an error.
+    let (outcome, kind) = classify(Some("Network connection lost."));
+    assert_eq!(
+        (outcome, kind),
+        (Outcome::Refused, Some(RefusalKind::NetworkLost))
+    );
 }
 
 #[test]

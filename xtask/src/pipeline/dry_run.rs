@@ -73,6 +73,14 @@ fn describe(
             )
             .unwrap();
         }
+        if let Some(n) = plan.work.worker_subrequests() {
+            writeln!(
+                out,
+                "  the Worker's limits.subrequests: {} (set in its wrangler configuration)",
+                thousands(n as usize)
+            )
+            .unwrap();
+        }
     }
     out
 }
@@ -127,10 +135,12 @@ fn cloudflare_lines(out: &mut String, cost: &Cost, plan: crate::base::Plan) {
     }
     writeln!(
         out,
-        "  most D1 queries in one invocation: {} ({} allows {})",
+        "  most D1 queries in one invocation: {} ({} allows {} by D1's limits page, {} by the \
+         Workers changelog of 2026-02-11)",
         thousands(cost.max_queries_per_invocation),
         plan.name(),
-        cost::queries_per_invocation(plan)
+        thousands(cost::queries_per_invocation(plan)),
+        thousands(cost::subrequests_per_invocation(plan))
     )
     .unwrap();
     for warning in cost.warnings(plan) {

@@ -55,7 +55,10 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     }
     let plan = plan(flags, paths)?;
     // Remote flags and credentials are checked before anything is installed or built.
-    let remote = remote_options(flags)?.map(|o| o.replicated_if(plan.work.reads_in_sessions()));
+    let remote = remote_options(flags)?.map(|o| {
+        o.replicated_if(plan.work.reads_in_sessions())
+            .with_subrequests(plan.work.worker_subrequests())
+    });
     let tools = tools(flags.target, sh, paths)?;
 
     let out = flags

@@ -39,8 +39,10 @@ pub fn resume(given: &flags::Run, dir: &Path, sh: &Shell, paths: &Paths) -> Resu
     check_code(&record.git, &run_record::git(sh), &toml)?;
     let targets = plan.targets(flags.target);
     plan.work.resume(&run_dir, &plan.profile, &targets)?;
-    let remote =
-        super::remote_options(&flags)?.map(|o| o.replicated_if(plan.work.reads_in_sessions()));
+    let remote = super::remote_options(&flags)?.map(|o| {
+        o.replicated_if(plan.work.reads_in_sessions())
+            .with_subrequests(plan.work.worker_subrequests())
+    });
     let tools = super::tools(flags.target, sh, paths)?;
 
     let resumption = resumption(&record, &plan, flags.target);

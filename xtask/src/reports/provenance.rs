@@ -234,6 +234,7 @@ memory_gib = 1.0
             served_by_region: Vec::new(),
             served_by_colo: Vec::new(),
             read_replication: None,
+            subrequests: None,
             teardown: "deleted".into(),
         }
     }

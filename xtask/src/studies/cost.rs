@@ -17,6 +17,17 @@ pub fn queries_per_invocation(plan: Plan) -> usize {
     }
 }
 
+/// Calls one invocation may make to Cloudflare's services by the Workers changelog of
+/// 2026-02-11 (Paid: 10,000 subrequests by default, up to 10,000,000 with `limits.subrequests`;
+/// Free: 1,000), where D1's limits page says [`queries_per_invocation`]; the query-budget ladders
+/// climb past both to see which D1 follows.
+pub fn subrequests_per_invocation(plan: Plan) -> usize {
+    match plan {
+        Plan::Free => 1_000,
+        Plan::Paid => 10_000,
+    }
+}
+
 /// Workers Free: requests a day (Workers pricing).
 pub const FREE_REQUESTS_PER_DAY: usize = 100_000;
 /// D1 on Workers Free: rows read a day (D1 pricing).

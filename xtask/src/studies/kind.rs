@@ -125,6 +125,11 @@ pub trait PlannedStudy: Any {
     fn reads_in_sessions(&self) -> bool {
         false
     }
+    /// The Worker's `limits.subrequests` a remote run deploys it with, when the plan sets it
+    /// (a query-budget profile, to see whether it moves D1's budget).
+    fn worker_subrequests(&self) -> Option<u32> {
+        None
+    }
     /// Writes into run.toml's `[run]` what this kind records of its plan (axes, order seed,
     /// precision).
     fn record_in(&self, run: &mut RunInfo) {

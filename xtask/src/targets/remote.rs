@@ -47,6 +47,9 @@ pub struct Options {
     /// Turn on D1 read replication for the run's database: the plan reads in D1 sessions, the
     /// only reads a replica may serve.
     pub read_replication: bool,
+    /// The Worker's `limits.subrequests` (the plan's default when `None`): the plan sets it to
+    /// see whether it moves D1's query budget.
+    pub subrequests: Option<u32>,
 }
 
 /// What a run asked of a remote target (`run`'s `--location`, `--plan`, `--keep` and `--tag`),
@@ -76,6 +79,7 @@ impl Options {
                     plan: asked.plan.unwrap_or(Plan::Free),
                     keep: asked.keep,
                     read_replication: false,
+                    subrequests: None,
                 }))
             }
             other => {
@@ -109,6 +113,14 @@ impl Options {
             ..self
         }
     }
+
+    /// The options, with the Worker's `limits.subrequests` the plan sets (if any).
+    pub fn with_subrequests(self, subrequests: Option<u32>) -> Self {
+        Options {
+            subrequests,
+            ..self
+        }
+    }
 }
 
 impl RemoteRecord {
@@ -123,6 +135,7 @@ impl RemoteRecord {
             served_by_region: Vec::new(),
             served_by_colo: Vec::new(),
             read_replication: None,
+            subrequests: options.subrequests,
             teardown: "pending".into(),
         }
     }
@@ -153,6 +166,10 @@ pub struct RemoteRecord {
     /// (`auto`); absent when the plan has no reads in D1 sessions and it was left off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_replication: Option<String>,
+    /// The Worker's `limits.subrequests` as the run's wrangler configuration set it; absent when
+    /// left at the plan's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subrequests: Option<u32>,
     /// `pending`, `deleted`, `kept` (`--keep`), or why deleting failed.
     pub teardown: String,
 }
@@ -207,6 +224,7 @@ impl RemoteHost {
                 &paths.worker().join("wrangler.toml"),
             )?,
             keep: options.keep,
+            subrequests: options.subrequests,
         };
         let deployment = Deployment::create(wrangler, setup)?;
         let read_replication = if options.read_replication {

@@ -55,6 +55,8 @@ pub fn no_answer(error: String) -> OpResult {
         d1_ms: None,
         rows_read: None,
         rows_written: None,
+        d1_attempts: None,
+        sql_duration_ms: None,
         served_by: None,
         cache: None,
         version: None,

@@ -245,6 +245,7 @@ mod tests {
                 served_by_region: vec!["WEUR".into()],
                 served_by_colo: vec!["AMS".into()],
                 read_replication: Some("auto".into()),
+                subrequests: None,
                 teardown: "deleted".into(),
             }),
         );

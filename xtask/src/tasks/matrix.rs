@@ -1,8 +1,9 @@
 //! `cargo xtask matrix`: the experiments workflow's job matrix, built from `experiments/` (one
 //! job per experiment × target × location), with what each job costs on a Cloudflare account.
 //!
-//! Each job's cost comes from [`crate::studies::cost`]: sweeps and ladders (`limits` runs them
-//! all) alike.
+//! Each job's cost comes from [`crate::studies::cost`]: sweeps, ladders (`limits` runs them
+//! all) and workloads (the cache's KV operations included) alike. Every workload has a `free`
+//! profile, and those profiles together fit the Free plan's daily quotas.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -42,11 +43,13 @@ pub struct Job {
 /// The jobs `flags` asks for, from the experiment files in `dir`.
 pub fn jobs(dir: &Path, flags: &flags::Matrix) -> Result<Vec<Job>> {
     let names = if flags.experiments.iter().any(|e| e.trim() == "all") {
-        // Every sweep, and every ladder at once as `limits` (which writes the parity table).
+        // Every sweep, every ladder at once as `limits` (which writes the parity table), and
+        // every workload.
         let mut names = studies::names(dir, StudyKind::Sweep)?;
         if !studies::ladder::names(dir)?.is_empty() {
             names.push(studies::LIMITS.to_owned());
         }
+        names.extend(studies::names(dir, StudyKind::Workload)?);
         names
     } else {
         let mut names: Vec<String> = Vec::new();
@@ -526,10 +529,78 @@ rows = 5
     fn the_shipped_experiments_make_a_matrix() {
         let dir = crate::paths::project_root().join("experiments");
         let jobs = jobs(&dir, &matrix(&["--targets", "both", "--profile", "smoke"])).unwrap();
+        let workloads = studies::names(&dir, StudyKind::Workload).unwrap();
         assert_eq!(
             jobs.len(),
-            2 * (studies::names(&dir, StudyKind::Sweep).unwrap().len() + 1)
+            2 * (studies::names(&dir, StudyKind::Sweep).unwrap().len() + 1 + workloads.len())
         );
         assert!(jobs.iter().all(|j| j.cost.probes > 0));
+        // `all` is every workload too, each priced, the cache's KV operations included.
+        for name in ["read-path", "write-contention", "workload-mix", "cache"] {
+            assert!(workloads.iter().any(|w| w == name), "{workloads:?}");
+            let job = jobs
+                .iter()
+                .find(|j| j.experiment == name && j.target == TargetKind::Remote)
+                .unwrap_or_else(|| panic!("no remote {name} job"));
+            assert!(
+                job.cost.worker_requests > 0 && job.cost.rows_written > 0,
+                "{job:?}"
+            );
+            assert_eq!(job.cost.kv_reads > 0, name == "cache", "{job:?}");
+        }
+    }
+
+    /// Every workload's `free` profile, all of them run on one day, fits the Free plan's daily
+    /// quotas (Worker requests, D1 rows read and written, KV reads and writes); each is larger
+    /// than its smoke profile, and the full profiles together do not fit.
+    #[test]
+    fn the_workloads_free_profiles_together_fit_the_free_plans_day() {
+        let dir = crate::paths::project_root().join("experiments");
+        let workloads = studies::names(&dir, StudyKind::Workload).unwrap().join(",");
+        let priced = |profile: &str| {
+            jobs(
+                &dir,
+                &matrix(&[
+                    "--experiments",
+                    &workloads,
+                    "--targets",
+                    "remote",
+                    "--profile",
+                    profile,
+                ]),
+            )
+            .unwrap()
+        };
+        let (free, smoke) = (priced("free"), priced("smoke"));
+        let sum = |jobs: &[Job], f: fn(&Cost) -> usize| jobs.iter().map(|j| f(&j.cost)).sum();
+        let total = |jobs: &[Job]| Cost {
+            worker_requests: sum(jobs, |c| c.worker_requests),
+            rows_written: sum(jobs, |c| c.rows_written),
+            rows_read: sum(jobs, |c| c.rows_read),
+            kv_reads: sum(jobs, |c| c.kv_reads),
+            kv_writes: sum(jobs, |c| c.kv_writes),
+            ..Cost::default()
+        };
+        let together = total(&free);
+        assert!(
+            together.warnings(Plan::Free).is_empty(),
+            "{together:?}: {:?}",
+            together.warnings(Plan::Free)
+        );
+        assert!(together.worker_requests <= FREE_REQUESTS_PER_DAY);
+        assert!(together.rows_written <= FREE_ROWS_WRITTEN_PER_DAY);
+        assert!(together.rows_read <= FREE_ROWS_READ_PER_DAY);
+        assert!(together.kv_writes <= FREE_KV_WRITES_PER_DAY && together.kv_writes > 0);
+        for (f, s) in free.iter().zip(&smoke) {
+            assert!(
+                f.cost.probes > s.cost.probes,
+                "{} free vs smoke",
+                f.experiment
+            );
+        }
+        let full = total(&priced("full"));
+        assert!(!full.warnings(Plan::Free).is_empty(), "{full:?}");
+        // The weekly schedule's smoke profiles fit too.
+        assert!(total(&smoke).warnings(Plan::Free).is_empty());
     }
 }

@@ -107,7 +107,7 @@ fn a_remote_dry_run_prices_the_run_with_its_index_writes_against_the_quotas() {
          \x20 Worker requests                                      85  (Free: 100,000 a day)\n\
          \x20 D1 rows written (each index entry a row)          7,440  (Free: 100,000 a day)\n\
          \x20 D1 rows read                                     34,816  (Free: 5,000,000 a day)\n\
-         \x20 most D1 queries in one invocation: 60 (free allows 50)\n\
+         \x20 most D1 queries in one invocation: 60 (free allows 50 by D1's limits page, 1,000 by the Workers changelog of 2026-02-11)\n\
          warning: 4 probe(s) make more than the free plan's 50 D1 queries per invocation: \
          production refuses them (that refusal is what they measure)\n"
     );

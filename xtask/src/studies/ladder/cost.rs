@@ -1,5 +1,6 @@
 //! What ladder climbs may cost on Cloudflare, at most: every rung of their climbing sequences up
-//! to the cap, the confirmation rungs, and a bisection's rungs priced at the cap.
+//! to the cap, the confirmation rungs, and the most rungs a bisection may take
+//! ([`super::Rungs::most_bisections`]), each priced at the cap.
 
 use super::Climb;
 use crate::studies::cost::{Cost, Invocation};
@@ -10,7 +11,7 @@ pub fn of(climbs: &[Climb]) -> Cost {
     let mut id = 1;
     for climb in climbs {
         let values = climb.rungs.sequence();
-        let bisections = values.len().max(1).ilog2() as usize + climb.confirm;
+        let bisections = climb.rungs.most_bisections() + climb.confirm;
         let cap = values.last().copied();
         for value in values
             .into_iter()

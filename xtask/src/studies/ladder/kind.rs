@@ -96,6 +96,8 @@ impl Study for LadderSet {
         let mut climbs = Vec::new();
         let mut profiles: Vec<String> = Vec::new();
         let mut files = Vec::new();
+        // One deployment serves every ladder of the run: one `limits.subrequests` for all.
+        let mut subrequests: Option<(u32, &str)> = None;
         for l in &self.0 {
             let kind = l.file.ladder;
             if ask.target == TargetKind::Sqlite && !kind.runs_on_sqlite() {
@@ -107,6 +109,16 @@ impl Study for LadderSet {
                 );
             }
             let (profile, spec) = l.profile(ask.profile)?;
+            if let Some(n) = spec.subrequests() {
+                match subrequests {
+                    Some((m, other)) if m != n => bail!(
+                        "{} sets worker-subrequests = {n} and {other} {m}: one run deploys one \
+                         Worker; run them apart",
+                        l.name
+                    ),
+                    _ => subrequests = Some((n, &l.name)),
+                }
+            }
             climbs.extend(l.climbs(spec));
             if !profiles.iter().any(|p| p == profile) {
                 profiles.push(profile.to_owned());
@@ -123,6 +135,7 @@ impl Study for LadderSet {
             work: Box::new(LadderWork {
                 climbs,
                 done: ClimbsDone::default(),
+                subrequests: subrequests.map(|(n, _)| n),
             }),
             profile: profiles.join("/"),
             files,
@@ -136,11 +149,17 @@ impl Study for LadderSet {
 pub struct LadderWork {
     pub climbs: Vec<Climb>,
     pub done: ClimbsDone,
+    /// The Worker's `limits.subrequests` the profile sets, if any.
+    pub subrequests: Option<u32>,
 }
 
 impl PlannedStudy for LadderWork {
     fn kind(&self) -> &'static dyn Kind {
         &Ladders
+    }
+
+    fn worker_subrequests(&self) -> Option<u32> {
+        self.subrequests
     }
 
     fn cost(&self) -> Cost {
@@ -244,5 +263,10 @@ fn climb_lines(out: &mut String, climbs: &[Climb]) {
             compact(&held)
         )
         .unwrap();
+        let mut planned: Vec<String> = group.iter().map(|c| c.rungs.label()).collect();
+        planned.dedup();
+        for rungs in planned {
+            writeln!(out, "  {:width$}  rungs: {rungs}", "").unwrap();
+        }
     }
 }

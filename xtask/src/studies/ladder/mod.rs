@@ -43,6 +43,24 @@ pub struct LadderFile {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Profile {
     pub climb: NonEmpty<Spanned<ClimbSpec>>,
+    /// The Worker's `limits.subrequests` a remote run deploys it with (1 to 10,000,000; the
+    /// plan's default when unset): a query-budget profile sets it to see whether it moves D1's
+    /// budget.
+    #[serde(default)]
+    pub worker_subrequests: Option<Spanned<i64>>,
+}
+
+/// The most `limits.subrequests` a Worker may be configured with (the Workers changelog of
+/// 2026-02-11).
+pub const MAX_WORKER_SUBREQUESTS: i64 = 10_000_000;
+
+impl Profile {
+    /// The Worker's `limits.subrequests` this profile sets, validated at parse time.
+    pub fn subrequests(&self) -> Option<u32> {
+        self.worker_subrequests
+            .as_ref()
+            .map(|n| *n.get_ref() as u32)
+    }
 }
 
 /// One entry of a profile: how to climb, and what to hold fixed (one climb per held value).
@@ -227,6 +245,38 @@ impl Rungs {
         }
     }
 
+    /// The most bisection rungs a climb may take after its first refusal: a list takes none; a
+    /// growing climb halves the widest gap of its sequence (keeping the larger half, as
+    /// [`Climber`] may) until it is `resolution` wide.
+    pub fn most_bisections(&self) -> usize {
+        let Some(resolution) = self.resolution() else {
+            return 0;
+        };
+        let steps = |mut gap: usize| {
+            let mut n = 0;
+            while gap > resolution.max(1) {
+                gap -= gap / 2;
+                n += 1;
+            }
+            n
+        };
+        self.sequence()
+            .windows(2)
+            .map(|w| steps(w[1] - w[0]))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The planned climbing sequence, in thousands, and the bisection's resolution if any:
+    /// `1,000, 2,000, 4,000, then bisection to 1`.
+    pub fn label(&self) -> String {
+        let values: Vec<String> = self.sequence().into_iter().map(thousands).collect();
+        match self.resolution() {
+            None => values.join(", "),
+            Some(r) => format!("{}, then bisection to {}", values.join(", "), thousands(r)),
+        }
+    }
+
     /// The largest value the climb may try.
     pub fn max(&self) -> usize {
         self.sequence().last().copied().unwrap_or(0)
@@ -278,6 +328,16 @@ impl Ladder {
         };
         ladder.profiles().check_default()?;
         for profile in ladder.file.profile.values() {
+            if let Some(n) = &profile.worker_subrequests
+                && !(1..=MAX_WORKER_SUBREQUESTS).contains(n.get_ref())
+            {
+                let message = format!(
+                    "worker-subrequests is the Worker's limits.subrequests: 1 to {}, not {}",
+                    thousands(MAX_WORKER_SUBREQUESTS as usize),
+                    n.get_ref()
+                );
+                return Err(anyhow!(ladder.error_at(Some(n.span()), &message)));
+            }
             for spec in &profile.climb.0 {
                 if let Some(bytes) = &spec.get_ref().json_payload_bytes {
                     let message = json_payload_bytes_refused(ladder.file.ladder, *bytes.get_ref());

@@ -140,3 +140,72 @@ held = { columns = { from = 1, to = 100 } }
     assert_eq!(climbs.len(), 100);
     assert_eq!(climbs[99].held.columns, Some(100));
 }
+
+/// The query budget's two documents (D1's limits page: 1,000 Paid, 50 Free; the Workers
+/// changelog of 2026-02-11: 10,000 Paid, 1,000 Free): the default (Paid) profiles of
+/// query-budget and batch-accounting climb past 10,000, the `free` ones past 1,000, growing to the
+/// first refusal and then bisecting to the exact value, whichever document D1 follows.
+#[test]
+fn the_budget_ladders_climb_past_both_documents_on_each_plan() {
+    let dir = project_root().join("experiments");
+    for name in ["query-budget", "batch-accounting"] {
+        let ladder = Ladder::load(&dir, name).unwrap();
+        for (profile, past) in [(None, 10_000), (Some("free"), 1_000)] {
+            let (_, p) = ladder.profile(profile).unwrap();
+            let climbs = ladder.climbs(p);
+            let growing: Vec<&Climb> = climbs
+                .iter()
+                .filter(|c| matches!(c.rungs, Rungs::Grow { .. }))
+                .collect();
+            assert!(!growing.is_empty(), "{name} {profile:?}");
+            for climb in growing {
+                assert!(climb.rungs.max() > past, "{name} {profile:?}: {climb:?}");
+                // Whichever budget holds, the climb finds it exactly.
+                for limit in [past / 10, past] {
+                    let (sent, verdict) = self::climb(climb.rungs.clone(), climb.confirm, limit);
+                    assert_eq!(verdict.last_ok, Some(limit), "{name} {profile:?} {limit}");
+                    let bisected = sent.iter().filter(|(_, r)| *r == Role::Bisect).count();
+                    assert!(bisected <= climb.rungs.most_bisections(), "{sent:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_most_bisections_bound_every_climb() {
+    let rungs = Rungs::Grow {
+        start: 1000,
+        factor: 2.0,
+        max: 64_000,
+        resolution: 1,
+    };
+    // The widest gap, 32,000 to 64,000, halves to 1 in 15 steps.
+    assert_eq!(rungs.most_bisections(), 15);
+    assert_eq!(Rungs::List(vec![1, 2, 3]).most_bisections(), 0);
+    for limit in [1000, 1001, 9_999, 10_000, 33_333, 63_999] {
+        let (sent, _) = climb(rungs.clone(), 1, limit);
+        let bisected = sent.iter().filter(|(_, r)| *r == Role::Bisect).count();
+        assert!(bisected <= rungs.most_bisections(), "{limit}: {sent:?}");
+    }
+    assert_eq!(
+        rungs.label(),
+        "1,000, 2,000, 4,000, 8,000, 16,000, 32,000, 64,000, then bisection to 1"
+    );
+}
+
+/// query-budget's subrequest series set the Worker's `limits.subrequests` (one run each); the
+/// default profile leaves it at the plan's default.
+#[test]
+fn the_subrequest_series_set_the_workers_limit() {
+    let dir = project_root().join("experiments");
+    let ladder = Ladder::load(&dir, "query-budget").unwrap();
+    for (profile, expected) in [
+        (None, None),
+        (Some("subrequests-1000"), Some(1000)),
+        (Some("subrequests-50000"), Some(50_000)),
+    ] {
+        let (_, p) = ladder.profile(profile).unwrap();
+        assert_eq!(p.subrequests(), expected, "{profile:?}");
+    }
+}

@@ -1,10 +1,13 @@
 //! Retry policies a workload file declares (`[[retry]]`): none, a fixed delay, or exponential
-//! backoff with full jitter, each with a cap on attempts; their validation at `file:line:column`
-//! and the schedule of waits between attempts, drawn from a recorded seed so a run repeats.
+//! backoff with full jitter, each with a cap on attempts and the refusals it retries (what D1
+//! says to retry, and any it opts in to with `also-retry`); their validation at
+//! `file:line:column` and the schedule of waits between attempts, drawn from a recorded seed so a
+//! run repeats.
 
 use std::fmt;
 use std::ops::Range;
 
+use d1bench_core::RefusalKind;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
@@ -62,6 +65,61 @@ pub struct RetryDecl {
     /// Seed of the jitter (exponential).
     #[serde(default)]
     pub seed: Option<Spanned<u64>>,
+    /// Refusal kinds retried although D1 does not say to retry them (for example `busy`, or
+    /// `overloaded`, which D1 says to try later); what D1 says to retry is always retried.
+    #[serde(default)]
+    pub also_retry: Option<Spanned<Vec<RefusalKind>>>,
+}
+
+/// The refusal kinds a policy retries beyond what D1 says to retry: a set of [`RefusalKind`]s,
+/// written as their names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "Vec<RefusalKind>", into = "Vec<RefusalKind>")]
+pub struct AlsoRetried(u32);
+
+impl AlsoRetried {
+    pub const NOTHING: AlsoRetried = AlsoRetried(0);
+
+    fn bit(kind: RefusalKind) -> u32 {
+        let at = RefusalKind::ALL.iter().position(|&k| k == kind);
+        1 << at.expect("every kind is in ALL")
+    }
+
+    /// What every policy retried before D1's advice was recorded: SQLite's held lock, D1's
+    /// queue and D1's clocks. A policy recorded without `also_retry` followed this.
+    pub fn before_d1_advice() -> AlsoRetried {
+        [
+            RefusalKind::Busy,
+            RefusalKind::Overloaded,
+            RefusalKind::QueryTimeout,
+        ]
+        .into_iter()
+        .collect::<Vec<_>>()
+        .into()
+    }
+
+    pub fn contains(self, kind: RefusalKind) -> bool {
+        self.0 & Self::bit(kind) != 0
+    }
+
+    pub fn kinds(self) -> Vec<RefusalKind> {
+        RefusalKind::ALL
+            .into_iter()
+            .filter(|&k| self.contains(k))
+            .collect()
+    }
+}
+
+impl From<Vec<RefusalKind>> for AlsoRetried {
+    fn from(kinds: Vec<RefusalKind>) -> Self {
+        AlsoRetried(kinds.into_iter().map(Self::bit).fold(0, |a, b| a | b))
+    }
+}
+
+impl From<AlsoRetried> for Vec<RefusalKind> {
+    fn from(set: AlsoRetried) -> Self {
+        set.kinds()
+    }
 }
 
 /// A retry policy, validated: what a load point follows.
@@ -76,6 +134,10 @@ pub struct RetryPolicy {
     pub cap_ms: f64,
     /// Seed of the jitter.
     pub seed: u64,
+    /// Refusals retried beyond what D1 says to retry ([`RefusalKind::is_retryable`]); a policy
+    /// recorded before this field retried [`AlsoRetried::before_d1_advice`].
+    #[serde(default = "AlsoRetried::before_d1_advice")]
+    pub also_retry: AlsoRetried,
 }
 
 impl RetryPolicy {
@@ -85,7 +147,14 @@ impl RetryPolicy {
         delay_ms: 0.0,
         cap_ms: 0.0,
         seed: 1,
+        also_retry: AlsoRetried::NOTHING,
     };
+
+    /// Whether the policy sends a call refused as `kind` again: D1 says to, or the policy opted
+    /// in to it.
+    pub fn retries(&self, kind: RefusalKind) -> bool {
+        kind.is_retryable() || self.also_retry.contains(kind)
+    }
 
     /// How the reports name it: `none`, `fixed 50 ms ×4`, `exponential 10–400 ms ×6`.
     pub fn label(&self) -> String {
@@ -130,7 +199,7 @@ impl RetryDecl {
     /// The policy, or the message and the span of the value it is about.
     pub fn policy(&self, whole: Range<usize>) -> Result<RetryPolicy, (Range<usize>, String)> {
         let kind = self.policy;
-        let present: [(&str, Option<Range<usize>>); 4] = [
+        let present: [(&str, Option<Range<usize>>); 5] = [
             (
                 "max-attempts",
                 self.max_attempts.as_ref().map(Spanned::span),
@@ -138,11 +207,12 @@ impl RetryDecl {
             ("delay-ms", self.delay_ms.as_ref().map(Spanned::span)),
             ("cap-ms", self.cap_ms.as_ref().map(Spanned::span)),
             ("seed", self.seed.as_ref().map(Spanned::span)),
+            ("also-retry", self.also_retry.as_ref().map(Spanned::span)),
         ];
         let allowed: &[&str] = match kind {
             RetryKind::None => &[],
-            RetryKind::Fixed => &["max-attempts", "delay-ms"],
-            RetryKind::Exponential => &["max-attempts", "delay-ms", "cap-ms", "seed"],
+            RetryKind::Fixed => &["max-attempts", "delay-ms", "also-retry"],
+            RetryKind::Exponential => &["max-attempts", "delay-ms", "cap-ms", "seed", "also-retry"],
         };
         for (name, span) in &present {
             if let Some(span) = span
@@ -212,12 +282,29 @@ impl RetryDecl {
             }
             _ => delay_ms,
         };
+        let also_retry = match &self.also_retry {
+            None => AlsoRetried::NOTHING,
+            Some(kinds) => {
+                for &k in kinds.get_ref() {
+                    if k.is_retryable() || k == RefusalKind::Other {
+                        let why = if k == RefusalKind::Other {
+                            "an unknown text is an error, never retried".to_owned()
+                        } else {
+                            format!("D1 says to retry `{k}`, so every policy retries it")
+                        };
+                        return Err((kinds.span(), format!("also-retry lists `{k}`: {why}")));
+                    }
+                }
+                AlsoRetried::from(kinds.get_ref().clone())
+            }
+        };
         Ok(RetryPolicy {
             kind,
             max_attempts: n as u32,
             delay_ms,
             cap_ms,
             seed: self.seed.as_ref().map_or(1, |s| *s.get_ref()),
+            also_retry,
         })
     }
 }
@@ -233,7 +320,43 @@ mod tests {
             delay_ms: base,
             cap_ms: cap,
             seed: 7,
+            also_retry: AlsoRetried::NOTHING,
         }
+    }
+
+    #[test]
+    fn a_policy_retries_what_d1_says_and_what_it_opts_in_to() {
+        let plain = exponential(10.0, 100.0, 3);
+        assert!(plain.retries(RefusalKind::NetworkLost));
+        assert!(plain.retries(RefusalKind::CodeUpdated));
+        assert!(!plain.retries(RefusalKind::Busy));
+        assert!(!plain.retries(RefusalKind::Overloaded));
+        assert!(!plain.retries(RefusalKind::TooManyVariables));
+        let busy = RetryPolicy {
+            also_retry: vec![RefusalKind::Busy, RefusalKind::Overloaded].into(),
+            ..plain
+        };
+        assert!(busy.retries(RefusalKind::Busy) && busy.retries(RefusalKind::Overloaded));
+        assert!(!busy.retries(RefusalKind::QueryTimeout));
+        assert_eq!(
+            busy.also_retry.kinds(),
+            [RefusalKind::Overloaded, RefusalKind::Busy]
+        );
+    }
+
+    #[test]
+    fn a_policy_recorded_before_d1s_advice_retried_busy_overloaded_and_d1s_clocks() {
+        let old = "kind = \"fixed\"\nmax_attempts = 5\ndelay_ms = 20.0\ncap_ms = 20.0\nseed = 1\n";
+        let policy: RetryPolicy = toml::from_str(old).unwrap();
+        assert_eq!(policy.also_retry, AlsoRetried::before_d1_advice());
+        let new = toml::to_string(&RetryPolicy {
+            also_retry: vec![RefusalKind::Busy].into(),
+            ..policy
+        })
+        .unwrap();
+        assert!(new.contains("also_retry = [\"busy\"]"), "{new}");
+        let back: RetryPolicy = toml::from_str(&new).unwrap();
+        assert_eq!(back.also_retry.kinds(), [RefusalKind::Busy]);
     }
 
     #[test]
@@ -279,6 +402,7 @@ mod tests {
             delay_ms: 25.0,
             cap_ms: 25.0,
             seed: 1,
+            also_retry: AlsoRetried::NOTHING,
         };
         assert_eq!(fixed.wait_ms(1, &mut rng), Some(25.0));
         assert_eq!(fixed.wait_ms(2, &mut rng), None);

@@ -122,6 +122,15 @@ pub struct OpRow {
     /// did. Empty where D1 does not say, and in runs before this column.
     #[serde(default)]
     pub served_by_primary: Option<bool>,
+    /// D1's own attempts at the last attempt's call (`meta.total_attempts`: D1 retries read-only
+    /// queries up to twice), beside the client's `attempts`; empty where D1 does not say, and in
+    /// runs before this column.
+    #[serde(default)]
+    pub d1_attempts: Option<u32>,
+    /// D1's `meta.timings.sql_duration_ms`, summed over the call's statements: SQLite's own
+    /// time; empty where D1 does not say, and in runs before this column.
+    #[serde(default)]
+    pub sql_duration_ms: Option<f64>,
 }
 
 fn one() -> u32 {
@@ -301,6 +310,8 @@ pub mod tests_support {
             session: SessionMode::None,
             session_bookmark: None,
             served_by_primary: None,
+            d1_attempts: None,
+            sql_duration_ms: None,
         }
     }
 }
@@ -352,6 +363,27 @@ mod tests {
             (row.session, row.session_bookmark, row.served_by_primary),
             (SessionMode::None, None, None)
         );
+        assert_eq!((row.d1_attempts, row.sql_duration_ms), (None, None));
+    }
+
+    /// D1's own attempts and SQL time read back beside the client's attempts.
+    #[test]
+    fn d1s_attempts_and_sql_time_round_trip() {
+        let path = crate::paths::project_root()
+            .join("xtask/tests/golden/workload-results-before-sessions.csv");
+        let mut row: OpRow = crate::records::csv::read(&path).unwrap().remove(0);
+        row.attempts = 2;
+        row.d1_attempts = Some(3);
+        row.sql_duration_ms = Some(0.25);
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("results.csv");
+        let mut appender = crate::records::csv::Appender::<OpRow>::open(&out).unwrap();
+        appender.append(&row).unwrap();
+        drop(appender);
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(text.lines().nth(1).unwrap().ends_with(",3,0.25"), "{text}");
+        let back: Vec<OpRow> = crate::records::csv::read(&out).unwrap();
+        assert_eq!(back, vec![row]);
     }
 
     /// A row with a session reads back as written, its bookmark's presence included.
@@ -370,10 +402,9 @@ mod tests {
         drop(appender);
         let text = std::fs::read_to_string(&out).unwrap();
         assert!(
-            text.lines()
-                .next()
-                .unwrap()
-                .ends_with(",session,session_bookmark,served_by_primary")
+            text.lines().next().unwrap().ends_with(
+                ",session,session_bookmark,served_by_primary,d1_attempts,sql_duration_ms"
+            )
         );
         assert!(text.contains(",first-primary,true,false"), "{text}");
         let back: Vec<OpRow> = crate::records::csv::read(&out).unwrap();

@@ -107,6 +107,7 @@ fn setup(name: &str, keep: bool) -> Setup {
         entry: PathBuf::from("/project/worker/build/worker/shim.mjs"),
         compatibility_date: "2026-11-17".into(),
         keep,
+        subrequests: None,
     }
 }
 
@@ -201,7 +202,8 @@ fn a_run_makes_exactly_the_planned_commands_and_deletes_what_it_made() {
             &RunName::fixed(name),
             &ids(),
             Path::new("/project/worker/build/worker/shim.mjs"),
-            "2026-11-17"
+            "2026-11-17",
+            None
         )
     );
 }
@@ -213,6 +215,7 @@ fn the_generated_wrangler_config_matches_its_golden_file() {
         &ids(),
         Path::new("/project/worker/build/worker/shim.mjs"),
         "2026-11-17",
+        None,
     );
     let golden = project_root().join("xtask/tests/golden/remote-wrangler.toml");
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
@@ -228,6 +231,29 @@ fn the_generated_wrangler_config_matches_its_golden_file() {
         lifecycle::compatibility_date(&project_root().join("worker/wrangler.toml")).unwrap(),
         table["compatibility_date"].as_str().unwrap()
     );
+    assert!(
+        table.get("limits").is_none(),
+        "no limits unless the plan sets them"
+    );
+}
+
+/// A plan that sets the Worker's `limits.subrequests` gets it in the generated configuration,
+/// as wrangler reads it, and nothing else changes.
+#[test]
+fn a_planned_subrequest_limit_is_in_the_generated_wrangler_config() {
+    let config = |subrequests| {
+        lifecycle::wrangler_config(
+            &RunName::fixed("d1bench-run-20261129t235502z-ab12"),
+            &ids(),
+            Path::new("/project/worker/build/worker/shim.mjs"),
+            "2026-11-17",
+            subrequests,
+        )
+    };
+    let set = config(Some(50_000));
+    let table: toml::Table = set.parse().unwrap();
+    assert_eq!(table["limits"]["subrequests"].as_integer(), Some(50_000));
+    assert!(set.starts_with(&config(None)), "{set}");
 }
 
 #[test]
@@ -562,3 +588,32 @@ fn run_names_are_unique_prefixed_and_valid_worker_names() {
 }
 
 mod clean;
+
+/// run.toml's `[remote]` records the Worker's `limits.subrequests` when the plan set it, and
+/// reads a record written before the field as unset.
+#[test]
+fn run_toml_records_the_workers_subrequest_limit() {
+    let record = RemoteRecord {
+        name: "d1bench-run-x".into(),
+        location_hint: None,
+        created_in_region: None,
+        plan: "paid".into(),
+        queries_per_invocation: 1000,
+        served_by_region: Vec::new(),
+        served_by_colo: Vec::new(),
+        read_replication: None,
+        subrequests: Some(50_000),
+        teardown: "deleted".into(),
+    };
+    let text = toml::to_string(&record).unwrap();
+    assert!(text.contains("subrequests = 50000"), "{text}");
+    let back: RemoteRecord = toml::from_str(&text).unwrap();
+    assert_eq!(back, record);
+    let unset = RemoteRecord {
+        subrequests: None,
+        ..record
+    };
+    let text = toml::to_string(&unset).unwrap();
+    assert!(!text.contains("subrequests"), "{text}");
+    assert_eq!(toml::from_str::<RemoteRecord>(&text).unwrap(), unset);
+}

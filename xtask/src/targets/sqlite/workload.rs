@@ -173,6 +173,8 @@ impl WorkloadClient for SqliteWorkload {
                     d1_ms: None,
                     rows_read: None,
                     rows_written: None,
+                    d1_attempts: None,
+                    sql_duration_ms: None,
                     served_by: None,
                     cache: None,
                     version: (op.op == Operation::Update).then_some(op.version),

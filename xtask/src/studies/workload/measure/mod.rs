@@ -500,6 +500,8 @@ fn op_row(
         session: job.session,
         session_bookmark: answer.session_bookmark,
         served_by_primary: served.primary,
+        d1_attempts: answer.d1_attempts,
+        sql_duration_ms: answer.sql_duration_ms,
     }
 }
 

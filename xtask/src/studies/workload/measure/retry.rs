@@ -1,7 +1,7 @@
 //! Retries in the load generator, as a client retries: each attempt a separate request to the
 //! target (a separate Worker invocation over HTTP), the waits between them from the point's
-//! [`RetryPolicy`], and only a transient refusal (busy, overloaded, a D1 time-out) or no answer
-//! at all sent again. The attempts' time runs inside the request's latency, which the load
+//! [`RetryPolicy`], and only a refusal the policy retries (what D1 says to retry, and what the
+//! policy opts in to with `also-retry`) or no answer at all sent again. The attempts' time runs inside the request's latency, which the load
 //! generator measures from when the request was due.
 
 use std::time::Duration;
@@ -27,12 +27,12 @@ pub struct Attempted {
     pub waited_ms: f64,
 }
 
-/// Whether an answer may pass if sent again: a transient refusal, or no answer at all (the
-/// write may or may not have landed, which the idempotent write makes safe to send again).
-pub fn retryable(answer: &Timed<OpResult>) -> bool {
+/// Whether `policy` sends an answer again: a refusal it retries, or no answer at all (the write
+/// may or may not have landed, which the idempotent write makes safe to send again).
+pub fn retryable(answer: &Timed<OpResult>, policy: &RetryPolicy) -> bool {
     match &answer.result {
         Err(_) => true,
-        Ok(r) => r.outcome == Outcome::Refused && r.refusal.is_some_and(RefusalKind::is_transient),
+        Ok(r) => r.outcome == Outcome::Refused && r.refusal.is_some_and(|k| policy.retries(k)),
     }
 }
 
@@ -49,7 +49,7 @@ pub fn attempt(
     let first_failed = last.result.is_err();
     let mut attempts = 1;
     let mut waited_ms = 0.0;
-    while retryable(&last) {
+    while retryable(&last, policy) {
         let Some(wait) = policy.wait_ms(attempts, &mut rng) else {
             break;
         };
@@ -106,6 +106,7 @@ mod tests {
         }
     }
 
+    /// A fixed 1 ms delay that also retries SQLite's held lock and D1's queue.
     fn fixed(attempts: u32) -> RetryPolicy {
         RetryPolicy {
             kind: RetryKind::Fixed,
@@ -113,6 +114,32 @@ mod tests {
             delay_ms: 1.0,
             cap_ms: 1.0,
             seed: 1,
+            also_retry: vec![RefusalKind::Busy, RefusalKind::Overloaded].into(),
+        }
+    }
+
+    #[test]
+    fn what_d1_says_to_retry_is_retried_and_what_it_says_not_to_is_not_unless_opted_in() {
+        let plain = RetryPolicy {
+            also_retry: Default::default(),
+            ..fixed(4)
+        };
+        let calls = Cell::new(0);
+        let lost = |_: &OpRequest| {
+            calls.set(calls.get() + 1);
+            answer((calls.get() < 2).then_some(RefusalKind::NetworkLost))
+        };
+        let done = attempt(&job(), &plain, fastrand::Rng::with_seed(1), &lost);
+        assert_eq!(done.attempts, 2);
+        assert_eq!(done.first_refusal, Some(RefusalKind::NetworkLost));
+        for kind in [
+            RefusalKind::Overloaded,
+            RefusalKind::Busy,
+            RefusalKind::MemoryLimit,
+        ] {
+            let refused = |_: &OpRequest| answer(Some(kind));
+            let done = attempt(&job(), &plain, fastrand::Rng::with_seed(1), &refused);
+            assert_eq!(done.attempts, 1, "{kind}");
         }
     }
 
@@ -203,6 +230,7 @@ mod tests {
             delay_ms: 15.0,
             cap_ms: 15.0,
             seed: 1,
+            also_retry: vec![RefusalKind::Busy].into(),
         };
         let retried = attempt(&job(), &policy, fastrand::Rng::with_seed(1), &|j| {
             client.op(j)
