@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::base::{DebugCorruption, Location, Plan, TargetKind};
+use crate::base::{AccountPlan, DebugCorruption, Location, TargetKind};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -90,7 +90,7 @@ pub struct Run {
     pub location: Option<Location>,
     /// Remote only: the account's Workers plan, recorded with the query budget it implies.
     #[arg(long, value_enum)]
-    pub plan: Option<Plan>,
+    pub plan: Option<AccountPlan>,
     /// Remote only: leave the Worker and the database on the account after the run.
     #[arg(long)]
     pub keep: bool,
@@ -178,7 +178,7 @@ pub struct Matrix {
     pub profile: Option<String>,
     /// The account's plan, for the remote jobs and the cost check.
     #[arg(long, value_enum, default_value = "free")]
-    pub plan: Plan,
+    pub plan: AccountPlan,
     #[arg(long, value_enum, default_value = "json")]
     pub format: MatrixFormat,
 }
@@ -326,7 +326,7 @@ mod tests {
         };
         assert_eq!(run.target, TargetKind::Remote);
         assert_eq!(run.location, Some(Location::Apac));
-        assert_eq!(run.plan, Some(Plan::Paid));
+        assert_eq!(run.plan, Some(AccountPlan::Paid));
         assert!(run.keep);
     }
 

@@ -71,18 +71,18 @@ impl Location {
 
 /// The Workers plan of the Cloudflare account: it sets D1's query budget per invocation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Plan {
+pub enum AccountPlan {
     /// Workers Free: 50 D1 queries per invocation, 100,000 rows written a day.
     Free,
     /// Workers Paid: 1,000 D1 queries per invocation.
     Paid,
 }
 
-impl Plan {
+impl AccountPlan {
     pub fn name(self) -> &'static str {
         match self {
-            Plan::Free => "free",
-            Plan::Paid => "paid",
+            AccountPlan::Free => "free",
+            AccountPlan::Paid => "paid",
         }
     }
 }

@@ -159,7 +159,7 @@ mod tests {
 
     #[test]
     fn each_probe_of_a_sweep_records_the_time_inside_its_own_calls() {
-        let experiment = crate::studies::sweep::Experiment::parse(
+        let experiment = crate::studies::sweep::SweepStudy::parse(
             "t",
             std::path::Path::new("t.toml"),
             "description = \"d\"\nx-axis = \"columns\"\n[profile.full]\nrepeats = 2\n\
@@ -177,7 +177,7 @@ mod tests {
         let mut clocked = Clocked::new(Box::new(SqliteSession::open().unwrap()));
         crate::studies::sweep::measure::measure(&mut clocked, "t", &plan, &none, &run_dir, clock)
             .unwrap();
-        let rows: Vec<crate::studies::sweep::row::ResultRow> =
+        let rows: Vec<crate::studies::sweep::row::ProbeRow> =
             crate::records::csv::read(&run_dir.results_csv()).unwrap();
         assert_eq!(rows.len(), 4);
         let mut sum = 0.0;
@@ -203,7 +203,7 @@ mod tests {
             .collect();
         crate::studies::sweep::measure::measure(&mut bare, "t", &plan, &rest, &run_dir, clock)
             .unwrap();
-        let rows: Vec<crate::studies::sweep::row::ResultRow> =
+        let rows: Vec<crate::studies::sweep::row::ProbeRow> =
             crate::records::csv::read(&run_dir.results_csv()).unwrap();
         assert_eq!(rows[0].calls_ms, None);
     }

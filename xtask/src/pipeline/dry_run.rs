@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::Plan;
+use super::RunPlan;
 use crate::base::TargetKind;
 use crate::base::numbers::thousands;
 use crate::flags;
@@ -30,7 +30,7 @@ pub fn print(flags: &flags::Run, paths: &Paths) -> Result<()> {
         if let Some(tag) = &flags.tag {
             lifecycle::check_tag(tag)?;
         }
-        Some(flags.plan.unwrap_or(crate::base::Plan::Free))
+        Some(flags.plan.unwrap_or(crate::base::AccountPlan::Free))
     } else {
         // Refuses remote-only flags; reads nothing for other targets.
         super::remote_options(flags)?;
@@ -48,9 +48,9 @@ pub fn print(flags: &flags::Run, paths: &Paths) -> Result<()> {
 /// The dry run's text.
 fn describe(
     flags: &flags::Run,
-    plan: &Plan,
+    plan: &RunPlan,
     estimate: &str,
-    account: Option<crate::base::Plan>,
+    account: Option<crate::base::AccountPlan>,
 ) -> String {
     let mut out = format!(
         "dry run of `{}`, profile `{}`, on {}: nothing is installed, started or written\n",
@@ -86,11 +86,13 @@ fn describe(
 }
 
 /// What the run costs on Cloudflare against `plan`'s quotas, with the warnings a run would give.
-fn cloudflare_lines(out: &mut String, cost: &Cost, plan: crate::base::Plan) {
+fn cloudflare_lines(out: &mut String, cost: &Cost, plan: crate::base::AccountPlan) {
     // The quota of one resource on `plan`: a day's on Free, a month's included on Paid.
     let quota = |free_per_day: usize, paid_per_month: usize| match plan {
-        crate::base::Plan::Free => format!("Free: {} a day", thousands(free_per_day)),
-        crate::base::Plan::Paid => format!("Paid: {} a month included", thousands(paid_per_month)),
+        crate::base::AccountPlan::Free => format!("Free: {} a day", thousands(free_per_day)),
+        crate::base::AccountPlan::Paid => {
+            format!("Paid: {} a month included", thousands(paid_per_month))
+        }
     };
     writeln!(
         out,
@@ -154,7 +156,7 @@ fn cloudflare_lines(out: &mut String, cost: &Cost, plan: crate::base::Plan) {
 fn earlier_run(
     out: &Path,
     flags: &flags::Run,
-    plan: &Plan,
+    plan: &RunPlan,
     machine: &Machine,
 ) -> Option<(PathBuf, RunRecord, u64)> {
     let mut found: Option<(PathBuf, RunRecord, u64)> = None;
@@ -198,7 +200,7 @@ fn earlier_run(
 fn estimate(
     out: &Path,
     flags: &flags::Run,
-    plan: &Plan,
+    plan: &RunPlan,
     machine: &Machine,
     paths: &Paths,
 ) -> String {
@@ -252,7 +254,7 @@ fn share_of_points(
     dir: &Path,
     record: &RunRecord,
     flags: &flags::Run,
-    plan: &Plan,
+    plan: &RunPlan,
     paths: &Paths,
 ) -> Option<f64> {
     let toml = dir.join("run.toml");

@@ -29,9 +29,9 @@ use crate::base::{DebugCorruption, TargetKind};
 use crate::flags;
 use crate::paths::Paths;
 use crate::records::run_history::SessionTime;
-use crate::records::run_record::{self, RunInfo, Versions};
+use crate::records::run_record::{self, RunInfo, ToolVersions};
 use crate::records::{RunDir, RunRecord, RunStatus, Totals};
-pub use crate::studies::kind::Plan;
+pub use crate::studies::kind::RunPlan;
 use crate::studies::kind::{Ask, Measuring};
 use crate::studies::overrides::Overrides;
 use crate::targets::{self, Start, Target, remote};
@@ -135,7 +135,7 @@ pub struct Tools<'a> {
 /// records how the run ended, and writes every report.
 fn measure(
     flags: &flags::Run,
-    plan: &Plan,
+    plan: &RunPlan,
     run_dir: &RunDir,
     mut record: RunRecord,
     resuming: bool,
@@ -202,7 +202,7 @@ fn measure(
 
 /// The totals of a resumed run: every record in results.csv, and the warm-ups of this attempt
 /// (an attempt that did not end recorded no totals, so earlier warm-ups are not counted).
-fn whole_run_totals(plan: &Plan, run_dir: &RunDir, attempt: &Totals) -> Result<Totals> {
+fn whole_run_totals(plan: &RunPlan, run_dir: &RunDir, attempt: &Totals) -> Result<Totals> {
     let mut totals = plan.work.recorded_totals(run_dir)?;
     totals.warmups = attempt.warmups;
     totals.warmups_reconciled = attempt.warmups_reconciled;
@@ -223,7 +223,7 @@ fn remote_options(flags: &flags::Run) -> Result<Option<remote::Options>> {
 
 /// The study's plan for the profile, target and overrides asked for; every refusal of the input
 /// comes here, before anything starts.
-pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<Plan> {
+pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
     let study = studies::load(&paths.experiments(), flags.experiment())?;
     // The overrides given, checked: each in its range, `--only` well formed.
     let overrides = Overrides {
@@ -260,7 +260,7 @@ fn corruption(kind: DebugCorruption) -> Corruption {
 fn measure_on(
     target: TargetKind,
     start: &Start,
-    plan: &Plan,
+    plan: &RunPlan,
     run_dir: &RunDir,
     record: &mut RunRecord,
     clock: Instant,
@@ -350,9 +350,9 @@ pub fn create_run_dir(out: &Path, target: TargetKind) -> Result<RunDir> {
     unreachable!("some attempt number is free")
 }
 
-fn versions(sh: &Shell, paths: &Paths, target: TargetKind) -> Versions {
+fn versions(sh: &Shell, paths: &Paths, target: TargetKind) -> ToolVersions {
     let modules = paths.node_modules();
-    Versions {
+    ToolVersions {
         d1bench: env!("CARGO_PKG_VERSION").into(),
         worker: if target.runs_the_worker() {
             "not started"

@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use xshell::Shell;
 
-use super::{Plan, Tools};
+use super::{RunPlan, Tools};
 use crate::base::{Location, TargetKind};
 use crate::flags;
 use crate::paths::Paths;
@@ -115,7 +115,7 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
     };
     let plan = match remote.map(|r| r.plan.as_str()) {
         Some(plan) => Some(
-            crate::base::Plan::from_str(plan, false)
+            crate::base::AccountPlan::from_str(plan, false)
                 .map_err(|e| anyhow::anyhow!("{}: [remote] plan: {e}", toml.display()))?,
         ),
         None => None,
@@ -144,7 +144,7 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
 }
 
 /// Refuses a run whose study files are not those it ran, byte for byte.
-pub(super) fn check_files(record: &RunRecord, plan: &Plan, toml: &Path) -> Result<()> {
+pub(super) fn check_files(record: &RunRecord, plan: &RunPlan, toml: &Path) -> Result<()> {
     for file in &plan.files {
         let Some(then) = record.studies.iter().find(|s| s.name == file.name) else {
             bail!(
@@ -218,7 +218,7 @@ fn check_code(then: &GitInfo, now: &GitInfo, toml: &Path) -> Result<()> {
 }
 
 /// What run.toml says of this resumption: what was skipped and what is left, over every target.
-fn resumption(record: &RunRecord, plan: &Plan, target: TargetKind) -> Resumption {
+fn resumption(record: &RunRecord, plan: &RunPlan, target: TargetKind) -> Resumption {
     let Skipped {
         unit,
         skipped,

@@ -13,7 +13,7 @@ use crate::base::numbers::num;
 use crate::base::numbers::thousands;
 use crate::records::{RunDir, RunRecord, csv};
 use crate::studies::sweep::report::points::{SummaryRow, summary_rows};
-use crate::studies::sweep::row::ResultRow;
+use crate::studies::sweep::row::ProbeRow;
 
 /// One summary row's median with its interval and coverage: `0.35 (0.26–0.51, 93.75%)`.
 fn with_interval(row: &SummaryRow) -> String {
@@ -34,7 +34,7 @@ fn with_interval(row: &SummaryRow) -> String {
 pub fn section(dir: &Path, link: &str) -> Result<String> {
     let run_dir = RunDir::new(dir.to_owned());
     let record = RunRecord::read(&run_dir.run_toml())?;
-    let rows: Vec<ResultRow> = csv::read(&run_dir.results_csv())?;
+    let rows: Vec<ProbeRow> = csv::read(&run_dir.results_csv())?;
     let axis = record
         .run
         .x_axis

@@ -22,7 +22,7 @@ pub struct RunRecord {
     /// Every experiment or ladder file the run read.
     pub studies: Vec<StudyFile>,
     pub git: GitInfo,
-    pub versions: Versions,
+    pub versions: ToolVersions,
     pub machine: Machine,
     /// Absent until the run has measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -273,7 +273,7 @@ impl std::str::FromStr for Revision {
 serde_as_text!(Revision);
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Versions {
+pub struct ToolVersions {
     pub d1bench: String,
     /// What the Worker's `/health` reported.
     pub worker: String,

@@ -6,14 +6,14 @@
 use d1bench_core::limits::{QUERIES_PER_INVOCATION_FREE, QUERIES_PER_INVOCATION_PAID};
 use serde::Serialize;
 
-use crate::base::Plan;
+use crate::base::AccountPlan;
 use crate::base::numbers::thousands;
 
 /// D1 queries one Worker invocation may make on `plan`.
-pub fn queries_per_invocation(plan: Plan) -> usize {
+pub fn queries_per_invocation(plan: AccountPlan) -> usize {
     match plan {
-        Plan::Free => QUERIES_PER_INVOCATION_FREE,
-        Plan::Paid => QUERIES_PER_INVOCATION_PAID,
+        AccountPlan::Free => QUERIES_PER_INVOCATION_FREE,
+        AccountPlan::Paid => QUERIES_PER_INVOCATION_PAID,
     }
 }
 
@@ -21,10 +21,10 @@ pub fn queries_per_invocation(plan: Plan) -> usize {
 /// 2026-02-11 (Paid: 10,000 subrequests by default, up to 10,000,000 with `limits.subrequests`;
 /// Free: 1,000), where D1's limits page says [`queries_per_invocation`]; the query-budget ladders
 /// climb past both to see which D1 follows.
-pub fn subrequests_per_invocation(plan: Plan) -> usize {
+pub fn subrequests_per_invocation(plan: AccountPlan) -> usize {
     match plan {
-        Plan::Free => 1_000,
-        Plan::Paid => 10_000,
+        AccountPlan::Free => 1_000,
+        AccountPlan::Paid => 10_000,
     }
 }
 
@@ -96,19 +96,19 @@ impl Cost {
             rows_written: invocations.iter().map(|i| i.rows_written).sum(),
             rows_read: invocations.iter().map(|i| i.reads).sum(),
             max_queries_per_invocation: invocations.iter().map(|i| i.queries).max().unwrap_or(0),
-            probes_over_free_budget: over(queries_per_invocation(Plan::Free)),
-            probes_over_paid_budget: over(queries_per_invocation(Plan::Paid)),
+            probes_over_free_budget: over(queries_per_invocation(AccountPlan::Free)),
+            probes_over_paid_budget: over(queries_per_invocation(AccountPlan::Paid)),
             kv_reads: 0,
             kv_writes: 0,
         }
     }
 
     /// What a person should know before running this on an account with `plan`.
-    pub fn warnings(&self, plan: Plan) -> Vec<String> {
+    pub fn warnings(&self, plan: AccountPlan) -> Vec<String> {
         let mut warnings = Vec::new();
         let over = match plan {
-            Plan::Free => self.probes_over_free_budget,
-            Plan::Paid => self.probes_over_paid_budget,
+            AccountPlan::Free => self.probes_over_free_budget,
+            AccountPlan::Paid => self.probes_over_paid_budget,
         };
         if over > 0 {
             warnings.push(format!(
@@ -118,7 +118,7 @@ impl Cost {
                 queries_per_invocation(plan)
             ));
         }
-        if plan == Plan::Free {
+        if plan == AccountPlan::Free {
             for (what, used, quota) in [
                 ("rows written", self.rows_written, FREE_ROWS_WRITTEN_PER_DAY),
                 ("rows read", self.rows_read, FREE_ROWS_READ_PER_DAY),

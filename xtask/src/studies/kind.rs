@@ -47,7 +47,7 @@ pub trait Study {
     /// `cargo xtask matrix` prices a job.
     fn priced(&self, profile: Option<&str>) -> Result<(String, Cost)>;
     /// What a run asked for by `ask` does; every refusal of the input comes here.
-    fn plan(&self, ask: Ask) -> Result<Plan>;
+    fn plan(&self, ask: Ask) -> Result<RunPlan>;
 }
 
 /// What a run asks of a study: the command line, read into what the studies need.
@@ -65,7 +65,7 @@ pub struct Ask<'a> {
 }
 
 /// Everything a run will do, planned from its study and flags before anything starts.
-pub struct Plan {
+pub struct RunPlan {
     pub work: Box<dyn PlannedStudy>,
     /// The profile's name (for ladders, each ladder's, joined by `/` when they differ).
     pub profile: String,
@@ -76,7 +76,7 @@ pub struct Plan {
     pub baseline: Option<TargetKind>,
 }
 
-impl Plan {
+impl RunPlan {
     /// The run's targets in the order they are measured: `target`, then the baseline.
     pub fn targets(&self, target: TargetKind) -> Vec<TargetKind> {
         std::iter::once(target).chain(self.baseline).collect()

@@ -29,9 +29,9 @@ pub use ladder::LIMITS;
 /// Every kind of study, in the order they claim a study's name: a fourth kind is a folder of
 /// its own and one line here. The last takes every file the others do not claim.
 pub static KINDS: [&dyn Kind; 3] = [
-    &ladder::kind::Ladders,
-    &workload::kind::Workloads,
-    &sweep::kind::Sweeps,
+    &ladder::kind::LadderKind,
+    &workload::kind::WorkloadKind,
+    &sweep::kind::SweepKind,
 ];
 
 /// The kind a run recorded as its `kind`.

@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::sweep::schedule::SweepPlan;
-use super::sweep::{Axis, Experiment, List, PlannedProbe, Profile};
+use super::sweep::{Axis, List, PlannedProbe, Profile, SweepStudy};
 
 /// Most measured repeats `--repeats` may ask of every point.
 pub const MAX_REPEATS: usize = 1000;
@@ -114,7 +114,7 @@ impl Overrides {
     /// each, that `--only` selects; the probes are numbered in the order the plan kept runs
     /// them. A filter that keeps no probe is refused, saying which condition matches nothing and
     /// what values its key takes.
-    pub fn plan(&self, experiment: &Experiment, profile: &Profile) -> Result<SweepPlan> {
+    pub fn plan(&self, experiment: &SweepStudy, profile: &Profile) -> Result<SweepPlan> {
         let profile = self.apply(profile);
         let mut plan = experiment.plan(&profile);
         let Some(only) = &self.only else {
@@ -244,7 +244,7 @@ impl Key {
     /// The probe's value of this key as the experiment file writes it: a list value's own text
     /// (`0.50` stays `0.50`), the plain number for a list the file leaves out, the strategy's
     /// name, the series' label (empty without one).
-    fn value_of(self, experiment: &Experiment, profile: &Profile, probe: &PlannedProbe) -> String {
+    fn value_of(self, experiment: &SweepStudy, profile: &Profile, probe: &PlannedProbe) -> String {
         let request = &probe.request;
         let Key::Axis(axis) = self else {
             return match self {
@@ -291,7 +291,7 @@ struct Condition {
 }
 
 impl Condition {
-    fn meets(&self, experiment: &Experiment, profile: &Profile, probe: &PlannedProbe) -> bool {
+    fn meets(&self, experiment: &SweepStudy, profile: &Profile, probe: &PlannedProbe) -> bool {
         let value = self.key.value_of(experiment, profile, probe);
         self.values.contains(&value)
     }
@@ -363,8 +363,8 @@ escape-share = [1]
 non-ascii-share = [1]
 "#;
 
-    fn experiment() -> Experiment {
-        Experiment::parse("t", Path::new("t.toml"), SOURCE.into()).unwrap()
+    fn experiment() -> SweepStudy {
+        SweepStudy::parse("t", Path::new("t.toml"), SOURCE.into()).unwrap()
     }
 
     fn only(filter: &str) -> Overrides {

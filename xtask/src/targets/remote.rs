@@ -19,7 +19,7 @@ use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::http::{Health, WorkerClient};
-use crate::base::{Location, Plan, TargetKind};
+use crate::base::{AccountPlan, Location, TargetKind};
 use crate::paths::Paths;
 use crate::procs;
 use crate::studies::cost::queries_per_invocation;
@@ -42,7 +42,7 @@ pub struct Options {
     pub name: RunName,
     pub credentials: Credentials,
     pub location: Option<Location>,
-    pub plan: Plan,
+    pub plan: AccountPlan,
     pub keep: bool,
     /// Turn on D1 read replication for the run's database: the plan reads in D1 sessions, the
     /// only reads a replica may serve.
@@ -57,7 +57,7 @@ pub struct Options {
 #[derive(Debug, Clone, Default)]
 pub struct Asked<'a> {
     pub location: Option<Location>,
-    pub plan: Option<Plan>,
+    pub plan: Option<AccountPlan>,
     pub keep: bool,
     pub tag: Option<&'a str>,
 }
@@ -76,7 +76,7 @@ impl Options {
                     name: RunName::new(asked.tag)?,
                     credentials: Credentials::from_env()?,
                     location: asked.location,
-                    plan: asked.plan.unwrap_or(Plan::Free),
+                    plan: asked.plan.unwrap_or(AccountPlan::Free),
                     keep: asked.keep,
                     read_replication: false,
                     subrequests: None,

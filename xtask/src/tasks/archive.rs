@@ -19,7 +19,7 @@ use xshell::{Shell, cmd};
 
 use crate::flags;
 use crate::paths::Paths;
-use crate::records::run_record::{Commit, GitInfo, StudyFile, Versions};
+use crate::records::run_record::{Commit, GitInfo, StudyFile, ToolVersions};
 use crate::records::{RunDir, RunRecord};
 use crate::toolchain::hash_bytes;
 
@@ -239,7 +239,7 @@ fn versions(record: &RunRecord, id: &str, files: BTreeMap<String, String>) -> Re
         target: String,
         profile: &'a str,
         git: &'a GitInfo,
-        versions: &'a Versions,
+        versions: &'a ToolVersions,
         /// Each project file in the archive, and where it was taken from.
         files: BTreeMap<String, String>,
     }
@@ -317,10 +317,10 @@ mod tests {
                 sha256: hash_bytes(experiment),
                 ..crate::records::run_record::tests_support::study("column-sweep")
             }],
-            versions: Versions {
+            versions: ToolVersions {
                 wrangler: "4.164.0".into(),
                 sqlite: "3.50.2".into(),
-                ..Versions::default()
+                ..ToolVersions::default()
             },
             ..base
         };

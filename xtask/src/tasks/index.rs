@@ -194,7 +194,7 @@ mod tests {
     use crate::records::RunStatus;
     use crate::records::csv::Appender;
     use crate::records::run_record::RunInfo;
-    use crate::studies::sweep::row::ResultRow;
+    use crate::studies::sweep::row::ProbeRow;
     use crate::targets::remote::RemoteRecord;
 
     fn record(id: &str, target: TargetKind, remote: Option<RemoteRecord>) -> RunRecord {
@@ -229,7 +229,7 @@ mod tests {
         record("20261129T235502Z-local", TargetKind::Local, None)
             .write(&local.join("run.toml"))
             .unwrap();
-        let mut writer = Appender::<ResultRow>::open(&local.join("results.csv")).unwrap();
+        let mut writer = Appender::<ProbeRow>::open(&local.join("results.csv")).unwrap();
         writer
             .append(&crate::studies::sweep::row::tests_support::row())
             .unwrap();

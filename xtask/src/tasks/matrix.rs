@@ -12,7 +12,7 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 
 use crate::base::numbers::thousands;
-use crate::base::{Location, Plan, TargetKind};
+use crate::base::{AccountPlan, Location, TargetKind};
 use crate::flags::{self, MatrixFormat};
 use crate::paths::Paths;
 use crate::records::StudyKind;
@@ -131,7 +131,7 @@ pub fn to_json(jobs: &[Job]) -> String {
 }
 
 /// The jobs as a table, with the plan's quotas and what to look out for.
-pub fn to_table(jobs: &[Job], plan: Plan) -> String {
+pub fn to_table(jobs: &[Job], plan: AccountPlan) -> String {
     let width = jobs.iter().map(|j| j.name.len()).max().unwrap_or(0).max(3);
     let mut out = format!(
         "{:width$}  {:>7}  {:>9}  {:>13}  {:>13}  {:>19}  {:>9}  {:>9}\n",
@@ -192,7 +192,7 @@ pub fn to_table(jobs: &[Job], plan: Plan) -> String {
         }
     }
     match plan {
-        Plan::Free => writeln!(
+        AccountPlan::Free => writeln!(
             out,
             "Free plan: {} Worker requests, {} D1 rows read and {} D1 rows written a day; 50 D1 queries per invocation; {} KV reads and {} KV writes a day",
             thousands(FREE_REQUESTS_PER_DAY),
@@ -201,7 +201,7 @@ pub fn to_table(jobs: &[Job], plan: Plan) -> String {
             thousands(FREE_KV_READS_PER_DAY),
             thousands(FREE_KV_WRITES_PER_DAY)
         ),
-        Plan::Paid => writeln!(
+        AccountPlan::Paid => writeln!(
             out,
             "Paid plan: {} Worker requests, {} D1 rows read and {} D1 rows written included a month; 1,000 D1 queries per invocation; {} KV reads and {} KV writes included a month",
             thousands(PAID_REQUESTS_PER_MONTH),
@@ -379,15 +379,15 @@ rows = 5
         assert_eq!(cost.max_queries_per_invocation, 60);
         assert_eq!(cost.probes_over_free_budget, 2);
         assert_eq!(cost.probes_over_paid_budget, 0);
-        let warnings = cost.warnings(Plan::Free);
+        let warnings = cost.warnings(AccountPlan::Free);
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].starts_with("2 probe(s) make more than the free plan's 50"));
-        assert!(cost.warnings(Plan::Paid).is_empty());
+        assert!(cost.warnings(AccountPlan::Paid).is_empty());
         let big = Cost {
             rows_written: 1_200_000,
             ..cost
         };
-        assert!(big.warnings(Plan::Free).iter().any(|w| {
+        assert!(big.warnings(AccountPlan::Free).iter().any(|w| {
             w.starts_with("up to 1,200,000 rows written: more than the Free plan's 100,000 a day")
         }));
     }
@@ -457,7 +457,7 @@ rows = 5
     fn the_table_states_the_plan_quotas() {
         let dir = experiments();
         let jobs = jobs(dir.path(), &matrix(&["--targets", "remote"])).unwrap();
-        let table = to_table(&jobs, Plan::Free);
+        let table = to_table(&jobs, AccountPlan::Free);
         assert!(table.contains("wide-remote-weur"), "{table}");
         assert!(table.contains("100,000 D1 rows written a day"), "{table}");
         assert!(table.contains("warning: 2 probe(s)"), "{table}");
@@ -512,14 +512,14 @@ rows = 5
         let (smoke, full) = (cost("smoke"), cost("full"));
         assert!(smoke.kv_reads > 0 && smoke.kv_reads < full.kv_reads);
         assert_eq!(full.kv_writes, full.kv_reads);
-        let warnings = full.warnings(Plan::Free);
+        let warnings = full.warnings(AccountPlan::Free);
         assert!(
             warnings
                 .iter()
                 .any(|w| w.contains("Workers KV writes: more than the Free plan's 1,000 a day")),
             "{warnings:?}"
         );
-        assert!(full.warnings(Plan::Paid).is_empty());
+        assert!(full.warnings(AccountPlan::Paid).is_empty());
         // Nothing else touches KV.
         let sweep = jobs(&dir, &matrix(&["--experiments", "column-sweep"])).unwrap();
         assert_eq!((sweep[0].cost.kv_reads, sweep[0].cost.kv_writes), (0, 0));
@@ -583,9 +583,9 @@ rows = 5
         };
         let together = total(&free);
         assert!(
-            together.warnings(Plan::Free).is_empty(),
+            together.warnings(AccountPlan::Free).is_empty(),
             "{together:?}: {:?}",
-            together.warnings(Plan::Free)
+            together.warnings(AccountPlan::Free)
         );
         assert!(together.worker_requests <= FREE_REQUESTS_PER_DAY);
         assert!(together.rows_written <= FREE_ROWS_WRITTEN_PER_DAY);
@@ -599,8 +599,8 @@ rows = 5
             );
         }
         let full = total(&priced("full"));
-        assert!(!full.warnings(Plan::Free).is_empty(), "{full:?}");
+        assert!(!full.warnings(AccountPlan::Free).is_empty(), "{full:?}");
         // The weekly schedule's smoke profiles fit too.
-        assert!(total(&smoke).warnings(Plan::Free).is_empty());
+        assert!(total(&smoke).warnings(AccountPlan::Free).is_empty());
     }
 }

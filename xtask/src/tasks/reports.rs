@@ -36,7 +36,7 @@ mod tests {
     use crate::base::TargetKind;
     use crate::records::{RunRecord, csv};
     use crate::studies::sweep::report::compare::{Verdict, compare};
-    use crate::studies::sweep::row::ResultRow;
+    use crate::studies::sweep::row::ProbeRow;
 
     /// `cargo xtask run column-sweep --target sqlite --profile <profile> --out <out>`, in-process,
     /// in a project root of its own; the run directory it made.
@@ -108,13 +108,13 @@ mod tests {
             .filter(|n| !n.contains("shared its machine"))
             .collect();
         assert!(other.is_empty(), "{other:?}");
-        let (rows_a, rows_b): (Vec<ResultRow>, Vec<ResultRow>) = (
+        let (rows_a, rows_b): (Vec<ProbeRow>, Vec<ProbeRow>) = (
             csv::read(&a.join("results.csv")).unwrap(),
             csv::read(&b.join("results.csv")).unwrap(),
         );
         for p in &c.points {
-            let time = |rows: &[ResultRow]| -> f64 {
-                let at: Vec<&ResultRow> = rows
+            let time = |rows: &[ProbeRow]| -> f64 {
+                let at: Vec<&ProbeRow> = rows
                     .iter()
                     .filter(|r| r.strategy == p.key.strategy && r.columns == p.key.columns)
                     .collect();
@@ -147,7 +147,7 @@ mod tests {
         // through the records API): never a verdict against itself, always slower at 100×.
         let three = real_sqlite_run(root.path(), "three", &root.path().join("three"));
         let record = RunRecord::read(&three.join("run.toml")).unwrap();
-        let mut rows: Vec<ResultRow> = csv::read(&three.join("results.csv")).unwrap();
+        let mut rows: Vec<ProbeRow> = csv::read(&three.join("results.csv")).unwrap();
         let itself = compare(&three, &three, 5.0).unwrap();
         assert_eq!(itself.points.len(), 4);
         for p in &itself.points {

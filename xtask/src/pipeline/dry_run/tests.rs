@@ -9,7 +9,7 @@ use crate::records::run_history::Planned;
 use crate::records::run_record::{GitInfo, RunInfo};
 use crate::records::{RunRecord, Totals};
 use crate::studies::dry_run::compact;
-use crate::studies::sweep::row::ResultRow;
+use crate::studies::sweep::row::ProbeRow;
 
 const EXPERIMENT: &str = r#"
 description = "d"
@@ -41,7 +41,7 @@ fn root() -> (tempfile::TempDir, Paths) {
     (root, paths)
 }
 
-fn text(args: &[&str], estimate: &str, account: Option<crate::base::Plan>) -> String {
+fn text(args: &[&str], estimate: &str, account: Option<crate::base::AccountPlan>) -> String {
     let (_root, paths) = root();
     let flags = parse_run(args).unwrap();
     let plan = super::super::plan(&flags, &paths).unwrap();
@@ -95,7 +95,7 @@ fn a_remote_dry_run_prices_the_run_with_its_index_writes_against_the_quotas() {
     let text = text(
         &["t", "--target", "remote", "--plan", "free"],
         "E",
-        Some(crate::base::Plan::Free),
+        Some(crate::base::AccountPlan::Free),
     );
     let cost = text.split_once("on Cloudflare").unwrap().1;
     // 24 bound and literal probes of 100 rows with 2 indexes (3 writes a row), 4 per-row of 60;
@@ -316,7 +316,7 @@ fn the_estimate_weighs_each_point_by_its_time_in_the_earlier_run() {
     let mut results =
         crate::records::csv::Appender::open(&out.path().join("a/results.csv")).unwrap();
     for p in probes.iter().filter(|p| !p.warmup) {
-        let mut row = ResultRow::target_failure(
+        let mut row = ProbeRow::target_failure(
             "t",
             TargetKind::Sqlite,
             p.series,

@@ -10,10 +10,10 @@ use crate::flags::parse_run;
 use crate::records::Totals;
 use crate::records::csv::{self, Appender};
 use crate::records::run_record::RunInfo;
-use crate::studies::ladder::row::{Finding, RungRow};
+use crate::studies::ladder::row::{ClimbFinding, RungRow};
 use crate::studies::sweep::PlannedProbe;
 use crate::studies::sweep::kind::SweepWork;
-use crate::studies::sweep::row::ResultRow;
+use crate::studies::sweep::row::ProbeRow;
 
 const EXPERIMENT: &str = r#"
 description = "d"
@@ -66,29 +66,29 @@ fn git(root: &Path, args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap().trim().to_owned()
 }
 
-fn plan_of(paths: &Paths, args: &[&str]) -> Plan {
+fn plan_of(paths: &Paths, args: &[&str]) -> RunPlan {
     super::super::plan(&parse_run(args).unwrap(), paths).unwrap()
 }
 
 /// The plan's sweep, with what resuming it read.
-fn sweep(plan: &Plan) -> &SweepWork {
+fn sweep(plan: &RunPlan) -> &SweepWork {
     let work: &dyn std::any::Any = plan.work.as_ref();
     work.downcast_ref().expect("a sweep")
 }
 
-fn probes(plan: &Plan) -> Vec<PlannedProbe> {
+fn probes(plan: &RunPlan) -> Vec<PlannedProbe> {
     sweep(plan).plan.probes()
 }
 
 /// Resumes `plan` on `target` (and its baseline) from what `run_dir` holds.
-fn done(run_dir: &RunDir, plan: &mut Plan, target: TargetKind) -> Result<()> {
+fn done(run_dir: &RunDir, plan: &mut RunPlan, target: TargetKind) -> Result<()> {
     let targets = plan.targets(target);
     plan.work.resume(run_dir, &plan.profile, &targets)
 }
 
 /// The probe of the plan that is (warm-up, repeat, columns, strategy): the plan runs them in
 /// shuffled rounds, so their ids are found, not known.
-fn find(plan: &Plan, key: (bool, usize, usize, &str)) -> PlannedProbe {
+fn find(plan: &RunPlan, key: (bool, usize, usize, &str)) -> PlannedProbe {
     let (warmup, repeat, columns, strategy) = key;
     let mut found = probes(plan).into_iter().filter(|p| {
         p.warmup == warmup
@@ -102,9 +102,9 @@ fn find(plan: &Plan, key: (bool, usize, usize, &str)) -> PlannedProbe {
 }
 
 /// What results.csv holds for `probe` on `target` (the parameters are what matching reads).
-fn row(probe: &PlannedProbe, target: TargetKind) -> ResultRow {
+fn row(probe: &PlannedProbe, target: TargetKind) -> ProbeRow {
     let r = &probe.request;
-    ResultRow::target_failure("t", target, probe.series, probe.repeat, r, 1.0, "cut short")
+    ProbeRow::target_failure("t", target, probe.series, probe.repeat, r, 1.0, "cut short")
 }
 
 fn ids(probes: &[PlannedProbe]) -> Vec<u64> {
@@ -119,7 +119,7 @@ fn recorded_probes_are_skipped_with_the_warm_ups_of_points_they_complete() {
     assert_eq!(ids(&probes(&plan)), (1..=12).collect::<Vec<u64>>());
     let dir = tempfile::tempdir().unwrap();
     let run_dir = RunDir::new(dir.path().to_owned());
-    let mut results = Appender::<ResultRow>::open(&run_dir.results_csv()).unwrap();
+    let mut results = Appender::<ProbeRow>::open(&run_dir.results_csv()).unwrap();
     // Columns 1 measured whole on local, then bound's first repeat at 8.
     let recorded = [
         (false, 0, 1, "bound"),
@@ -176,7 +176,7 @@ fn recorded_probes_are_skipped_with_the_warm_ups_of_points_they_complete() {
 fn a_record_that_is_not_the_plans_is_refused_by_its_line() {
     let (_root, paths, _sh) = project();
     let mut plan = plan_of(&paths, &["t", "--target", "sqlite"]);
-    type Change = Box<dyn Fn(&mut ResultRow)>;
+    type Change = Box<dyn Fn(&mut ProbeRow)>;
     let first = find(&plan, (false, 0, 1, "bound"));
     let second = find(&plan, (false, 0, 1, "literal"));
     let id = second.request.probe_id;
@@ -209,7 +209,7 @@ fn a_record_that_is_not_the_plans_is_refused_by_its_line() {
     for (change, expected) in cases {
         let dir = tempfile::tempdir().unwrap();
         let run_dir = RunDir::new(dir.path().to_owned());
-        let mut results = Appender::<ResultRow>::open(&run_dir.results_csv()).unwrap();
+        let mut results = Appender::<ProbeRow>::open(&run_dir.results_csv()).unwrap();
         results.append(&row(&first, TargetKind::Sqlite)).unwrap();
         let mut bad = row(&second, TargetKind::Sqlite);
         change(&mut bad);
@@ -248,7 +248,7 @@ fn a_run_repeating_until_a_precision_is_refused_since_its_ids_depend_on_its_time
 }
 
 /// A run record of `plan` on sqlite with `status`, written nowhere.
-fn record_of(plan: &Plan, status: RunStatus) -> RunRecord {
+fn record_of(plan: &RunPlan, status: RunStatus) -> RunRecord {
     let base = run_record::tests_support::record();
     RunRecord {
         run: RunInfo {
@@ -403,7 +403,7 @@ fn a_sweep_cut_short_resumes_to_every_probe_once_and_reconciles() {
         "{err}"
     );
 
-    let full: Vec<ResultRow> = cut_short(&run_dir, 4);
+    let full: Vec<ProbeRow> = cut_short(&run_dir, 4);
     assert_eq!(full.len(), 26, "the smoke profile measures 26 points once");
 
     // Refused, leaving the run as it was: the experiment file changed...
@@ -436,14 +436,12 @@ fn a_sweep_cut_short_resumes_to_every_probe_once_and_reconciles() {
     git(root.path(), &["checkout", "--quiet", "--", "experiments"]);
     assert_eq!(status(&run_dir), RunStatus::Interrupted);
     assert_eq!(
-        csv::read::<ResultRow>(&run_dir.results_csv())
-            .unwrap()
-            .len(),
+        csv::read::<ProbeRow>(&run_dir.results_csv()).unwrap().len(),
         4
     );
 
     run(&paths, &sh, &resume).unwrap();
-    let rows: Vec<ResultRow> = csv::read(&run_dir.results_csv()).unwrap();
+    let rows: Vec<ProbeRow> = csv::read(&run_dir.results_csv()).unwrap();
     assert_eq!(
         rows[..4],
         full[..4],
@@ -501,7 +499,7 @@ fn a_ladder_run_cut_short_climbs_again_the_climbs_without_a_finding() {
     ];
     run(&paths, &sh, &args).unwrap();
     let run_dir = RunDir::new(the_run_dir(out.path()));
-    let findings: Vec<Finding> = csv::read(&run_dir.findings_csv()).unwrap();
+    let findings: Vec<ClimbFinding> = csv::read(&run_dir.findings_csv()).unwrap();
     assert_eq!(findings.len(), 4, "one climb per column count");
     // Two climbs found, the third cut short after two of its rungs.
     let rungs: Vec<RungRow> = csv::read(&run_dir.results_csv()).unwrap();
@@ -510,7 +508,7 @@ fn a_ladder_run_cut_short_climbs_again_the_climbs_without_a_finding() {
     csv::write(&run_dir.findings_csv(), &findings[..2]).unwrap();
 
     run(&paths, &sh, &["--resume", run_dir.path.to_str().unwrap()]).unwrap();
-    let again: Vec<Finding> = csv::read(&run_dir.findings_csv()).unwrap();
+    let again: Vec<ClimbFinding> = csv::read(&run_dir.findings_csv()).unwrap();
     assert_eq!(
         again.iter().map(|f| f.climb).collect::<Vec<_>>(),
         [0, 1, 2, 3]

@@ -31,7 +31,7 @@ pub fn record() -> RunRecord {
             commit: Commit::Known("c0ffee".into()),
             dirty: false,
         },
-        versions: Versions::default(),
+        versions: ToolVersions::default(),
         machine: Machine {
             os: "linux".into(),
             arch: "x86_64".into(),

@@ -13,7 +13,7 @@ use crate::procs;
 use crate::records::RunDir;
 use crate::records::csv::Appender;
 use crate::records::reconcile::{self, Totals};
-use crate::studies::ladder::row::{Finding, RungRow, Stop};
+use crate::studies::ladder::row::{ClimbFinding, RungRow, Stop};
 use crate::studies::ladder::{Climb, Climber, Role};
 use crate::studies::progress::Progress;
 use crate::targets::Rungs;
@@ -45,7 +45,7 @@ pub fn climb_all(
     run_dir: &RunDir,
 ) -> Result<Totals> {
     let mut results = Appender::<RungRow>::open(&run_dir.results_csv())?;
-    let mut findings = Appender::<Finding>::open(&run_dir.findings_csv())?;
+    let mut findings = Appender::<ClimbFinding>::open(&run_dir.findings_csv())?;
     let mut progress = Progress::new(None, "rungs");
     let mut totals = Totals::default();
     let mut next_id = done.next_rung_id;
@@ -72,7 +72,7 @@ fn climb_one(
     index: usize,
     next_id: &mut u64,
     emit: &mut dyn FnMut(&RungRow) -> Result<()>,
-) -> Result<Finding> {
+) -> Result<ClimbFinding> {
     let mut climb = climb.clone();
     let mut rows: Vec<RungRow> = Vec::new();
     let mut stopped = None;
@@ -155,7 +155,7 @@ fn climb_one(
         (None, Some(max)) if max >= climb.rungs.max() => Stop::NoRefusalUpToCap(max),
         (None, _) => Stop::NoRefusal,
     });
-    Ok(Finding {
+    Ok(ClimbFinding {
         ladder: climb.ladder,
         target: session.target(),
         climb: index,
@@ -325,7 +325,7 @@ mod tests {
         }
     }
 
-    fn run(c: &Climb) -> (Vec<RungRow>, Finding) {
+    fn run(c: &Climb) -> (Vec<RungRow>, ClimbFinding) {
         let mut target = crate::targets::sqlite::SqliteSession::open().unwrap();
         let mut rows = Vec::new();
         let mut id = 1;

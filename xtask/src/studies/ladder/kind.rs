@@ -16,14 +16,14 @@ use crate::records::{RunDir, RunRecord, StudyKind, Totals};
 use crate::reports::Rendered;
 use crate::studies::cost::Cost;
 use crate::studies::dry_run::{compact, count};
-use crate::studies::kind::{self, Ask, Kind, Measuring, Plan, PlannedStudy, Skipped, Study};
-use crate::studies::ladder::row::{Finding, RungRow};
+use crate::studies::kind::{self, Ask, Kind, Measuring, PlannedStudy, RunPlan, Skipped, Study};
+use crate::studies::ladder::row::{ClimbFinding, RungRow};
 use crate::targets::Session;
 
 /// The ladder kind: `limits`, and every file with a top-level `ladder` key.
-pub struct Ladders;
+pub struct LadderKind;
 
-impl Kind for Ladders {
+impl Kind for LadderKind {
     fn name(&self) -> StudyKind {
         StudyKind::Ladder
     }
@@ -85,7 +85,7 @@ impl Study for LadderSet {
         Ok((profiles.join("/"), super::cost::of(&climbs)))
     }
 
-    fn plan(&self, ask: Ask) -> Result<Plan> {
+    fn plan(&self, ask: Ask) -> Result<RunPlan> {
         if ask.debug_corrupt.is_some() || ask.no_baseline {
             bail!(
                 "--debug-corrupt and --no-baseline apply to experiments, not to ladders (`{}` climbs ladders)",
@@ -131,7 +131,7 @@ impl Study for LadderSet {
                 &l.file.description,
             ));
         }
-        Ok(Plan {
+        Ok(RunPlan {
             work: Box::new(LadderWork {
                 climbs,
                 done: ClimbsDone::default(),
@@ -155,7 +155,7 @@ pub struct LadderWork {
 
 impl PlannedStudy for LadderWork {
     fn kind(&self) -> &'static dyn Kind {
-        &Ladders
+        &LadderKind
     }
 
     fn worker_subrequests(&self) -> Option<u32> {
@@ -182,7 +182,7 @@ impl PlannedStudy for LadderWork {
         let target = targets[0];
         let findings = run_dir.findings_csv();
         if findings.exists() {
-            for (i, finding) in csv::read::<Finding>(&findings)?.iter().enumerate() {
+            for (i, finding) in csv::read::<ClimbFinding>(&findings)?.iter().enumerate() {
                 let planned = self.climbs.get(finding.climb).map(|c| c.ladder);
                 if finding.target != target || planned != Some(finding.ladder) {
                     bail!(

@@ -101,7 +101,7 @@ impl crate::records::Record for RungRow {
 
 /// What one climb found: a row of `findings.csv`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
+pub struct ClimbFinding {
     pub ladder: LadderKind,
     pub target: TargetKind,
     pub climb: usize,
@@ -206,7 +206,7 @@ impl std::str::FromStr for Stop {
 
 serde_as_text!(Stop);
 
-impl Finding {
+impl ClimbFinding {
     /// The measured duration of the largest success: D1's clock when it has one.
     pub fn ok_ms(&self) -> Option<f64> {
         match (self.ok_d1_ms, self.ok_inside_ms) {

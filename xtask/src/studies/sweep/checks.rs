@@ -12,13 +12,13 @@ use d1bench_core::limits::MAX_STRING_BYTES;
 use d1bench_core::{ProbeRequest, Strategy};
 
 use super::{
-    Columns, Experiment, MAX_REPEATS, Profile, Series, count, describe, expand_series,
+    Columns, MAX_REPEATS, Profile, Series, SweepStudy, count, describe, expand_series,
     first_repeat, line_name, probe_point, values,
 };
 use crate::base::numbers::thousands;
 use crate::studies::files::located;
 
-impl Experiment {
+impl SweepStudy {
     /// Every check of the file, profile by profile; the first problem wins.
     pub(super) fn check(&self) -> Result<()> {
         let axis = self.file.x_axis;

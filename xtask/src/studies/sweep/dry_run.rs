@@ -14,7 +14,7 @@ use crate::base::TargetKind;
 use crate::base::numbers::thousands;
 use crate::records::csv;
 use crate::studies::dry_run::{compact, count};
-use crate::studies::sweep::row::ResultRow;
+use crate::studies::sweep::row::ProbeRow;
 
 /// The sweep's lines, then the baseline's.
 pub fn lines(out: &mut String, plan: &SweepPlan, axis: Axis, baseline: Option<TargetKind>) {
@@ -121,7 +121,7 @@ fn sweep_lines(out: &mut String, plan: &SweepPlan, axis: Axis) {
 /// run whose results.csv is `earlier` (inside the target's calls, or on the outside clock in
 /// older results); `None` when that run lacks a point of the plan.
 pub fn weight(plan: &SweepPlan, earlier: &Path, targets: &[TargetKind]) -> Option<f64> {
-    let rows: Vec<ResultRow> = csv::read(earlier).ok()?;
+    let rows: Vec<ProbeRow> = csv::read(earlier).ok()?;
     // The time inside a probe's calls where results.csv has it (setup and verify included),
     // else its write's time on the outside clock.
     let timed = rows.iter().all(|r| r.calls_ms.is_some());

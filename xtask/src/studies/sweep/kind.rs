@@ -10,19 +10,19 @@ use anyhow::{Result, anyhow};
 use d1bench_core::Corruption;
 
 use super::schedule::SweepPlan;
-use super::{Axis, Experiment, PlannedProbe};
+use super::{Axis, PlannedProbe, SweepStudy};
 use crate::base::TargetKind;
 use crate::records::run_record::RunInfo;
 use crate::records::{RunDir, RunRecord, StudyKind, Totals};
 use crate::reports::Rendered;
 use crate::studies::cost::Cost;
-use crate::studies::kind::{self, Ask, Kind, Measuring, Plan, PlannedStudy, Skipped, Study};
+use crate::studies::kind::{self, Ask, Kind, Measuring, PlannedStudy, RunPlan, Skipped, Study};
 use crate::targets::Session;
 
 /// The sweep kind: every experiment file the other kinds do not claim.
-pub struct Sweeps;
+pub struct SweepKind;
 
-impl Kind for Sweeps {
+impl Kind for SweepKind {
     fn name(&self) -> StudyKind {
         StudyKind::Sweep
     }
@@ -36,7 +36,7 @@ impl Kind for Sweeps {
     }
 
     fn load(&self, dir: &Path, name: &str) -> Result<Box<dyn Study>> {
-        Ok(Box::new(Experiment::load(dir, name)?))
+        Ok(Box::new(SweepStudy::load(dir, name)?))
     }
 
     fn render(&self, run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
@@ -48,7 +48,7 @@ impl Kind for Sweeps {
     }
 }
 
-impl Study for Experiment {
+impl Study for SweepStudy {
     fn listing(&self) -> String {
         let profiles: Vec<&str> = self.file.profile.keys().map(String::as_str).collect();
         format!(
@@ -63,7 +63,7 @@ impl Study for Experiment {
         Ok((profile.to_owned(), super::cost::of(&self.probes(spec))))
     }
 
-    fn plan(&self, ask: Ask) -> Result<Plan> {
+    fn plan(&self, ask: Ask) -> Result<RunPlan> {
         let (profile, spec) = self.profile(ask.profile)?;
         let mut plan = ask.overrides.plan(self, spec)?;
         if let Some(corruption) = ask.debug_corrupt {
@@ -78,7 +78,7 @@ impl Study for Experiment {
         );
         let baseline =
             (ask.target.runs_the_worker() && !ask.no_baseline).then_some(TargetKind::Sqlite);
-        Ok(Plan {
+        Ok(RunPlan {
             work: Box::new(SweepWork {
                 plan,
                 x_axis: self.file.x_axis,
@@ -105,7 +105,7 @@ pub struct SweepWork {
 
 impl PlannedStudy for SweepWork {
     fn kind(&self) -> &'static dyn Kind {
-        &Sweeps
+        &SweepKind
     }
 
     fn cost(&self) -> Cost {

@@ -17,7 +17,7 @@ use crate::records::reconcile::{self, ContentCheck, Totals};
 use crate::stats::Summary;
 use crate::studies::progress::Progress;
 use crate::studies::sweep::PlannedProbe;
-use crate::studies::sweep::row::ResultRow;
+use crate::studies::sweep::row::ProbeRow;
 use crate::studies::sweep::schedule::SweepPlan;
 use crate::targets::Probes;
 
@@ -40,7 +40,7 @@ pub fn measure(
         None => (Some(most), format!("{most}")),
         Some(_) => (None, format!("at most {most}")),
     };
-    let mut writer = Appender::<ResultRow>::open(&run_dir.results_csv())?;
+    let mut writer = Appender::<ProbeRow>::open(&run_dir.results_csv())?;
     let mut progress = Progress::new(total, &format!("probes on {}", session.target()));
     let mut totals = Totals::default();
     let mut times = Times::default();
@@ -100,7 +100,7 @@ struct Times(HashMap<(usize, Strategy), Vec<f64>>);
 
 impl Times {
     /// A measured row's time per 1,000 rows (outside clock), when it has one.
-    fn add(&mut self, planned: &PlannedProbe, row: &ResultRow) {
+    fn add(&mut self, planned: &PlannedProbe, row: &ProbeRow) {
         if let Some(ms) = Measure::MsPer1000Rows.value(row) {
             let key = (planned.point, planned.request.strategy);
             self.0.entry(key).or_default().push(ms);
@@ -129,7 +129,7 @@ fn measure_one(
     experiment: &str,
     planned: &PlannedProbe,
     expectations: &mut Expectations,
-) -> ResultRow {
+) -> ProbeRow {
     let before = session.calls_ms();
     let mut row = attempt(session, experiment, planned, expectations);
     row.label = planned.label.clone();
@@ -145,12 +145,12 @@ fn attempt(
     experiment: &str,
     planned: &PlannedProbe,
     expectations: &mut Expectations,
-) -> ResultRow {
+) -> ProbeRow {
     let probe = &planned.request;
     let target = session.target();
     let (series, repeat) = (planned.series, planned.repeat);
     let failure = |outside_ms: f64, e: &str| {
-        ResultRow::target_failure(experiment, target, series, repeat, probe, outside_ms, e)
+        ProbeRow::target_failure(experiment, target, series, repeat, probe, outside_ms, e)
     };
     let setup = match session.setup(probe) {
         Ok(setup) => setup,
@@ -159,7 +159,7 @@ fn attempt(
     // A refused setup is data: nothing was written, and nothing may be there.
     let (mut row, result) = match setup.error {
         Some(error) => (
-            ResultRow::refused_at_setup(experiment, target, series, repeat, probe, &error),
+            ProbeRow::refused_at_setup(experiment, target, series, repeat, probe, &error),
             None,
         ),
         None => {
@@ -167,7 +167,7 @@ fn attempt(
             match timed.result {
                 Err(e) => return failure(timed.outside_ms, &e.to_string()),
                 Ok(result) => (
-                    ResultRow::measured(
+                    ProbeRow::measured(
                         experiment,
                         target,
                         series,
@@ -236,17 +236,17 @@ mod tests {
 
     use super::*;
     use crate::records::csv;
-    use crate::studies::sweep::Experiment;
+    use crate::studies::sweep::SweepStudy;
     use crate::targets::sqlite::SqliteSession;
 
     fn plan_of(source: &str) -> SweepPlan {
-        let experiment = Experiment::parse("t", Path::new("t.toml"), source.into()).unwrap();
+        let experiment = SweepStudy::parse("t", Path::new("t.toml"), source.into()).unwrap();
         let (_, profile) = experiment.profile(None).unwrap();
         experiment.plan(profile)
     }
 
     /// A small sweep on in-process SQLite, measured for real into a temporary run directory.
-    fn measured(source: &str) -> (SweepPlan, Vec<ResultRow>) {
+    fn measured(source: &str) -> (SweepPlan, Vec<ProbeRow>) {
         let plan = plan_of(source);
         let dir = tempfile::tempdir().unwrap();
         let run_dir = RunDir::new(dir.path().to_owned());
@@ -352,7 +352,7 @@ rows = 20
             repeat: 0,
             request: plan.points[0].probe(strategy, 1),
         };
-        let row = |ms: f64| ResultRow {
+        let row = |ms: f64| ProbeRow {
             outside_ms: ms,
             rows: 1000,
             ..crate::studies::sweep::row::tests_support::row()

@@ -102,7 +102,7 @@ impl Axis {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ExperimentFile {
+pub struct SweepFile {
     /// One line saying what the experiment measures (shown by `cargo xtask list`).
     pub description: String,
     /// The swept parameter: the x axis of the charts.
@@ -372,15 +372,15 @@ impl TryFrom<i64> for Rows {
 
 /// A loaded, validated experiment file.
 #[derive(Debug)]
-pub struct Experiment {
+pub struct SweepStudy {
     pub name: String,
     pub path: PathBuf,
     /// The file's text as read (hashed into run.toml).
     pub source: String,
-    pub file: ExperimentFile,
+    pub file: SweepFile,
 }
 
-impl Experiment {
+impl SweepStudy {
     /// Loads `<dir>/<name>.toml` ([`crate::studies::load`] says which names exist).
     pub fn load(dir: &Path, name: &str) -> Result<Self> {
         let (path, source) = super::files::read_study(dir, name)?;
@@ -389,8 +389,8 @@ impl Experiment {
 
     /// Parses and validates an experiment file's text; errors name `path:line:column`.
     pub fn parse(name: &str, path: &Path, source: String) -> Result<Self> {
-        let file: ExperimentFile = super::files::parse_toml(path, &source)?;
-        let experiment = Experiment {
+        let file: SweepFile = super::files::parse_toml(path, &source)?;
+        let experiment = SweepStudy {
             name: name.to_owned(),
             path: path.to_owned(),
             source,

@@ -11,7 +11,7 @@ use super::schedule::SweepPlan;
 use crate::base::TargetKind;
 use crate::records::csv;
 use crate::records::{RunDir, Totals};
-use crate::studies::sweep::row::ResultRow;
+use crate::studies::sweep::row::ProbeRow;
 
 /// The probes the run in `run_dir` recorded on `targets`, each checked against `plan` (the
 /// probe of its id, with the same parameters).
@@ -44,7 +44,7 @@ pub fn recorded(
         .filter(|p| !p.warmup)
         .map(|p| (p.request.probe_id, p))
         .collect();
-    for (i, row) in csv::read::<ResultRow>(&results)?.iter().enumerate() {
+    for (i, row) in csv::read::<ProbeRow>(&results)?.iter().enumerate() {
         let at = format!("{}:{}", results.display(), i + 2);
         if !targets.contains(&row.target) {
             bail!(
@@ -75,14 +75,14 @@ pub fn recorded(
 /// The totals of every probe in results.csv.
 pub fn recorded_totals(run_dir: &RunDir) -> Result<Totals> {
     let mut totals = Totals::default();
-    csv::read::<ResultRow>(&run_dir.results_csv())?
+    csv::read::<ProbeRow>(&run_dir.results_csv())?
         .iter()
         .for_each(|r| totals.add(r));
     Ok(totals)
 }
 
 /// A recorded probe's place in the plan: series, repeat and parameters.
-fn recorded_point(row: &ResultRow) -> String {
+fn recorded_point(row: &ProbeRow) -> String {
     format!(
         "series {} repeat {} {} columns {} row-bytes {} rows {} escape-share {} non-ascii-share {} \
          indexes {} seed {}",

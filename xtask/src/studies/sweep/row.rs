@@ -8,7 +8,7 @@ use crate::studies::sweep::Axis;
 
 /// One probe as measured: a row of `results.csv`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResultRow {
+pub struct ProbeRow {
     /// Experiment name (the TOML file's stem).
     pub experiment: String,
     /// Where the probe ran.
@@ -117,7 +117,7 @@ pub struct ResultRow {
     pub nul_share: f64,
 }
 
-impl ResultRow {
+impl ProbeRow {
     /// A row from what the target answered for `probe`; reconciliation fills in the rest.
     pub fn measured(
         experiment: &str,
@@ -128,7 +128,7 @@ impl ResultRow {
         result: &ProbeResult,
         outside_ms: f64,
     ) -> Self {
-        ResultRow {
+        ProbeRow {
             rows_per_statement: result.rows_per_statement,
             statements: result.statements_planned,
             d1_calls: result.d1_calls,
@@ -151,7 +151,7 @@ impl ResultRow {
             bind_ms: result.bind_ms,
             reconcile_note: String::new(),
             target_failed: false,
-            ..ResultRow::unanswered(experiment, target, series, repeat, probe, outside_ms)
+            ..ProbeRow::unanswered(experiment, target, series, repeat, probe, outside_ms)
         }
     }
 
@@ -166,14 +166,14 @@ impl ResultRow {
         error: &str,
     ) -> Self {
         let (outcome, refusal) = d1bench_core::ladder::classify(Some(error));
-        ResultRow {
+        ProbeRow {
             outcome,
             refusal,
             error: crate::records::error_text::recorded(error),
             target_failed: false,
             reconcile_note: String::new(),
             d1_ms: None,
-            ..ResultRow::unanswered(experiment, target, series, repeat, probe, 0.0)
+            ..ProbeRow::unanswered(experiment, target, series, repeat, probe, 0.0)
         }
     }
 
@@ -188,9 +188,9 @@ impl ResultRow {
         outside_ms: f64,
         error: &str,
     ) -> Self {
-        ResultRow {
+        ProbeRow {
             error: crate::records::error_text::recorded(error),
-            ..ResultRow::unanswered(experiment, target, series, repeat, probe, outside_ms)
+            ..ProbeRow::unanswered(experiment, target, series, repeat, probe, outside_ms)
         }
     }
 
@@ -202,7 +202,7 @@ impl ResultRow {
         probe: &ProbeRequest,
         outside_ms: f64,
     ) -> Self {
-        ResultRow {
+        ProbeRow {
             experiment: experiment.to_owned(),
             target,
             strategy: probe.strategy,
@@ -258,7 +258,7 @@ impl ResultRow {
     }
 }
 
-impl crate::records::Record for ResultRow {
+impl crate::records::Record for ProbeRow {
     fn outcome(&self) -> Outcome {
         self.outcome
     }
@@ -355,7 +355,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("results.csv");
         let mut writer = Appender::open(&path).unwrap();
-        let first = ResultRow::measured(
+        let first = ProbeRow::measured(
             "column-sweep",
             TargetKind::Local,
             0,
@@ -370,7 +370,7 @@ mod tests {
             "a measured row is an answer of the target"
         );
         writer.append(&first).unwrap();
-        let second = ResultRow::target_failure(
+        let second = ProbeRow::target_failure(
             "column-sweep",
             TargetKind::Local,
             0,
@@ -380,7 +380,7 @@ mod tests {
             "HTTP 500",
         );
         writer.append(&second).unwrap();
-        assert_eq!(read::<ResultRow>(&path).unwrap(), vec![first, second]);
+        assert_eq!(read::<ProbeRow>(&path).unwrap(), vec![first, second]);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains(",refused,statement-too-long,"), "{text}");
     }
@@ -389,7 +389,7 @@ mod tests {
     fn header_starts_with_the_documented_columns() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("results.csv");
-        let row = ResultRow::measured("e", TargetKind::Local, 0, 0, &probe(), &result(), 1.0);
+        let row = ProbeRow::measured("e", TargetKind::Local, 0, 0, &probe(), &result(), 1.0);
         Appender::open(&path).unwrap().append(&row).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         let header = text.lines().next().unwrap();
@@ -406,7 +406,7 @@ mod tests {
 
     #[test]
     fn overhead_is_outside_minus_inside_minus_prepare_and_absent_without_a_result() {
-        let row = ResultRow::measured("e", TargetKind::Local, 0, 0, &probe(), &result(), 7.5);
+        let row = ProbeRow::measured("e", TargetKind::Local, 0, 0, &probe(), &result(), 7.5);
         assert_eq!(row.overhead_ms, Some(4.25));
         assert_eq!(
             (row.prepare_ms, row.bind_ms, row.d1_ms),
@@ -414,16 +414,16 @@ mod tests {
         );
         let mut silent = result();
         (silent.prepare_ms, silent.d1_ms) = (None, None);
-        let row = ResultRow::measured("e", TargetKind::Local, 0, 0, &probe(), &silent, 7.5);
+        let row = ProbeRow::measured("e", TargetKind::Local, 0, 0, &probe(), &silent, 7.5);
         assert_eq!((row.overhead_ms, row.d1_ms), (Some(5.5), None));
         // The sqlite target's outside clock is its preparation and writes, summed: nothing
         // else, exactly (0.1 + 0.2 is not 0.3 in floating point, so the order matters).
         let mut sqlite = result();
         (sqlite.prepare_ms, sqlite.inside_ms) = (Some(0.1), 0.2);
-        let row = ResultRow::measured("e", TargetKind::Sqlite, 0, 0, &probe(), &sqlite, 0.1 + 0.2);
+        let row = ProbeRow::measured("e", TargetKind::Sqlite, 0, 0, &probe(), &sqlite, 0.1 + 0.2);
         assert_eq!(row.overhead_ms, Some(0.0));
         let failed =
-            ResultRow::target_failure("e", TargetKind::Local, 0, 0, &probe(), 7.5, "HTTP 500");
+            ProbeRow::target_failure("e", TargetKind::Local, 0, 0, &probe(), 7.5, "HTTP 500");
         assert_eq!(failed.overhead_ms, None);
         assert_eq!(failed.d1_ms, None);
         assert!(failed.target_failed);
@@ -431,7 +431,7 @@ mod tests {
 
     #[test]
     fn a_refused_setup_is_a_classified_refusal_not_a_target_failure() {
-        let row = ResultRow::refused_at_setup(
+        let row = ProbeRow::refused_at_setup(
             "e",
             TargetKind::Local,
             0,
@@ -449,7 +449,7 @@ mod tests {
         // The first rows of the example run's results.csv as committed before the newer columns.
         let path =
             crate::paths::project_root().join("xtask/tests/golden/results-before-new-columns.csv");
-        let rows = read::<ResultRow>(&path).unwrap();
+        let rows = read::<ProbeRow>(&path).unwrap();
         assert_eq!(rows.len(), 7);
         assert!(rows.iter().all(|r| !r.target_failed));
         // Written before probes recorded when they started.
@@ -468,8 +468,8 @@ mod tests {
 pub mod tests_support {
     use super::*;
 
-    pub fn row() -> ResultRow {
-        ResultRow {
+    pub fn row() -> ProbeRow {
+        ProbeRow {
             experiment: "column-sweep".into(),
             target: TargetKind::Local,
             strategy: Strategy::Bound,

@@ -10,7 +10,7 @@ fn golden_dir() -> PathBuf {
 /// Every `bad-experiments/*.toml` fails with exactly the text in its `.err` file.
 #[test]
 fn bad_experiment_files_fail_with_their_golden_error() {
-    let checked = crate::studies::files::check_golden_errors(&golden_dir(), Experiment::parse);
+    let checked = crate::studies::files::check_golden_errors(&golden_dir(), SweepStudy::parse);
     assert!(checked >= 8, "only {checked} golden files");
 }
 
@@ -20,7 +20,7 @@ fn every_shipped_experiment_parses_and_has_a_smoke_profile() {
     let names = crate::studies::names(&dir, crate::records::StudyKind::Sweep).unwrap();
     assert!(names.contains(&"column-sweep".to_owned()));
     for name in names {
-        let experiment = Experiment::load(&dir, &name).unwrap();
+        let experiment = SweepStudy::load(&dir, &name).unwrap();
         let (_, smoke) = experiment.profile(Some("smoke")).unwrap();
         assert!(!experiment.probes(smoke).is_empty());
         let (_, default) = experiment.profile(None).unwrap();
@@ -52,7 +52,7 @@ rows = 10
 escape-share = [1]
 non-ascii-share = [1]
 "#;
-    let experiment = Experiment::parse("t", Path::new("t.toml"), source.into()).unwrap();
+    let experiment = SweepStudy::parse("t", Path::new("t.toml"), source.into()).unwrap();
     let (_, profile) = experiment.profile(None).unwrap();
     let probes = experiment.probes(profile);
     let ids: Vec<u64> = probes.iter().map(|p| p.request.probe_id).collect();
@@ -110,7 +110,7 @@ rows = 10
 escape-share = [0.5]
 nul-share = [0, 0.25, 1]
 "#;
-    let experiment = Experiment::parse("t", Path::new("t.toml"), source.into()).unwrap();
+    let experiment = SweepStudy::parse("t", Path::new("t.toml"), source.into()).unwrap();
     let (_, profile) = experiment.profile(None).unwrap();
     // The round's order is shuffled (see schedule.rs): compare it as a set.
     let probes = experiment.probes(profile);
@@ -128,7 +128,7 @@ nul-share = [0, 0.25, 1]
     // A file without it (every file before it existed) asks for no NUL.
     let old = source.replace("nul-share = [0, 0.25, 1]\n", "");
     let old = old.replace("x-axis = \"nul-share\"", "x-axis = \"escape-share\"");
-    let experiment = Experiment::parse("t", Path::new("t.toml"), old).unwrap();
+    let experiment = SweepStudy::parse("t", Path::new("t.toml"), old).unwrap();
     let (_, profile) = experiment.profile(None).unwrap();
     assert!(
         experiment
@@ -137,19 +137,19 @@ nul-share = [0, 0.25, 1]
             .all(|p| p.request.text.nul_share == 0.0)
     );
     let repeated = source.replace("[0, 0.25, 1]", "[0, 1, 1]");
-    let err = Experiment::parse("t", Path::new("t.toml"), repeated)
+    let err = SweepStudy::parse("t", Path::new("t.toml"), repeated)
         .unwrap_err()
         .to_string();
     assert!(err.contains("`nul-share` lists 1 twice"), "{err}");
 }
 
 /// A file of one `full` profile (2 repeats, 1 warm-up) with these series, on `columns`.
-fn parse_series(series: &str) -> Result<Experiment> {
+fn parse_series(series: &str) -> Result<SweepStudy> {
     let source = format!(
         "description = \"d\"\nx-axis = \"columns\"\n[profile.full]\nrepeats = 2\n\
          warmup = 1\n{series}"
     );
-    Experiment::parse("t", Path::new("t.toml"), source)
+    SweepStudy::parse("t", Path::new("t.toml"), source)
 }
 
 #[test]
@@ -203,7 +203,7 @@ fn repeats_are_refused_wherever_they_hide() {
 
 #[test]
 fn an_unknown_profile_lists_the_known_ones() {
-    let experiment = Experiment::load(&project_root().join("experiments"), "column-sweep").unwrap();
+    let experiment = SweepStudy::load(&project_root().join("experiments"), "column-sweep").unwrap();
     let err = experiment.profile(Some("quick")).unwrap_err().to_string();
     assert!(
         err.contains("no profile `quick`") && err.contains("smoke"),
@@ -221,7 +221,7 @@ fn the_order_seed_is_a_profile_key_with_a_fixed_default() {
         )
     };
     let order = |seed: &str| {
-        let experiment = Experiment::parse("t", Path::new("t.toml"), source(seed)).unwrap();
+        let experiment = SweepStudy::parse("t", Path::new("t.toml"), source(seed)).unwrap();
         let (_, profile) = experiment.profile(None).unwrap();
         let plan = experiment.plan(profile);
         let probes: Vec<_> = experiment

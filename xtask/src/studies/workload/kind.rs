@@ -14,13 +14,13 @@ use crate::records::run_record::RunInfo;
 use crate::records::{RunDir, RunRecord, StudyKind, Totals};
 use crate::reports::Rendered;
 use crate::studies::cost::Cost;
-use crate::studies::kind::{self, Ask, Kind, Measuring, Plan, PlannedStudy, Skipped, Study};
+use crate::studies::kind::{self, Ask, Kind, Measuring, PlannedStudy, RunPlan, Skipped, Study};
 use crate::targets::Session;
 
 /// The workload kind: every file that declares a `[table]`.
-pub struct Workloads;
+pub struct WorkloadKind;
 
-impl Kind for Workloads {
+impl Kind for WorkloadKind {
     fn name(&self) -> StudyKind {
         StudyKind::Workload
     }
@@ -59,7 +59,7 @@ impl Study for Workload {
 
     /// Its profile's load points, with the bare-SQLite baseline after a target that runs the
     /// Worker (unless `--no-baseline`); the sweep-only flags refused before anything starts.
-    fn plan(&self, ask: Ask) -> Result<Plan> {
+    fn plan(&self, ask: Ask) -> Result<RunPlan> {
         if ask.debug_corrupt.is_some() {
             bail!(
                 "--debug-corrupt applies to sweeps: `{}` is a workload, whose table is checked \
@@ -86,7 +86,7 @@ impl Study for Workload {
             &self.source,
             &self.file.description,
         );
-        Ok(Plan {
+        Ok(RunPlan {
             work: Box::new(Workload::plan(self, spec)),
             profile: profile.to_owned(),
             files: vec![file],
@@ -98,7 +98,7 @@ impl Study for Workload {
 
 impl PlannedStudy for WorkloadPlan {
     fn kind(&self) -> &'static dyn Kind {
-        &Workloads
+        &WorkloadKind
     }
 
     fn cost(&self) -> Cost {

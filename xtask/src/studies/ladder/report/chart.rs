@@ -15,13 +15,13 @@ use crate::charts::style::{
     Scale, extent, padded, range_for, scale_for, strategy_color, strategy_shape, write,
 };
 use crate::reports::charts::{Drawn, measured_on};
-use crate::studies::ladder::row::Finding;
+use crate::studies::ladder::row::ClimbFinding;
 
 /// Draws `param-ceiling.{png,svg,pdf}` into `dir` when `findings` hold param-ceiling climbs, run
 /// on `target`; with `titles`, the chart carries its title too.
 pub fn param_ceiling(
     dir: &Path,
-    findings: &[Finding],
+    findings: &[ClimbFinding],
     target: TargetKind,
     titles: bool,
 ) -> Result<Option<Drawn>> {
@@ -53,7 +53,7 @@ struct Ceiling {
 
 impl Ceiling {
     /// The chart of the param-ceiling climbs among `findings`, if there are any.
-    fn of(findings: &[Finding], title: Option<String>) -> Option<Ceiling> {
+    fn of(findings: &[ClimbFinding], title: Option<String>) -> Option<Ceiling> {
         let mut points: Vec<(usize, Option<usize>)> = findings
             .iter()
             .filter(|f| f.ladder == LadderKind::ParamCeiling)
@@ -139,8 +139,8 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
-        let findings: Vec<Finding> = (1..=100)
-            .map(|c| Finding {
+        let findings: Vec<ClimbFinding> = (1..=100)
+            .map(|c| ClimbFinding {
                 ladder: LadderKind::ParamCeiling,
                 target: crate::base::TargetKind::Sqlite,
                 climb: c,

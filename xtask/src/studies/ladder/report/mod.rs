@@ -11,11 +11,11 @@ use anyhow::{Context, Result};
 use crate::records::csv;
 use crate::records::{RunDir, RunRecord};
 use crate::reports::{Rendered, chart_files, title};
-use crate::studies::ladder::row::Finding;
+use crate::studies::ladder::row::ClimbFinding;
 
 /// A ladder run's reports: parity.csv, summary.md and the param-ceiling chart.
 pub fn render_ladder(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
-    let findings: Vec<Finding> = if run_dir.findings_csv().exists() {
+    let findings: Vec<ClimbFinding> = if run_dir.findings_csv().exists() {
         csv::read(&run_dir.findings_csv())?
     } else {
         Vec::new()

@@ -22,7 +22,7 @@ use crate::base::text::serde_as_text;
 use crate::paths::Paths;
 use crate::records::csv::read as read_csv;
 use crate::records::run_record::Revision;
-use crate::studies::ladder::row::{Finding, Stop};
+use crate::studies::ladder::row::{ClimbFinding, Stop};
 
 /// One limit on one target: a row of `parity.csv`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -192,7 +192,7 @@ fn amount(kind: LadderKind, value: usize) -> String {
 }
 
 /// What one climb found, in words.
-fn found(kind: LadderKind, f: &Finding) -> String {
+fn found(kind: LadderKind, f: &ClimbFinding) -> String {
     match (f.last_ok, f.first_failed) {
         (last_ok, Some(failed)) => {
             let verb = if f.outcome == Some(Outcome::Refused) {
@@ -228,8 +228,8 @@ fn found(kind: LadderKind, f: &Finding) -> String {
 }
 
 /// The parity rows of a run's findings, one per ladder, in [`LadderKind::ALL`] order.
-pub fn rows(findings: &[Finding], source: &Source) -> Vec<ParityRow> {
-    let mut by_ladder: BTreeMap<LadderKind, Vec<&Finding>> = BTreeMap::new();
+pub fn rows(findings: &[ClimbFinding], source: &Source) -> Vec<ParityRow> {
+    let mut by_ladder: BTreeMap<LadderKind, Vec<&ClimbFinding>> = BTreeMap::new();
     for f in findings {
         by_ladder.entry(f.ladder).or_default().push(f);
     }
@@ -239,9 +239,9 @@ pub fn rows(findings: &[Finding], source: &Source) -> Vec<ParityRow> {
         .collect()
 }
 
-fn row(kind: LadderKind, fs: &[&Finding], source: &Source) -> ParityRow {
+fn row(kind: LadderKind, fs: &[&ClimbFinding], source: &Source) -> ParityRow {
     let documented = kind.documented();
-    let failures: Vec<&&Finding> = fs.iter().filter(|f| f.first_failed.is_some()).collect();
+    let failures: Vec<&&ClimbFinding> = fs.iter().filter(|f| f.first_failed.is_some()).collect();
     let first = failures.first();
     let expected = Some(kind.expected_refusal());
     let enforced = if failures.is_empty() {
@@ -252,7 +252,7 @@ fn row(kind: LadderKind, fs: &[&Finding], source: &Source) -> ParityRow {
             Some(kind) => Some(kind),
         })
     } else {
-        let wanted = |f: &Finding| match kind {
+        let wanted = |f: &ClimbFinding| match kind {
             LadderKind::ParamCeiling => Some(bound_rows_per_statement(f.columns.unwrap_or(1))),
             _ => documented.value,
         };
@@ -293,7 +293,7 @@ fn row(kind: LadderKind, fs: &[&Finding], source: &Source) -> ParityRow {
 
 /// param-ceiling: the most parameters that ran, and whether every column count's ceiling was
 /// floor(100 / C) rows.
-fn param_ceiling_found(fs: &[&Finding]) -> String {
+fn param_ceiling_found(fs: &[&ClimbFinding]) -> String {
     let most = fs
         .iter()
         .filter_map(|f| Some(f.last_ok? * f.columns?))
@@ -497,8 +497,8 @@ mod tests {
         last_ok: Option<usize>,
         first_failed: Option<usize>,
         refusal: &str,
-    ) -> Finding {
-        Finding {
+    ) -> ClimbFinding {
+        ClimbFinding {
             ladder: kind,
             target: crate::base::TargetKind::Local,
             climb: 0,

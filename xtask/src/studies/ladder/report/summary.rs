@@ -8,13 +8,13 @@ use super::parity::{self, ParityRow};
 use crate::base::numbers::thousands;
 use crate::records::RunRecord;
 use crate::reports::provenance;
-use crate::studies::ladder::row::Finding;
+use crate::studies::ladder::row::ClimbFinding;
 
 /// `summary.md`: the parity table, then every climb's finding.
 pub fn markdown(
     title: &str,
     record: &RunRecord,
-    findings: &[Finding],
+    findings: &[ClimbFinding],
     parity_rows: &[ParityRow],
 ) -> String {
     let mut out = format!("# {title}\n\n");
@@ -37,7 +37,7 @@ pub fn markdown(
     let mut kinds: Vec<LadderKind> = findings.iter().map(|f| f.ladder).collect();
     kinds.dedup();
     for kind in kinds {
-        let mine: Vec<&Finding> = findings.iter().filter(|f| f.ladder == kind).collect();
+        let mine: Vec<&ClimbFinding> = findings.iter().filter(|f| f.ladder == kind).collect();
         let study = record.studies.iter().find(|s| s.name == kind.name());
         writeln!(
             out,

@@ -47,7 +47,7 @@ use crate::base::TargetKind;
 use crate::records::RunDir;
 use crate::stats::{CONFIDENCE, Summary};
 use crate::studies::sweep::Axis;
-use crate::studies::sweep::row::ResultRow;
+use crate::studies::sweep::row::ProbeRow;
 
 /// Share of the time chart's height given to the band of refused points above the data.
 const REFUSAL_BAND: f64 = 0.15;
@@ -73,7 +73,7 @@ const BASELINE_LEGEND: &str = "bare SQLite";
 /// empty.
 pub fn render_run(
     run: &RunDir,
-    rows: &[ResultRow],
+    rows: &[ProbeRow],
     axis: Axis,
     target: TargetKind,
     titles: bool,
@@ -206,7 +206,7 @@ fn repeats<'a>(series: impl IntoIterator<Item = &'a Series>) -> Option<String> {
 /// repeats' values, only the positive ones unless the measure is [`additive`] (a log axis cannot
 /// show the others, and a time of zero is no time); rows with outcome `error` never count, see
 /// [`Measure::value`] for the rest.
-fn summarize(rows: &[ResultRow], axis: Axis, measure: Measure, target: TargetKind) -> Vec<Series> {
+fn summarize(rows: &[ProbeRow], axis: Axis, measure: Measure, target: TargetKind) -> Vec<Series> {
     let mut series: Vec<Series> = Vec::new();
     for point in points(rows, axis) {
         let baseline = point.line.target != target;
@@ -292,7 +292,7 @@ impl fmt::Display for Skip {
 }
 
 /// The rows of one target.
-fn of_target(rows: &[ResultRow], target: TargetKind) -> Vec<ResultRow> {
+fn of_target(rows: &[ProbeRow], target: TargetKind) -> Vec<ProbeRow> {
     rows.iter()
         .filter(|r| r.target == target)
         .cloned()
@@ -347,7 +347,7 @@ fn x_axis_of(series: &[Series]) -> (Scale, (f64, f64)) {
 }
 
 /// Why a time chart has nothing to show.
-fn nothing_succeeded(rows: &[ResultRow]) -> String {
+fn nothing_succeeded(rows: &[ProbeRow]) -> String {
     let count = |outcome: Outcome| rows.iter().filter(|r| r.outcome == outcome).count();
     let (ok, refused) = (count(Outcome::Ok), count(Outcome::Refused));
     if ok == 0 {
@@ -363,7 +363,7 @@ fn nothing_succeeded(rows: &[ResultRow]) -> String {
 /// How many rows the probes of `rows` wrote, by strategy, and that their times are scaled to
 /// 1,000 rows: a sentence for the time chart's caption, since probes of different strategies
 /// write different numbers of rows (per-row, one call per row, writes few).
-fn rows_written(rows: &[ResultRow]) -> String {
+fn rows_written(rows: &[ProbeRow]) -> String {
     // Strategies that wrote the same numbers of rows, in legend order.
     let mut groups: Vec<(BTreeSet<usize>, Vec<&str>)> = Vec::new();
     for strategy in STRATEGIES {
@@ -434,7 +434,7 @@ fn error_bars(series: &[Series]) -> String {
 /// Milliseconds per 1,000 rows against the axis; refused points in a band above the data; the
 /// baseline's lines in grey.
 fn time_chart(
-    rows: &[ResultRow],
+    rows: &[ProbeRow],
     axis: Axis,
     place: &str,
     target: TargetKind,
@@ -485,7 +485,7 @@ fn time_chart(
 /// Rows per INSERT statement against the axis, with floor(100 / C) for the column sweep. The
 /// baseline plans the same statements, so only the target's rows are drawn.
 fn rows_per_statement_chart(
-    rows: &[ResultRow],
+    rows: &[ProbeRow],
     axis: Axis,
     place: &str,
     target: TargetKind,
@@ -554,7 +554,7 @@ fn rows_per_statement_chart(
 /// instrument's. Only the target's rows: the baseline has no request around its clocks. (The
 /// file keeps the name it had when this was outside − inside.)
 fn overhead_chart(
-    rows: &[ResultRow],
+    rows: &[ProbeRow],
     axis: Axis,
     place: &str,
     target: TargetKind,

@@ -10,7 +10,7 @@ use d1bench_core::Strategy;
 use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
 use crate::studies::sweep::Axis;
-use crate::studies::sweep::row::ResultRow;
+use crate::studies::sweep::row::ProbeRow;
 
 /// The clocks of the table, in the order a probe runs them, with their column headers.
 const CLOCKS: [(Measure, &str); 6] = [
@@ -44,7 +44,7 @@ fn cell(point: &Point, measure: Measure) -> String {
 
 /// The medians of every clock of `target`'s probes that succeeded, one line per point and
 /// strategy (ms per probe); `None` when no probe of `target` succeeded. Markdown.
-pub fn table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Option<String> {
+pub fn table(rows: &[ProbeRow], axis: Axis, target: TargetKind) -> Option<String> {
     let mut lines: Vec<(String, u64, usize, Point)> = points(rows, axis)
         .into_iter()
         .filter(|p| p.line.target == target && p.ok() > 0)
@@ -90,7 +90,7 @@ mod tests {
     use super::*;
     use crate::studies::sweep::row::tests_support;
 
-    fn measured(strategy: Strategy, columns: usize, outside: f64, prepare: f64) -> ResultRow {
+    fn measured(strategy: Strategy, columns: usize, outside: f64, prepare: f64) -> ProbeRow {
         let mut row = tests_support::row();
         row.strategy = strategy;
         row.columns = columns;

@@ -16,7 +16,7 @@ use crate::records::run_record::Commit;
 use crate::records::{RunDir, RunRecord, RunStatus, StudyKind, csv};
 use crate::stats;
 use crate::studies::sweep::Axis;
-use crate::studies::sweep::row::ResultRow;
+use crate::studies::sweep::row::ProbeRow;
 
 /// Successful repeats each run needs at a point for a verdict: with fewer, each median's
 /// interval covers too little (at most 75% at 3 repeats) to decide anything.
@@ -232,8 +232,8 @@ fn side(point: &Point) -> Side {
 
 /// The points of `a` and `b` compared where both have them, and those only one has.
 fn compare_rows(
-    a: &[ResultRow],
-    b: &[ResultRow],
+    a: &[ProbeRow],
+    b: &[ProbeRow],
     axis: Axis,
     threshold: f64,
 ) -> (Vec<ComparedPoint>, Vec<PointKey>, Vec<PointKey>) {
@@ -276,7 +276,7 @@ fn compare_rows(
 /// A sweep run read back for comparison.
 struct Loaded {
     record: RunRecord,
-    rows: Vec<ResultRow>,
+    rows: Vec<ProbeRow>,
     axis: Axis,
 }
 
@@ -326,7 +326,7 @@ fn load(path: &Path, which: &str) -> Result<Loaded> {
             record.run.status
         );
     }
-    let rows: Vec<ResultRow> =
+    let rows: Vec<ProbeRow> =
         csv::read(&results).with_context(|| format!("run {which}: cannot read its results"))?;
     if rows.is_empty() {
         bail!(

@@ -15,7 +15,7 @@ use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
 use crate::stats::Summary;
 use crate::studies::sweep::Axis;
-use crate::studies::sweep::row::ResultRow;
+use crate::studies::sweep::row::ProbeRow;
 
 /// Why a strategy has no time at a cell.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -91,8 +91,8 @@ impl Cell {
 /// The cells of `rows` on `target`, over `x_axis` × `y_axis`, ordered by y then x. Every
 /// strategy the run measured anywhere is accounted for in every cell: ranked, refused, or
 /// left out by construction (the core's [`wall`] of the cell's parameters).
-pub fn cells(rows: &[ResultRow], target: TargetKind, x_axis: Axis, y_axis: Axis) -> Vec<Cell> {
-    let mine: Vec<ResultRow> = rows
+pub fn cells(rows: &[ProbeRow], target: TargetKind, x_axis: Axis, y_axis: Axis) -> Vec<Cell> {
+    let mine: Vec<ProbeRow> = rows
         .iter()
         .filter(|r| r.target == target)
         .cloned()
@@ -105,7 +105,7 @@ pub fn cells(rows: &[ResultRow], target: TargetKind, x_axis: Axis, y_axis: Axis)
     ys.dedup();
     let mut out = Vec::new();
     for y in ys {
-        let slice: Vec<ResultRow> = mine.iter().filter(|r| r.at(y_axis) == y).cloned().collect();
+        let slice: Vec<ProbeRow> = mine.iter().filter(|r| r.at(y_axis) == y).cloned().collect();
         let slice_points = points(&slice, x_axis);
         let mut xs: Vec<f64> = slice_points.iter().map(|p| p.x).collect();
         xs.sort_by(f64::total_cmp);
@@ -377,8 +377,8 @@ mod tests {
         row_bytes: usize,
         repeat: usize,
         ms: f64,
-    ) -> ResultRow {
-        ResultRow {
+    ) -> ProbeRow {
+        ProbeRow {
             target: TargetKind::Local,
             strategy,
             columns,

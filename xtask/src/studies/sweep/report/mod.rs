@@ -17,12 +17,12 @@ use crate::records::csv;
 use crate::records::{RunDir, RunRecord};
 use crate::reports::{Rendered, chart_files, provenance};
 use crate::studies::sweep::Axis;
-use crate::studies::sweep::row::ResultRow;
+use crate::studies::sweep::row::ProbeRow;
 
 /// A sweep run's reports (a grid's when it has a second axis): summary.csv, the charts and
 /// summary.md; the tables for the terminal.
 pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
-    let rows: Vec<ResultRow> = csv::read(&run_dir.results_csv())?;
+    let rows: Vec<ProbeRow> = csv::read(&run_dir.results_csv())?;
     let axis = record
         .run
         .x_axis
@@ -65,7 +65,7 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
 fn render_grid(
     run_dir: &RunDir,
     record: &RunRecord,
-    rows: &[ResultRow],
+    rows: &[ProbeRow],
     axis: Axis,
     y_axis: Axis,
     titles: bool,

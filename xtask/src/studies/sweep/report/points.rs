@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::stats::{Interval, Ratio, Summary, ratio_of_medians};
 use crate::studies::sweep::Axis;
-use crate::studies::sweep::row::ResultRow;
+use crate::studies::sweep::row::ProbeRow;
 
 /// A value measured for each probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +64,7 @@ impl Measure {
     /// What `row` contributes: times only from probes that succeeded (a refusal's time is not a
     /// write time); rows per statement from refused probes too, since their plan is still
     /// meaningful. `None` when the row does not count.
-    pub fn value(self, row: &ResultRow) -> Option<f64> {
+    pub fn value(self, row: &ProbeRow) -> Option<f64> {
         let ok = row.outcome == Outcome::Ok;
         let value = match self {
             Measure::OutsideMs if ok => row.outside_ms,
@@ -99,7 +99,7 @@ pub struct Line {
 pub struct Point<'a> {
     pub line: Line,
     pub x: f64,
-    pub rows: Vec<&'a ResultRow>,
+    pub rows: Vec<&'a ProbeRow>,
 }
 
 impl Point<'_> {
@@ -183,8 +183,8 @@ impl Ord for OrderedX {
 }
 
 /// The points of `rows` along `axis`, ordered by line, then x.
-pub fn points(rows: &[ResultRow], axis: Axis) -> Vec<Point<'_>> {
-    let mut grouped: BTreeMap<(Line, OrderedX), Vec<&ResultRow>> = BTreeMap::new();
+pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<Point<'_>> {
+    let mut grouped: BTreeMap<(Line, OrderedX), Vec<&ProbeRow>> = BTreeMap::new();
     for row in rows {
         let line = Line {
             target: row.target,
@@ -316,7 +316,7 @@ fn key_of(point: &Point, target: TargetKind, strategy: Strategy) -> PointKey {
 /// The rows of `summary.csv`: every point, every summarized measure, then its ratios: literal ÷
 /// bound at the same point, and a target's ÷ the sqlite baseline's. `precision`: what the
 /// profile asked for, if anything.
-pub fn summary_rows(rows: &[ResultRow], axis: Axis, precision: Option<f64>) -> Vec<SummaryRow> {
+pub fn summary_rows(rows: &[ProbeRow], axis: Axis, precision: Option<f64>) -> Vec<SummaryRow> {
     let points = points(rows, axis);
     let by_key: BTreeMap<PointKey, &Point> = points
         .iter()
@@ -384,14 +384,14 @@ pub fn summary_rows(rows: &[ResultRow], axis: Axis, precision: Option<f64>) -> V
 }
 
 /// `summary.csv` as bytes.
-pub fn summary_csv(rows: &[ResultRow], axis: Axis, precision: Option<f64>) -> Result<Vec<u8>> {
+pub fn summary_csv(rows: &[ProbeRow], axis: Axis, precision: Option<f64>) -> Result<Vec<u8>> {
     summary_csv_of(summary_rows(rows, axis, precision))
 }
 
 /// `summary.csv` of a grid: the rows of [`summary_rows`] along `axis`, one value of `y_axis`
 /// after the other, so no point mixes two values of the grid's second axis.
 pub fn grid_summary_csv(
-    rows: &[ResultRow],
+    rows: &[ProbeRow],
     axis: Axis,
     y_axis: Axis,
     precision: Option<f64>,
@@ -401,7 +401,7 @@ pub fn grid_summary_csv(
     ys.dedup();
     let mut out = Vec::new();
     for y in ys {
-        let slice: Vec<ResultRow> = rows.iter().filter(|r| r.at(y_axis) == y).cloned().collect();
+        let slice: Vec<ProbeRow> = rows.iter().filter(|r| r.at(y_axis) == y).cloned().collect();
         out.extend(summary_rows(&slice, axis, precision));
     }
     summary_csv_of(out)
@@ -424,7 +424,7 @@ mod tests {
     use super::*;
     use crate::studies::sweep::row::tests_support;
 
-    fn row(target: &str, strategy: Strategy, columns: usize, outcome: &str, ms: f64) -> ResultRow {
+    fn row(target: &str, strategy: Strategy, columns: usize, outcome: &str, ms: f64) -> ProbeRow {
         let target: TargetKind = serde_json::from_value(serde_json::json!(target)).unwrap();
         let outcome: Outcome = outcome.parse().unwrap();
         let mut row = tests_support::row();
@@ -540,14 +540,14 @@ mod tests {
         );
     }
 
-    fn at(target: &str, strategy: Strategy, repeat: usize, ms: f64) -> ResultRow {
-        ResultRow {
+    fn at(target: &str, strategy: Strategy, repeat: usize, ms: f64) -> ProbeRow {
+        ProbeRow {
             repeat,
             ..row(target, strategy, 8, "ok", ms)
         }
     }
 
-    fn ratio_rows(rows: &[ResultRow]) -> Vec<SummaryRow> {
+    fn ratio_rows(rows: &[ProbeRow]) -> Vec<SummaryRow> {
         summary_rows(rows, Axis::Columns, None)
             .into_iter()
             .filter(|r| r.measure.starts_with("ratio_"))
@@ -587,7 +587,7 @@ mod tests {
 
     #[test]
     fn a_target_over_its_baseline_divides_the_medians_and_their_intervals() {
-        let mut rows: Vec<ResultRow> = (0..5)
+        let mut rows: Vec<ProbeRow> = (0..5)
             .map(|r| at("local", Strategy::Bound, r, 100.0 + r as f64))
             .collect();
         rows.extend((0..6).map(|r| at("sqlite", Strategy::Bound, r, 10.0 + r as f64)));
@@ -614,7 +614,7 @@ mod tests {
     fn with_a_precision_each_measure_says_whether_its_interval_got_there() {
         // Six repeats: ms per 1,000 rows 1000 to 1050, within ±5% of the median 1025 but not
         // ±1%; a refused point reaches nothing.
-        let mut rows: Vec<ResultRow> = (0..6)
+        let mut rows: Vec<ProbeRow> = (0..6)
             .map(|r| at("local", Strategy::Bound, r, 100.0 + r as f64))
             .collect();
         rows.push(row("local", Strategy::Literal, 8, "refused", 1.0));

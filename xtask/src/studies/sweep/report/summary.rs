@@ -17,7 +17,7 @@ use crate::reports::charts::Drawn;
 use crate::reports::provenance;
 use crate::stats::{Interval, Method};
 use crate::studies::sweep::Axis;
-use crate::studies::sweep::row::ResultRow;
+use crate::studies::sweep::row::ProbeRow;
 use clap::ValueEnum;
 
 /// The order strategies are listed in, in every table.
@@ -28,7 +28,7 @@ type RowKey = (String, u64);
 
 /// The target's points of one measure keyed by (label, x) and strategy.
 fn cells<'a>(
-    rows: &'a [ResultRow],
+    rows: &'a [ProbeRow],
     axis: Axis,
     target: TargetKind,
 ) -> BTreeMap<RowKey, (f64, BTreeMap<Strategy, Point<'a>>)> {
@@ -49,7 +49,7 @@ fn cells<'a>(
 }
 
 /// The strategies that appear among `rows` of `target`.
-fn strategies_of(rows: &[ResultRow], target: TargetKind) -> Vec<Strategy> {
+fn strategies_of(rows: &[ProbeRow], target: TargetKind) -> Vec<Strategy> {
     STRATEGIES
         .into_iter()
         .filter(|s| rows.iter().any(|r| r.target == target && r.strategy == *s))
@@ -181,7 +181,7 @@ fn header(axis: Axis, labelled: bool, columns: &[String]) -> String {
 /// The key ratio table of `target`: median ms per 1,000 rows (outside clock less the target's
 /// preparation) of each strategy at each point, and literal ÷ bound (paired by repeat), each
 /// with its interval and n. Markdown.
-pub fn ratio_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> String {
+pub fn ratio_table(rows: &[ProbeRow], axis: Axis, target: TargetKind) -> String {
     let strategies = strategies_of(rows, target);
     let table = cells(rows, axis, target);
     let labelled = table.keys().any(|(label, _)| !label.is_empty());
@@ -222,7 +222,7 @@ pub fn ratio_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> String
 /// median's 95% interval got within it, and which did not, with their n. Markdown, one
 /// paragraph.
 pub fn precision_line(
-    rows: &[ResultRow],
+    rows: &[ProbeRow],
     axis: Axis,
     target: TargetKind,
     record: &RunRecord,
@@ -276,7 +276,7 @@ pub fn precision_line(
 /// `target` ÷ the bare SQLite baseline, per strategy at each point, on the one clock both have
 /// alike: the inside clock (the writes, values bound included; no HTTP, no preparation). The
 /// ratio of the medians of `inside_ms`; `None` when the run has no baseline. Markdown.
-pub fn baseline_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Option<String> {
+pub fn baseline_table(rows: &[ProbeRow], axis: Axis, target: TargetKind) -> Option<String> {
     if target == TargetKind::Sqlite || !rows.iter().any(|r| r.target == TargetKind::Sqlite) {
         return None;
     }
@@ -311,7 +311,7 @@ pub fn baseline_table(rows: &[ResultRow], axis: Axis, target: TargetKind) -> Opt
 
 /// The reconciliation totals of each target in `rows` (warm-ups are not in results.csv, so
 /// they are taken from run.toml's totals).
-pub fn reconciliation_lines(rows: &[ResultRow], record: &RunRecord) -> Vec<String> {
+pub fn reconciliation_lines(rows: &[ProbeRow], record: &RunRecord) -> Vec<String> {
     let mut targets: Vec<TargetKind> = rows.iter().map(|r| r.target).collect();
     targets.sort();
     targets.dedup();
@@ -339,7 +339,7 @@ pub fn reconciliation_lines(rows: &[ResultRow], record: &RunRecord) -> Vec<Strin
 
 /// `summary.md`: what was run and where, the reconciliation, the key tables, the charts with
 /// their captions, the environment.
-pub fn markdown(record: &RunRecord, rows: &[ResultRow], charts: &[Drawn]) -> String {
+pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> String {
     let run = &record.run;
     let axis = run.x_axis.unwrap_or(Axis::Columns);
     let target = run.target;

@@ -23,7 +23,7 @@ pub mod versions;
 use exactly_once::Writes;
 use load::Done;
 use retry::Attempted;
-use versions::Versions;
+use versions::RowVersions;
 
 use crate::base::TargetKind;
 use crate::records::csv::Appender;
@@ -40,7 +40,7 @@ struct Expected {
     written: BTreeSet<u64>,
     attempted: BTreeSet<u64>,
     /// The updates' versions: acknowledged and sent, per row.
-    versions: Versions,
+    versions: RowVersions,
 }
 
 impl Expected {
@@ -69,7 +69,7 @@ pub fn measure(
         seeded: 0,
         written: BTreeSet::new(),
         attempted: BTreeSet::new(),
-        versions: Versions::default(),
+        versions: RowVersions::default(),
     };
     let mut next_write_id = FIRST_WRITE_ID;
     let mut next_version = BTreeMap::new();

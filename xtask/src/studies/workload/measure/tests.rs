@@ -76,7 +76,7 @@ fn updates_reconcile_by_version() {
         seeded: 100,
         written: BTreeSet::new(),
         attempted: BTreeSet::new(),
-        versions: Versions::default(),
+        versions: RowVersions::default(),
     };
     let mut next = FIRST_WRITE_ID;
     for job in measure_jobs(&plan, 0, 2.0, &mut next)
@@ -145,7 +145,7 @@ fn seeded_and_written_rows_reconcile_and_a_lost_row_does_not() {
         seeded: 0,
         written: BTreeSet::new(),
         attempted: BTreeSet::new(),
-        versions: Versions::default(),
+        versions: RowVersions::default(),
     };
     assert_eq!(seed(&client, &plan, 0, 100).unwrap(), 1);
     expected.seeded = 100;

@@ -8,12 +8,12 @@ use d1bench_core::workload::RowVersion;
 
 /// The versions the updates sent and those acknowledged, per row.
 #[derive(Debug, Default, Clone)]
-pub struct Versions {
+pub struct RowVersions {
     sent: BTreeMap<u64, u64>,
     acknowledged: BTreeMap<u64, u64>,
 }
 
-impl Versions {
+impl RowVersions {
     pub fn sent(&mut self, id: u64, version: u64) {
         let v = self.sent.entry(id).or_default();
         *v = (*v).max(version);
@@ -62,7 +62,7 @@ mod tests {
 
     #[test]
     fn versions_reconcile_between_acknowledged_and_sent() {
-        let mut v = Versions::default();
+        let mut v = RowVersions::default();
         v.sent(1, 1);
         v.sent(1, 2);
         v.acknowledged(1, 1);

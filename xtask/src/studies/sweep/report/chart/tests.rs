@@ -14,8 +14,8 @@ fn row(
     repeat: usize,
     outcome: &str,
     outside_ms: f64,
-) -> ResultRow {
-    ResultRow {
+) -> ProbeRow {
+    ProbeRow {
         experiment: "test".into(),
         target: TargetKind::Local,
         strategy,
@@ -84,7 +84,7 @@ fn captions_give_the_repeats_and_what_the_error_bars_cover() {
     let at = |repeats: usize, columns: usize| {
         (0..repeats).map(move |r| row(Strategy::Bound, columns, r, "ok", 10.0 + r as f64))
     };
-    let caption = |rows: Vec<ResultRow>| {
+    let caption = |rows: Vec<ProbeRow>| {
         time_chart(&rows, Axis::Columns, "t", LOCAL)
             .unwrap()
             .caption
@@ -323,9 +323,9 @@ fn overlapping_points_of_the_target_are_dodged_and_the_baseline_stays() {
 #[test]
 fn the_time_caption_says_how_many_rows_each_strategy_wrote() {
     let written = |counts: &[(Strategy, usize)]| {
-        let rows: Vec<ResultRow> = counts
+        let rows: Vec<ProbeRow> = counts
             .iter()
-            .map(|&(strategy, rows)| ResultRow {
+            .map(|&(strategy, rows)| ProbeRow {
                 rows,
                 ..row(strategy, 4, 0, "ok", 10.0)
             })
@@ -447,7 +447,7 @@ fn png_size_and_dpi(bytes: &[u8]) -> ((u32, u32), Option<(f64, f64)>) {
 
 /// A small run over both axes: each strategy, repeats, a wall of refusals, and the bare
 /// SQLite baseline of bound and literal.
-fn synthetic_run(axis: Axis) -> Vec<ResultRow> {
+fn synthetic_run(axis: Axis) -> Vec<ProbeRow> {
     let xs: &[usize] = match axis {
         Axis::Columns => &[1, 2, 4, 8, 16, 32, 64, 128, 256],
         _ => &[4, 6, 8, 10, 12],

@@ -7,7 +7,7 @@ use crate::studies::sweep::row::tests_support;
 use d1bench_core::Outcome;
 
 /// Repeats of one point on sqlite: 100 rows each, so ms per 1,000 rows is 10 × `times`.
-fn repeats(strategy: Strategy, columns: usize, times: &[f64]) -> Vec<ResultRow> {
+fn repeats(strategy: Strategy, columns: usize, times: &[f64]) -> Vec<ProbeRow> {
     times
         .iter()
         .enumerate()
@@ -214,7 +214,7 @@ fn record(experiment: &str, kind: StudyKind) -> RunRecord {
 }
 
 /// A run directory written through the records API.
-fn write_run(dir: &Path, record: &RunRecord, rows: Option<&[ResultRow]>) -> PathBuf {
+fn write_run(dir: &Path, record: &RunRecord, rows: Option<&[ProbeRow]>) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     record.write(&dir.join("run.toml")).unwrap();
     if let Some(rows) = rows {

@@ -24,7 +24,7 @@ fn row(
     columns: usize,
     outcome: &str,
     outside_ms: f64,
-) -> ResultRow {
+) -> ProbeRow {
     let mut row = crate::studies::sweep::row::tests_support::row();
     row.target = kind(target);
     row.strategy = strategy;
@@ -44,7 +44,7 @@ fn cells_of(line: &str) -> Vec<&str> {
 
 #[test]
 fn medians_intervals_ratios_and_refusals() {
-    let repeat = |repeat: usize, row: ResultRow| ResultRow { repeat, ..row };
+    let repeat = |repeat: usize, row: ProbeRow| ProbeRow { repeat, ..row };
     let rows = [
         repeat(0, row("local", Strategy::Bound, 64, "ok", 50.0)),
         repeat(1, row("local", Strategy::Bound, 64, "ok", 52.0)),
@@ -90,7 +90,7 @@ fn medians_intervals_ratios_and_refusals() {
 
 #[test]
 fn from_six_repeats_the_interval_is_95_percent_and_unmarked() {
-    let rows: Vec<ResultRow> = [50.0, 51.0, 52.0, 53.0, 54.0, 90.0]
+    let rows: Vec<ProbeRow> = [50.0, 51.0, 52.0, 53.0, 54.0, 90.0]
         .into_iter()
         .map(|ms| row("local", Strategy::Bound, 8, "ok", ms))
         .collect();
@@ -107,9 +107,9 @@ fn from_six_repeats_the_interval_is_95_percent_and_unmarked() {
 
 #[test]
 fn the_baseline_table_divides_by_sqlite_at_the_same_point() {
-    let repeats = |target, ms: &[f64]| -> Vec<ResultRow> {
+    let repeats = |target, ms: &[f64]| -> Vec<ProbeRow> {
         let rows = ms.iter().enumerate();
-        rows.map(|(repeat, &ms)| ResultRow {
+        rows.map(|(repeat, &ms)| ProbeRow {
             repeat,
             ..row(target, Strategy::Bound, 8, "ok", ms)
         })
@@ -152,7 +152,7 @@ fn the_baseline_table_divides_by_sqlite_at_the_same_point() {
         text.contains("for want of repeats: at least 90.8% at n = 5 and 6."),
         "{text}"
     );
-    let local: Vec<ResultRow> = rows
+    let local: Vec<ProbeRow> = rows
         .iter()
         .filter(|r| r.target == kind("local"))
         .cloned()
@@ -278,9 +278,9 @@ fn labelled_series_get_a_column_of_their_own() {
 
 #[test]
 fn with_a_precision_the_summary_says_where_it_was_reached() {
-    let repeats = |strategy, columns, ms: &[f64]| -> Vec<ResultRow> {
+    let repeats = |strategy, columns, ms: &[f64]| -> Vec<ProbeRow> {
         let rows = ms.iter().enumerate();
-        rows.map(|(repeat, &ms)| ResultRow {
+        rows.map(|(repeat, &ms)| ProbeRow {
             repeat,
             ..row("local", strategy, columns, "ok", ms)
         })
