@@ -1,16 +1,17 @@
-//! The d1bench Worker: performs one probe per invocation against the D1 binding `DB`.
+//! The d1bench Worker: each invocation is one step of a probe, a ladder rung or a workload,
+//! against the D1 binding `DB`.
 //!
 //! Routes: `GET /health` answers the Worker's version. A probe is three invocations, each
 //! taking a [`d1bench_core::ProbeRequest`] as JSON: `POST /setup` creates the probe's table and
 //! indexes (one batch) and answers a [`d1bench_core::SetupResult`]; `POST /probe` writes the rows
 //! and nothing else, and answers a [`d1bench_core::ProbeResult`] with its clocks (`probe.rs`);
 //! `POST /verify` checks the table exists, counts its rows, computes the content checksum in SQL
-//! and drops the table, answering a [`d1bench_core::VerifyResult`]. Setup and verification have invocations of
-//! their own so that their cost never reaches the probe's clocks or its query budget. All need
-//! `Authorization: Bearer <BENCH_TOKEN>`. The SQL comes from the shared planner, never from the
-//! request. `POST /rung` runs one step of a ladder rung (see `rung.rs`); `POST /workload/*` seeds,
-//! indexes, loads and checks a workload's table (see `workload.rs`; the KV cache's
-//! operations in `cache.rs`).
+//! and drops the table, answering a [`d1bench_core::VerifyResult`]. Setup and verification have
+//! invocations of their own so that their cost never reaches the probe's clocks or its query
+//! budget. All need `Authorization: Bearer <BENCH_TOKEN>`. The SQL comes from the shared
+//! planner, never from the request. `POST /rung` runs one step of a ladder rung (see
+//! `rung.rs`); `POST /workload/*` seeds, indexes, loads and checks a workload's table (see
+//! `workload.rs`; the KV cache's operations in `cache.rs`).
 
 use d1bench_core::sql::{self, Statement};
 use d1bench_core::{Checksum, ProbeRequest, ServedBy, SetupResult, Value, VerifyResult};
