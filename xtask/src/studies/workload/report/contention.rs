@@ -63,8 +63,10 @@ pub fn section(stats: &[OpStats]) -> String {
     }
     let mut out = String::from(
         "\n## Write contention and retries\n\nEach write was due on the timetable at the rate \
-         shown; a refused attempt (a transient class only: busy, overloaded, a D1 time-out, or \
-         no answer) was sent again by the load generator as a new request, after the policy's \
+         shown; a refused attempt of a class its policy retries (what D1 says to retry, no \
+         answer, and the classes the policy opts in to with `also-retry`, in run.toml; a \
+         policy recorded before `also-retry` existed retried busy, overloaded and a D1 \
+         time-out) was sent again by the load generator as a new request, after the policy's \
          wait. `refused at first attempt`: what a client without retries saw, by class. \
          `succeeded`: the share whose last attempt was acknowledged. `goodput`: rows written \
          by acknowledged writes per second. Latency runs from when the first attempt was due to \
