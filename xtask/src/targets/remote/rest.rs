@@ -7,6 +7,7 @@
 //! An answer becomes an [`OpResult`] as the Worker's does: D1's error texts classified as
 //! refusals, and HTTP 429 its own refusal ([`RefusalKind::RateLimited`]) with the wait the
 //! answer's `Retry-After` asks for. Only writes go this way: reads stay on the binding.
+//! [`check_rate_limit`] prices a timetable against the API's 1,200 calls per 5 minutes.
 
 use std::time::{Duration, Instant};
 
@@ -308,6 +309,57 @@ fn from_answer(status: u16, text: &str, outside_ms: f64) -> Result<OpResult, Str
     result.refusal = refusal;
     result.error = Some(words);
     Ok(result)
+}
+
+/// The REST API's rate limit: requests per window per user account (Cloudflare's API
+/// documentation: 1,200 per 5 minutes; past it every call answers 429 for 5 minutes).
+pub const REQUESTS_PER_WINDOW: f64 = 1_200.0;
+
+/// The window of [`REQUESTS_PER_WINDOW`], seconds.
+pub const WINDOW_S: f64 = 300.0;
+
+/// A stretch of a run's timetable that sends REST API calls at a steady rate: `seconds` long,
+/// `per_second` calls a second (a point's rate × its share of REST writes × its most attempts).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stretch {
+    pub seconds: f64,
+    pub per_second: f64,
+}
+
+/// The most REST API calls any [`WINDOW_S`] window of `stretches` (laid end to end, in order)
+/// holds. The count in a window is piecewise linear in where it starts, so its largest is at a
+/// window starting or ending on a boundary between stretches; each of those is tried.
+pub fn busiest_window(stretches: &[Stretch]) -> f64 {
+    let mut bounds = vec![0.0];
+    for s in stretches {
+        bounds.push(bounds.last().unwrap() + s.seconds.max(0.0));
+    }
+    let calls_before = |t: f64| -> f64 {
+        let mut calls = 0.0;
+        for (s, from) in stretches.iter().zip(&bounds) {
+            calls += s.per_second * (t - from).clamp(0.0, s.seconds.max(0.0));
+        }
+        calls
+    };
+    bounds
+        .iter()
+        .flat_map(|&b| [b, b - WINDOW_S])
+        .map(|start| calls_before(start + WINDOW_S) - calls_before(start))
+        .fold(0.0, f64::max)
+}
+
+/// Refuses a timetable whose busiest window would go over the API's rate limit, saying by how
+/// much: a run past it would measure the API's 5-minute refusal, not D1.
+pub fn check_rate_limit(stretches: &[Stretch]) -> Result<f64, String> {
+    let busiest = busiest_window(stretches);
+    if busiest > REQUESTS_PER_WINDOW {
+        return Err(format!(
+            "the REST API would get up to {busiest:.0} calls in 5 minutes, past its limit of \
+             {REQUESTS_PER_WINDOW:.0} per 5 minutes per account (HTTP 429 for 5 minutes after): \
+             lower the REST series' rates, durations or attempts"
+        ));
+    }
+    Ok(busiest)
 }
 
 #[cfg(test)]

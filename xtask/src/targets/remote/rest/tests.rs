@@ -205,3 +205,28 @@ fn what_is_not_an_answer_or_not_a_write_is_said_so() {
         "a read is refused before anything is sent"
     );
 }
+
+#[test]
+fn the_busiest_five_minutes_are_counted_across_stretches() {
+    let s = |seconds, per_second| Stretch {
+        seconds,
+        per_second,
+    };
+    // 4/s for 100 s (400 calls), a pause of 50 s, 4/s for 200 s (800): a window holds the
+    // pause and 250 s of calls, 1,000, wherever it starts in the first 50 s.
+    let stretches = [s(100.0, 4.0), s(50.0, 0.0), s(200.0, 4.0)];
+    let calls = busiest_window(&stretches);
+    assert!((calls - 1_000.0).abs() < 1e-9, "{calls}");
+    assert_eq!(check_rate_limit(&stretches), Ok(calls));
+    // With a pause of 100 s no window holds more than 800.
+    let apart = busiest_window(&[s(100.0, 4.0), s(100.0, 0.0), s(200.0, 4.0)]);
+    assert!((apart - 800.0).abs() < 1e-9, "{apart}");
+    // A short run counts all its calls; exactly the limit passes.
+    assert_eq!(busiest_window(&[s(10.0, 2.0)]), 20.0);
+    assert!(check_rate_limit(&[s(300.0, 4.0)]).is_ok());
+    // 5/s for ten minutes is 1,500 in every window.
+    let e = check_rate_limit(&[s(600.0, 5.0)]).unwrap_err();
+    assert!(e.contains("up to 1500 calls in 5 minutes"), "{e}");
+    assert!(e.contains("limit of 1200 per 5 minutes"), "{e}");
+    assert_eq!(busiest_window(&[]), 0.0);
+}
