@@ -70,6 +70,11 @@ pub enum RefusalKind {
     /// The Free plan's daily rows read or rows written are used up (documented: 5,000,000 read,
     /// 100,000 written; reset at 00:00 UTC). Not until the next day.
     DailyQuota,
+    /// Cloudflare's REST API refused the call with HTTP 429: the account went over the API's
+    /// rate limit (documented: 1,200 requests per 5 minutes per user account, refused for 5
+    /// minutes past it). Retryable, after the time the answer's `Retry-After` says. Only a write
+    /// sent through the REST API can meet it; the binding never does.
+    RateLimited,
     /// A text no rule knows.
     Other,
 }
@@ -129,13 +134,17 @@ const RULES: &[(&str, RefusalKind)] = &[
     ),
     ("daily rows read limit", RefusalKind::DailyQuota),
     ("daily rows written limit", RefusalKind::DailyQuota),
+    (
+        "please wait and consider throttling your request speed",
+        RefusalKind::RateLimited,
+    ),
     ("exceeded cpu time limit", RefusalKind::CpuTimeLimit),
     ("exceeded its cpu time limit", RefusalKind::CpuTimeLimit),
     ("sqlite_toobig", RefusalKind::StringOrBlobTooBig),
 ];
 
 impl RefusalKind {
-    pub const ALL: [RefusalKind; 19] = [
+    pub const ALL: [RefusalKind; 20] = [
         RefusalKind::TooManyVariables,
         RefusalKind::StatementTooLong,
         RefusalKind::TooManyColumns,
@@ -154,6 +163,7 @@ impl RefusalKind {
         RefusalKind::NodeUnreachable,
         RefusalKind::ClientDisconnected,
         RefusalKind::DailyQuota,
+        RefusalKind::RateLimited,
         RefusalKind::Other,
     ];
 
@@ -186,6 +196,7 @@ impl RefusalKind {
             RefusalKind::NodeUnreachable => "node-unreachable",
             RefusalKind::ClientDisconnected => "client-disconnected",
             RefusalKind::DailyQuota => "daily-quota",
+            RefusalKind::RateLimited => "rate-limited",
             RefusalKind::Other => "other",
         }
     }
@@ -194,9 +205,8 @@ impl RefusalKind {
     pub fn d1_advice(self) -> D1Advice {
         use RefusalKind::*;
         match self {
-            CodeUpdated | StorageReset | NetworkLost | NodeUnreachable | ClientDisconnected => {
-                D1Advice::Retry
-            }
+            CodeUpdated | StorageReset | NetworkLost | NodeUnreachable | ClientDisconnected
+            | RateLimited => D1Advice::Retry,
             QueryTimeout | Overloaded | MemoryLimit | CpuTimeLimit | DailyQuota => {
                 D1Advice::DoNotRetry
             }
@@ -223,7 +233,8 @@ impl RefusalKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum D1Advice {
-    /// "Retry the operation" (D1's "Debug D1" page).
+    /// "Retry the operation" (D1's "Debug D1" page); for the REST API's HTTP 429, retry after
+    /// the time its `Retry-After` says.
     Retry,
     /// Not as is: query less, return less, try later or shard (the "Debug D1" page), or wait for
     /// the daily quota to reset (the limits page).
@@ -460,6 +471,12 @@ mod tests {
         // over them answers; these are the wordings the rules expect.
         ("D1_ERROR: Exceeded daily rows read limit", DailyQuota),
         ("D1_ERROR: Exceeded daily rows written limit", DailyQuota),
+        // Cloudflare's API answers HTTP 429 with this envelope message (error code 971); the
+        // REST client classifies by the status first, the text is the fallback.
+        (
+            "Please wait and consider throttling your request speed",
+            RateLimited,
+        ),
     ];
 
     /// One test per text of D1's "Debug D1" page ("List of D1_ERRORs"), verbatim, bare and as
@@ -581,7 +598,8 @@ mod tests {
                 StorageReset,
                 NetworkLost,
                 NodeUnreachable,
-                ClientDisconnected
+                ClientDisconnected,
+                RateLimited
             ]
         );
         // D1's queue and clocks say try later or query less: not retryable without opting in.

@@ -26,11 +26,20 @@ pub fn read_request(stream: &TcpStream) -> String {
 }
 
 /// Answers on `stream` with `status` and a JSON `body`, closing the connection after it.
-pub fn answer(mut stream: &TcpStream, status: u16, body: &str) {
+pub fn answer(stream: &TcpStream, status: u16, body: &str) {
+    answer_with(stream, status, &[], body);
+}
+
+/// [`answer`] with extra `headers` (name, value).
+pub fn answer_with(mut stream: &TcpStream, status: u16, headers: &[(&str, &str)], body: &str) {
+    let extra: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
     let _ = write!(
         stream,
         "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-         Connection: close\r\n\r\n{body}",
+         {extra}Connection: close\r\n\r\n{body}",
         body.len()
     );
 }

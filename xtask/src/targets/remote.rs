@@ -5,11 +5,13 @@
 //! a secret, waits until it answers, and is then measured over HTTPS exactly as locally (see
 //! [`super::worker`]); it deletes the Worker and the database on every way out (success, error,
 //! panic, Ctrl-C) unless `--keep`. [`wrangler`] holds the commands as data and the one runner
-//! that executes them; [`lifecycle`] the order and the teardown.
+//! that executes them; [`lifecycle`] the order and the teardown; [`api`] the one REST call a
+//! run makes itself, and [`rest`] workload writes sent through D1's REST API.
 
 pub mod answers;
 pub mod api;
 pub mod lifecycle;
+pub mod rest;
 pub mod wrangler;
 
 use std::sync::Arc;

@@ -1,8 +1,9 @@
 //! Retries in the load generator, as a client retries: each attempt a separate request to the
-//! target (a separate Worker invocation over HTTP), the waits between them from the point's
-//! [`RetryPolicy`], and only a refusal the policy retries (what D1 says to retry, and what the
-//! policy opts in to with `also-retry`) or no answer at all sent again. The attempts' time runs inside the request's latency, which the load
-//! generator measures from when the request was due.
+//! target (a separate Worker invocation over HTTP, or REST API call), the waits between them
+//! from the point's [`RetryPolicy`] (or longer, when a 429 says how long), and only a refusal
+//! the policy retries (what D1 says to retry, and what the policy opts in to with
+//! `also-retry`) or no answer at all sent again. The attempts' time runs inside the request's
+//! latency, which the load generator measures from when the request was due.
 
 use std::time::Duration;
 
@@ -41,10 +42,24 @@ pub fn retryable(answer: &Timed<OpResult>, policy: &RetryPolicy) -> bool {
 pub fn attempt(
     job: &OpRequest,
     policy: &RetryPolicy,
-    mut rng: fastrand::Rng,
+    rng: fastrand::Rng,
     send: &dyn Fn(&OpRequest) -> Timed<OpResult>,
 ) -> Attempted {
-    let mut last = send(job);
+    attempt_told(job, policy, rng, &|j| (send(j), None))
+}
+
+/// An answer, and how long it says to wait before the next attempt.
+pub type Told = (Timed<OpResult>, Option<Duration>);
+
+/// [`attempt`] where an answer may also say how long to wait before the next attempt (the REST
+/// API's `Retry-After` on a 429): the wait is then the longer of that and the policy's.
+pub fn attempt_told(
+    job: &OpRequest,
+    policy: &RetryPolicy,
+    mut rng: fastrand::Rng,
+    send: &dyn Fn(&OpRequest) -> Told,
+) -> Attempted {
+    let (mut last, mut told) = send(job);
     let first_refusal = last.result.as_ref().ok().and_then(|r| r.refusal);
     let first_failed = last.result.is_err();
     let mut attempts = 1;
@@ -53,10 +68,11 @@ pub fn attempt(
         let Some(wait) = policy.wait_ms(attempts, &mut rng) else {
             break;
         };
+        let wait = told.map_or(wait, |t| wait.max(t.as_secs_f64() * 1000.0));
         std::thread::sleep(Duration::from_secs_f64(wait / 1000.0));
         waited_ms += wait;
         attempts += 1;
-        last = send(job);
+        (last, told) = send(job);
     }
     Attempted {
         last,
@@ -141,6 +157,41 @@ mod tests {
             let done = attempt(&job(), &plain, fastrand::Rng::with_seed(1), &refused);
             assert_eq!(done.attempts, 1, "{kind}");
         }
+    }
+
+    #[test]
+    fn a_rate_limited_write_waits_as_long_as_the_api_says_then_passes() {
+        let calls = Cell::new(0);
+        let send = |_: &OpRequest| {
+            calls.set(calls.get() + 1);
+            let limited = calls.get() < 2;
+            (
+                answer(limited.then_some(RefusalKind::RateLimited)),
+                limited.then_some(Duration::from_millis(30)),
+            )
+        };
+        let plain = RetryPolicy {
+            also_retry: Default::default(),
+            ..fixed(4)
+        };
+        let started = std::time::Instant::now();
+        let done = attempt_told(&job(), &plain, fastrand::Rng::with_seed(1), &send);
+        assert!(started.elapsed() >= Duration::from_millis(30));
+        assert_eq!(done.attempts, 2);
+        assert_eq!(done.first_refusal, Some(RefusalKind::RateLimited));
+        assert_eq!(
+            done.waited_ms, 30.0,
+            "the API's 30 ms, not the policy's 1 ms"
+        );
+        // Without a policy that retries, the 429 is final.
+        calls.set(0);
+        let none = attempt_told(
+            &job(),
+            &RetryPolicy::NONE,
+            fastrand::Rng::with_seed(1),
+            &send,
+        );
+        assert_eq!(none.attempts, 1);
     }
 
     #[test]
