@@ -54,9 +54,11 @@ pub fn section(heading: &str, group_header: &str, unit: &str, points: &[HeapPoin
     out.push_str(
         "The largest the Worker's isolate got while each measured request ran: V8's heap in use \
          and its ArrayBuffers (the Worker's wasm memory among them), asked of the inspector of \
-         `wrangler dev` every 10 ms (`targets/local/heap.rs`); the largest over the repeats. \
-         D1's own SQLite runs outside the isolate and is not in it. Against the 128 MB a \
-         Worker's isolate may use (read as 128 MiB).\n\n",
+         `wrangler dev` every 10 ms (`targets/local/heap.rs`) after a full garbage collection \
+         before the request; the largest over the repeats. The heap in use counts garbage not \
+         collected yet, so a peak is an upper bound of what the request held alive, and two \
+         runs can differ by the collector's timing. D1's own SQLite runs outside the isolate \
+         and is not in it. Against the 128 MB a Worker's isolate may use (read as 128 MiB).\n\n",
     );
     writeln!(
         out,

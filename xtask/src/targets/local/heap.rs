@@ -1,6 +1,10 @@
 //! The Worker isolate's heap, sampled through the V8 inspector that `wrangler dev` opens: while
 //! a measured request runs, a thread asks the inspector for `Runtime.getHeapUsage` over the
-//! Chrome DevTools Protocol every few milliseconds and keeps the largest answer.
+//! Chrome DevTools Protocol every few milliseconds and keeps the largest answer. Before the
+//! request is sent, a full garbage collection (`HeapProfiler.collectGarbage`) clears what earlier
+//! requests left, so every request starts from the isolate's live heap; during it, the heap in
+//! use counts what V8 has not collected yet, so a peak is an upper bound of what the request
+//! held alive (two runs of one rung can differ by the garbage collector's timing).
 //!
 //! What is measured is V8's own account of the isolate: the JavaScript heap in use
 //! (`usedSize`) and, where V8 reports it, the memory of the isolate's ArrayBuffers
@@ -31,6 +35,12 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The id of the next question: unique over the run, so an answer that comes late (after its
 /// sampling stopped) is never taken for the answer to a later question on the same connection.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The question for the heap's usage.
+const GET_HEAP_USAGE: &str = "Runtime.getHeapUsage";
+
+/// The question for a full garbage collection.
+const COLLECT_GARBAGE: &str = "HeapProfiler.collectGarbage";
 
 /// One answer to `Runtime.getHeapUsage`, in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -100,12 +110,22 @@ impl HeapSampler {
         HeapSampler { port, socket: None }
     }
 
-    /// Starts sampling; the peak is [`Sampling::stop`]'s.
+    /// Collects the isolate's garbage, then starts sampling; the peak is [`Self::finish`]'s.
     pub fn start(&mut self) -> Result<Sampling> {
-        let socket = match self.socket.take() {
+        let mut socket = match self.socket.take() {
             Some(socket) => socket,
             None => Box::new(self.connect()?),
         };
+        // Answered once the collection is done; a collection that takes longer than the wait
+        // for a last answer goes on while the request starts.
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        ask(
+            &mut socket,
+            id,
+            COLLECT_GARBAGE,
+            &AtomicBool::new(true),
+            true,
+        )?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
@@ -174,7 +194,18 @@ fn sample(
     let result = loop {
         let last = stop.load(Ordering::Relaxed);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        match ask(&mut socket, id, stop, last) {
+        let usage = ask(&mut socket, id, GET_HEAP_USAGE, stop, last).and_then(|answer| {
+            answer
+                .map(|result| {
+                    serde_json::from_value::<HeapUsage>(result.clone()).with_context(|| {
+                        format!(
+                            "the inspector answered {GET_HEAP_USAGE} without its sizes: {result}"
+                        )
+                    })
+                })
+                .transpose()
+        });
+        match usage {
             Ok(Some(usage)) => peak.note(usage),
             Ok(None) => {}
             Err(e) => break Err(e),
@@ -187,25 +218,26 @@ fn sample(
     (socket, result)
 }
 
-/// Sends question `id` and reads until its answer; `None` when the sampling was stopped before
-/// it came (the isolate was busy) and `last` is not set (the last question waits for its answer
-/// a little longer, not for ever: a second of [`READ_WAIT`]s).
+/// Sends question `id` (`method`, without parameters) and reads until its answer's result;
+/// `None` when it did not come within a second of [`READ_WAIT`]s after `stop` was set or, for
+/// the `last` question, after it was sent (the isolate was busy).
 fn ask(
     socket: &mut WebSocket<TcpStream>,
     id: u64,
+    method: &str,
     stop: &AtomicBool,
     last: bool,
-) -> Result<Option<HeapUsage>> {
-    let question = format!(r#"{{"id":{id},"method":"Runtime.getHeapUsage"}}"#);
+) -> Result<Option<serde_json::Value>> {
+    let question = format!(r#"{{"id":{id},"method":"{method}"}}"#);
     socket
         .send(Message::text(question))
-        .context("cannot ask the inspector for the heap's usage")?;
+        .with_context(|| format!("cannot ask the inspector for {method}"))?;
     let mut waits_after_stop = 0;
     loop {
         match socket.read() {
             Ok(Message::Text(text)) => {
-                if let Some(usage) = answer_to(&text, id)? {
-                    return Ok(Some(usage));
+                if let Some(result) = answer_to(&text, id, method)? {
+                    return Ok(Some(result));
                 }
             }
             Ok(Message::Close(frame)) => bail!("the inspector closed the connection: {frame:?}"),
@@ -228,10 +260,10 @@ fn ask(
     }
 }
 
-/// The heap's usage in `text` when it is the answer to question `id`; `None` for any other
-/// message (events, answers to older questions); an error when the inspector answered `id`
-/// with an error or without the sizes.
-fn answer_to(text: &str, id: u64) -> Result<Option<HeapUsage>> {
+/// The result in `text` when it is the answer to question `id` (`method`); `None` for any
+/// other message (events, answers to older questions, to wrangler's own); an error when the
+/// inspector answered `id` with an error or with nothing.
+fn answer_to(text: &str, id: u64, method: &str) -> Result<Option<serde_json::Value>> {
     #[derive(Deserialize)]
     struct Answer {
         id: Option<u64>,
@@ -244,11 +276,9 @@ fn answer_to(text: &str, id: u64) -> Result<Option<HeapUsage>> {
         return Ok(None);
     }
     match (answer.result, answer.error) {
-        (Some(result), None) => serde_json::from_value(result).map(Some).with_context(|| {
-            format!("the inspector answered Runtime.getHeapUsage without its sizes: {text}")
-        }),
-        (_, Some(error)) => bail!("the inspector refused Runtime.getHeapUsage: {error}"),
-        (None, None) => bail!("the inspector answered Runtime.getHeapUsage with nothing: {text}"),
+        (Some(result), None) => Ok(Some(result)),
+        (_, Some(error)) => bail!("the inspector refused {method}: {error}"),
+        (None, None) => bail!("the inspector answered {method} with nothing: {text}"),
     }
 }
 
@@ -264,8 +294,10 @@ mod tests {
     struct Shared {
         /// Questions answered so far.
         answered: AtomicU64,
-        /// Answer every question from now on with an error.
+        /// Answer every question for the heap from now on with an error.
         refuse: AtomicBool,
+        /// Garbage collections asked for so far.
+        collections: AtomicU64,
     }
 
     /// An inspector stand-in on a loopback port: `/json` on the first connection, then a
@@ -295,8 +327,14 @@ mod tests {
                     Err(_) => return ids,
                 };
                 let question: serde_json::Value = serde_json::from_str(&question).unwrap();
-                assert_eq!(question["method"], "Runtime.getHeapUsage");
                 let id = question["id"].as_u64().unwrap();
+                if question["method"] == COLLECT_GARBAGE {
+                    shared.collections.fetch_add(1, Ordering::SeqCst);
+                    let done = format!(r#"{{"id":{id},"result":{{}}}}"#);
+                    socket.send(Message::text(done)).unwrap();
+                    continue;
+                }
+                assert_eq!(question["method"], GET_HEAP_USAGE);
                 let noise = [
                     r#"{"method":"Runtime.consoleAPICalled","params":{}}"#.to_owned(),
                     format!(r#"{{"id":{},"result":{{}}}}"#, id + 100_000),
@@ -329,6 +367,11 @@ mod tests {
         let (port, inspector) = inspector(vec![100, 5_000, 300], Arc::clone(&shared));
         let mut sampler = HeapSampler::new(port);
         let sampling = sampler.start().unwrap();
+        assert_eq!(
+            shared.collections.load(Ordering::SeqCst),
+            1,
+            "the garbage collected first"
+        );
         while shared.answered.load(Ordering::SeqCst) < 3 {
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -343,6 +386,7 @@ mod tests {
         // and an error answered is an error, not a peak.
         shared.refuse.store(true, Ordering::SeqCst);
         let sampling = sampler.start().unwrap();
+        assert_eq!(shared.collections.load(Ordering::SeqCst), 2);
         let err = sampler.finish(sampling).unwrap_err();
         assert!(
             format!("{err:#}").contains("refused Runtime.getHeapUsage"),
@@ -359,28 +403,30 @@ mod tests {
     #[test]
     fn answers_to_other_questions_and_events_are_passed_over() {
         let usage = r#"{"id":7,"result":{"usedSize":1285972,"totalSize":2359296,"embedderHeapUsedSize":515872,"backingStorageSize":518613}}"#;
+        let result = answer_to(usage, 7, GET_HEAP_USAGE).unwrap().unwrap();
         assert_eq!(
-            answer_to(usage, 7).unwrap(),
-            Some(HeapUsage {
+            serde_json::from_value::<HeapUsage>(result).unwrap(),
+            HeapUsage {
                 used_size: 1_285_972,
                 total_size: 2_359_296,
                 backing_storage_size: 518_613
-            })
+            }
         );
-        assert_eq!(answer_to(usage, 8).unwrap(), None);
-        assert_eq!(
-            answer_to(r#"{"id":100000018,"result":{}}"#, 7).unwrap(),
-            None
-        );
-        assert_eq!(
-            answer_to(r#"{"method":"Debugger.paused","params":{}}"#, 7).unwrap(),
-            None
-        );
+        assert_eq!(answer_to(usage, 8, GET_HEAP_USAGE).unwrap(), None);
+        let proxy = r#"{"id":100000018,"result":{}}"#;
+        assert_eq!(answer_to(proxy, 7, GET_HEAP_USAGE).unwrap(), None);
+        let event = r#"{"method":"Debugger.paused","params":{}}"#;
+        assert_eq!(answer_to(event, 7, GET_HEAP_USAGE).unwrap(), None);
         // An older V8 without ArrayBuffers in its answer: the heap alone.
-        let old = answer_to(r#"{"id":7,"result":{"usedSize":10,"totalSize":20}}"#, 7).unwrap();
-        assert_eq!(old.map(|u| u.isolate_bytes()), Some(10));
-        let err = answer_to(r#"{"id":7,"result":{}}"#, 7).unwrap_err();
-        assert!(format!("{err:#}").contains("without its sizes"), "{err:#}");
-        assert!(answer_to("not json", 7).is_err());
+        let old: HeapUsage = serde_json::from_str(r#"{"usedSize":10,"totalSize":20}"#).unwrap();
+        assert_eq!(old.isolate_bytes(), 10);
+        let refused = r#"{"id":7,"error":{"code":-32601,"message":"'X' wasn't found"}}"#;
+        let err = answer_to(refused, 7, COLLECT_GARBAGE).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("refused HeapProfiler.collectGarbage"),
+            "{err:#}"
+        );
+        assert!(answer_to(r#"{"id":7}"#, 7, GET_HEAP_USAGE).is_err());
+        assert!(answer_to("not json", 7, GET_HEAP_USAGE).is_err());
     }
 }
