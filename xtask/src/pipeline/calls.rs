@@ -64,6 +64,10 @@ impl Target for Clocked {
         Some(self.inside_ms())
     }
 
+    fn isolate_heap_peak_bytes(&self) -> Option<u64> {
+        self.inner.isolate_heap_peak_bytes()
+    }
+
     fn recover(&mut self) -> Result<(), TargetError> {
         self.inner.recover()
     }

@@ -4,6 +4,8 @@
 //! the port is a free loopback port, never 8787 blindly; Cloudflare credentials are removed from
 //! its environment so a local run can never touch an account.
 
+pub mod heap;
+
 use std::fs::File;
 use std::net::TcpListener;
 use std::path::Path;
@@ -16,6 +18,7 @@ use super::http::{Health, WorkerClient};
 use crate::paths::Paths;
 use crate::procs::ProcessGroup;
 use crate::toolchain::Toolchain;
+use heap::{HeapPeak, HeapSampler};
 
 /// How long wrangler dev may take to answer `/health` (it takes ~3 s on 2 cores).
 const READY_TIMEOUT: Duration = Duration::from_secs(90);
@@ -34,6 +37,8 @@ const CREDENTIAL_VARS: &[&str] = &[
 pub struct LocalWorker {
     process: ProcessGroup,
     log: std::path::PathBuf,
+    /// The isolate's heap, through the inspector wrangler opened on its `--inspector-port`.
+    heap: HeapSampler,
 }
 
 /// A free TCP port on 127.0.0.1, as the kernel picks it.
@@ -144,7 +149,8 @@ impl LocalWorker {
                 Err(_) => std::thread::sleep(Duration::from_millis(100)),
             }
         };
-        Ok((LocalWorker { process, log }, client, health))
+        let heap = HeapSampler::new(inspector_port);
+        Ok((LocalWorker { process, log, heap }, client, health))
     }
 
     /// An error when wrangler dev itself has exited (workerd dying is not that: wrangler
@@ -169,6 +175,15 @@ impl LocalWorker {
             self.log.display(),
             log_tail(&self.log, 10)
         )
+    }
+
+    /// Runs `request` while the isolate's heap is sampled: its answer, and the peak (or why
+    /// there is none: the inspector did not answer).
+    pub fn sampled<T>(&mut self, request: impl FnOnce() -> T) -> (T, Result<HeapPeak>) {
+        let sampling = self.heap.start();
+        let answer = request();
+        let peak = sampling.and_then(|sampling| self.heap.finish(sampling));
+        (answer, peak)
     }
 
     /// Stops wrangler and workerd now (dropping does the same).

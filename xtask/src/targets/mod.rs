@@ -62,6 +62,12 @@ pub trait Target {
     fn calls_ms(&self) -> Option<f64> {
         None
     }
+    /// The largest the Worker's isolate got (bytes: V8's heap in use and its ArrayBuffers)
+    /// during the last measured request, a probe's writes or a rung's climb, for a target that
+    /// samples it (local); `None` for the others, or when sampling failed.
+    fn isolate_heap_peak_bytes(&self) -> Option<u64> {
+        None
+    }
 
     /// After the target failed to answer: waits (bounded) until it answers again, or says why
     /// it will not.

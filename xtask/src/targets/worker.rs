@@ -39,6 +39,10 @@ pub struct WorkerSession {
     health: Health,
     /// Shared with the workload client, whose operations report where D1 served them too.
     served: Arc<Mutex<ServedSeen>>,
+    /// The isolate's peak heap during the last measured request (local only).
+    heap_peak_bytes: Option<u64>,
+    /// Whether a failure to sample the heap was said already (once per run is enough).
+    heap_warned: bool,
 }
 
 /// Every `served_by_region` and `served_by_colo` D1 reported so far.
@@ -110,7 +114,32 @@ impl WorkerSession {
             client,
             health,
             served: Arc::default(),
+            heap_peak_bytes: None,
+            heap_warned: false,
         }
+    }
+
+    /// Runs a measured request; locally, with the isolate's heap sampled while it runs.
+    fn measured<T>(&mut self, request: impl FnOnce(&WorkerClient) -> T) -> T {
+        self.heap_peak_bytes = None;
+        let Host::Local(worker) = &mut self.host else {
+            return request(&self.client);
+        };
+        let client = &self.client;
+        let (answer, peak) = worker.sampled(|| request(client));
+        match peak {
+            Ok(peak) if peak.samples > 0 => self.heap_peak_bytes = Some(peak.isolate_bytes),
+            Ok(_) => {}
+            Err(e) if !self.heap_warned => {
+                self.heap_warned = true;
+                eprintln!(
+                    "warning: the isolate's heap was not sampled ({e:#}); its column stays empty \
+                     where this happens"
+                );
+            }
+            Err(_) => {}
+        }
+        answer
     }
 
     fn remote_record(&self) -> Option<remote::RemoteRecord> {
@@ -137,6 +166,10 @@ impl Target for WorkerSession {
 
     fn has_d1_clock(&self) -> bool {
         true
+    }
+
+    fn isolate_heap_peak_bytes(&self) -> Option<u64> {
+        self.heap_peak_bytes
     }
 
     fn recover(&mut self) -> Result<(), TargetError> {
@@ -199,7 +232,7 @@ impl Probes for WorkerSession {
     }
 
     fn probe(&mut self, probe: &ProbeRequest) -> Timed<ProbeResult> {
-        self.client.probe(probe)
+        self.measured(|client| client.probe(probe))
     }
 
     fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, TargetError> {
@@ -220,7 +253,7 @@ impl Rungs for WorkerSession {
     }
 
     fn rung_climb(&mut self, rung: &RungRequest) -> Timed<RungResult> {
-        self.client.rung(Step::Climb, rung)
+        self.measured(|client| client.rung(Step::Climb, rung))
     }
 
     fn rung_finish(&mut self, rung: &RungRequest) -> Result<FinishResult, TargetError> {

@@ -40,6 +40,17 @@ fn run_limits(target: &str) -> (tempfile::TempDir, PathBuf, Vec<Row>) {
     for row in read_csv(&dir.join("results.csv")) {
         assert_eq!(row["reconciled"], "true", "{row:?}");
         assert_eq!(row["rows_present"], row["rows_acknowledged"], "{row:?}");
+        // The isolate's heap, asked of wrangler dev's inspector while every climb ran (a rung
+        // refused at its prepare step never climbed); nothing to ask of bare SQLite.
+        let heap = &row["isolate_heap_peak_bytes"];
+        if target == "local" && row["failed_step"] != "prepare" {
+            let bytes: u64 = heap
+                .parse()
+                .unwrap_or_else(|_| panic!("no heap peak: {row:?}"));
+            assert!(bytes > 100_000, "an isolate holds more than that: {row:?}");
+        } else if target != "local" {
+            assert_eq!(heap, "", "{row:?}");
+        }
     }
     let record = run_toml(&dir);
     assert_eq!(record["run"]["status"].as_str(), Some("complete"));
@@ -107,6 +118,11 @@ pub fn ladders_find_the_local_limits_and_write_the_parity_table() {
         summary.contains("| bound parameters per statement | 100 |"),
         "{summary}"
     );
+    assert!(
+        summary.contains("## batch-ceiling: the isolate's memory")
+            && summary.contains("| - | 5,000 |"),
+        "{summary}"
+    );
     let png = std::fs::read(dir.join("param-ceiling.png")).unwrap();
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
 }
@@ -119,6 +135,8 @@ pub fn sqlite_ladders_find_d1s_documented_limits() {
         .map(|r| r["ladder"].clone())
         .collect();
     assert!(!ladders.contains(&"query-budget".to_owned()), "{ladders:?}");
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(!summary.contains("the isolate's memory"), "{summary}");
     for f in of(&findings, "function-args") {
         assert_eq!(num(f, "last_ok"), 32, "{f:?}");
     }

@@ -209,9 +209,15 @@ pub fn smoke_run_reconciles_and_draws() {
             "no request around its clocks: {row:?}"
         );
         assert_eq!(ms(row, "overhead_ms"), 0.0, "{row:?}");
+        assert_eq!(row["isolate_heap_peak_bytes"], "", "no isolate: {row:?}");
     }
     for row in &rows {
         assert_eq!(row["outcome"], "ok", "{row:?}");
+        // The isolate's heap, asked of wrangler dev's inspector while the writes ran.
+        assert!(
+            num(row, "isolate_heap_peak_bytes") > 100_000,
+            "an isolate holds more than that: {row:?}"
+        );
         assert_eq!(row["reconciled"], "true", "{row:?}");
         assert_eq!(
             num(row, "rows_present"),
@@ -349,6 +355,7 @@ pub fn smoke_run_reconciles_and_draws() {
         "literal ÷ bound",
         "local ÷ sqlite",
         "## Where the time goes on `local`",
+        "## The isolate's memory on `local`",
         "## Environment",
     ] {
         assert!(

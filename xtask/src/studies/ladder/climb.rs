@@ -210,6 +210,7 @@ fn run_rung(session: &mut dyn Rungs, rung: &RungRequest, role: Role, climb: usiz
         reconciled: false,
         reconcile_note: String::new(),
         target_failed: false,
+        isolate_heap_peak_bytes: None,
     };
     // The target's answer, classified: a refusal or an error of D1's is data.
     let fail = |row: &mut RungRow, step: Step, text: &str| {
@@ -243,6 +244,7 @@ fn run_rung(session: &mut dyn Rungs, rung: &RungRequest, role: Role, climb: usiz
             } else {
                 let timed = session.rung_climb(rung);
                 row.outside_ms = timed.outside_ms;
+                row.isolate_heap_peak_bytes = session.isolate_heap_peak_bytes();
                 match timed.result {
                     Err(e) => {
                         lost(&mut row, Step::Climb, &e.to_string());

@@ -57,6 +57,12 @@ pub struct RungRow {
     /// The target gave no usable answer to a step: no verdict on the limit can rest on it.
     #[serde(default)]
     pub target_failed: bool,
+    /// The largest the Worker's isolate got while the measured request ran, in bytes: V8's heap
+    /// in use plus its ArrayBuffers (the wasm memory), sampled through the inspector
+    /// (`targets/local/heap.rs`); empty where it is not measured (sqlite, remote, a results.csv
+    /// written before it was).
+    #[serde(default)]
+    pub isolate_heap_peak_bytes: Option<u64>,
 }
 
 impl RungRow {

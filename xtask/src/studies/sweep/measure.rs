@@ -164,18 +164,22 @@ fn attempt(
         ),
         None => {
             let timed = session.probe(probe);
+            let heap = session.isolate_heap_peak_bytes();
             match timed.result {
                 Err(e) => return failure(timed.outside_ms, &e.to_string()),
                 Ok(result) => (
-                    ProbeRow::measured(
-                        experiment,
-                        target,
-                        series,
-                        repeat,
-                        probe,
-                        &result,
-                        timed.outside_ms,
-                    ),
+                    ProbeRow {
+                        isolate_heap_peak_bytes: heap,
+                        ..ProbeRow::measured(
+                            experiment,
+                            target,
+                            series,
+                            repeat,
+                            probe,
+                            &result,
+                            timed.outside_ms,
+                        )
+                    },
                     Some(result),
                 ),
             }

@@ -115,6 +115,12 @@ pub struct ProbeRow {
     /// Share (0 to 1) of text values generated starting with a NUL.
     #[serde(default)]
     pub nul_share: f64,
+    /// The largest the Worker's isolate got while the measured request ran, in bytes: V8's heap
+    /// in use plus its ArrayBuffers (the wasm memory), sampled through the inspector
+    /// (`targets/local/heap.rs`); empty where it is not measured (sqlite, remote, a results.csv
+    /// written before it was).
+    #[serde(default)]
+    pub isolate_heap_peak_bytes: Option<u64>,
 }
 
 impl ProbeRow {
@@ -242,6 +248,7 @@ impl ProbeRow {
             prepare_ms: None,
             bind_ms: None,
             nul_share: probe.text.nul_share,
+            isolate_heap_peak_bytes: None,
         }
     }
 
@@ -400,7 +407,7 @@ mod tests {
              probe_id,series,seed,statements_sent,max_statement_bytes,reconciled,reconcile_note,\
              label,escape_share,non_ascii_share,indexes,overhead_ms,\
              checksum_expected,checksum_present,checksum_equal,target_failed,started_ms,calls_ms,\
-             prepare_ms,bind_ms,nul_share"
+             prepare_ms,bind_ms,nul_share,isolate_heap_peak_bytes"
         );
     }
 
@@ -460,6 +467,7 @@ mod tests {
                 .all(|r| r.prepare_ms.is_none() && r.bind_ms.is_none())
         );
         assert!(rows.iter().all(|r| r.nul_share == 0.0));
+        assert!(rows.iter().all(|r| r.isolate_heap_peak_bytes.is_none()));
     }
 }
 
@@ -509,6 +517,7 @@ pub mod tests_support {
             prepare_ms: None,
             bind_ms: None,
             nul_share: 0.0,
+            isolate_heap_peak_bytes: None,
         }
     }
 }

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use crate::records::csv;
 use crate::records::{RunDir, RunRecord};
 use crate::reports::{Rendered, chart_files, title};
-use crate::studies::ladder::row::ClimbFinding;
+use crate::studies::ladder::row::{ClimbFinding, RungRow};
 
 /// A ladder run's reports: parity.csv, summary.md and the param-ceiling chart.
 pub fn render_ladder(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
@@ -20,12 +20,18 @@ pub fn render_ladder(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resu
     } else {
         Vec::new()
     };
+    // The rungs, for what the isolate used at each (a run without results.csv has none).
+    let rungs: Vec<RungRow> = if csv::exists(&run_dir.results_csv()) {
+        csv::read(&run_dir.results_csv())?
+    } else {
+        Vec::new()
+    };
     let rows = parity::rows(&findings, &parity::Source::of(record));
     csv::write(&run_dir.parity_csv(), &rows)?;
     let title = title(record);
     std::fs::write(
         run_dir.summary_md(),
-        summary::markdown(&title, record, &findings, &rows),
+        summary::markdown(&title, record, &findings, &rungs, &rows),
     )
     .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
     let charts = chart::param_ceiling(&run_dir.path, &findings, record.run.target, titles)?

@@ -7,14 +7,17 @@ use d1bench_core::ladder::LadderKind;
 use super::parity::{self, ParityRow};
 use crate::base::numbers::thousands;
 use crate::records::RunRecord;
+use crate::reports::memory::{self, HeapPoint};
 use crate::reports::provenance;
-use crate::studies::ladder::row::ClimbFinding;
+use crate::studies::ladder::Role;
+use crate::studies::ladder::row::{ClimbFinding, RungRow};
 
 /// `summary.md`: the parity table, then every climb's finding.
 pub fn markdown(
     title: &str,
     record: &RunRecord,
     findings: &[ClimbFinding],
+    rungs: &[RungRow],
     parity_rows: &[ParityRow],
 ) -> String {
     let mut out = format!("# {title}\n\n");
@@ -106,6 +109,43 @@ pub fn markdown(
                 writeln!(out, "- `{t}`").unwrap();
             }
         }
+        out.push_str(&memory::section(
+            &format!("{}: the isolate's memory", kind.name()),
+            "held",
+            kind.unit(),
+            &heap_points(rungs, kind),
+        ));
     }
     out
+}
+
+/// The isolate's largest peak at each value of each climb of `kind`, in climb order, for the
+/// rungs that have one (calibration aside).
+fn heap_points(rungs: &[RungRow], kind: LadderKind) -> Vec<HeapPoint> {
+    let mut points: Vec<(usize, usize, HeapPoint)> = Vec::new();
+    for rung in rungs {
+        let Some(peak) = rung.isolate_heap_peak_bytes else {
+            continue;
+        };
+        if rung.ladder != kind || rung.role == Role::Calibrate {
+            continue;
+        }
+        match points
+            .iter_mut()
+            .find(|(climb, value, _)| (*climb, *value) == (rung.climb, rung.value))
+        {
+            Some((_, _, point)) => point.peak_bytes = point.peak_bytes.max(peak),
+            None => points.push((
+                rung.climb,
+                rung.value,
+                HeapPoint {
+                    group: rung.held.clone(),
+                    at: rung.value as f64,
+                    peak_bytes: peak,
+                },
+            )),
+        }
+    }
+    points.sort_by_key(|(climb, value, _)| (*climb, *value));
+    points.into_iter().map(|(_, _, point)| point).collect()
 }

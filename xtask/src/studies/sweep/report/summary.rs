@@ -14,6 +14,7 @@ use crate::base::numbers::num;
 use crate::records::Totals;
 use crate::records::{RunRecord, RunStatus};
 use crate::reports::charts::Drawn;
+use crate::reports::memory::{self, HeapPoint};
 use crate::reports::provenance;
 use crate::stats::{Interval, Method};
 use crate::studies::sweep::Axis;
@@ -467,6 +468,12 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
         .unwrap();
         out.push_str(&table);
     }
+    out.push_str(&memory::section(
+        &format!("The isolate's memory on `{target}`"),
+        "strategy",
+        axis.name(),
+        &heap_points(rows, axis),
+    ));
 
     out.push('\n');
     out.push_str(&provenance::time_section(record));
@@ -523,6 +530,42 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
          theirs), `run.toml` (provenance, the order seed, totals).\n",
     );
     out
+}
+
+/// The isolate's largest peak at each point of each strategy (with its series' label, when it
+/// has one), for the probes that have one: strategies in report order, then x.
+fn heap_points(rows: &[ProbeRow], axis: Axis) -> Vec<HeapPoint> {
+    let mut points: Vec<(String, usize, f64, u64)> = Vec::new();
+    for row in rows {
+        let Some(peak) = row.isolate_heap_peak_bytes else {
+            continue;
+        };
+        let order = STRATEGIES
+            .iter()
+            .position(|s| *s == row.strategy)
+            .unwrap_or(STRATEGIES.len());
+        let (label, x) = (row.label.clone(), row.at(axis));
+        match points
+            .iter_mut()
+            .find(|p| (p.0.as_str(), p.1, p.2) == (label.as_str(), order, x))
+        {
+            Some(point) => point.3 = point.3.max(peak),
+            None => points.push((label, order, x, peak)),
+        }
+    }
+    points.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)).then(a.2.total_cmp(&b.2)));
+    points
+        .into_iter()
+        .map(|(label, order, at, peak_bytes)| HeapPoint {
+            group: match (STRATEGIES.get(order), label.is_empty()) {
+                (Some(s), true) => s.to_string(),
+                (Some(s), false) => format!("{s} ({label})"),
+                (None, _) => label,
+            },
+            at,
+            peak_bytes,
+        })
+        .collect()
 }
 
 /// What the load average says of the machine during the run: whether other work shared it.
