@@ -81,6 +81,12 @@ pub struct Run {
     /// grey reference line of its time chart).
     #[arg(long)]
     pub no_baseline: bool,
+    /// On the local target, sample the Worker isolate's heap through V8's inspector while each
+    /// probe and rung runs (a full garbage collection before each, a question every 10 ms during
+    /// it), into results.csv's `isolate_heap_peak_bytes`. Off by default: that work happens on
+    /// the isolate's thread and its cost on the timings is not measured.
+    #[arg(long)]
+    pub isolate_heap: bool,
     /// Debugging the harness: corrupt every probe's table after its writes, to see
     /// reconciliation catch it. The run is then invalid and exits non-zero.
     #[arg(long, value_enum, value_name = "KIND")]

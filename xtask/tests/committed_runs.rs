@@ -72,9 +72,8 @@ fn rewrite(root: &Path, run: &Path, scratch: &Path) -> (usize, Vec<String>) {
             continue;
         }
         compared += 1;
-        let rewritten = std::fs::read(copy.join(name)).unwrap_or_else(|e| {
-            panic!("report did not rewrite {name} of {}: {e}", run.display())
-        });
+        let rewritten = std::fs::read(copy.join(name))
+            .unwrap_or_else(|e| panic!("report did not rewrite {name} of {}: {e}", run.display()));
         if std::fs::read(&committed).unwrap() != rewritten {
             differing.push(committed.strip_prefix(root).unwrap().display().to_string());
         }

@@ -76,6 +76,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         y_axis: None,
         baseline: plan.baseline,
         debug_corrupt: flags.debug_corrupt,
+        isolate_heap: flags.isolate_heap,
         order_seed: None,
         precision: None,
         max_repeats: None,
@@ -154,6 +155,7 @@ fn measure(
         tools: tools.tools,
         remote: tools.remote,
         warnings: &warnings,
+        sample_heap: flags.isolate_heap,
     };
     // The target, then the baseline (same probes, bare SQLite), into the same results.csv.
     let measured = plan.targets(flags.target).into_iter().try_fold(

@@ -118,6 +118,10 @@ pub struct RunInfo {
     /// results are a test of the harness, not measurements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub debug_corrupt: Option<DebugCorruption>,
+    /// Set when the local Worker isolate's heap was sampled during each measured request
+    /// (`--isolate-heap`): that sampling's work is inside those requests' timings.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub isolate_heap: bool,
     /// Seed of the shuffled order a sweep's probes ran in (its profile's `order-seed`); absent
     /// for ladders, and in records written before the order was shuffled.
     #[serde(default, skip_serializing_if = "Option::is_none")]

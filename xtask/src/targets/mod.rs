@@ -130,6 +130,9 @@ pub struct Start<'a> {
     pub remote: Option<&'a remote::Options>,
     /// Warnings to say before a remote run spends quota.
     pub warnings: &'a [String],
+    /// Whether a local Worker's isolate heap is sampled during each measured request
+    /// (`--isolate-heap`).
+    pub sample_heap: bool,
 }
 
 /// Starts `kind` and waits until it answers.
@@ -141,7 +144,11 @@ pub fn open(kind: TargetKind, start: &Start) -> Result<Box<dyn Session>> {
                 .tools
                 .context("the local target needs the Worker's toolchain")?;
             eprintln!("starting wrangler dev (workerd with a local D1)");
-            Box::new(worker::WorkerSession::local(start.paths, tools)?)
+            Box::new(worker::WorkerSession::local(
+                start.paths,
+                tools,
+                start.sample_heap,
+            )?)
         }
         TargetKind::Remote => {
             let tools = start

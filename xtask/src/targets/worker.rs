@@ -43,6 +43,8 @@ pub struct WorkerSession {
     heap_peak_bytes: Option<u64>,
     /// Whether a failure to sample the heap was said already (once per run is enough).
     heap_warned: bool,
+    /// Whether the heap is sampled at all (`--isolate-heap`; local only).
+    sample_heap: bool,
 }
 
 /// Every `served_by_region` and `served_by_colo` D1 reported so far.
@@ -89,9 +91,11 @@ impl WorkloadClient for NotingClient {
 }
 
 impl WorkerSession {
-    pub fn local(paths: &Paths, tools: &Toolchain) -> Result<Self> {
+    pub fn local(paths: &Paths, tools: &Toolchain, sample_heap: bool) -> Result<Self> {
         let (worker, client, health) = LocalWorker::start(paths, tools)?;
-        Ok(WorkerSession::new(Host::Local(worker), client, health))
+        let mut session = WorkerSession::new(Host::Local(worker), client, health);
+        session.sample_heap = sample_heap;
+        Ok(session)
     }
 
     pub fn remote(
@@ -116,6 +120,7 @@ impl WorkerSession {
             served: Arc::default(),
             heap_peak_bytes: None,
             heap_warned: false,
+            sample_heap: false,
         }
     }
 
@@ -125,6 +130,9 @@ impl WorkerSession {
         let Host::Local(worker) = &mut self.host else {
             return request(&self.client);
         };
+        if !self.sample_heap {
+            return request(&self.client);
+        }
         let client = &self.client;
         let (answer, peak) = worker.sampled(|| request(client));
         match peak {

@@ -46,6 +46,7 @@ mod tests {
             target: TargetKind::Sqlite,
             profile: Some(profile.into()),
             out: Some(out.to_owned()),
+            isolate_heap: false,
             no_baseline: false,
             debug_corrupt: None,
             location: None,

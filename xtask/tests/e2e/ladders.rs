@@ -28,6 +28,7 @@ fn run_limits(target: &str) -> (tempfile::TempDir, PathBuf, Vec<Row>) {
             "smoke",
             "--target",
             target,
+            "--isolate-heap",
             "--out",
         ])
         .arg(out.path())
@@ -40,8 +41,9 @@ fn run_limits(target: &str) -> (tempfile::TempDir, PathBuf, Vec<Row>) {
     for row in read_csv(&dir.join("results.csv")) {
         assert_eq!(row["reconciled"], "true", "{row:?}");
         assert_eq!(row["rows_present"], row["rows_acknowledged"], "{row:?}");
-        // The isolate's heap, asked of wrangler dev's inspector while every climb ran (a rung
-        // refused at its prepare step never climbed); nothing to ask of bare SQLite.
+        // The isolate's heap, asked of wrangler dev's inspector while every climb ran
+        // (`--isolate-heap`; a rung refused at its prepare step never climbed); nothing to ask of
+        // bare SQLite.
         let heap = &row["isolate_heap_peak_bytes"];
         if target == "local" && row["failed_step"] != "prepare" {
             let bytes: u64 = heap

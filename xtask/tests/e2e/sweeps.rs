@@ -184,7 +184,10 @@ pub fn decision_map_smoke_reconciles_and_answers_every_cell() {
 
 pub fn smoke_run_reconciles_and_draws() {
     let out = tempfile::tempdir().unwrap();
-    let status = xtask_run(&["column-sweep", "--profile", "smoke"], out.path());
+    let status = xtask_run(
+        &["column-sweep", "--profile", "smoke", "--isolate-heap"],
+        out.path(),
+    );
     assert!(status.success(), "the smoke run failed: {status}");
     let dir = run_dir(out.path());
 
@@ -213,7 +216,8 @@ pub fn smoke_run_reconciles_and_draws() {
     }
     for row in &rows {
         assert_eq!(row["outcome"], "ok", "{row:?}");
-        // The isolate's heap, asked of wrangler dev's inspector while the writes ran.
+        // The isolate's heap, asked of wrangler dev's inspector while the writes ran
+        // (`--isolate-heap`).
         assert!(
             num(row, "isolate_heap_peak_bytes") > 100_000,
             "an isolate holds more than that: {row:?}"
@@ -400,6 +404,11 @@ pub fn row_size_smoke_reaches_literals_wall() {
     assert!(status.success(), "the row-size smoke run failed: {status}");
     let dir = run_dir(out.path());
     let rows = read_csv(&dir.join("results.csv"));
+    // Without --isolate-heap nothing samples the isolate, so no heap work is inside a timing.
+    for row in &rows {
+        assert_eq!(row["isolate_heap_peak_bytes"], "", "not asked for: {row:?}");
+    }
+    assert!(run_toml(&dir)["run"].get("isolate_heap").is_none());
     for target in ["local", "sqlite"] {
         let of = |strategy: &str| -> Vec<_> {
             let mut rows: Vec<_> = rows

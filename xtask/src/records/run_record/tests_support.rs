@@ -17,6 +17,7 @@ pub fn record() -> RunRecord {
             y_axis: None,
             baseline: None,
             debug_corrupt: None,
+            isolate_heap: false,
             order_seed: None,
             precision: None,
             max_repeats: None,
