@@ -34,23 +34,25 @@ pub struct Api {
     pacing: Pacing,
 }
 
-/// Cloudflare's answer envelope, as far as it is read here.
+/// Cloudflare's answer envelope, as far as it is read here (this call's and the REST writes'
+/// of [`super::rest`]), around the `result` of type `R`.
 #[derive(Debug, Deserialize)]
-struct Envelope {
+pub(super) struct Envelope<R> {
     #[serde(default)]
-    success: bool,
+    pub(super) success: bool,
     #[serde(default)]
-    errors: Vec<ApiMessage>,
-    #[serde(default)]
-    result: Option<DatabaseDetails>,
+    pub(super) errors: Vec<ApiMessage>,
+    #[serde(default = "Option::default")]
+    pub(super) result: Option<R>,
 }
 
+/// One of an envelope's `errors`.
 #[derive(Debug, Deserialize)]
-struct ApiMessage {
+pub(super) struct ApiMessage {
     #[serde(default)]
-    code: Option<i64>,
+    pub(super) code: Option<i64>,
     #[serde(default)]
-    message: String,
+    pub(super) message: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -134,7 +136,7 @@ impl Api {
 /// The replication mode an answer reports, when it is `auto`; otherwise what went wrong, in the
 /// API's own words where it gave any.
 fn mode_from_answer(status: u16, text: &str) -> Result<String> {
-    let envelope: Envelope = serde_json::from_str(text).with_context(|| {
+    let envelope: Envelope<DatabaseDetails> = serde_json::from_str(text).with_context(|| {
         format!(
             "the API answered {status} with something that is not its JSON envelope: {}",
             excerpt(text)

@@ -63,24 +63,8 @@ pub struct RestClient {
     database_id: String,
 }
 
-/// Cloudflare's answer envelope, as far as it is read here.
-#[derive(Debug, Deserialize)]
-struct Envelope {
-    #[serde(default)]
-    success: bool,
-    #[serde(default)]
-    errors: Vec<ApiMessage>,
-    #[serde(default)]
-    result: Option<Vec<StatementAnswer>>,
-}
-
-#[derive(Debug, Deserialize)]
-struct ApiMessage {
-    #[serde(default)]
-    code: Option<i64>,
-    #[serde(default)]
-    message: String,
-}
+/// The API's envelope around one answer per statement.
+type Envelope = super::api::Envelope<Vec<StatementAnswer>>;
 
 /// One statement's answer: its `meta` (the same as the binding's).
 #[derive(Debug, Deserialize)]
