@@ -1,6 +1,10 @@
 //! Draws a sweep run's charts (time per 1,000 rows, rows per statement, clock overhead) as PNG,
 //! SVG and PDF paper figures.
 //!
+//! At about 620 lines before its tests (mostly doc and the three charts' captions) it stays one
+//! file: the figure drawing is in `chart/figure.rs` and the line chart in `crate::charts`; what
+//! remains is what each of the three charts plots and says, which reads best together.
+//!
 //! Each chart plots one value per line (a strategy, in a labelled series or not) against the
 //! experiment's swept axis. Points are medians over the repeats with the median's
 //! order-statistic confidence interval as error bars (what it covers, and the repeats behind
