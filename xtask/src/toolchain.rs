@@ -261,16 +261,26 @@ pub fn ensure_node_modules(sh: &Shell, paths: &Paths) -> Result<()> {
 /// SHA-256 over the given files' paths (relative to `root`) and contents, in order, as hex: the
 /// same for the same files wherever the tree sits.
 pub fn hash_tree(root: &Path, files: &[PathBuf]) -> Result<String> {
+    let named = files
+        .iter()
+        .map(|file| {
+            let bytes =
+                std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+            Ok((file.strip_prefix(root).unwrap_or(file).to_path_buf(), bytes))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(hash_named(&named))
+}
+
+/// SHA-256 over each name and its contents, in the order given (what [`hash_tree`] hashes).
+pub fn hash_named(files: &[(PathBuf, Vec<u8>)]) -> String {
     let mut hasher = Sha256::new();
-    for file in files {
-        let bytes =
-            std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-        let name = file.strip_prefix(root).unwrap_or(file);
+    for (name, bytes) in files {
         hasher.update(name.to_string_lossy().as_bytes());
         hasher.update((bytes.len() as u64).to_le_bytes());
-        hasher.update(&bytes);
+        hasher.update(bytes);
     }
-    Ok(hex(&hasher.finalize()))
+    hex(&hasher.finalize())
 }
 
 /// SHA-256 of `bytes` as hex.

@@ -31,9 +31,10 @@ const BUILD_FILES: [&str; 4] = [
 ];
 /// Source trees and files whose contents decide the build (relative to the root).
 const INPUT_DIRS: [&str; 2] = ["worker/src", "core/src"];
-const INPUT_FILES: [&str; 6] = [
+/// Cargo.lock is an input too, but only the Worker's own packages in it (see [`worker_lock`]):
+/// a crate the xtask adds does not change what the Worker is built from.
+const INPUT_FILES: [&str; 5] = [
     "Cargo.toml",
-    "Cargo.lock",
     "worker/Cargo.toml",
     "core/Cargo.toml",
     // wasm-opt and esbuild, which worker-build runs, come from here.
@@ -96,9 +97,84 @@ fn inputs(root: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// The hash the manifest's `sources` must equal for the tree at `root`.
+/// The hash the manifest's `sources` must equal for the tree at `root`: the input files, then
+/// the Worker's packages in Cargo.lock.
 pub fn sources_hash(root: &Path) -> Result<String> {
-    toolchain::hash_tree(root, &inputs(root)?)
+    let lock_path = root.join("Cargo.lock");
+    let lock = std::fs::read_to_string(&lock_path)
+        .with_context(|| format!("cannot read {}", lock_path.display()))?;
+    let packages = worker_lock(&lock).with_context(|| format!("in {}", lock_path.display()))?;
+    let mut files = inputs(root)?
+        .into_iter()
+        .map(|file| {
+            let bytes =
+                std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            let name = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
+            Ok((name, bytes))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    files.push(("Cargo.lock (the Worker's packages)".into(), packages.into_bytes()));
+    Ok(toolchain::hash_named(&files))
+}
+
+/// One `[[package]]` of Cargo.lock, as far as the hash needs it.
+#[derive(Debug, Deserialize, Serialize)]
+struct LockedPackage {
+    name: String,
+    version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    checksum: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    dependencies: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Lock {
+    #[serde(default)]
+    package: Vec<LockedPackage>,
+}
+
+/// The packages of `lock` (Cargo.lock's text) that the Worker can depend on: `d1bench-worker`
+/// and everything its entries reach (dev and target-specific dependencies included, a
+/// superset of what the wasm build compiles), written back as TOML in the lock's order.
+/// A dependency entry is `name`, `name version` or `name version (source)`.
+fn worker_lock(lock: &str) -> Result<String> {
+    let lock: Lock = toml::from_str(lock).context("Cargo.lock is not a lock file")?;
+    let mut wanted = vec![("d1bench-worker".to_owned(), None::<String>)];
+    let mut kept = vec![false; lock.package.len()];
+    while let Some((name, version)) = wanted.pop() {
+        let found = lock.package.iter().enumerate().filter(|(_, p)| {
+            p.name == name && version.as_ref().is_none_or(|v| *v == p.version)
+        });
+        let mut any = false;
+        for (i, package) in found {
+            any = true;
+            if std::mem::replace(&mut kept[i], true) {
+                continue;
+            }
+            for dependency in &package.dependencies {
+                let mut words = dependency.split_whitespace();
+                let name = words.next().unwrap_or_default().to_owned();
+                wanted.push((name, words.next().map(str::to_owned)));
+            }
+        }
+        if !any {
+            bail!("no package {name} {} in it", version.unwrap_or_default());
+        }
+    }
+    let package = lock
+        .package
+        .into_iter()
+        .zip(kept)
+        .filter_map(|(package, kept)| kept.then_some(package))
+        .collect::<Vec<_>>();
+    #[derive(Serialize)]
+    struct Kept {
+        package: Vec<LockedPackage>,
+    }
+    Ok(toml::to_string(&Kept { package })?)
 }
 
 /// SHA-256 of each of the build's files under `build_dir`; an error names a missing one.
@@ -306,6 +382,66 @@ mod tests {
                 .map(|f| (f.to_string(), "b".repeat(64)))
                 .collect(),
         }
+    }
+
+    const LOCK: &str = r#"version = 4
+
+[[package]]
+name = "d1bench-worker"
+version = "0.1.0"
+dependencies = [
+ "serde",
+ "worker 0.8.7",
+]
+
+[[package]]
+name = "serde"
+version = "1.0.0"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+checksum = "aa"
+
+[[package]]
+name = "worker"
+version = "0.8.7"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+checksum = "bb"
+dependencies = [
+ "serde",
+]
+
+[[package]]
+name = "worker"
+version = "0.1.0"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+checksum = "cc"
+
+[[package]]
+name = "xtask"
+version = "0.1.0"
+dependencies = [
+ "clap",
+]
+"#;
+
+    #[test]
+    fn only_the_workers_packages_in_cargo_lock_count() {
+        let kept = worker_lock(LOCK).unwrap();
+        assert!(kept.contains("name = \"serde\""), "{kept}");
+        assert!(kept.contains("checksum = \"bb\""), "{kept}");
+        // Another version of a package it uses, and a package only the xtask uses, do not.
+        assert!(!kept.contains("checksum = \"cc\""), "{kept}");
+        assert!(!kept.contains("xtask"), "{kept}");
+        // The xtask gaining a crate leaves the Worker's packages as they were...
+        let grown = LOCK.replace(
+            "[[package]]\nname = \"xtask\"",
+            "[[package]]\nname = \"clap\"\nversion = \"4.0.0\"\n\n[[package]]\nname = \"xtask\"",
+        );
+        assert_eq!(worker_lock(&grown).unwrap(), kept);
+        // ...and a changed checksum of one of its own packages does not.
+        assert_ne!(worker_lock(&LOCK.replace("\"aa\"", "\"ab\"")).unwrap(), kept);
+        let broken = LOCK.replace("\"worker 0.8.7\"", "\"worker 9.9.9\"");
+        let error = worker_lock(&broken).unwrap_err().to_string();
+        assert!(error.contains("no package worker 9.9.9"), "{error}");
     }
 
     #[test]
