@@ -1,8 +1,9 @@
 //! Statistics over measurements, pure maths with no I/O: medians and quantiles, and every
 //! interval d1bench reports, each written once — the order-statistic interval of a median or
 //! of any quantile ([`order`]), the interval of a ratio of two independent estimates
-//! ([`ratio`]), the Wilson interval of a proportion ([`share`]) — and the HDR histogram that
-//! latencies are kept in ([`latencies`]).
+//! ([`ratio`]), the Wilson interval of a proportion ([`share`]), the t interval over sessions and
+//! the comparison of two runs' sessions with its multiplicity correction ([`sessions`]) — and the
+//! HDR histogram that latencies are kept in ([`latencies`]).
 //!
 //! Nothing here knows records, reports, targets or the command line: the pipeline and every
 //! report hand it numbers and get numbers back.
@@ -12,6 +13,7 @@
 pub mod latencies;
 pub mod order;
 pub mod ratio;
+pub mod sessions;
 pub mod share;
 
 pub use latencies::Latencies;
@@ -29,6 +31,8 @@ pub enum Method {
     OrderStatistic,
     /// The ratio of two independent estimates' order-statistic intervals at √95% each.
     IndependentRatio,
+    /// Student's t over the logarithms of the sessions' values ([`sessions`]).
+    BetweenSessions,
 }
 
 impl Method {
@@ -36,6 +40,7 @@ impl Method {
         match self {
             Method::OrderStatistic => "order-statistic",
             Method::IndependentRatio => "independent-ratio",
+            Method::BetweenSessions => "between-sessions",
         }
     }
 }

@@ -121,6 +121,12 @@ pub struct ProbeRow {
     /// written before it was).
     #[serde(default)]
     pub isolate_heap_peak_bytes: Option<u64>,
+    /// The session the probe ran in, from 0: each session is a fresh target (a new `wrangler
+    /// dev` and database locally, a new database remotely or in-process) with rounds of its own,
+    /// and the unit the intervals over sessions count (`stats::sessions`). 0 in a results.csv
+    /// written before runs had sessions.
+    #[serde(default)]
+    pub session: usize,
 }
 
 impl ProbeRow {
@@ -249,6 +255,7 @@ impl ProbeRow {
             bind_ms: None,
             nul_share: probe.text.nul_share,
             isolate_heap_peak_bytes: None,
+            session: 0,
         }
     }
 
@@ -407,7 +414,7 @@ mod tests {
              probe_id,series,seed,statements_sent,max_statement_bytes,reconciled,reconcile_note,\
              label,escape_share,non_ascii_share,indexes,overhead_ms,\
              checksum_expected,checksum_present,checksum_equal,target_failed,started_ms,calls_ms,\
-             prepare_ms,bind_ms,nul_share,isolate_heap_peak_bytes"
+             prepare_ms,bind_ms,nul_share,isolate_heap_peak_bytes,session"
         );
     }
 
@@ -518,6 +525,7 @@ pub mod tests_support {
             bind_ms: None,
             nul_share: 0.0,
             isolate_heap_peak_bytes: None,
+            session: 0,
         }
     }
 }

@@ -73,7 +73,7 @@ impl ShortIntervals {
             ""
         } else {
             let bound = match ci.method {
-                Method::OrderStatistic => "",
+                Method::OrderStatistic | Method::BetweenSessions => "",
                 Method::IndependentRatio => "at least ",
             };
             self.0

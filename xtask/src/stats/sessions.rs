@@ -1,0 +1,320 @@
+//! Intervals whose unit is the session, the unit that varies between runs: each session (a fresh
+//! target measured at its own time) gives one value per point, and an interval over sessions
+//! carries the spread between them, which repeats inside one session cannot show.
+//!
+//! The method, named in the reference as "between sessions (t on logs)":
+//! - a session's value is the median of its measured repeats (or, for a ratio of two things
+//!   measured side by side, the median of its paired ratios); its logarithm is taken, since
+//!   timings vary by factors;
+//! - over S sessions, the estimate is the geometric mean `exp(mean of logs)` and its interval
+//!   `exp(mean ± t(S−1) · sd / √S)`, Student's t with S − 1 degrees of freedom: exact for
+//!   log-normal session values, and checked by simulation below (coverage within a few points of
+//!   nominal with a session effect four times the noise inside a session);
+//! - two runs' values are compared by Welch's t on the logs (each run's sessions, unequal
+//!   variances, Welch–Satterthwaite degrees of freedom), giving the ratio `after ÷ before`, its
+//!   interval and a two-sided p-value;
+//! - many such verdicts at once are held to a false discovery rate by Benjamini–Hochberg
+//!   ([`benjamini_hochberg`]): of the points called changed, at most that share are expected to
+//!   be false alarms; when nothing changed (an A/A comparison) it bounds the chance of any false
+//!   alarm at all.
+//!
+//! One session gives no interval here: its repeats are not independent evidence of what another
+//! session would measure. Callers say so instead of printing one.
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use super::{CONFIDENCE, Interval, Method};
+
+/// An estimate over sessions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OverSessions {
+    /// The geometric mean of the sessions' values.
+    pub center: f64,
+    /// Its interval at the level asked for; `None` with fewer than two sessions.
+    pub interval: Option<Interval>,
+    /// How many sessions gave a value.
+    pub sessions: usize,
+    /// The standard deviation of the sessions' logarithms (0 with one session): the drift
+    /// between sessions, as a share (0.08 ≈ 8%).
+    pub log_sd: f64,
+}
+
+/// The two-sided Student's t quantile for `level` with `df` degrees of freedom.
+pub fn t_quantile(df: f64, level: f64) -> f64 {
+    StudentsT::new(0.0, 1.0, df)
+        .expect("a positive number of degrees of freedom")
+        .inverse_cdf(0.5 + level / 2.0)
+}
+
+fn mean_and_sd(logs: &[f64]) -> (f64, f64) {
+    let n = logs.len() as f64;
+    let mean = logs.iter().sum::<f64>() / n;
+    if logs.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
+/// The geometric mean of `values` (one per session, each positive) and its t interval on the
+/// logs at `level`; `None` when there is no value or one is not positive.
+pub fn over_sessions(values: &[f64], level: f64) -> Option<OverSessions> {
+    if values.is_empty() || values.iter().any(|v| !(*v > 0.0) || !v.is_finite()) {
+        return None;
+    }
+    let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+    let (mean, sd) = mean_and_sd(&logs);
+    let s = values.len();
+    let interval = (s >= 2).then(|| {
+        let half = t_quantile((s - 1) as f64, level) * sd / (s as f64).sqrt();
+        Interval {
+            low: (mean - half).exp(),
+            high: (mean + half).exp(),
+            coverage: level,
+            method: Method::BetweenSessions,
+        }
+    });
+    Some(OverSessions {
+        center: mean.exp(),
+        interval,
+        sessions: s,
+        log_sd: sd,
+    })
+}
+
+/// A change between two runs, each measured in several sessions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Change {
+    /// `after ÷ before`: the ratio of the two geometric means.
+    pub ratio: f64,
+    /// Its interval at the level asked for.
+    pub interval: Interval,
+    /// The two-sided p-value of "no change" (Welch's t on the logs).
+    pub p_value: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// The ratio the interval's half-width amounts to: the smallest change these sessions can
+    /// tell from none at this level (1.10 = 10%).
+    pub noise_floor: f64,
+}
+
+/// `after ÷ before` over the sessions' values of two runs, by Welch's t on the logs; `None`
+/// unless both runs have at least two sessions with positive values. When both runs' sessions
+/// agree exactly (no spread at all), the change is exact: p is 0 for any difference, 1 for none.
+pub fn change_between(before: &[f64], after: &[f64], level: f64) -> Option<Change> {
+    let a = over_sessions(before, level)?;
+    let b = over_sessions(after, level)?;
+    if a.sessions < 2 || b.sessions < 2 {
+        return None;
+    }
+    let (na, nb) = (a.sessions as f64, b.sessions as f64);
+    let (va, vb) = (a.log_sd.powi(2) / na, b.log_sd.powi(2) / nb);
+    let diff = b.center.ln() - a.center.ln();
+    let se = (va + vb).sqrt();
+    if se == 0.0 {
+        let p_value = if diff == 0.0 { 1.0 } else { 0.0 };
+        return Some(Change {
+            ratio: diff.exp(),
+            interval: Interval {
+                low: diff.exp(),
+                high: diff.exp(),
+                coverage: level,
+                method: Method::BetweenSessions,
+            },
+            p_value,
+            df: na + nb - 2.0,
+            noise_floor: 1.0,
+        });
+    }
+    let df = (va + vb).powi(2) / (va.powi(2) / (na - 1.0) + vb.powi(2) / (nb - 1.0));
+    let t = StudentsT::new(0.0, 1.0, df).expect("positive degrees of freedom");
+    let p_value = 2.0 * (1.0 - t.cdf((diff / se).abs()));
+    let half = t_quantile(df, level) * se;
+    Some(Change {
+        ratio: diff.exp(),
+        interval: Interval {
+            low: (diff - half).exp(),
+            high: (diff + half).exp(),
+            coverage: level,
+            method: Method::BetweenSessions,
+        },
+        p_value,
+        df,
+        noise_floor: half.exp(),
+    })
+}
+
+/// Which of `p_values` are discoveries at false discovery rate `q` (Benjamini–Hochberg): sort
+/// the m p-values, find the largest rank k with `p(k) ≤ k·q/m`, and call the k smallest changed.
+/// `None` entries (no test possible) are not counted in m and never called.
+pub fn benjamini_hochberg(p_values: &[Option<f64>], q: f64) -> Vec<bool> {
+    let mut tested: Vec<(usize, f64)> = p_values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.map(|p| (i, p)))
+        .collect();
+    tested.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let m = tested.len() as f64;
+    let cut = tested
+        .iter()
+        .enumerate()
+        .filter(|(k, (_, p))| *p <= (*k as f64 + 1.0) * q / m)
+        .map(|(k, _)| k + 1)
+        .max()
+        .unwrap_or(0);
+    let mut called = vec![false; p_values.len()];
+    for (i, _) in &tested[..cut] {
+        called[*i] = true;
+    }
+    called
+}
+
+/// The false discovery rate compare holds its verdicts to.
+pub const FALSE_DISCOVERY_RATE: f64 = 1.0 - CONFIDENCE;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::median;
+
+    /// A normal deviate from two uniforms (Box–Muller), seeded, for the simulations.
+    fn normal(rng: &mut fastrand::Rng) -> f64 {
+        let (u, v) = (rng.f64().max(f64::MIN_POSITIVE), rng.f64());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
+    /// One simulated run: `sessions` sessions of `repeats` repeats around `true_ms`, with a
+    /// session effect of sd `between` and noise of sd `within` (both on the log scale); each
+    /// session's value is its median, as the reports take it.
+    fn run(rng: &mut fastrand::Rng, true_ms: f64, sessions: usize, repeats: usize) -> Vec<f64> {
+        let (between, within) = (0.08, 0.02);
+        (0..sessions)
+            .map(|_| {
+                let effect = between * normal(rng);
+                let values: Vec<f64> = (0..repeats)
+                    .map(|_| true_ms * (effect + within * normal(rng)).exp())
+                    .collect();
+                median(&values).unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_interval_over_sessions_covers_at_its_nominal_level_with_a_session_effect() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for sessions in [3, 5, 8] {
+            let trials = 4000;
+            let covered = (0..trials)
+                .filter(|_| {
+                    let values = run(&mut rng, 100.0, sessions, 3);
+                    let ci = over_sessions(&values, 0.95).unwrap().interval.unwrap();
+                    ci.low <= 100.0 && 100.0 <= ci.high
+                })
+                .count();
+            let coverage = covered as f64 / trials as f64;
+            assert!(
+                (0.93..=0.97).contains(&coverage),
+                "{sessions} sessions: coverage {coverage}"
+            );
+        }
+    }
+
+    #[test]
+    fn repeats_inside_one_session_would_not_have_covered() {
+        // The failure this module exists for: an interval over the repeats of one session,
+        // narrow by the within-session noise, misses the value most of the time.
+        let mut rng = fastrand::Rng::with_seed(11);
+        let trials = 2000;
+        let covered = (0..trials)
+            .filter(|_| {
+                let effect = 0.08 * normal(&mut rng);
+                let values: Vec<f64> = (0..10)
+                    .map(|_| 100.0 * (effect + 0.02 * normal(&mut rng)).exp())
+                    .collect();
+                let ci = over_sessions(&values, 0.95).unwrap().interval.unwrap();
+                ci.low <= 100.0 && 100.0 <= ci.high
+            })
+            .count();
+        assert!(
+            (covered as f64 / trials as f64) < 0.5,
+            "{covered} of {trials}"
+        );
+    }
+
+    #[test]
+    fn a_and_a_comparisons_raise_few_false_alarms_and_a_twenty_percent_change_is_caught() {
+        let mut rng = fastrand::Rng::with_seed(3);
+        let (points, trials, sessions) = (26, 400, 5);
+        let mut any_alarm = 0;
+        let mut alarms = 0;
+        let mut caught = 0;
+        for _ in 0..trials {
+            let p: Vec<Option<f64>> = (0..points)
+                .map(|_| {
+                    let a = run(&mut rng, 50.0, sessions, 3);
+                    let b = run(&mut rng, 50.0, sessions, 3);
+                    Some(change_between(&a, &b, 0.95).unwrap().p_value)
+                })
+                .collect();
+            let called = benjamini_hochberg(&p, FALSE_DISCOVERY_RATE);
+            let n = called.iter().filter(|c| **c).count();
+            alarms += n;
+            any_alarm += usize::from(n > 0);
+            let p: Vec<Option<f64>> = (0..points)
+                .map(|_| {
+                    let a = run(&mut rng, 50.0, sessions, 3);
+                    let b = run(&mut rng, 60.0, sessions, 3);
+                    Some(change_between(&a, &b, 0.95).unwrap().p_value)
+                })
+                .collect();
+            caught += benjamini_hochberg(&p, FALSE_DISCOVERY_RATE)
+                .iter()
+                .filter(|c| **c)
+                .count();
+        }
+        // Under no change at all, Benjamini–Hochberg bounds the chance of any alarm by q.
+        let family = any_alarm as f64 / trials as f64;
+        assert!(family <= 0.07, "any false alarm in {family} of A/A comparisons");
+        let per_point = alarms as f64 / (trials * points) as f64;
+        assert!(per_point <= 0.01, "{per_point} of A/A points called changed");
+        let power = caught as f64 / (trials * points) as f64;
+        assert!(power >= 0.5, "a 20% slowdown caught at {power} of points");
+    }
+
+    #[test]
+    fn benjamini_hochberg_steps_up_and_skips_untested_points() {
+        let p = [Some(0.01), Some(0.04), None, Some(0.03), Some(0.5)];
+        // m = 4 (the None is not a test): sorted 0.01, 0.03, 0.04, 0.5 against 0.0125, 0.025,
+        // 0.0375, 0.05; only k = 1 has p(k) ≤ k·q/m.
+        assert_eq!(
+            benjamini_hochberg(&p, 0.05),
+            [true, false, false, false, false]
+        );
+        let p = [Some(0.01), Some(0.02), Some(0.03), Some(0.04)];
+        assert_eq!(benjamini_hochberg(&p, 0.05), [true; 4]);
+        assert!(benjamini_hochberg(&[None, None], 0.05).iter().all(|c| !c));
+    }
+
+    #[test]
+    fn one_session_has_no_interval_and_bad_values_none() {
+        let one = over_sessions(&[12.0], 0.95).unwrap();
+        assert_eq!((one.center, one.interval, one.log_sd), (12.0, None, 0.0));
+        assert!(over_sessions(&[], 0.95).is_none());
+        assert!(over_sessions(&[1.0, 0.0], 0.95).is_none());
+        assert!(over_sessions(&[1.0, f64::NAN], 0.95).is_none());
+        assert!(change_between(&[1.0], &[1.0, 2.0], 0.95).is_none());
+    }
+
+    #[test]
+    fn the_t_interval_matches_the_textbook() {
+        // logs 0, ln 2: mean ln √2, sd ln 2 / √2, t(1, 97.5%) = 12.706.
+        let o = over_sessions(&[1.0, 2.0], 0.95).unwrap();
+        assert!((o.center - 2f64.sqrt()).abs() < 1e-12);
+        let half = 12.706_204_736 * (2f64.ln() / 2f64.sqrt()) / 2f64.sqrt();
+        let ci = o.interval.unwrap();
+        assert!((ci.high.ln() - (2f64.sqrt().ln() + half)).abs() < 1e-6, "{ci:?}");
+        assert!((t_quantile(4.0, 0.95) - 2.776_445).abs() < 1e-5);
+        let same = change_between(&[2.0, 2.0], &[2.0, 2.0], 0.95).unwrap();
+        assert_eq!((same.ratio, same.p_value), (1.0, 1.0));
+    }
+}
