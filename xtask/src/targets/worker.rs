@@ -278,6 +278,13 @@ impl Workloads for WorkerSession {
             served: Arc::clone(&self.served),
         }))
     }
+
+    fn rest_writes(&mut self) -> Option<Arc<remote::rest::RestClient>> {
+        match &self.host {
+            Host::Remote(host) => Some(Arc::clone(&host.rest)),
+            Host::Local(_) => None,
+        }
+    }
 }
 
 #[cfg(test)]
