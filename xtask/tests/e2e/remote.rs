@@ -18,7 +18,7 @@ use crate::stand_in_api::ApiStandIn;
 
 use crate::support::{XTASK, files_under, processes, project_root, run_dir, run_toml};
 
-const FAKE_API_TOKEN: &str = "fake-api-token-0b1c2d3e4f5a";
+pub const FAKE_API_TOKEN: &str = "fake-api-token-0b1c2d3e4f5a";
 
 /// Longest first (as measured), for `main.rs` to start the longest early.
 pub fn tests() -> Vec<Trial> {
@@ -40,7 +40,7 @@ fn stand_in() -> PathBuf {
 
 /// The xtask with the stand-in wrangler logging to `log`, fake credentials, and `env`. Cloudflare's
 /// API is a closed loopback port unless `env` names a stand-in: a call nobody expects fails.
-fn xtask(args: &[&str], log: &Path, env: &[(&str, &str)]) -> Command {
+pub fn xtask(args: &[&str], log: &Path, env: &[(&str, &str)]) -> Command {
     let mut command = Command::new(XTASK);
     command
         .args(args)
@@ -57,7 +57,7 @@ fn xtask(args: &[&str], log: &Path, env: &[(&str, &str)]) -> Command {
     command
 }
 
-fn text(output: &Output) -> (String, String) {
+pub fn text(output: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
@@ -65,7 +65,7 @@ fn text(output: &Output) -> (String, String) {
 }
 
 /// The stand-in's calls, without the `| stdin ... | credentials ...` tail.
-fn calls(log: &Path) -> Vec<String> {
+pub fn calls(log: &Path) -> Vec<String> {
     std::fs::read_to_string(log)
         .unwrap_or_default()
         .lines()
