@@ -90,18 +90,20 @@ pub struct Difference {
 /// when a sample is empty.
 pub fn difference_of_medians_at(a: &[f64], b: &[f64], level: f64) -> Option<Difference> {
     let value = median(a)? - median(b)?;
-    Some(match (median_interval(a, level), median_interval(b, level)) {
-        (Some(x), Some(y)) => Difference {
-            value,
-            ci: Some((x.low - y.high, x.high - y.low)),
-            coverage: x.coverage * y.coverage,
+    Some(
+        match (median_interval(a, level), median_interval(b, level)) {
+            (Some(x), Some(y)) => Difference {
+                value,
+                ci: Some((x.low - y.high, x.high - y.low)),
+                coverage: x.coverage * y.coverage,
+            },
+            _ => Difference {
+                value,
+                ci: None,
+                coverage: 0.0,
+            },
         },
-        _ => Difference {
-            value,
-            ci: None,
-            coverage: 0.0,
-        },
-    })
+    )
 }
 
 #[cfg(test)]
@@ -123,7 +125,10 @@ mod tests {
         assert!(low < 6.0 && 6.0 < high);
         assert!(d.coverage >= CONFIDENCE);
         assert!(difference_of_medians_at(&[], &b, 0.9).is_none());
-        assert_eq!(difference_of_medians_at(&[1.0], &[0.5], 0.9).unwrap().ci, None);
+        assert_eq!(
+            difference_of_medians_at(&[1.0], &[0.5], 0.9).unwrap().ci,
+            None
+        );
     }
 
     #[test]

@@ -77,7 +77,11 @@ pub fn the_stand_in_api_performs_query_and_raw_writes_and_answers_429_when_told(
     assert_eq!(rows_in(&file, workload::TABLE), 6);
     // Sent again, the idempotent insert changes nothing.
     let again = rest.write(&batch, Endpoint::Query).timed.result.unwrap();
-    assert_eq!((again.outcome, again.changes), (Outcome::Ok, 0), "{again:?}");
+    assert_eq!(
+        (again.outcome, again.changes),
+        (Outcome::Ok, 0),
+        "{again:?}"
+    );
     assert_eq!(rows_in(&file, workload::TABLE), 6);
     // Each request went to the account's database with the run's token.
     let requests = api.requests();
@@ -104,7 +108,8 @@ pub fn the_stand_in_api_performs_query_and_raw_writes_and_answers_429_when_told(
             .build(),
     );
     let url = |route: &str| format!("{}/accounts/a/d1/database/db-0/{route}", api.base);
-    let select = format!(r#"{{"sql": "SELECT id, k FROM wl WHERE id = ?", "params": [{FIRST_WRITE_ID}]}}"#);
+    let select =
+        format!(r#"{{"sql": "SELECT id, k FROM wl WHERE id = ?", "params": [{FIRST_WRITE_ID}]}}"#);
     for route in ["query", "raw"] {
         let text = agent
             .post(url(route))
@@ -193,7 +198,11 @@ pub fn write_contention_sends_writes_both_ways_through_the_stand_ins_and_reconci
     assert!(output.status.success(), "{stdout}\n{stderr}");
     let run_dir = run_dir(&out);
     let record = run_toml(&run_dir);
-    assert_eq!(record["run"]["status"].as_str(), Some("complete"), "{record}");
+    assert_eq!(
+        record["run"]["status"].as_str(),
+        Some("complete"),
+        "{record}"
+    );
     assert_eq!(record["remote"]["teardown"].as_str(), Some("deleted"));
     assert!(calls(&log).iter().any(|c| c.starts_with("d1 delete")));
 
@@ -207,7 +216,10 @@ pub fn write_contention_sends_writes_both_ways_through_the_stand_ins_and_reconci
     assert_eq!(rest + binding, writes.len());
     // Pairs within each point and phase: the two ways differ by at most one per phase.
     assert!(rest > 0 && binding > 0, "{rest} rest, {binding} binding");
-    assert!(rest.abs_diff(binding) <= 12, "{rest} rest, {binding} binding");
+    assert!(
+        rest.abs_diff(binding) <= 12,
+        "{rest} rest, {binding} binding"
+    );
     // Every REST call the stand-in got was one of the run's writes, to its own database.
     let posts: Vec<String> = api
         .requests()
@@ -233,10 +245,16 @@ pub fn write_contention_sends_writes_both_ways_through_the_stand_ins_and_reconci
     for r in &limited {
         assert_eq!(r["path"], "rest", "{r:?}");
         if r["retry"] == "none" {
-            assert_eq!((r["outcome"].as_str(), r["refusal"].as_str()), ("refused", "rate-limited"));
+            assert_eq!(
+                (r["outcome"].as_str(), r["refusal"].as_str()),
+                ("refused", "rate-limited")
+            );
         } else {
             assert_eq!(r["outcome"], "ok", "{r:?}");
-            assert!(r["retry_wait_ms"].parse::<f64>().unwrap() >= 1000.0, "{r:?}");
+            assert!(
+                r["retry_wait_ms"].parse::<f64>().unwrap() >= 1000.0,
+                "{r:?}"
+            );
         }
     }
     // The stand-in's writes take SQLite's write lock beside workerd's: a binding write may
@@ -254,19 +272,31 @@ pub fn write_contention_sends_writes_both_ways_through_the_stand_ins_and_reconci
     let last = checks.last().unwrap();
     assert_eq!(last["when"], "final");
     assert_eq!(last["reconciled"], "true", "{last:?}");
-    assert_eq!((last["writes_missing"].as_str(), last["writes_duplicated"].as_str()), ("0", "0"));
+    assert_eq!(
+        (
+            last["writes_missing"].as_str(),
+            last["writes_duplicated"].as_str()
+        ),
+        ("0", "0")
+    );
     let acknowledged: usize = writes
         .iter()
         .filter(|r| r["outcome"] == "ok")
         .map(|r| r["op_rows"].parse::<usize>().unwrap())
         .sum();
-    assert_eq!(last["writes_acknowledged"].parse::<usize>().unwrap(), acknowledged);
+    assert_eq!(
+        last["writes_acknowledged"].parse::<usize>().unwrap(),
+        acknowledged
+    );
     let summary = std::fs::read_to_string(run_dir.join("summary.md")).unwrap();
     let section = summary
         .split("\n## ")
         .find(|s| s.starts_with("Binding vs REST API"))
         .unwrap_or_else(|| panic!("no REST section in {summary}"));
-    assert!(section.contains("| remote | write | none | rest |"), "{section}");
+    assert!(
+        section.contains("| remote | write | none | rest |"),
+        "{section}"
+    );
     // What it measured through the stand-ins, for whoever reads the test's output.
     eprintln!("## {section}");
 }

@@ -78,23 +78,26 @@ impl ApiStandIn {
                 let Some(request) = read_request(&stream) else {
                     continue;
                 };
-                let (status, headers, answer) = if request.path.ends_with("/query")
-                    || request.path.ends_with("/raw")
-                {
-                    queries += 1;
-                    let limited = behaviour
-                        .limit_every
-                        .is_some_and(|n| (queries - 1) % n == 0);
-                    if limited {
-                        rate_limited(behaviour.retry_after_s)
+                let (status, headers, answer) =
+                    if request.path.ends_with("/query") || request.path.ends_with("/raw") {
+                        queries += 1;
+                        let limited = behaviour
+                            .limit_every
+                            .is_some_and(|n| (queries - 1) % n == 0);
+                        if limited {
+                            rate_limited(behaviour.retry_after_s)
+                        } else {
+                            query(&behaviour.d1, &request)
+                        }
+                    } else if request.method == "PUT" {
+                        replication(&request)
                     } else {
-                        query(&behaviour.d1, &request)
-                    }
-                } else if request.method == "PUT" {
-                    replication(&request)
-                } else {
-                    (404, String::new(), envelope_error(7003, "No route for that URI"))
-                };
+                        (
+                            404,
+                            String::new(),
+                            envelope_error(7003, "No route for that URI"),
+                        )
+                    };
                 respond(&mut stream, status, &headers, &answer);
                 kept.lock()
                     .unwrap()
@@ -172,7 +175,10 @@ fn rate_limited(retry_after_s: u32) -> (u16, String, String) {
     (
         429,
         format!("Retry-After: {retry_after_s}\r\n"),
-        envelope_error(971, "Please wait and consider throttling your request speed"),
+        envelope_error(
+            971,
+            "Please wait and consider throttling your request speed",
+        ),
     )
 }
 
@@ -244,8 +250,7 @@ fn query(d1: &D1File, request: &Request) -> (u16, String, String) {
         Ok(answers) => (
             200,
             String::new(),
-            json!({"result": answers, "success": true, "errors": [], "messages": []})
-                .to_string(),
+            json!({"result": answers, "success": true, "errors": [], "messages": []}).to_string(),
         ),
         Err(message) => (400, String::new(), envelope_error(7500, &message)),
     }
@@ -271,7 +276,11 @@ fn one_statement(db: &rusqlite::Connection, statement: &Json, raw: bool) -> Resu
         .map(|p| p.iter().map(to_sqlite).collect())
         .unwrap_or_default();
     let mut prepared = db.prepare(sql).map_err(sqlite_error)?;
-    let columns: Vec<String> = prepared.column_names().iter().map(|c| c.to_string()).collect();
+    let columns: Vec<String> = prepared
+        .column_names()
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
     let mut rows = Vec::new();
     let mut cursor = prepared
         .query(rusqlite::params_from_iter(params))

@@ -89,7 +89,10 @@ pub fn goes_by_rest(op: Operation) -> bool {
 
 /// The profile's path (default: the binding).
 pub(super) fn choice(profile: &WorkloadProfile) -> PathChoice {
-    profile.path.as_ref().map_or(PathChoice::Binding, |p| *p.get_ref())
+    profile
+        .path
+        .as_ref()
+        .map_or(PathChoice::Binding, |p| *p.get_ref())
 }
 
 /// The way each of a phase's requests goes, in order: `ops` are the requests' operations.
@@ -273,10 +276,7 @@ mod tests {
         for pair in writes.chunks(2) {
             assert_ne!(pair[0], pair[1], "{writes:?}");
         }
-        let rest_first = writes
-            .chunks(2)
-            .filter(|p| p[0] == WritePath::Rest)
-            .count();
+        let rest_first = writes.chunks(2).filter(|p| p[0] == WritePath::Rest).count();
         assert!((20..=60).contains(&rest_first), "{rest_first} of 80");
         assert!(
             paths
