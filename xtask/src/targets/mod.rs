@@ -135,7 +135,7 @@ pub struct Start<'a> {
     pub warnings: &'a [String],
     /// Whether a local Worker's isolate heap is sampled during each measured request
     /// (`--isolate-heap`).
-    pub sample_heap: bool,
+    pub sample_heap: Option<crate::base::HeapSampling>,
 }
 
 /// Starts `kind` and waits until it answers.
