@@ -1,5 +1,5 @@
 //! How a local run samples the Worker isolate's heap (`--isolate-heap`): during every measured
-//! request, or during about half of them, chosen by each probe's or rung's id, so that one run
+//! request, or during half of them (one of each pair of probe or rung ids), so that one run
 //! measures what the sampling costs the timings beside the peaks it records.
 
 use clap::ValueEnum;
@@ -50,7 +50,10 @@ mod tests {
         let first = (0..500u64)
             .filter(|&pair| HeapSampling::Alternate.samples(2 * pair))
             .count();
-        assert!((200..=300).contains(&first), "{first} of 500 pairs sample their first id");
+        assert!(
+            (200..=300).contains(&first),
+            "{first} of 500 pairs sample their first id"
+        );
         assert!((1..=1000).all(|id| HeapSampling::Every.samples(id)));
     }
 }

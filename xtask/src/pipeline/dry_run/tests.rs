@@ -371,19 +371,41 @@ fn the_free_plan_takes_a_free_profile_by_itself_and_says_so() {
         describe(&flags, &plan, "E", account).contains("profile `free` taken by itself")
     };
     let free_plan = Some(crate::base::AccountPlan::Free);
-    assert_eq!(profile(&["f", "--target", "remote", "--plan", "free"]), "free");
-    assert!(said(&["f", "--target", "remote", "--plan", "free"], free_plan));
+    assert_eq!(
+        profile(&["f", "--target", "remote", "--plan", "free"]),
+        "free"
+    );
+    assert!(said(
+        &["f", "--target", "remote", "--plan", "free"],
+        free_plan
+    ));
     assert_eq!(profile(&["f", "--target", "remote"]), "free");
     for other in [
         &["f", "--target", "remote", "--plan", "paid"][..],
-        &["f", "--target", "remote", "--plan", "free", "--profile", "full"],
+        &[
+            "f",
+            "--target",
+            "remote",
+            "--plan",
+            "free",
+            "--profile",
+            "full",
+        ],
         &["f", "--target", "local"],
         &["t", "--target", "remote", "--plan", "free"],
     ] {
         assert_eq!(profile(other), "full", "{other:?}");
     }
     assert!(!said(
-        &["f", "--target", "remote", "--plan", "free", "--profile", "full"],
+        &[
+            "f",
+            "--target",
+            "remote",
+            "--plan",
+            "free",
+            "--profile",
+            "full"
+        ],
         free_plan
     ));
 }

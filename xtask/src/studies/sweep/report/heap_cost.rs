@@ -1,5 +1,5 @@
-//! What sampling the Worker isolate's heap costs a sweep's timings, from a run that sampled about
-//! half of its probes (`--isolate-heap=alternate`), interleaved with the others in the run's
+//! What sampling the Worker isolate's heap costs a sweep's timings, from a run that sampled half
+//! of its probes (`--isolate-heap=alternate`), interleaved with the others in the run's
 //! shuffled order: at each point, the median time of the sampled probes divided by that of the
 //! unsampled ones, on each clock; over the points, the median of those ratios with its
 //! order-statistic interval (the points' ratios are the unit that varies).
@@ -70,8 +70,8 @@ pub fn section(rows: &[ProbeRow], alternate: bool) -> String {
     }
     let mut out = format!(
         "\n## What sampling the isolate's heap cost\n\nThis run sampled the isolate's heap \
-         (`--isolate-heap=alternate`) during about half of its probes, drawn by probe id and \
-         interleaved with the others in the shuffled order. At each point: the median time of \
+         (`--isolate-heap=alternate`) during half of its probes (one of each pair of probe ids, \
+         which one drawn per pair), interleaved with the others in the shuffled order. At each point: the median time of \
          the sampled probes ÷ that of the unsampled ones; over the points: the median of those \
          ratios, with its {:.0}% order-statistic interval (n = points with both kinds of \
          probe).\n\n| clock | points | median ratio | interval | min | max |\n\
@@ -84,7 +84,12 @@ pub fn section(rows: &[ProbeRow], alternate: bool) -> String {
             continue;
         };
         let ci = s.ci.map_or("-".into(), |ci| {
-            format!("[{:.3}, {:.3}] ({:.1}%)", ci.low, ci.high, 100.0 * ci.coverage)
+            format!(
+                "[{:.3}, {:.3}] ({:.1}%)",
+                ci.low,
+                ci.high,
+                100.0 * ci.coverage
+            )
         });
         writeln!(
             out,
