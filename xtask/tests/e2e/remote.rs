@@ -40,7 +40,7 @@ fn stand_in() -> PathBuf {
 
 /// The xtask with the stand-in wrangler logging to `log`, fake credentials, and `env`. Cloudflare's
 /// API is a closed loopback port unless `env` names a stand-in: a call nobody expects fails.
-pub fn xtask(args: &[&str], log: &Path, env: &[(&str, &str)]) -> Command {
+fn xtask(args: &[&str], log: &Path, env: &[(&str, &str)]) -> Command {
     let mut command = Command::new(XTASK);
     command
         .args(args)
@@ -57,7 +57,7 @@ pub fn xtask(args: &[&str], log: &Path, env: &[(&str, &str)]) -> Command {
     command
 }
 
-pub fn text(output: &Output) -> (String, String) {
+fn text(output: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
@@ -65,7 +65,7 @@ pub fn text(output: &Output) -> (String, String) {
 }
 
 /// The stand-in's calls, without the `| stdin ... | credentials ...` tail.
-pub fn calls(log: &Path) -> Vec<String> {
+fn calls(log: &Path) -> Vec<String> {
     std::fs::read_to_string(log)
         .unwrap_or_default()
         .lines()
@@ -383,27 +383,24 @@ pub fn clean_remote_finds_leftovers_by_their_tag() {
 /// A smoke run on `--target remote` through the serving stand-in: it measures, reconciles,
 /// tears down in order, and leaves nothing running.
 fn remote_smoke(name: &str, env: &[(&str, &str)]) -> (PathBuf, Vec<String>, tempfile::TempDir) {
+    remote_run(name, &["--profile", "smoke"], env)
+}
+
+/// A run of `name` with `flags` on `--target remote --plan paid` through the serving stand-in:
+/// it completes, tears down in order, and leaves nothing running; its run directory, the
+/// stand-in's calls, and the directory holding both.
+pub fn remote_run(
+    name: &str,
+    flags: &[&str],
+    env: &[(&str, &str)],
+) -> (PathBuf, Vec<String>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls.log");
     let out = dir.path().join("out");
-    let output = xtask(
-        &[
-            "run",
-            name,
-            "--target",
-            "remote",
-            "--profile",
-            "smoke",
-            "--plan",
-            "paid",
-            "--out",
-        ],
-        &log,
-        env,
-    )
-    .arg(&out)
-    .output()
-    .unwrap();
+    let mut args = vec!["run", name, "--target", "remote", "--plan", "paid"];
+    args.extend(flags);
+    args.push("--out");
+    let output = xtask(&args, &log, env).arg(&out).output().unwrap();
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}\n{stderr}");
     let run_dir = run_dir(&out);

@@ -12,9 +12,9 @@ use xtask::targets::remote::rest::{Endpoint, RestClient};
 use xtask::targets::remote::wrangler::{Credentials, Secret};
 
 use crate::harness::Trial;
-use crate::remote::{FAKE_API_TOKEN, calls, text, xtask};
+use crate::remote::{FAKE_API_TOKEN, remote_run};
 use crate::stand_in_api::{ApiStandIn, Behaviour, D1File, rows_in};
-use crate::support::{read_csv, run_dir, run_toml};
+use crate::support::read_csv;
 
 /// Longest first.
 pub fn tests() -> Vec<Trial> {
@@ -170,41 +170,11 @@ pub fn write_contention_sends_writes_both_ways_through_the_stand_ins_and_reconci
         limit_every: Some(5),
         retry_after_s: 1,
     });
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("calls.log");
-    let out = dir.path().join("out");
-    let output = xtask(
-        &[
-            "run",
-            "write-contention",
-            "--target",
-            "remote",
-            "--profile",
-            "rest-smoke",
-            "--plan",
-            "paid",
-            "--tag",
-            tag,
-            "--no-baseline",
-            "--out",
-        ],
-        &log,
+    let (run_dir, _, _dir) = remote_run(
+        "write-contention",
+        &["--profile", "rest-smoke", "--tag", tag, "--no-baseline"],
         &[("D1BENCH_CLOUDFLARE_API", api.base.as_str())],
-    )
-    .arg(&out)
-    .output()
-    .unwrap();
-    let (stdout, stderr) = text(&output);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
-    let run_dir = run_dir(&out);
-    let record = run_toml(&run_dir);
-    assert_eq!(
-        record["run"]["status"].as_str(),
-        Some("complete"),
-        "{record}"
     );
-    assert_eq!(record["remote"]["teardown"].as_str(), Some("deleted"));
-    assert!(calls(&log).iter().any(|c| c.starts_with("d1 delete")));
 
     let rows = read_csv(&run_dir.join("results.csv"));
     let writes: Vec<_> = rows

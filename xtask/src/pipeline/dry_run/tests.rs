@@ -380,32 +380,22 @@ fn the_free_plan_takes_a_free_profile_by_itself_and_says_so() {
         free_plan
     ));
     assert_eq!(profile(&["f", "--target", "remote"]), "free");
+    let pinned = [
+        "f",
+        "--target",
+        "remote",
+        "--plan",
+        "free",
+        "--profile",
+        "full",
+    ];
     for other in [
         &["f", "--target", "remote", "--plan", "paid"][..],
-        &[
-            "f",
-            "--target",
-            "remote",
-            "--plan",
-            "free",
-            "--profile",
-            "full",
-        ],
+        &pinned,
         &["f", "--target", "local"],
         &["t", "--target", "remote", "--plan", "free"],
     ] {
         assert_eq!(profile(other), "full", "{other:?}");
     }
-    assert!(!said(
-        &[
-            "f",
-            "--target",
-            "remote",
-            "--plan",
-            "free",
-            "--profile",
-            "full"
-        ],
-        free_plan
-    ));
+    assert!(!said(&pinned, free_plan));
 }

@@ -23,10 +23,16 @@ pub struct Cost {
 /// A point: its strategy, series and shape.
 type Point = (Strategy, usize, usize, usize, usize);
 
+/// A point's times on one clock: unsampled probes, then sampled ones.
+type Sides = [Vec<f64>; 2];
+
+/// A point with its outside and inside times.
+type Timed = (Point, Sides, Sides);
+
 /// The cost on each clock (`outside`, `inside`), over the local target's points that have both
 /// sampled and unsampled ok probes; which probe was sampled is what `alternate` draws for its id.
 pub fn costs(rows: &[ProbeRow]) -> Vec<Cost> {
-    let mut points: Vec<(Point, [Vec<f64>; 2], [Vec<f64>; 2])> = Vec::new();
+    let mut points: Vec<Timed> = Vec::new();
     for r in rows {
         if r.target != TargetKind::Local || r.outcome != Outcome::Ok {
             continue;
@@ -43,7 +49,7 @@ pub fn costs(rows: &[ProbeRow]) -> Vec<Cost> {
         points[at].1[side].push(r.outside_ms);
         points[at].2[side].push(r.inside_ms);
     }
-    let ratios = |pick: fn(&(Point, [Vec<f64>; 2], [Vec<f64>; 2])) -> &[Vec<f64>; 2]| -> Vec<f64> {
+    let ratios = |pick: fn(&Timed) -> &Sides| -> Vec<f64> {
         points
             .iter()
             .filter_map(|p| {
