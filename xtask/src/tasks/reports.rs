@@ -46,7 +46,7 @@ mod tests {
             target: TargetKind::Sqlite,
             profile: Some(profile.into()),
             out: Some(out.to_owned()),
-            isolate_heap: false,
+            isolate_heap: None,
             no_baseline: false,
             debug_corrupt: None,
             location: None,

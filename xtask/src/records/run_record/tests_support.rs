@@ -18,6 +18,7 @@ pub fn record() -> RunRecord {
             baseline: None,
             debug_corrupt: None,
             isolate_heap: false,
+            isolate_heap_alternate: false,
             order_seed: None,
             precision: None,
             max_repeats: None,

@@ -1,6 +1,7 @@
 //! A sweep run's reports, derived from its results.csv: its points and summary.csv
 //! ([`points`]), summary.md ([`summary`]) with its table of clocks ([`clocks`]), its charts
-//! ([`chart`]), a grid run's decision map ([`decision`], drawn by [`decision_map`]), and two
+//! ([`chart`]), a grid run's decision map ([`decision`], drawn by [`decision_map`]), what sampling the
+//! isolate's heap cost ([`heap_cost`]), and two
 //! sweep runs compared ([`compare`]).
 
 pub mod chart;
@@ -8,6 +9,7 @@ pub mod clocks;
 pub mod compare;
 pub mod decision;
 pub mod decision_map;
+pub mod heap_cost;
 pub mod points;
 pub mod summary;
 

@@ -474,6 +474,10 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
         axis.name(),
         &heap_points(rows, axis),
     ));
+    out.push_str(&super::heap_cost::section(
+        rows,
+        record.run.isolate_heap_alternate,
+    ));
 
     out.push('\n');
     out.push_str(&provenance::time_section(record));
