@@ -39,9 +39,13 @@ pub enum Task {
     Matrix(Matrix),
     /// Redraw the charts of run directories and write one index.md over all of them.
     Report(Report),
-    /// Compare two runs of one experiment point by point (b ÷ a of the median time per 1,000
-    /// rows, with a 95% interval: each median's order-statistic interval at 97.5%, divided);
-    /// exits with status 2 when anything got slower.
+    /// Compare two runs of one experiment point by point: b ÷ a of the time per 1,000 rows over
+    /// sessions (Welch's t, verdicts held to a 5% false discovery rate by Benjamini–Hochberg,
+    /// called past each point's noise floor), and the change of each run's own ratios beside it.
+    ///
+    /// Exit status, as diff has it: 0 when no regression is detected, 1 when a point got
+    /// slower or no longer succeeds, 2 on trouble (bad flags, runs missing, unreadable or not
+    /// comparable).
     Compare(Compare),
     /// Check .github/workflows (and dependabot.yml) with actionlint and zizmor (pinned, from PyPI).
     LintWorkflows,
@@ -205,10 +209,18 @@ pub struct Compare {
     pub run_a: PathBuf,
     /// The run directory compared with it (b).
     pub run_b: PathBuf,
-    /// Changes within ± this many percent do not count: `slower` needs the ratio's whole
-    /// interval above 1 + PERCENT/100, `faster` below 1 − PERCENT/100.
-    #[arg(long, value_name = "PERCENT", default_value_t = 5.0)]
-    pub threshold: f64,
+    /// One threshold for every point, in percent: a change counts past 1 + PERCENT/100 (or
+    /// below its inverse). By default each point's noise floor sets it: the calibrated one
+    /// when `cargo xtask calibrate` measured this experiment, profile and target under
+    /// reports/, else the pair's own.
+    #[arg(long, value_name = "PERCENT")]
+    pub threshold: Option<f64>,
+    /// Take the noise floors from this calibration.csv instead of the newest under reports/.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["threshold", "no_calibration"])]
+    pub calibration: Option<PathBuf>,
+    /// Use no calibration: each point's own noise floor.
+    #[arg(long, conflicts_with = "threshold")]
+    pub no_calibration: bool,
     /// Where compare.md and compare.json are written (default: run b's directory).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

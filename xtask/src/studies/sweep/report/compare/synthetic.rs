@@ -1,0 +1,83 @@
+//! Synthetic sweep runs with sessions, for the tests of compare and calibrate: every point's
+//! rows drawn around a true time, with a drift shared by a whole session (the machine's state),
+//! a drift of each point in each session, and noise between repeats, all log-normal.
+
+use d1bench_core::Strategy;
+
+use crate::base::TargetKind;
+use crate::studies::sweep::row::{ProbeRow, tests_support};
+
+/// A normal deviate from two uniforms (Box–Muller), seeded.
+pub fn normal(rng: &mut fastrand::Rng) -> f64 {
+    let (u, v) = (rng.f64().max(f64::MIN_POSITIVE), rng.f64());
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+}
+
+/// The shape of a synthetic run and the sizes of its noises (standard deviations of logs).
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub targets: Vec<TargetKind>,
+    pub strategies: Vec<Strategy>,
+    pub columns: Vec<usize>,
+    pub sessions: usize,
+    pub repeats: usize,
+    /// Drift of a whole session, shared by its points (0.05 ≈ 5%).
+    pub session_drift: f64,
+    /// Drift of each point in each session.
+    pub point_drift: f64,
+    /// Noise between repeats.
+    pub repeat_noise: f64,
+}
+
+impl Shape {
+    /// Five strategies at five column counts on bare SQLite: 25 points, as the column sweep's
+    /// smoke profile nearly has.
+    pub fn sqlite(sessions: usize) -> Shape {
+        Shape {
+            targets: vec![TargetKind::Sqlite],
+            strategies: vec![
+                Strategy::Bound,
+                Strategy::Literal,
+                Strategy::Json,
+                Strategy::BatchedRows,
+                Strategy::Exec,
+            ],
+            columns: vec![1, 8, 32, 64, 100],
+            sessions,
+            repeats: 3,
+            session_drift: 0.05,
+            point_drift: 0.05,
+            repeat_noise: 0.02,
+        }
+    }
+
+    /// The rows of one run; `factor` stretches a row's time (1.0 for none).
+    pub fn run(&self, rng: &mut fastrand::Rng, factor: impl Fn(&ProbeRow) -> f64) -> Vec<ProbeRow> {
+        let mut rows = Vec::new();
+        for session in 0..self.sessions {
+            // Each target's sessions have their own state, as a fresh target does.
+            for &target in &self.targets {
+                let shared = self.session_drift * normal(rng);
+                for (s, &strategy) in self.strategies.iter().enumerate() {
+                    for &columns in &self.columns {
+                        let drift = shared + self.point_drift * normal(rng);
+                        let true_ms = 5.0 + columns as f64 * (s + 1) as f64 * 0.1;
+                        for repeat in 0..self.repeats {
+                            let mut row = tests_support::row();
+                            row.target = target;
+                            row.strategy = strategy;
+                            row.columns = columns;
+                            row.session = session;
+                            row.repeat = repeat;
+                            let noise = drift + self.repeat_noise * normal(rng);
+                            row.outside_ms = true_ms * noise.exp();
+                            row.outside_ms *= factor(&row);
+                            rows.push(row);
+                        }
+                    }
+                }
+            }
+        }
+        rows
+    }
+}
