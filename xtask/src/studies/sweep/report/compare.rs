@@ -322,6 +322,6 @@ mod relative;
 #[cfg(test)]
 mod sessions_tests;
 #[cfg(test)]
-mod synthetic;
+pub mod synthetic;
 #[cfg(test)]
 mod tests;

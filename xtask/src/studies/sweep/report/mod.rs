@@ -1,8 +1,10 @@
 //! A sweep run's reports, derived from its results.csv: its points and summary.csv
 //! ([`points`]), summary.md ([`summary`]) with its table of clocks ([`clocks`]), its charts
-//! ([`chart`]), a grid run's decision map ([`decision`], drawn by [`decision_map`]), and two
-//! sweep runs compared ([`compare`]).
+//! ([`chart`]), a grid run's decision map ([`decision`], drawn by [`decision_map`]), two
+//! sweep runs compared ([`compare`]), compare's A/A test on one run ([`calibrate`]) and a run's
+//! measures for continuous benchmarking ([`export`]).
 
+pub mod calibrate;
 pub mod chart;
 pub mod clocks;
 pub mod compare;

@@ -29,6 +29,8 @@ pub struct CalibrationRow {
     pub non_ascii_share: f64,
     pub indexes: usize,
     pub nul_share: f64,
+    /// The point on the run's x axis.
+    pub x: f64,
     /// Sessions on each side of every split.
     pub sessions_per_half: usize,
     /// A/A splits in which the point was judged over sessions.
@@ -57,8 +59,8 @@ impl CalibrationRow {
         }
     }
 
-    /// The row of `key`, its statistics to be filled in.
-    pub fn new(key: &PointKey, sessions_per_half: usize) -> Self {
+    /// The row of `key` at `x`, its statistics to be filled in.
+    pub fn new(key: &PointKey, x: f64, sessions_per_half: usize) -> Self {
         CalibrationRow {
             target: key.target,
             label: key.label.clone(),
@@ -70,6 +72,7 @@ impl CalibrationRow {
             non_ascii_share: key.non_ascii_share,
             indexes: key.indexes,
             nul_share: key.nul_share,
+            x,
             sessions_per_half,
             splits_judged: 0,
             false_alarms: 0,

@@ -6,7 +6,7 @@ use d1bench_core::Strategy;
 
 use super::calibration::{Calibration, CalibrationRow};
 use super::synthetic::Shape;
-use super::tests::{record, write_run};
+use super::synthetic::{record, write_run};
 use super::*;
 use crate::records::StudyKind;
 use crate::studies::sweep::row::tests_support;
@@ -110,7 +110,7 @@ fn benjamini_hochberg_decides_and_the_threshold_gates_the_verdict() {
     assert_eq!(given[0].verdict, Verdict::WithinThreshold);
     assert!(!given[0].verdict.is_regression());
     // A calibration that puts bound's floor at 15% and lacks literal.
-    let mut row = CalibrationRow::new(&bound.key, 2);
+    let mut row = CalibrationRow::new(&bound.key, bound.x, 2);
     row.noise_floor = Some(1.15);
     let calibration = Calibration {
         file: "calibration.csv".into(),
@@ -319,7 +319,7 @@ fn compare_takes_the_newest_calibration_of_the_same_experiment_profile_and_targe
         r.run.started = started.into();
         r.run.profile = profile.into();
         let dir = write_run(&reports.join("column-sweep").join(dir), &r, None);
-        let mut row = CalibrationRow::new(&key, 2);
+        let mut row = CalibrationRow::new(&key, 1.0, 2);
         row.noise_floor = Some(floor);
         csv::write(&dir.join(calibration::FILE), &[row]).unwrap();
         dir.join(calibration::FILE)

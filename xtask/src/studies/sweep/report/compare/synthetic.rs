@@ -1,10 +1,16 @@
 //! Synthetic sweep runs with sessions, for the tests of compare and calibrate: every point's
 //! rows drawn around a true time, with a drift shared by a whole session (the machine's state),
-//! a drift of each point in each session, and noise between repeats, all log-normal.
+//! a drift of each point in each session, and noise between repeats, all log-normal; and run
+//! directories written through the records API.
+
+use std::path::{Path, PathBuf};
 
 use d1bench_core::Strategy;
 
 use crate::base::TargetKind;
+use crate::records::run_record::RunInfo;
+use crate::records::{RunRecord, StudyKind, csv};
+use crate::studies::sweep::Axis;
 use crate::studies::sweep::row::{ProbeRow, tests_support};
 
 /// A normal deviate from two uniforms (Box–Muller), seeded.
@@ -80,4 +86,35 @@ impl Shape {
         }
         rows
     }
+}
+
+/// A run record of `experiment`, a sweep along columns unless `kind` says otherwise.
+pub fn record(experiment: &str, kind: StudyKind) -> RunRecord {
+    let base = crate::records::run_record::tests_support::record();
+    RunRecord {
+        run: RunInfo {
+            experiment: experiment.into(),
+            kind,
+            x_axis: (kind == StudyKind::Sweep).then_some(Axis::Columns),
+            ..base.run
+        },
+        studies: vec![crate::records::run_record::tests_support::study(experiment)],
+        // A quiet machine, whatever this one's load is now.
+        machine: crate::records::run_record::Machine {
+            load_at_start: Some(0.5),
+            load_at_end: Some(0.5),
+            ..crate::records::run_record::machine()
+        },
+        ..base
+    }
+}
+
+/// A run directory written through the records API.
+pub fn write_run(dir: &Path, record: &RunRecord, rows: Option<&[ProbeRow]>) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    record.write(&dir.join("run.toml")).unwrap();
+    if let Some(rows) = rows {
+        csv::write(&dir.join("results.csv"), rows).unwrap();
+    }
+    dir.to_owned()
 }

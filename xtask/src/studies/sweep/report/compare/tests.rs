@@ -1,12 +1,12 @@
 //! Tests of `compare.rs`, apart so that file holds only what it is for: most of it the expected
 //! texts of compare.md (the command on real SQLite runs is tested in `tasks::reports`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use d1bench_core::{Outcome, Strategy};
 
+use super::synthetic::{record, write_run};
 use super::*;
-use crate::records::run_record::RunInfo;
 use crate::studies::sweep::row::tests_support;
 
 /// Judges `a` against `b` with one threshold (a fraction: 0.05 for 5%) for every point.
@@ -210,36 +210,6 @@ fn compare_lists_points_only_one_run_has() {
             .any(|d| d.contains("(series \"all non-ASCII\")"))
     );
     assert!(only_b.iter().any(|d| d.contains("rows 200,")));
-}
-
-pub(super) fn record(experiment: &str, kind: StudyKind) -> RunRecord {
-    let base = crate::records::run_record::tests_support::record();
-    RunRecord {
-        run: RunInfo {
-            experiment: experiment.into(),
-            kind,
-            x_axis: (kind == StudyKind::Sweep).then_some(Axis::Columns),
-            ..base.run
-        },
-        studies: vec![crate::records::run_record::tests_support::study(experiment)],
-        // A quiet machine, whatever this one's load is now.
-        machine: crate::records::run_record::Machine {
-            load_at_start: Some(0.5),
-            load_at_end: Some(0.5),
-            ..crate::records::run_record::machine()
-        },
-        ..base
-    }
-}
-
-/// A run directory written through the records API.
-pub(super) fn write_run(dir: &Path, record: &RunRecord, rows: Option<&[ProbeRow]>) -> PathBuf {
-    std::fs::create_dir_all(dir).unwrap();
-    record.write(&dir.join("run.toml")).unwrap();
-    if let Some(rows) = rows {
-        csv::write(&dir.join("results.csv"), rows).unwrap();
-    }
-    dir.to_owned()
 }
 
 #[test]
