@@ -47,6 +47,14 @@ pub enum Task {
     /// slower or no longer succeeds, 2 on trouble (bad flags, runs missing, unreadable or not
     /// comparable).
     Compare(Compare),
+    /// Measure compare's false-alarm rate on this machine (an A/A test): run the experiment
+    /// with an even number of sessions, split them into interleaved halves, judge every point
+    /// with compare's own code, and write calibration.csv (each point's noise floor, compare's
+    /// default threshold) and calibration.md into the run directory.
+    Calibrate(Calibrate),
+    /// Print a run's measures as Bencher Metric Format JSON on standard output (per point and
+    /// measure: value, lower_value and upper_value, the interval over sessions).
+    Export(Export),
     /// Check .github/workflows (and dependabot.yml) with actionlint and zizmor (pinned, from PyPI).
     LintWorkflows,
     /// Pack a run into one .tar.gz: its directory, the experiment files it ran, the lock files,
@@ -234,6 +242,50 @@ pub struct Compare {
     /// Where compare.md and compare.json are written (default: run b's directory).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Calibrate {
+    /// The experiment to run (a sweep along one axis): the name of a file in experiments/
+    /// without `.toml`. Not given with --from.
+    #[arg(required_unless_present = "from")]
+    pub experiment: Option<String>,
+    /// Which profile of the experiment file to run.
+    #[arg(long, default_value = "smoke")]
+    pub profile: String,
+    /// Where the Worker runs, as `run` has it.
+    #[arg(long, value_enum, default_value = "local")]
+    pub target: TargetKind,
+    /// Sessions of the run: an even number from 4, two halves of 2K ÷ 2 (default: twice the
+    /// profile's sessions, at least 4, so each half is one run of the profile).
+    #[arg(long, value_name = "2K")]
+    pub sessions: Option<usize>,
+    /// Directory the run directory is created in (default: reports/<experiment>/, where
+    /// compare looks for calibrations).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Analyse the run in RUN_DIR instead of running one (its sessions, 4 or more).
+    #[arg(
+        long,
+        value_name = "RUN_DIR",
+        conflicts_with_all = ["experiment", "profile", "target", "sessions", "out"]
+    )]
+    pub from: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// Bencher Metric Format: `{"<benchmark>": {"<measure>": {"value", "lower_value",
+    /// "upper_value"}}}`.
+    Bmf,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Export {
+    /// A sweep run directory (one holding run.toml and results.csv).
+    pub run_dir: PathBuf,
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
 }
 
 #[derive(Debug, clap::Args)]

@@ -50,6 +50,8 @@ fn run() -> Result<()> {
             };
             std::process::exit(outcome.exit_code())
         }
+        Task::Calibrate(calibrate) => calibrate.run(&sh, &paths),
+        Task::Export(export) => export.run(),
         Task::LintWorkflows => tasks::workflows::lint(&sh, &paths),
         Task::Archive(archive) => archive.run(&sh, &paths),
         Task::BuildWorker(build) => build.run(&sh, &paths),

@@ -1,5 +1,5 @@
-//! The commands over run directories already written: `report` (index.md over runs) and
-//! `compare` (two runs point by point).
+//! The commands over run directories already written: `report` (index.md over runs),
+//! `compare` (two runs point by point) and `export` (a run's measures for other tools).
 //! Each reads its flags and calls the report that does the work.
 
 use anyhow::Result;
@@ -24,6 +24,21 @@ impl flags::Compare {
             (None, false) => CalibrationSource::Newest(paths.reports()),
         };
         compare::write_comparison(&self.run_a, &self.run_b, self.threshold, &source, self.out)
+    }
+}
+
+impl flags::Export {
+    /// `cargo xtask export`: the run's measures on standard output.
+    pub fn run(self) -> Result<()> {
+        match self.format {
+            flags::ExportFormat::Bmf => {
+                println!(
+                    "{}",
+                    crate::studies::sweep::report::export::bmf_json(&self.run_dir)?
+                );
+            }
+        }
+        Ok(())
     }
 }
 

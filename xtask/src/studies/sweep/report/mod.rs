@@ -10,6 +10,7 @@ pub mod clocks;
 pub mod compare;
 pub mod decision;
 pub mod decision_map;
+pub mod export;
 pub mod points;
 pub mod summary;
 

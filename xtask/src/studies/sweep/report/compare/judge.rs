@@ -246,28 +246,30 @@ impl PointKey {
     }
 }
 
-/// Whether a row counts towards a point's time: every measured row (warm-ups are not in
-/// results.csv).
-fn counts(row: &ProbeRow) -> bool {
-    let _ = row;
-    true
+/// The rows that count: every measured row but those the run marked as warm-up discarded
+/// (before its session's times settled).
+pub fn measured(rows: &[ProbeRow]) -> Vec<ProbeRow> {
+    rows.iter()
+        .filter(|r| !r.warmup_discarded)
+        .cloned()
+        .collect()
 }
 
 /// The point's values of ms per 1,000 rows that count, over all its sessions.
 fn values(point: &Point) -> Vec<f64> {
-    point
-        .rows
-        .iter()
-        .filter(|r| counts(r))
-        .filter_map(|r| Measure::MsPer1000Rows.value(r))
-        .collect()
+    point.values(Measure::MsPer1000Rows)
 }
 
 /// Each session's value at the point: the median of its repeats' ms per 1,000 rows.
 pub fn session_values(point: &Point) -> BTreeMap<usize, f64> {
+    session_values_of(point, Measure::MsPer1000Rows)
+}
+
+/// Each session's value of `measure` at the point: the median of its repeats'.
+pub fn session_values_of(point: &Point, measure: Measure) -> BTreeMap<usize, f64> {
     let mut by_session: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-    for row in point.rows.iter().filter(|r| counts(r)) {
-        if let Some(v) = Measure::MsPer1000Rows.value(row) {
+    for row in &point.rows {
+        if let Some(v) = measure.value(row) {
             by_session.entry(row.session).or_default().push(v);
         }
     }
@@ -466,7 +468,8 @@ fn measure(key: PointKey, a: &Point, b: &Point, rule: &ThresholdRule) -> Pending
 /// its threshold. Points with one session on a side are judged alone by the order-statistic
 /// rule ([`Basis::WithinOneSession`]).
 pub fn judge(a: &[ProbeRow], b: &[ProbeRow], axis: Axis, rule: &ThresholdRule) -> Judged {
-    let (a, b) = (keyed(a, axis), keyed(b, axis));
+    let (a, b) = (measured(a), measured(b));
+    let (a, b) = (keyed(&a, axis), keyed(&b, axis));
     let mut in_a = vec![false; b.len()];
     let mut pending = Vec::new();
     let mut only_in_a = Vec::new();
