@@ -1,6 +1,7 @@
 //! The end-to-end tests, for real, through the xtask binary: the sweeps (`sweeps`) and ladders
 //! (`ladders`) on wrangler dev and SQLite, the faults injected into a local run (`faults`), the remote target
-//! through the stand-in wrangler (`remote`), and the workloads (`workloads`).
+//! through the stand-in wrangler (`remote`), the workloads (`workloads`), and compare, calibrate and
+//! export on real SQLite runs (`compare`).
 //!
 //! One binary with its own harness (`harness.rs`), so that these tests run side by side: each
 //! of their runs mostly waits (on wrangler dev starting, on a schedule's clock, on a recovery
@@ -25,6 +26,7 @@ macro_rules! tests {
 #[path = "../support/mod.rs"]
 mod support;
 
+mod compare;
 mod faults;
 mod harness;
 mod ladders;
@@ -69,6 +71,7 @@ fn main() {
     let mut modules = [
         workloads::tests(),
         faults::tests(),
+        compare::tests(),
         remote::tests(),
         sweeps::tests(),
         ladders::tests(),

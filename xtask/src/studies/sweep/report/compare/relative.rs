@@ -59,7 +59,9 @@ impl Reading {
         match self {
             Reading::NotJudged => "–",
             Reading::Unchanged => "neither changed",
-            Reading::Machine => "time changed, ratios did not: the machine, not what is measured",
+            Reading::Machine => {
+                "time changed, ratios did not: the runner's speed, or a change that moved the reference alike"
+            }
             Reading::Measured => "time and ratio changed: what is measured",
             Reading::RatioOnly => "only a ratio changed",
         }
