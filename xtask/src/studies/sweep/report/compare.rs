@@ -17,12 +17,11 @@ use crate::studies::sweep::Axis;
 use crate::studies::sweep::row::ProbeRow;
 
 pub use calibration::Calibration;
-pub use judge::{
-    Basis, ComparedPoint, Judged, MIN_REPEATS, MIN_SESSIONS, PointKey, Side, Threshold,
-    ThresholdRule, ThresholdSource, Verdict, judge,
-};
+pub use judge::{Basis, ComparedPoint, Judged, Side, judge};
+pub use key::PointKey;
 pub use markdown::markdown;
 pub use relative::{Reading, Relative, RelativeChange};
+pub use verdict::{MIN_REPEATS, MIN_SESSIONS, Threshold, ThresholdRule, ThresholdSource, Verdict};
 
 /// A run as a comparison names it.
 #[derive(Debug, Clone, Serialize)]
@@ -316,6 +315,7 @@ pub fn write_comparison(
 
 pub mod calibration;
 pub mod judge;
+pub mod key;
 mod markdown;
 mod notes;
 mod relative;
@@ -325,3 +325,4 @@ mod sessions_tests;
 pub mod synthetic;
 #[cfg(test)]
 mod tests;
+mod verdict;

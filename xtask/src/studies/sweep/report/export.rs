@@ -11,7 +11,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::compare::judge::{keyed, measured, session_values_of};
+use super::compare::key::{keyed, measured, session_values_of};
 use super::compare::load;
 use super::points::{Measure, Point};
 use crate::stats::sessions::over_sessions;

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use d1bench_core::Strategy;
 use serde::{Deserialize, Serialize};
 
-use super::judge::PointKey;
+use super::key::PointKey;
 use crate::base::TargetKind;
 use crate::records::{RunDir, RunRecord, csv};
 

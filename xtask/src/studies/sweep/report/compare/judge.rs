@@ -1,93 +1,19 @@
 //! compare's one definition of a verdict, which `calibrate` calls too: every point two sets of
 //! rows share, judged over sessions (each session's median, Welch's t between the runs, the
 //! verdicts held to a false discovery rate by Benjamini–Hochberg, and called only past a
-//! threshold), or within one session by the order-statistic rule where a run has only one.
+//! threshold), or within one session by the order-statistic rule where a run has only one; and
+//! beside it the change of each run's own ratios ([`super::relative`]).
 
-use std::collections::BTreeMap;
+use serde::Serialize;
 
-use d1bench_core::Strategy;
-use serde::{Deserialize, Serialize};
-
-use super::calibration::Calibration;
+use super::key::{PointKey, keyed, measured, session_values};
 use super::relative::{self, Relative};
-use crate::base::TargetKind;
+use super::verdict::{MIN_REPEATS, MIN_SESSIONS, Threshold, ThresholdRule, Verdict, verdict_at};
 use crate::stats::sessions::{Change, FALSE_DISCOVERY_RATE, benjamini_hochberg, change_between};
 use crate::stats::{self, CONFIDENCE, Interval, median, ratio_of_medians};
 use crate::studies::sweep::Axis;
-use crate::studies::sweep::report::points::{Measure, Point, points};
+use crate::studies::sweep::report::points::{Measure, Point};
 use crate::studies::sweep::row::ProbeRow;
-
-/// Successful repeats each run needs at a point for a verdict within one session: with fewer,
-/// each median's interval covers too little (at most 75% at 3 repeats) to decide anything.
-pub const MIN_REPEATS: usize = 3;
-
-/// Sessions with a value each run needs at a point for a verdict over sessions: Welch's t needs
-/// a spread on each side.
-pub const MIN_SESSIONS: usize = 2;
-
-/// The threshold of a point judged within one session when neither `--threshold` nor a
-/// calibration gives one (compare's fixed default before sessions).
-pub const WITHIN_SESSION_DEFAULT_PERCENT: f64 = 5.0;
-
-/// What a point's comparison says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// A discovery (over sessions) or an interval wholly above (within one session), and b ÷ a
-    /// above the threshold.
-    Slower,
-    /// Likewise below 1 ÷ threshold.
-    Faster,
-    /// A discovery whose change stays within the threshold: real, and too small to count.
-    WithinThreshold,
-    /// Not a discovery (or the interval reaches inside the threshold).
-    NoDetectableChange,
-    /// Not a discovery, and the interval reaches past both 1 ÷ threshold and the threshold.
-    IntervalTooWide,
-    /// One session, and a run has fewer than [`MIN_REPEATS`] successful repeats here.
-    TooFewRepeats,
-    /// Repeats succeeded in a and none in b: worse than slower.
-    NoLongerSucceeds,
-    /// No repeat succeeded in a (or its time is 0 ms): nothing to divide by.
-    NoTimeInA,
-}
-
-impl Verdict {
-    pub fn text(self) -> String {
-        match self {
-            Verdict::Slower => "slower".into(),
-            Verdict::Faster => "faster".into(),
-            Verdict::WithinThreshold => "changed, within the threshold".into(),
-            Verdict::NoDetectableChange => "no detectable change".into(),
-            Verdict::IntervalTooWide => "no detectable change (interval too wide)".into(),
-            Verdict::TooFewRepeats => format!("too few repeats ({MIN_REPEATS} needed)"),
-            Verdict::NoLongerSucceeds => "no longer succeeds".into(),
-            Verdict::NoTimeInA => "no successful repeat in a".into(),
-        }
-    }
-
-    /// Whether this fails a CI check: something got slower or stopped working.
-    pub fn is_regression(self) -> bool {
-        matches!(self, Verdict::Slower | Verdict::NoLongerSucceeds)
-    }
-
-    /// Whether this calls the point changed: what an A/A comparison counts as a false alarm.
-    pub fn is_change(self) -> bool {
-        matches!(self, Verdict::Slower | Verdict::Faster)
-    }
-
-    /// Every verdict, in the order the tallies list them.
-    pub const ALL: [Verdict; 8] = [
-        Verdict::Slower,
-        Verdict::Faster,
-        Verdict::WithinThreshold,
-        Verdict::NoDetectableChange,
-        Verdict::IntervalTooWide,
-        Verdict::TooFewRepeats,
-        Verdict::NoLongerSucceeds,
-        Verdict::NoTimeInA,
-    ];
-}
 
 /// How a point's verdict was reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -103,180 +29,9 @@ pub enum Basis {
     NoRatio,
 }
 
-/// Where a point's threshold came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ThresholdSource {
-    /// `--threshold PERCENT`.
-    Given,
-    /// The point's noise floor in a calibration of this experiment, profile and target.
-    Calibrated,
-    /// The point's own noise floor in this comparison (the half-width of its interval).
-    OwnNoiseFloor,
-    /// Within one session, without a calibration: [`WITHIN_SESSION_DEFAULT_PERCENT`].
-    Default,
-}
-
-impl ThresholdSource {
-    pub fn text(self) -> &'static str {
-        match self {
-            ThresholdSource::Given => "given",
-            ThresholdSource::Calibrated => "calibrated",
-            ThresholdSource::OwnNoiseFloor => "own noise floor",
-            ThresholdSource::Default => "default",
-        }
-    }
-}
-
-/// A point's threshold: a change counts when b ÷ a is above `factor` or below `1 / factor`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Threshold {
-    /// 1.05 for 5%.
-    pub factor: f64,
-    pub source: ThresholdSource,
-}
-
-/// What sets each point's threshold.
-#[derive(Debug, Clone, Copy)]
-pub enum ThresholdRule<'a> {
-    /// One percentage for every point (`--threshold`).
-    Given(f64),
-    /// Each point's calibrated noise floor; a point the calibration lacks takes its own.
-    Calibrated(&'a Calibration),
-    /// Each point's own noise floor.
-    NoiseFloor,
-}
-
-impl ThresholdRule<'_> {
-    /// The threshold of the point `key`, whose own noise floor (over sessions) is `own`.
-    fn at(&self, key: &PointKey, own: Option<f64>) -> Option<Threshold> {
-        let given = |percent: f64| Threshold {
-            factor: 1.0 + percent / 100.0,
-            source: ThresholdSource::Given,
-        };
-        let calibrated = |c: &Calibration| {
-            c.noise_floor(key).map(|factor| Threshold {
-                factor,
-                source: ThresholdSource::Calibrated,
-            })
-        };
-        let fallback = match own {
-            Some(factor) => Threshold {
-                factor,
-                source: ThresholdSource::OwnNoiseFloor,
-            },
-            None => Threshold {
-                factor: 1.0 + WITHIN_SESSION_DEFAULT_PERCENT / 100.0,
-                source: ThresholdSource::Default,
-            },
-        };
-        Some(match self {
-            ThresholdRule::Given(percent) => given(*percent),
-            ThresholdRule::Calibrated(c) => calibrated(c).unwrap_or(fallback),
-            ThresholdRule::NoiseFloor => fallback,
-        })
-    }
-}
-
-impl ThresholdRule<'_> {
-    /// The threshold factor of an own ratio's change, whose noise floor is `own`: the given
-    /// percentage, else that noise floor (calibrations hold the times' floors, not the ratios').
-    pub fn for_ratio(&self, own: f64) -> f64 {
-        match self {
-            ThresholdRule::Given(percent) => 1.0 + percent / 100.0,
-            _ => own,
-        }
-    }
-}
-
-/// Everything that must be equal for two runs' points to be compared.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PointKey {
-    pub target: TargetKind,
-    /// The series' label; empty when it has none.
-    pub label: String,
-    pub strategy: Strategy,
-    pub columns: usize,
-    pub row_bytes: usize,
-    /// Rows each probe wrote.
-    pub rows: usize,
-    pub escape_share: f64,
-    pub non_ascii_share: f64,
-    pub indexes: usize,
-    pub nul_share: f64,
-}
-
-impl PointKey {
-    pub fn of(point: &Point) -> Self {
-        let first = point.rows[0];
-        PointKey {
-            target: point.line.target,
-            label: point.line.label.clone(),
-            strategy: point.line.strategy,
-            columns: first.columns,
-            row_bytes: first.row_bytes,
-            rows: first.rows,
-            escape_share: first.escape_share,
-            non_ascii_share: first.non_ascii_share,
-            indexes: first.indexes,
-            nul_share: first.nul_share,
-        }
-    }
-
-    /// Every parameter, for the lists of points only one run has.
-    pub fn describe(&self) -> String {
-        let series = if self.label.is_empty() {
-            String::new()
-        } else {
-            format!(" (series \"{}\")", self.label)
-        };
-        format!(
-            "{} {}{series}: columns {}, row-bytes {}, rows {}, escape-share {}, nul-share {}, \
-             non-ascii-share {}, indexes {}",
-            self.target,
-            self.strategy,
-            self.columns,
-            self.row_bytes,
-            self.rows,
-            self.escape_share,
-            self.nul_share,
-            self.non_ascii_share,
-            self.indexes
-        )
-    }
-}
-
-/// The rows that count: every measured row but those the run marked as warm-up discarded
-/// (before its session's times settled).
-pub fn measured(rows: &[ProbeRow]) -> Vec<ProbeRow> {
-    rows.iter()
-        .filter(|r| !r.warmup_discarded)
-        .cloned()
-        .collect()
-}
-
 /// The point's values of ms per 1,000 rows that count, over all its sessions.
 fn values(point: &Point) -> Vec<f64> {
     point.values(Measure::MsPer1000Rows)
-}
-
-/// Each session's value at the point: the median of its repeats' ms per 1,000 rows.
-pub fn session_values(point: &Point) -> BTreeMap<usize, f64> {
-    session_values_of(point, Measure::MsPer1000Rows)
-}
-
-/// Each session's value of `measure` at the point: the median of its repeats'.
-pub fn session_values_of(point: &Point, measure: Measure) -> BTreeMap<usize, f64> {
-    let mut by_session: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-    for row in &point.rows {
-        if let Some(v) = measure.value(row) {
-            by_session.entry(row.session).or_default().push(v);
-        }
-    }
-    by_session
-        .into_iter()
-        .filter_map(|(s, v)| Some((s, median(&v)?)))
-        .collect()
 }
 
 /// One run's side of a compared point.
@@ -358,19 +113,6 @@ pub struct Judged {
     pub only_in_b: Vec<PointKey>,
 }
 
-/// The verdict of a change `ratio` with interval `(low, high)`, called changed or not (a
-/// discovery, or an interval wholly outside), at `threshold`.
-pub fn verdict_at(ratio: f64, interval: (f64, f64), called: bool, threshold: f64) -> Verdict {
-    let (low, high) = interval;
-    match () {
-        _ if called && ratio > threshold => Verdict::Slower,
-        _ if called && ratio < 1.0 / threshold => Verdict::Faster,
-        _ if called => Verdict::WithinThreshold,
-        _ if low < 1.0 / threshold && high > threshold => Verdict::IntervalTooWide,
-        _ => Verdict::NoDetectableChange,
-    }
-}
-
 /// Within one session, today's rule: the order-statistic intervals of the two medians divided;
 /// a change counts when the whole interval lies beyond the threshold.
 fn within_one_session(a: &[f64], b: &[f64], threshold: f64) -> (Option<Interval>, Verdict) {
@@ -389,14 +131,6 @@ fn within_one_session(a: &[f64], b: &[f64], threshold: f64) -> (Option<Interval>
         Some(ci),
         verdict_at(measured.value, (ci.low, ci.high), outside, threshold),
     )
-}
-
-/// The points of `rows` along `axis`, each with its key.
-pub fn keyed(rows: &[ProbeRow], axis: Axis) -> Vec<(PointKey, Point<'_>)> {
-    points(rows, axis)
-        .into_iter()
-        .map(|p| (PointKey::of(&p), p))
-        .collect()
 }
 
 /// A point of both runs before its verdict: what the verdict needs.
@@ -504,7 +238,12 @@ pub fn judge(a: &[ProbeRow], b: &[ProbeRow], axis: Axis, rule: &ThresholdRule) -
             point
         })
         .collect();
-    relative::judge_relative(&mut points, &a, &b, rule);
+    let keys: Vec<&PointKey> = points.iter().map(|p| &p.key).collect();
+    let times: Vec<Verdict> = points.iter().map(|p| p.verdict).collect();
+    let relative = relative::judge_relative(&keys, &times, &a, &b, rule);
+    for (point, relative) in points.iter_mut().zip(relative) {
+        point.relative = relative;
+    }
     let only_in_b = b
         .into_iter()
         .zip(in_a)

@@ -4,8 +4,9 @@
 
 use std::fmt::Write;
 
-use super::judge::{Basis, ComparedPoint, ThresholdSource, Verdict, shown_interval, tally};
+use super::judge::{Basis, ComparedPoint, shown_interval, tally};
 use super::relative::{Reading, RelativeChange};
+use super::verdict::{ThresholdSource, Verdict};
 use super::{Comparison, RunRef, ThresholdChoice};
 use crate::base::numbers::num;
 

@@ -9,9 +9,8 @@ use std::collections::BTreeMap;
 use d1bench_core::Strategy;
 use serde::Serialize;
 
-use super::judge::{
-    ComparedPoint, MIN_SESSIONS, PointKey, ThresholdRule, Verdict, session_values, verdict_at,
-};
+use super::key::{PointKey, session_values};
+use super::verdict::{MIN_SESSIONS, ThresholdRule, Verdict, verdict_at};
 use crate::base::TargetKind;
 use crate::stats::sessions::{
     Change, FALSE_DISCOVERY_RATE, benjamini_hochberg, change_between, over_sessions,
@@ -144,20 +143,22 @@ impl Kind {
     }
 }
 
-/// Judges the own ratios of every compared point in `points` (`a` and `b`: each run's points),
-/// each kind held to the false discovery rate by Benjamini–Hochberg on its own, and says at each
-/// point which of time and ratio changed.
+/// The own ratios of the points `keys` (both runs measured them; `a` and `b`: each run's
+/// points) judged, each kind held to the false discovery rate by Benjamini–Hochberg on its own,
+/// and, from `times` (the verdicts of their times), which of time and ratio changed.
 pub fn judge_relative(
-    points: &mut [ComparedPoint],
+    keys: &[&PointKey],
+    times: &[Verdict],
     a: &[(PointKey, Point)],
     b: &[(PointKey, Point)],
     rule: &ThresholdRule,
-) {
+) -> Vec<Relative> {
+    let mut relative = vec![Relative::default(); keys.len()];
     for kind in [Kind::VsBound, Kind::VsBaseline] {
-        let changes: Vec<Option<(f64, f64, Change)>> = points
+        let changes: Vec<Option<(f64, f64, Change)>> = keys
             .iter()
-            .map(|p| {
-                let (sa, sb) = (kind.series(a, &p.key)?, kind.series(b, &p.key)?);
+            .map(|key| {
+                let (sa, sb) = (kind.series(a, key)?, kind.series(b, key)?);
                 let center = |s: &[f64]| over_sessions(s, CONFIDENCE).map(|o| o.center);
                 Some((
                     center(&sa)?,
@@ -171,7 +172,7 @@ pub fn judge_relative(
             .map(|c| c.map(|(_, _, c)| c.p_value))
             .collect();
         let discoveries = benjamini_hochberg(&p_values, FALSE_DISCOVERY_RATE);
-        for ((point, change), discovery) in points.iter_mut().zip(changes).zip(discoveries) {
+        for ((r, change), discovery) in relative.iter_mut().zip(changes).zip(discoveries) {
             let Some((ra, rb, c)) = change else { continue };
             let threshold = rule.for_ratio(c.noise_floor);
             let judged = RelativeChange {
@@ -190,19 +191,20 @@ pub fn judge_relative(
                 ),
             };
             match kind {
-                Kind::VsBound => point.relative.vs_bound = Some(judged),
-                Kind::VsBaseline => point.relative.vs_baseline = Some(judged),
+                Kind::VsBound => r.vs_bound = Some(judged),
+                Kind::VsBaseline => r.vs_baseline = Some(judged),
             }
         }
     }
-    for point in points {
-        point.relative.reading = reading(point);
+    for (r, time) in relative.iter_mut().zip(times) {
+        r.reading = reading(*time, r);
     }
+    relative
 }
 
-/// Which of the time and the own ratios changed at `point`.
-fn reading(point: &ComparedPoint) -> Reading {
-    let ratios: Vec<Verdict> = [point.relative.vs_bound, point.relative.vs_baseline]
+/// Which of the time (its verdict `time`) and the own ratios `r` changed.
+fn reading(time: Verdict, r: &Relative) -> Reading {
+    let ratios: Vec<Verdict> = [r.vs_bound, r.vs_baseline]
         .into_iter()
         .flatten()
         .map(|r| r.verdict)
@@ -211,7 +213,7 @@ fn reading(point: &ComparedPoint) -> Reading {
         return Reading::NotJudged;
     }
     let ratio_changed = ratios.iter().any(|v| v.is_change());
-    match (point.verdict.is_change(), ratio_changed) {
+    match (time.is_change(), ratio_changed) {
         (false, false) => Reading::Unchanged,
         (true, false) => Reading::Machine,
         (true, true) => Reading::Measured,
