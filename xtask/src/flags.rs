@@ -164,6 +164,33 @@ pub struct Run {
 }
 
 impl Run {
+    /// A run of `experiment` on `target` with every other flag at its default (for the tasks
+    /// that run the pipeline themselves, and tests).
+    pub fn of(experiment: &str, target: TargetKind) -> Run {
+        Run {
+            experiment: Some(experiment.to_owned()),
+            target,
+            profile: None,
+            out: None,
+            no_baseline: false,
+            isolate_heap: false,
+            debug_corrupt: None,
+            debug_slow: None,
+            location: None,
+            plan: None,
+            keep: false,
+            tag: None,
+            titles: false,
+            repeats: None,
+            warmup: None,
+            seed: None,
+            sessions: None,
+            only: None,
+            dry_run: false,
+            resume: None,
+        }
+    }
+
     /// The experiment or ladder to run; a run resumed from its run.toml has it from there.
     pub fn experiment(&self) -> &str {
         self.experiment.as_deref().unwrap_or_default()

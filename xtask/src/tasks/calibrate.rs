@@ -31,26 +31,10 @@ impl flags::Calibrate {
     /// The `run` this calibration makes: the experiment, profile and target given, `sessions`.
     fn run_flags(&self, sessions: Option<usize>) -> flags::Run {
         flags::Run {
-            experiment: self.experiment.clone(),
-            target: self.target,
             profile: Some(self.profile.clone()),
             out: self.out.clone(),
-            no_baseline: false,
-            isolate_heap: false,
-            debug_corrupt: None,
-            debug_slow: None,
-            location: None,
-            plan: None,
-            keep: false,
-            tag: None,
-            titles: false,
-            repeats: None,
-            warmup: None,
-            seed: None,
             sessions,
-            only: None,
-            dry_run: false,
-            resume: None,
+            ..flags::Run::of(self.experiment.as_deref().unwrap_or_default(), self.target)
         }
     }
 

@@ -58,27 +58,11 @@ mod tests {
     /// in a project root of its own; the run directory it made.
     fn real_sqlite_run(root: &Path, profile: &str, out: &Path) -> PathBuf {
         let run = flags::Run {
-            experiment: Some("column-sweep".into()),
-            target: TargetKind::Sqlite,
             profile: Some(profile.into()),
             out: Some(out.to_owned()),
-            isolate_heap: false,
-            no_baseline: false,
-            debug_corrupt: None,
-            debug_slow: None,
-            location: None,
-            plan: None,
-            keep: false,
-            tag: None,
-            titles: false,
-            repeats: None,
-            warmup: None,
-            seed: None,
             // One session: this test reads one repeat per point.
             sessions: Some(1),
-            only: None,
-            dry_run: false,
-            resume: None,
+            ..flags::Run::of("column-sweep", TargetKind::Sqlite)
         };
         let paths = crate::paths::Paths::new(root.to_owned());
         crate::pipeline::run(&run, &xshell::Shell::new().unwrap(), &paths).unwrap();

@@ -102,7 +102,7 @@ mod tests {
     use crate::base::TargetKind;
     use crate::paths::project_root;
     use crate::records::StudyKind;
-    use crate::studies::sweep::report::compare::synthetic::{record, write_run};
+    use crate::studies::sweep::report::compare::synthetic::{self, record, write_run};
     use crate::studies::sweep::row::tests_support;
 
     /// Two strategies at 8 columns on local and on its baseline, three sessions of two repeats,
@@ -116,10 +116,8 @@ mod tests {
         ] {
             for session in 0..3 {
                 for repeat in 0..2 {
-                    let mut row = tests_support::row();
-                    (row.target, row.strategy) = (target, strategy);
-                    (row.session, row.repeat) = (session, repeat);
-                    row.outside_ms = base * (1.0 + 0.1 * session as f64 + 0.01 * repeat as f64);
+                    let ms = base * (1.0 + 0.1 * session as f64 + 0.01 * repeat as f64);
+                    let mut row = synthetic::row(target, strategy, session, repeat, ms);
                     row.inside_ms = row.outside_ms / 2.0;
                     rows.push(row);
                 }

@@ -5,24 +5,17 @@
 use d1bench_core::Strategy;
 
 use super::calibration::{Calibration, CalibrationRow};
-use super::synthetic::Shape;
+use super::synthetic::{self, Shape};
 use super::synthetic::{record, write_run};
 use super::*;
 use crate::records::StudyKind;
-use crate::studies::sweep::row::tests_support;
 
 /// One point's rows from explicit times: `sessions[s]` holds session `s`'s repeats.
 fn point(target: TargetKind, strategy: Strategy, sessions: &[&[f64]]) -> Vec<ProbeRow> {
     let mut rows = Vec::new();
     for (session, times) in sessions.iter().enumerate() {
         for (repeat, &ms) in times.iter().enumerate() {
-            let mut row = tests_support::row();
-            row.target = target;
-            row.strategy = strategy;
-            row.session = session;
-            row.repeat = repeat;
-            row.outside_ms = ms;
-            rows.push(row);
+            rows.push(synthetic::row(target, strategy, session, repeat, ms));
         }
     }
     rows

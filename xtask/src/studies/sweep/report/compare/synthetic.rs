@@ -19,6 +19,21 @@ pub fn normal(rng: &mut fastrand::Rng) -> f64 {
     (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
 }
 
+/// A row of `strategy` on `target` (8 columns, 100 rows) timed at `outside_ms`.
+pub fn row(
+    target: TargetKind,
+    strategy: Strategy,
+    session: usize,
+    repeat: usize,
+    outside_ms: f64,
+) -> ProbeRow {
+    let mut row = tests_support::row();
+    (row.target, row.strategy) = (target, strategy);
+    (row.session, row.repeat) = (session, repeat);
+    row.outside_ms = outside_ms;
+    row
+}
+
 /// The shape of a synthetic run and the sizes of its noises (standard deviations of logs).
 #[derive(Debug, Clone)]
 pub struct Shape {
@@ -69,14 +84,10 @@ impl Shape {
                         let drift = shared + self.point_drift * normal(rng);
                         let true_ms = 5.0 + columns as f64 * (s + 1) as f64 * 0.1;
                         for repeat in 0..self.repeats {
-                            let mut row = tests_support::row();
-                            row.target = target;
-                            row.strategy = strategy;
-                            row.columns = columns;
-                            row.session = session;
-                            row.repeat = repeat;
                             let noise = drift + self.repeat_noise * normal(rng);
-                            row.outside_ms = true_ms * noise.exp();
+                            let mut row =
+                                row(target, strategy, session, repeat, true_ms * noise.exp());
+                            row.columns = columns;
                             row.outside_ms *= factor(&row);
                             rows.push(row);
                         }
