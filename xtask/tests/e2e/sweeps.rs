@@ -365,7 +365,11 @@ pub fn smoke_run_reconciles_and_draws() {
     }
     for target in [&rows, &baseline] {
         let in_session = |s: &str| target.iter().filter(|r| r["session"] == s).count();
-        assert_eq!(in_session("0"), target.len() / 2, "half the probes in session 0");
+        assert_eq!(
+            in_session("0"),
+            target.len() / 2,
+            "half the probes in session 0"
+        );
         assert_eq!(in_session("1"), target.len() / 2);
         assert!(target.iter().all(|r| r["warmup_discarded"] == "false"));
     }
@@ -393,15 +397,27 @@ pub fn smoke_run_reconciles_and_draws() {
             "{target}: one point per two probes, one repeat in each of two sessions"
         );
         for point in outside {
-            assert_eq!((point["n"].as_str(), point["sessions"].as_str()), ("2", "2"));
+            assert_eq!(
+                (point["n"].as_str(), point["sessions"].as_str()),
+                ("2", "2")
+            );
             // The geometric mean of the two sessions' values, with the interval between
             // sessions (t with 1 degree of freedom: wide, and honest about it).
             let (min, max, estimate) = (ms(point, "min"), ms(point, "max"), ms(point, "median"));
-            assert!((estimate - (min * max).sqrt()).abs() < 1e-6 * max, "{point:?}");
+            assert!(
+                (estimate - (min * max).sqrt()).abs() < 1e-6 * max,
+                "{point:?}"
+            );
             assert_eq!(point["ci_method"], "between-sessions", "{point:?}");
             assert_eq!(point["ci_coverage"], "0.95", "{point:?}");
-            assert!(ms(point, "ci_low") <= min && max <= ms(point, "ci_high"), "{point:?}");
-            assert_eq!(point["p95"], "", "two repeats: no 95th percentile: {point:?}");
+            assert!(
+                ms(point, "ci_low") <= min && max <= ms(point, "ci_high"),
+                "{point:?}"
+            );
+            assert_eq!(
+                point["p95"], "",
+                "two repeats: no 95th percentile: {point:?}"
+            );
         }
     }
     let ratios: Vec<_> = summary
