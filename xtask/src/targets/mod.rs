@@ -104,6 +104,11 @@ pub trait Rungs: Target {
 pub trait Workloads: Target {
     /// A client for workload experiments that the load generator's threads share.
     fn workload(&mut self) -> Result<std::sync::Arc<dyn workload::WorkloadClient>, TargetError>;
+    /// The process group of what runs the target on this machine (wrangler and workerd), whose
+    /// CPU time a workload point records; none when nothing runs apart from this process.
+    fn process_group(&self) -> Option<i32> {
+        None
+    }
 }
 
 /// A target that runs every kind of study, as [`open`] starts it: any type that implements the

@@ -133,9 +133,9 @@ impl WorkloadClient for SqliteWorkload {
         })
     }
 
-    fn index(&self, index: IndexKind) -> Result<(), TargetError> {
+    fn index(&self, indexes: &[IndexKind]) -> Result<(), TargetError> {
         let db = self.lock()?;
-        for sql in index.sql() {
+        for sql in IndexKind::sql(indexes) {
             db.execute(&sql, [])
                 .map_err(|e| TargetError::InProcess(sqlite_text(&e)))?;
         }
@@ -245,7 +245,7 @@ fn perform(db: &mut Connection, op: &OpRequest) -> rusqlite::Result<(usize, usiz
     let key = [Value::Integer(op.key as i64)];
     match op.op {
         Operation::PointRead | Operation::RangeScan | Operation::Aggregate => {
-            let sql = workload::read_sql(op.op, op.rows).expect("a read has SQL");
+            let sql = workload::read_sql(op.op, op.rows, op.index).expect("a read has SQL");
             run(db, &sql, &key, op.preparation, true)
         }
         Operation::Write | Operation::BatchWrite => {
