@@ -8,8 +8,8 @@
 
 use d1bench_core::checksum::checksum_sql;
 use d1bench_core::workload::{
-    self, CheckRequest, CheckResult, IndexKind, IndexRequest, OpRequest, OpResult, Operation, RowVersion,
-    SeedRequest, SeedResult,
+    self, CheckRequest, CheckResult, IndexKind, IndexRequest, OpRequest, OpResult, Operation,
+    RowVersion, SeedRequest, SeedResult,
 };
 use d1bench_core::{Checksum, Outcome, Value};
 use js_sys::Date;

@@ -2,7 +2,8 @@
 //! interval d1bench reports, each written once — the order-statistic interval of a median or
 //! of any quantile ([`order`]), the interval of a ratio of two independent estimates
 //! ([`ratio`]), the Wilson interval of a proportion ([`share`]), the t interval over sessions and
-//! the comparison of two runs' sessions with its multiplicity correction ([`sessions`]) — and the
+//! the comparison of two runs' sessions with its multiplicity correction ([`sessions`]), the
+//! ratio of two arms over time blocks under correlation ([`batch_means`]) — and the
 //! HDR histogram that latencies are kept in ([`latencies`]).
 //!
 //! Nothing here knows records, reports, targets or the command line: the pipeline and every
@@ -10,6 +11,7 @@
 //!
 //! No interval here is drawn at random, so a CSV always gives the same intervals.
 
+pub mod batch_means;
 pub mod latencies;
 pub mod order;
 pub mod ratio;
@@ -33,6 +35,8 @@ pub enum Method {
     IndependentRatio,
     /// Student's t over the logarithms of the sessions' values ([`sessions`]).
     BetweenSessions,
+    /// Student's t over the logarithms of time blocks' values ([`batch_means`]).
+    BatchMeans,
 }
 
 impl Method {
@@ -41,6 +45,7 @@ impl Method {
             Method::OrderStatistic => "order-statistic",
             Method::IndependentRatio => "independent-ratio",
             Method::BetweenSessions => "between-sessions",
+            Method::BatchMeans => "batch-means",
         }
     }
 }

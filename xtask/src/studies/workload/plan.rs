@@ -291,7 +291,13 @@ impl Workload {
                 for &ttl_s in &ttls {
                     for rate in &profile.rates.0 {
                         let arms = self.arms(profile, *rate.get_ref(), group, &indexes, &series);
-                        points.push(arms_point(points.len() + 1, table_rows, &indexes, arms, ttl_s));
+                        points.push(arms_point(
+                            points.len() + 1,
+                            table_rows,
+                            &indexes,
+                            arms,
+                            ttl_s,
+                        ));
                     }
                 }
             }
@@ -337,4 +343,3 @@ fn arms_point(
         ttl_s,
     }
 }
-

@@ -443,11 +443,9 @@ mod tests {
         appender.append(&row).unwrap();
         drop(appender);
         let text = std::fs::read_to_string(&out).unwrap();
-        assert!(
-            text.lines().next().unwrap().ends_with(
-                ",session,session_bookmark,served_by_primary,d1_attempts,sql_duration_ms,late_ms"
-            )
-        );
+        assert!(text.lines().next().unwrap().ends_with(
+            ",session,session_bookmark,served_by_primary,d1_attempts,sql_duration_ms,late_ms"
+        ));
         assert!(text.contains(",first-primary,true,false"), "{text}");
         let back: Vec<OpRow> = crate::records::csv::read(&out).unwrap();
         assert_eq!(back, vec![row]);

@@ -72,11 +72,19 @@ fn read_path_plans_its_session_arms_with_per_call_statements() {
         assert_eq!(p.arms.len(), 2 * 3, "{}", p.series());
         let shares: f64 = p.arms.iter().map(|a| a.share).sum();
         assert!((shares - 1.0).abs() < 1e-9);
-        for arm in p.arms.iter().filter(|a| a.session == SessionMode::FirstUnconstrained) {
+        for arm in p
+            .arms
+            .iter()
+            .filter(|a| a.session == SessionMode::FirstUnconstrained)
+        {
             assert_eq!(arm.preparation, Preparation::PerCall, "{}", arm.series());
             assert!(arm.series().ends_with("session=first-unconstrained"));
         }
-        let plain = p.arms.iter().find(|a| a.session == SessionMode::None).unwrap();
+        let plain = p
+            .arms
+            .iter()
+            .find(|a| a.session == SessionMode::None)
+            .unwrap();
         assert!(!plain.series().contains("session"), "{}", plain.series());
     }
     for op in [
@@ -105,6 +113,9 @@ fn write_contention_interleaves_single_and_batched_writes_at_one_row_rate() {
         };
         let single = rows_per_s(Operation::Write);
         let batched = rows_per_s(Operation::BatchWrite);
-        assert!(single > 0.0 && (single - batched).abs() < 1e-9, "{single} {batched}");
+        assert!(
+            single > 0.0 && (single - batched).abs() < 1e-9,
+            "{single} {batched}"
+        );
     }
 }

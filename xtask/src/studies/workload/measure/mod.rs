@@ -8,11 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use anyhow::{Result, anyhow, bail};
-use d1bench_core::workload::cache::CacheParams;
-use d1bench_core::workload::{
-    CheckRequest, FIRST_WRITE_ID, OpRequest, Operation, SeedRequest,
-};
 use d1bench_core::workload;
+use d1bench_core::workload::cache::CacheParams;
+use d1bench_core::workload::{CheckRequest, FIRST_WRITE_ID, OpRequest, Operation, SeedRequest};
 
 pub mod exactly_once;
 pub mod load;

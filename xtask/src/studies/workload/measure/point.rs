@@ -39,7 +39,16 @@ pub(super) fn run(
     ids: &mut Ids,
     pgid: Option<i32>,
 ) -> Result<PointRow> {
-    let calibrated = phase(plan, &planned, Phase::Calibrate, 0.0, 1, client, recorder, ids)?;
+    let calibrated = phase(
+        plan,
+        &planned,
+        Phase::Calibrate,
+        0.0,
+        1,
+        client,
+        recorder,
+        ids,
+    )?;
     let service = Service::of(&planned, &calibrated.rows);
     let rate = match plan.max_utilisation {
         Some(cap) if planned.rate * service.inside_ms / 1000.0 > cap => {
@@ -53,15 +62,31 @@ pub(super) fn run(
     };
     let mut cpu = crate::cpu::CpuTimes::default();
     let mut measured_s = 0.0;
-    for (which, seconds) in [(Phase::Warmup, plan.warmup_s), (Phase::Measure, plan.duration_s)] {
+    for (which, seconds) in [
+        (Phase::Warmup, plan.warmup_s),
+        (Phase::Measure, plan.duration_s),
+    ] {
         let before = CpuTimes::now(pgid);
-        let ran = phase(plan, &point, which, seconds, plan.max_in_flight, client, recorder, ids)?;
+        let ran = phase(
+            plan,
+            &point,
+            which,
+            seconds,
+            plan.max_in_flight,
+            client,
+            recorder,
+            ids,
+        )?;
         if which == Phase::Measure {
             cpu = before.until(&CpuTimes::now(pgid));
             measured_s = ran.wall_ms / 1000.0;
         }
         let failed = ran.rows.iter().filter(|r| r.outcome != Outcome::Ok).count();
-        let late = ran.rows.iter().filter_map(|r| r.late_ms).fold(0.0, f64::max);
+        let late = ran
+            .rows
+            .iter()
+            .filter_map(|r| r.late_ms)
+            .fold(0.0, f64::max);
         let lag = ran.rows.iter().map(|r| r.lag_ms).fold(0.0, f64::max);
         eprintln!(
             "point {}/{} ({} rows, {}, {:.1}/s, utilisation {:.2}) {}: {} requests in {:.1} s, \
@@ -131,7 +156,9 @@ impl Service {
                 .or_else(|| mean(&|r| Some(r.service_ms)))
                 .unwrap_or(0.0);
             inside_ms += arm.share * inside;
-            d1_ms = d1_ms.zip(mean(&|r| r.d1_ms)).map(|(s, d)| s + arm.share * d);
+            d1_ms = d1_ms
+                .zip(mean(&|r| r.d1_ms))
+                .map(|(s, d)| s + arm.share * d);
         }
         Service { inside_ms, d1_ms }
     }

@@ -2,10 +2,10 @@
 //! versions), the aggregate through the covering index, and the requests each point draws.
 
 use super::*;
-use d1bench_core::Outcome;
-use d1bench_core::workload::IndexKind;
 use crate::studies::workload::Workload;
 use crate::targets::sqlite::workload::SqliteWorkload;
+use d1bench_core::Outcome;
+use d1bench_core::workload::IndexKind;
 
 /// The measured requests of point `point` for `seconds`, versions counted from 1.
 fn measure_jobs(plan: &WorkloadPlan, point: usize, seconds: f64, next: &mut u64) -> Vec<OpRequest> {
@@ -250,7 +250,10 @@ fn the_arms_of_a_point_interleave_by_their_shares() {
     for (a, arm) in point.arms.iter().enumerate() {
         let n = arms.iter().filter(|&&x| x == a).count();
         let expected = arm.share * arms.len() as f64;
-        assert!((n as f64 - expected).abs() < 5.0 * expected.sqrt(), "{a}: {n} of {expected}");
+        assert!(
+            (n as f64 - expected).abs() < 5.0 * expected.sqrt(),
+            "{a}: {n} of {expected}"
+        );
         // Both halves of the point send every arm.
         let half = arms.len() / 2;
         assert!(arms[..half].contains(&a) && arms[half..].contains(&a));
