@@ -25,7 +25,7 @@ pub fn section(stats: &[OpStats], points: &[PointRow]) -> String {
          time; `utilisation` is the point's rate × their mean time inside the invocation (the \
          share of time one server would be busy; a point planned above the profile's \
          `max-utilisation` ran at the rate that reaches it). A point **saturated** the target \
-         when a request waited for a free thread (in flight at the cap), its p50 latency was \
+         when its requests in flight reached `max-in-flight` (in flight at the cap), its p50 latency was \
          more than 3 times the service time measured one at a time, or its latency grew faster \
          than 0.01 s per second of load; there the percentiles measure a queue, so the tables \
          say `saturated`, and this one gives the capacity it sustained (successful requests and \

@@ -137,7 +137,12 @@ pub struct Block {
 
 /// Every operation at every point of `rows` (measured requests only), in report order.
 pub fn stats(rows: &[OpRow]) -> Vec<OpStats> {
-    let loads = saturation::points(rows);
+    stats_capped(rows, None)
+}
+
+/// [`stats`], with the run's cap on requests in flight when points.csv records it.
+pub fn stats_capped(rows: &[OpRow], cap: Option<usize>) -> Vec<OpStats> {
+    let loads = saturation::points(rows, cap);
     let measured: Vec<&OpRow> = rows.iter().filter(|r| r.phase == Phase::Measure).collect();
     // Per target and point: the requests, the wall time to the last answer, the lags.
     let mut points: BTreeMap<(TargetKind, usize), (usize, f64, Vec<f64>)> = BTreeMap::new();

@@ -24,7 +24,8 @@ pub const SERVICE_FLOOR_MS: f64 = 1.0;
 /// drain.
 pub const QUEUE_GROWTH_LIMIT: f64 = 0.01;
 
-/// A request that waited more than this many ms for a free thread found every one busy.
+/// In runs that do not record the cap on requests in flight: a request that waited more than
+/// this many ms for a free thread found every one busy.
 pub const SLOT_WAIT_MS: f64 = 1.0;
 
 /// The generator fell behind when the 99th percentile of its own lateness is above this many
@@ -34,7 +35,7 @@ pub const LATE_TOLERANCE_MS: f64 = 1.0;
 /// What says a point saturated the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Saturation {
-    /// Requests in flight reached the cap: a request waited for a free thread.
+    /// Requests in flight reached the cap (`max-in-flight`): the next had to wait for a thread.
     InFlightCap,
     /// The point's p50 latency is more than [`LATENCY_OUTGROWS`] times the service time (at
     /// least [`SERVICE_FLOOR_MS`]).
@@ -98,8 +99,9 @@ impl PointLoad {
     }
 }
 
-/// Every point's load, by target and point id.
-pub fn points(rows: &[OpRow]) -> BTreeMap<(TargetKind, usize), PointLoad> {
+/// Every point's load, by target and point id; `cap` is the run's `max-in-flight` when its
+/// points.csv records it.
+pub fn points(rows: &[OpRow], cap: Option<usize>) -> BTreeMap<(TargetKind, usize), PointLoad> {
     // Per point: its measured requests, and its calibration's.
     type Phases<'a> = (Vec<&'a OpRow>, Vec<&'a OpRow>);
     let mut by_point: BTreeMap<(TargetKind, usize), Phases> = BTreeMap::new();
@@ -114,11 +116,28 @@ pub fn points(rows: &[OpRow]) -> BTreeMap<(TargetKind, usize), PointLoad> {
     by_point
         .into_iter()
         .filter(|(_, (measured, _))| !measured.is_empty())
-        .map(|(key, (measured, calibration))| (key, load(&measured, &calibration)))
+        .map(|(key, (measured, calibration))| (key, load(&measured, &calibration, cap)))
         .collect()
 }
 
-fn load(measured: &[&OpRow], calibration: &[&OpRow]) -> PointLoad {
+/// The most requests in flight at once: sent to answered, from the records' own times.
+fn most_in_flight(rows: &[&OpRow]) -> usize {
+    let mut events: Vec<(f64, i32)> = rows
+        .iter()
+        .filter_map(|r| Some([(r.sent_ms?, 1), (r.answered_ms?, -1)]))
+        .flatten()
+        .collect();
+    // An answer and a send at the same instant: the answer frees its thread first.
+    events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let (mut now, mut most) = (0i32, 0i32);
+    for (_, step) in events {
+        now += step;
+        most = most.max(now);
+    }
+    most as usize
+}
+
+fn load(measured: &[&OpRow], calibration: &[&OpRow], cap: Option<usize>) -> PointLoad {
     let service_p50_ms = median(&calibration.iter().map(|r| r.service_ms).collect::<Vec<_>>());
     let latency_p50_ms = median(&measured.iter().map(|r| r.latency_ms).collect::<Vec<_>>());
     let queue_growth_s_per_s = slope(
@@ -128,10 +147,13 @@ fn load(measured: &[&OpRow], calibration: &[&OpRow]) -> PointLoad {
             .collect::<Vec<_>>(),
     );
     let mut saturated = Vec::new();
-    if measured
-        .iter()
-        .any(|r| r.lag_ms - r.late_ms.unwrap_or(0.0) > SLOT_WAIT_MS)
-    {
+    let at_cap = match cap {
+        Some(cap) => most_in_flight(measured) >= cap,
+        None => measured
+            .iter()
+            .any(|r| r.lag_ms - r.late_ms.unwrap_or(0.0) > SLOT_WAIT_MS),
+    };
+    if at_cap {
         saturated.push(Saturation::InFlightCap);
     }
     if let (Some(service), Some(latency)) = (service_p50_ms, latency_p50_ms)
@@ -210,7 +232,7 @@ mod tests {
                 Phase::Measure,
             )
         }));
-        let load = &points(&rows)[&(TargetKind::Local, 1)];
+        let load = &points(&rows, None)[&(TargetKind::Local, 1)];
         assert!(!load.is_saturated(), "{load:?}");
         assert!(load.queue_growth_s_per_s.abs() < 1e-3);
         assert!(!load.generator_behind);
@@ -231,7 +253,7 @@ mod tests {
                 Phase::Measure,
             )
         }));
-        let load = &points(&rows)[&(TargetKind::Local, 1)];
+        let load = &points(&rows, None)[&(TargetKind::Local, 1)];
         assert_eq!(
             load.saturated,
             vec![
@@ -246,5 +268,31 @@ mod tests {
             load.describe()
                 .starts_with("saturated (in flight at the cap")
         );
+    }
+
+    /// With the cap recorded, reaching it is what counts, from the requests' own send and
+    /// answer times: 3 overlapping of a cap of 3 is at the cap, of a cap of 4 is not, whatever
+    /// a thread's wake-up added to the lag.
+    #[test]
+    fn the_cap_is_reached_when_that_many_requests_overlap() {
+        let mut rows = calibration();
+        rows.extend((0..3).map(|i| OpRow {
+            sent_ms: Some(i as f64),
+            answered_ms: Some(10.0 + i as f64),
+            lag_ms: 5.0,
+            ..at(i, i as f64, 2.0, 5.0, Phase::Measure)
+        }));
+        rows.push(OpRow {
+            sent_ms: Some(12.0),
+            answered_ms: Some(13.0),
+            ..at(3, 12.0, 2.0, 0.0, Phase::Measure)
+        });
+        let at_cap = |cap| {
+            points(&rows, Some(cap))[&(TargetKind::Local, 1)]
+                .saturated
+                .clone()
+        };
+        assert_eq!(at_cap(3), [Saturation::InFlightCap]);
+        assert!(at_cap(4).is_empty());
     }
 }

@@ -12,7 +12,7 @@ use d1bench_core::workload::{IndexKind, Operation, Preparation, SessionMode};
 use serde::Serialize;
 
 use super::claims::{answers, answers_table};
-use super::load_stats::{LAG_TOLERANCE_MS, OpStats, stats};
+use super::load_stats::{LAG_TOLERANCE_MS, OpStats, stats_capped};
 use crate::base::TargetKind;
 use crate::base::numbers::num;
 use crate::records::csv;
@@ -406,7 +406,7 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
     } else {
         Vec::new()
     };
-    let stats = stats(&rows);
+    let stats = stats_capped(&rows, point_rows.first().map(|p| p.max_in_flight));
     let summary: Vec<SummaryRow> = stats.iter().map(summary_row).collect();
     csv::write(&run_dir.summary_csv(), &summary)?;
     let cache = super::cache::stats(&rows);

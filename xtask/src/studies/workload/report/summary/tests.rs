@@ -3,6 +3,7 @@
 
 use super::super::claims::{Clock, Comparison, Design, Verdict};
 use super::*;
+use crate::studies::workload::report::load_stats::stats;
 use d1bench_core::{Outcome, RefusalKind};
 
 fn row(point: usize, index: IndexKind, seq: u64, latency_ms: f64) -> OpRow {
