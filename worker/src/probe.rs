@@ -10,6 +10,9 @@
 //!   `meta.changes` (the rows acknowledged) and `meta.duration` (`d1_ms`); for `exec`, `count`
 //!   (the statements D1 ran, whose planned rows are the rows acknowledged) and `duration`.
 //!
+//! With `debug_slow_percent` (`--debug-slow`, debugging the harness), the window ends with a
+//! timer of that share of its time so far.
+//!
 //! Its D1 calls are exactly the INSERT calls, so only they meet the per-invocation query budget.
 
 use d1bench_core::sql;
@@ -18,7 +21,9 @@ use js_sys::{Array, Date, Function, JsString, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::{D1Database as Binding, D1PreparedStatement as Bound};
-use worker::{D1Database, Request, Response, Result, RouteContext};
+use std::time::Duration;
+
+use worker::{D1Database, Delay, Request, Response, Result, RouteContext};
 
 use crate::{BINDING, error_text, json_error, read_probe};
 
@@ -148,6 +153,12 @@ async fn perform(
         Some(answer) => Answers::read_exec(answer, &prepared.statement_rows)?,
         None => Answers::read(&calls.answers)?,
     };
+    // Debugging the harness only (`--debug-slow`): a wait inside the window, its share of the
+    // window so far (a timer, so the clock moves on Cloudflare too).
+    let slow_ms = probe.debug_slow_ms(Date::now() - opened);
+    if slow_ms > 0.0 {
+        Delay::from(Duration::from_micros((slow_ms * 1000.0) as u64)).await;
+    }
     let inside_ms = Date::now() - opened;
 
     // Debugging the harness only (see `ProbeRequest::debug_corrupt`): after the clock stopped.

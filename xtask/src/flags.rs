@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::base::{AccountPlan, DebugCorruption, Location, TargetKind};
+use crate::base::{AccountPlan, DebugCorruption, HeapSampling, Location, TargetKind};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -83,14 +83,21 @@ pub struct Run {
     pub no_baseline: bool,
     /// On the local target, sample the Worker isolate's heap through V8's inspector while each
     /// probe and rung runs (a full garbage collection before each, a question every 10 ms during
-    /// it), into results.csv's `isolate_heap_peak_bytes`. Off by default: that work happens on
-    /// the isolate's thread and its cost on the timings is not measured.
-    #[arg(long)]
-    pub isolate_heap: bool,
+    /// it), into results.csv's `isolate_heap_peak_bytes`. `--isolate-heap=alternate` samples
+    /// one of each pair of them, interleaved, and the summary shows what sampling cost the timings.
+    /// Off by default: that work happens on the isolate's thread.
+    #[arg(long, value_enum, value_name = "WHICH", num_args = 0..=1, require_equals = true,
+          default_missing_value = "every")]
+    pub isolate_heap: Option<HeapSampling>,
     /// Debugging the harness: corrupt every probe's table after its writes, to see
     /// reconciliation catch it. The run is then invalid and exits non-zero.
     #[arg(long, value_enum, value_name = "KIND")]
     pub debug_corrupt: Option<DebugCorruption>,
+    /// Debugging the harness: stretch every probe's timed window by PERCENT (1 to 1000) with a
+    /// wait inside it, in the target (a known slowdown for compare to catch). Recorded in
+    /// run.toml; the run measures the harness, not D1.
+    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub debug_slow: Option<u32>,
     /// Remote only: where D1 places the run's database (default: near the machine running this).
     #[arg(long, value_enum)]
     pub location: Option<Location>,
@@ -117,6 +124,10 @@ pub struct Run {
     /// Seed of the row generator, instead of the profile's `seed`.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Sessions of every target, instead of the profile's `sessions` (1 to 100): each a fresh
+    /// target with its own warm-ups and repeats, the baseline's alternating with the target's.
+    #[arg(long, value_name = "N")]
+    pub sessions: Option<usize>,
     /// Run only the probes meeting every condition, e.g. `columns=64,strategy=literal`, or
     /// `columns=1|8|64` for any of several values: keys columns, row-bytes, escape-share,
     /// nul-share, non-ascii-share, indexes, strategy, label; values as the experiment file
@@ -135,7 +146,8 @@ pub struct Run {
         value_name = "RUN_DIR",
         conflicts_with_all = [
             "experiment", "target", "profile", "out", "no_baseline", "debug_corrupt",
-            "location", "plan", "repeats", "warmup", "seed", "only", "dry_run",
+            "location", "plan", "repeats", "warmup", "seed", "sessions", "only", "dry_run",
+            "debug_slow",
         ]
     )]
     pub resume: Option<PathBuf>,
@@ -264,6 +276,26 @@ mod tests {
     #[test]
     fn the_cli_is_well_formed() {
         Xtask::command().debug_assert();
+    }
+
+    #[test]
+    fn isolate_heap_samples_every_request_alone_or_alternate_ones_with_a_value() {
+        let parsed = |args: &[&str]| parse_run(args).unwrap().isolate_heap;
+        assert_eq!(parsed(&["column-sweep"]), None);
+        assert_eq!(
+            parsed(&["column-sweep", "--isolate-heap"]),
+            Some(HeapSampling::Every)
+        );
+        // Without `=` the next word is not its value.
+        assert_eq!(
+            parsed(&["--isolate-heap", "column-sweep"]),
+            Some(HeapSampling::Every)
+        );
+        assert_eq!(
+            parsed(&["column-sweep", "--isolate-heap=alternate"]),
+            Some(HeapSampling::Alternate)
+        );
+        assert!(parse_run(&["column-sweep", "--isolate-heap=some"]).is_err());
     }
 
     #[test]

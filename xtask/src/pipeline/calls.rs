@@ -115,6 +115,14 @@ impl Workloads for Clocked {
     ) -> Result<std::sync::Arc<dyn crate::targets::workload::WorkloadClient>, TargetError> {
         self.inner.workload()
     }
+
+    fn rest_writes(&mut self) -> Option<std::sync::Arc<crate::targets::remote::rest::RestClient>> {
+        self.inner.rest_writes()
+    }
+
+    fn process_group(&self) -> Option<i32> {
+        self.inner.process_group()
+    }
 }
 
 #[cfg(test)]
@@ -137,6 +145,7 @@ mod tests {
             text: TextMix::default(),
             indexes: 0,
             debug_corrupt: None,
+            debug_slow_percent: None,
         };
         let mut clocked = Clocked::new(Box::new(SqliteSession::open().unwrap()));
         let wall = Instant::now();
@@ -179,7 +188,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let run_dir = crate::records::RunDir::new(dir.path().to_owned());
         let mut clocked = Clocked::new(Box::new(SqliteSession::open().unwrap()));
-        crate::studies::sweep::measure::measure(&mut clocked, "t", &plan, &none, &run_dir, clock)
+        crate::studies::sweep::measure::measure(&mut clocked, "t", &plan, 0, &none, &run_dir, clock)
             .unwrap();
         let rows: Vec<crate::studies::sweep::row::ProbeRow> =
             crate::records::csv::read(&run_dir.results_csv()).unwrap();
@@ -205,7 +214,7 @@ mod tests {
             .iter()
             .map(|p| p.request.probe_id)
             .collect();
-        crate::studies::sweep::measure::measure(&mut bare, "t", &plan, &rest, &run_dir, clock)
+        crate::studies::sweep::measure::measure(&mut bare, "t", &plan, 0, &rest, &run_dir, clock)
             .unwrap();
         let rows: Vec<crate::studies::sweep::row::ProbeRow> =
             crate::records::csv::read(&run_dir.results_csv()).unwrap();

@@ -16,7 +16,7 @@ use clap::ValueEnum;
 use xshell::Shell;
 
 use super::{RunPlan, Tools};
-use crate::base::{Location, TargetKind};
+use crate::base::{HeapSampling, Location, TargetKind};
 use crate::flags;
 use crate::paths::Paths;
 use crate::records::run_history::Resumption;
@@ -129,7 +129,12 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
         out: None,
         no_baseline: studies::kind_of(run.kind).ran_without_baseline(run),
         debug_corrupt: run.debug_corrupt,
-        isolate_heap: run.isolate_heap,
+        debug_slow: run.debug_slow_percent,
+        isolate_heap: run.isolate_heap.then_some(if run.isolate_heap_alternate {
+            HeapSampling::Alternate
+        } else {
+            HeapSampling::Every
+        }),
         location,
         plan,
         keep: given.keep,
@@ -138,6 +143,7 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
         repeats: overrides.repeats,
         warmup: overrides.warmup,
         seed: overrides.seed,
+        sessions: overrides.sessions,
         only: overrides.only.clone(),
         dry_run: false,
         resume: None,

@@ -32,6 +32,9 @@ pub fn command(record: &RunRecord) -> String {
     if let Some(kind) = run.debug_corrupt.and_then(|k| k.to_possible_value()) {
         write!(command, " --debug-corrupt {}", kind.get_name()).unwrap();
     }
+    if let Some(percent) = run.debug_slow_percent {
+        write!(command, " --debug-slow {percent}").unwrap();
+    }
     command.push_str(&record.overrides.command_line());
     command
 }
@@ -276,6 +279,8 @@ memory_gib = 1.0
         assert_eq!(time_section(&r), "", "a run recorded before sessions were");
         let session = |target, wall_ms, calls_ms| SessionTime {
             target,
+            session: 0,
+            warmup_discarded: None,
             start_ms: 1_500.0,
             wall_ms,
             calls_ms,

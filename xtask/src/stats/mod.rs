@@ -3,8 +3,9 @@
 //! of any quantile ([`order`]), the interval of a ratio of two independent estimates
 //! ([`ratio`]), the Wilson interval of a proportion ([`share`]), the t interval over sessions and
 //! the comparison of two runs' sessions with its multiplicity correction ([`sessions`]), the
-//! ratio of two arms over time blocks under correlation ([`batch_means`]) — and the
-//! HDR histogram that latencies are kept in ([`latencies`]).
+//! ratio of two arms over time blocks under correlation ([`batch_means`]) — when a series has
+//! settled after its start ([`settling`]), and the HDR histogram that latencies are kept in
+//! ([`latencies`]).
 //!
 //! Nothing here knows records, reports, targets or the command line: the pipeline and every
 //! report hand it numbers and get numbers back.
@@ -16,6 +17,7 @@ pub mod latencies;
 pub mod order;
 pub mod ratio;
 pub mod sessions;
+pub mod settling;
 pub mod share;
 
 pub use latencies::Latencies;

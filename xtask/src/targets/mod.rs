@@ -105,10 +105,12 @@ pub trait Workloads: Target {
     /// A client for workload experiments that the load generator's threads share.
     fn workload(&mut self) -> Result<std::sync::Arc<dyn workload::WorkloadClient>, TargetError>;
     /// The process group of what runs the target on this machine (wrangler and workerd), whose
-    /// CPU time a workload point records; none when nothing runs apart from this process.
-    fn process_group(&self) -> Option<i32> {
-        None
-    }
+    /// CPU time a workload point records; none when nothing runs apart from this process. No
+    /// default: a wrapper must pass it on.
+    fn process_group(&self) -> Option<i32>;
+    /// D1's REST API for the target's database, for writes a series sends that way; `None` on
+    /// a target without it (every target but remote). No default: a wrapper must pass it on.
+    fn rest_writes(&mut self) -> Option<std::sync::Arc<remote::rest::RestClient>>;
 }
 
 /// A target that runs every kind of study, as [`open`] starts it: any type that implements the
@@ -137,7 +139,7 @@ pub struct Start<'a> {
     pub warnings: &'a [String],
     /// Whether a local Worker's isolate heap is sampled during each measured request
     /// (`--isolate-heap`).
-    pub sample_heap: bool,
+    pub sample_heap: Option<crate::base::HeapSampling>,
 }
 
 /// Starts `kind` and waits until it answers.

@@ -127,6 +127,11 @@ pub struct ProbeRow {
     /// written before runs had sessions.
     #[serde(default)]
     pub session: usize,
+    /// Measured while its session had not yet settled, by the warm-up rule (MSER-5 over the
+    /// session's probes, `stats::settling`): kept here and counted in run.toml, left out of
+    /// every report. False in a results.csv written before the rule existed.
+    #[serde(default)]
+    pub warmup_discarded: bool,
 }
 
 impl ProbeRow {
@@ -256,6 +261,7 @@ impl ProbeRow {
             nul_share: probe.text.nul_share,
             isolate_heap_peak_bytes: None,
             session: 0,
+            warmup_discarded: false,
         }
     }
 
@@ -337,6 +343,7 @@ mod tests {
             text: TextMix::default(),
             indexes: 0,
             debug_corrupt: None,
+            debug_slow_percent: None,
         }
     }
 
@@ -414,7 +421,7 @@ mod tests {
              probe_id,series,seed,statements_sent,max_statement_bytes,reconciled,reconcile_note,\
              label,escape_share,non_ascii_share,indexes,overhead_ms,\
              checksum_expected,checksum_present,checksum_equal,target_failed,started_ms,calls_ms,\
-             prepare_ms,bind_ms,nul_share,isolate_heap_peak_bytes,session"
+             prepare_ms,bind_ms,nul_share,isolate_heap_peak_bytes,session,warmup_discarded"
         );
     }
 
@@ -526,6 +533,7 @@ pub mod tests_support {
             nul_share: 0.0,
             isolate_heap_peak_bytes: None,
             session: 0,
+            warmup_discarded: false,
         }
     }
 }

@@ -10,6 +10,7 @@ use anyhow::{Result, bail};
 
 use super::{Workload, WorkloadPlan};
 use crate::base::TargetKind;
+use crate::base::numbers::thousands;
 use crate::records::run_record::RunInfo;
 use crate::records::{RunDir, RunRecord, StudyKind, Totals};
 use crate::reports::Rendered;
@@ -67,9 +68,16 @@ impl Study for Workload {
                 ask.experiment
             );
         }
+        if ask.debug_slow_percent.is_some() {
+            bail!(
+                "--debug-slow applies to sweeps: `{}` is a workload, whose latencies are taken \
+                 from when each request was due, not from a probe's timed window",
+                ask.experiment
+            );
+        }
         if !ask.overrides.is_empty() {
             bail!(
-                "--repeats, --warmup, --seed and --only apply to sweeps, not to workloads \
+                "--repeats, --warmup, --seed, --sessions and --only apply to sweeps, not to workloads \
                  (`{}` is a workload: its profile sets its rates, duration and warm-up)",
                 ask.experiment
             );
@@ -86,8 +94,10 @@ impl Study for Workload {
             &self.source,
             &self.file.description,
         );
+        let plan = Workload::plan(self, spec);
+        self.check_path_target(spec, &plan, ask.target)?;
         Ok(RunPlan {
-            work: Box::new(Workload::plan(self, spec)),
+            work: Box::new(plan),
             profile: profile.to_owned(),
             files: vec![file],
             overrides: ask.overrides,
@@ -200,4 +210,14 @@ fn workload_lines(out: &mut String, plan: &WorkloadPlan) {
         plan.max_in_flight
     )
     .unwrap();
+    if let Some(busiest) = super::path::busiest_rest_window(plan) {
+        writeln!(
+            out,
+            "D1's REST API: at most {} calls in any 5 minutes (every attempt of every write \
+             sent that way), within its limit of {} per 5 minutes per account",
+            thousands(busiest.ceil() as usize),
+            thousands(crate::targets::remote::rest::REQUESTS_PER_WINDOW as usize)
+        )
+        .unwrap();
+    }
 }

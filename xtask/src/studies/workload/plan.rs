@@ -7,8 +7,12 @@ use d1bench_core::checksum;
 use d1bench_core::workload::{IndexKind, Operation, Preparation, SessionMode, TableSpec};
 use serde::{Deserialize, Serialize};
 
-use super::{Mix, RetryKind, RetryPolicy, Workload, WorkloadProfile, session};
+use super::{Mix, PathChoice, RetryKind, RetryPolicy, Workload, WorkloadProfile, path, session};
 use crate::studies::cost::Cost;
+
+/// Requests of each arm sent one at a time before a point: what its service time is the mean
+/// of.
+pub const CALIBRATION_PER_ARM: usize = 8;
 
 /// One operation of the mix, as planned.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -66,6 +70,9 @@ pub struct LoadPoint {
     pub arms: Vec<Arm>,
     /// The cache's TTL in seconds, for a load with cached reads.
     pub ttl_s: Option<f64>,
+    /// Which way every arm's writes go: the binding, D1's REST API, or both per request (the
+    /// profile's `path`, a setting of the whole series).
+    pub path: PathChoice,
 }
 
 impl LoadPoint {
@@ -81,6 +88,9 @@ impl LoadPoint {
         let mut out = format!("{}, {} arms", ops.join("+"), self.arms.len());
         if let Some(ttl) = self.ttl_s {
             out.push_str(&format!(", ttl={ttl}s"));
+        }
+        if self.path != PathChoice::Binding {
+            out.push_str(&format!(", path={}", self.path));
         }
         out
     }
@@ -297,6 +307,7 @@ impl Workload {
                             &indexes,
                             arms,
                             ttl_s,
+                            path::choice(profile),
                         ));
                     }
                 }
@@ -326,6 +337,7 @@ fn arms_point(
     indexes: &[IndexKind],
     arms: Vec<(Arm, f64)>,
     ttl_s: Option<f64>,
+    path: PathChoice,
 ) -> LoadPoint {
     let rate: f64 = arms.iter().map(|(_, r)| r).sum();
     LoadPoint {
@@ -341,5 +353,6 @@ fn arms_point(
             })
             .collect(),
         ttl_s,
+        path,
     }
 }

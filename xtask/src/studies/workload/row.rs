@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::TargetKind;
 use crate::records::Record;
-use crate::studies::workload::RetryKind;
+use crate::studies::workload::{RetryKind, WritePath};
 
 /// Whether a request was measured or warmed the target up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -139,6 +139,11 @@ pub struct OpRow {
     /// target). Empty in runs before this column.
     #[serde(default)]
     pub late_ms: Option<f64>,
+    /// Which way the request went: the Worker's D1 binding, or D1's REST API from the load
+    /// generator (a write of a series whose `path` is `rest` or `both`); `binding` in runs
+    /// before this column and on targets without the API.
+    #[serde(default)]
+    pub path: WritePath,
 }
 
 fn one() -> u32 {
@@ -354,6 +359,7 @@ pub mod tests_support {
             d1_attempts: None,
             sql_duration_ms: None,
             late_ms: Some(0.0),
+            path: WritePath::Binding,
         }
     }
 }
@@ -406,6 +412,7 @@ mod tests {
             (SessionMode::None, None, None)
         );
         assert_eq!((row.d1_attempts, row.sql_duration_ms), (None, None));
+        assert_eq!(row.path, WritePath::Binding);
     }
 
     /// D1's own attempts and SQL time read back beside the client's attempts.
@@ -417,13 +424,17 @@ mod tests {
         row.attempts = 2;
         row.d1_attempts = Some(3);
         row.sql_duration_ms = Some(0.25);
+        row.path = WritePath::Rest;
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("results.csv");
         let mut appender = crate::records::csv::Appender::<OpRow>::open(&out).unwrap();
         appender.append(&row).unwrap();
         drop(appender);
         let text = std::fs::read_to_string(&out).unwrap();
-        assert!(text.lines().nth(1).unwrap().ends_with(",3,0.25,"), "{text}");
+        assert!(
+            text.lines().nth(1).unwrap().ends_with(",3,0.25,,rest"),
+            "{text}"
+        );
         let back: Vec<OpRow> = crate::records::csv::read(&out).unwrap();
         assert_eq!(back, vec![row]);
     }
@@ -444,7 +455,7 @@ mod tests {
         drop(appender);
         let text = std::fs::read_to_string(&out).unwrap();
         assert!(text.lines().next().unwrap().ends_with(
-            ",session,session_bookmark,served_by_primary,d1_attempts,sql_duration_ms,late_ms"
+            ",session,session_bookmark,served_by_primary,d1_attempts,sql_duration_ms,late_ms,path"
         ));
         assert!(text.contains(",first-primary,true,false"), "{text}");
         let back: Vec<OpRow> = crate::records::csv::read(&out).unwrap();

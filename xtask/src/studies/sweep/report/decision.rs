@@ -11,6 +11,7 @@ use d1bench_core::sql::{Wall, wall};
 use d1bench_core::{ProbeRequest, RefusalKind, Strategy, TextMix};
 use serde::Serialize;
 
+use super::intervals::Basis;
 use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
 use crate::stats::Summary;
@@ -88,6 +89,14 @@ impl Cell {
     }
 }
 
+/// What the intervals of the map are taken over: between sessions when any margin's is.
+pub fn basis(cells: &[Cell]) -> Basis {
+    match cells.iter().filter_map(|c| c.margin.map(|m| m.sessions)).max() {
+        Some(n) if n >= 2 => Basis::BetweenSessions(n),
+        _ => Basis::WithinOneSession,
+    }
+}
+
 /// The cells of `rows` on `target`, over `x_axis` × `y_axis`, ordered by y then x. Every
 /// strategy the run measured anywhere is accounted for in every cell: ranked, refused, or
 /// left out by construction (the core's [`wall`] of the cell's parameters).
@@ -159,6 +168,7 @@ fn cell(x: f64, y: f64, here: &[&Point], strategies: &[Strategy]) -> Cell {
                 },
                 indexes: sample.indexes,
                 debug_corrupt: None,
+                debug_slow_percent: None,
             };
             if let Some(wall) = wall(&probe) {
                 stopped.push((strategy, Stopped::ByConstruction(wall)));
@@ -292,15 +302,23 @@ pub fn markdown_table(cells: &[Cell], x_axis: Axis, y_axis: Axis) -> String {
         .collect();
     coverages.sort_by_key(|c| c.0);
     coverages.dedup_by_key(|c| c.0);
-    if !coverages.is_empty() {
+    if let Basis::BetweenSessions(sessions) = basis(cells) {
+        writeln!(
+            out,
+            "\nIntervals: between sessions ({sessions} sessions, each a fresh target): Student's \
+             t at 95% on the logarithms of each session's value (the fastest's median; the \
+             median of the session's paired ratios)."
+        )
+        .unwrap();
+    } else if !coverages.is_empty() {
         let each: Vec<String> = coverages
             .iter()
             .map(|(n, c)| format!("{:.2}% at n={n}", c * 100.0))
             .collect();
         writeln!(
             out,
-            "\nIntervals: the median's order-statistic interval, covering {} (95% needs 6 or \
-             more repeats).",
+            "\nIntervals: the median's order-statistic interval within one session, covering {} \
+             (95% needs 6 or more repeats); another session may land outside it.",
             each.join(", ")
         )
         .unwrap();
@@ -331,6 +349,9 @@ struct CsvRow {
     margin_n: Option<usize>,
     /// Strategies stopped by a limit here, and which.
     stopped: String,
+    /// Sessions behind the margin: from 2 on its interval is between sessions, with 1 within
+    /// that session.
+    sessions: Option<usize>,
 }
 
 /// `decision-map.csv` as bytes.
@@ -357,6 +378,7 @@ pub fn csv(cells: &[Cell], x_axis: Axis, y_axis: Axis) -> Result<Vec<u8>> {
                 margin_ci_coverage: margin_ci.map(|ci| ci.coverage),
                 margin_n: cell.margin.map(|m| m.n),
                 stopped: stopped_text(cell),
+                sessions: cell.margin.map(|m| m.sessions),
             })
             .context("cannot serialize a decision-map row")?;
     }

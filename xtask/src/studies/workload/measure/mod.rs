@@ -26,8 +26,9 @@ use versions::RowVersions;
 use crate::base::TargetKind;
 use crate::records::csv::Appender;
 use crate::records::{RunDir, Totals};
+use crate::studies::workload::WritePath;
 use crate::studies::workload::row::{CheckRow, OpRow, Phase, PointRow};
-use crate::studies::workload::{Arm, LoadPoint, WorkloadPlan};
+use crate::studies::workload::{Arm, CALIBRATION_PER_ARM, LoadPoint, WorkloadPlan};
 use crate::targets::Workloads;
 use crate::targets::workload::WorkloadClient;
 
@@ -60,6 +61,8 @@ pub fn measure(
 ) -> Result<Totals> {
     let target = session.target();
     let client = session.workload().map_err(|e| anyhow!(e))?;
+    // Writes a series sends through D1's REST API go from here, with the run's token.
+    let rest = session.rest_writes();
     let mut results = Appender::<OpRow>::open(&run_dir.results_csv())?;
     let mut checks = Appender::<CheckRow>::open(&run_dir.checks_csv())?;
     let mut totals = Totals::default();
@@ -133,7 +136,11 @@ pub fn measure(
                 next_version: &mut next_version,
                 generation,
             };
-            let row = point::run(plan, point, &client, &mut at, &mut ids, pgid)?;
+            let senders = point::Senders {
+                client: std::sync::Arc::clone(&client),
+                rest: rest.clone(),
+            };
+            let row = point::run(plan, point, &senders, &mut at, &mut ids, pgid)?;
             points.append(&row)?;
         }
     }
@@ -303,7 +310,7 @@ fn jobs(
             .wrapping_add((point.id as u64) << 2 | phase_bits),
     );
     let arms: Vec<usize> = match phase {
-        Phase::Calibrate => (0..point::CALIBRATION_PER_ARM)
+        Phase::Calibrate => (0..CALIBRATION_PER_ARM)
             .flat_map(|_| 0..point.arms.len())
             .collect(),
         Phase::Warmup | Phase::Measure => {
@@ -383,8 +390,13 @@ struct Recorder<'a> {
 
 impl Recorder<'_> {
     /// Records one request: its row appended, what its write must have left noted.
-    fn record(&mut self, at: &At, job: &OpRequest, done: Done<Attempted>) -> Result<OpRow> {
-        let row = op_row(self.experiment, self.target, at, job, done);
+    fn record(
+        &mut self,
+        at: &At,
+        (job, path): (&OpRequest, WritePath),
+        done: Done<Attempted>,
+    ) -> Result<OpRow> {
+        let row = op_row(self.experiment, self.target, at, (job, path), done);
         let expected = &mut *self.expected;
         if job.op.writes() {
             expected.attempted.extend(job.written_ids());
@@ -419,7 +431,7 @@ fn op_row(
     experiment: &str,
     target: crate::base::TargetKind,
     at: &At,
-    job: &OpRequest,
+    (job, path): (&OpRequest, WritePath),
     done: Done<Attempted>,
 ) -> OpRow {
     let At {
@@ -489,6 +501,7 @@ fn op_row(
         d1_attempts: answer.d1_attempts,
         sql_duration_ms: answer.sql_duration_ms,
         late_ms: Some(done.late_ms),
+        path,
     }
 }
 

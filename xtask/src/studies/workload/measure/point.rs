@@ -14,15 +14,19 @@ use super::retry::{self, Attempted};
 use super::{At, Ids, Recorder, jobs};
 use crate::cpu::CpuTimes;
 use crate::studies::workload::row::{OpRow, Phase, PointRow};
-use crate::studies::workload::{LoadPoint, WorkloadPlan};
+use crate::studies::workload::{LoadPoint, WorkloadPlan, WritePath, path};
+use crate::targets::remote::rest::{Endpoint, RestClient};
 use crate::targets::workload::WorkloadClient;
-
-/// Requests of each arm sent one at a time before a point: what its service time is the mean
-/// of.
-pub const CALIBRATION_PER_ARM: usize = 8;
 
 /// A rate no calibration keeps up with: its requests go one after another (one thread).
 const BACK_TO_BACK_PER_S: f64 = 1.0e6;
+
+/// Where a point's requests go: the target's workload client, and D1's REST API for the writes
+/// a series sends that way (on a target that has it).
+pub(super) struct Senders {
+    pub client: Arc<dyn WorkloadClient>,
+    pub rest: Option<Arc<RestClient>>,
+}
 
 /// What one phase of a point sent.
 struct PhaseRun {
@@ -34,7 +38,7 @@ struct PhaseRun {
 pub(super) fn run(
     plan: &WorkloadPlan,
     planned: LoadPoint,
-    client: &Arc<dyn WorkloadClient>,
+    senders: &Senders,
     recorder: &mut Recorder,
     ids: &mut Ids,
     pgid: Option<i32>,
@@ -45,7 +49,7 @@ pub(super) fn run(
         Phase::Calibrate,
         0.0,
         1,
-        client,
+        senders,
         recorder,
         ids,
     )?;
@@ -73,7 +77,7 @@ pub(super) fn run(
             which,
             seconds,
             plan.max_in_flight,
-            client,
+            senders,
             recorder,
             ids,
         )?;
@@ -172,14 +176,23 @@ fn phase(
     which: Phase,
     seconds: f64,
     max_in_flight: usize,
-    client: &Arc<dyn WorkloadClient>,
+    senders: &Senders,
     recorder: &mut Recorder,
     ids: &mut Ids,
 ) -> Result<PhaseRun> {
-    let jobs: Vec<(u64, usize, OpRequest)> = jobs(plan, point, which, seconds, ids)
+    let jobs = jobs(plan, point, which, seconds, ids);
+    let ways = path::assign(
+        plan.order_seed,
+        point,
+        which,
+        jobs.iter().map(|(_, j)| j.op),
+        senders.rest.is_some(),
+    );
+    let jobs: Vec<(u64, usize, OpRequest, WritePath)> = jobs
         .into_iter()
+        .zip(ways)
         .enumerate()
-        .map(|(i, (arm, j))| (i as u64, arm, j))
+        .map(|(i, ((arm, j), way))| (i as u64, arm, j, way))
         .collect();
     if jobs.is_empty() {
         return Ok(PhaseRun {
@@ -188,15 +201,24 @@ fn phase(
         });
     }
     let started_ms = recorder.clock.elapsed().as_secs_f64() * 1000.0;
-    let sender = Arc::clone(client);
+    let sender = Arc::clone(&senders.client);
+    let rest = senders.rest.clone();
     let point_id = point.id;
     // Retries run here, in the load generator: each attempt its own request (a separate Worker
     // invocation), as a client retries; the jitter's seed is the arm's policy's, mixed with the
-    // request's place.
+    // request's place. A write sent through the REST API waits at least what a 429's
+    // Retry-After asks.
     let arms = &point.arms;
-    let send = move |(seq, arm, job): &(u64, usize, OpRequest)| {
+    let send = move |(seq, arm, job, way): &(u64, usize, OpRequest, WritePath)| {
         let policy = arms[*arm].retry;
-        retry::attempt(job, &policy, policy.rng(point_id, *seq), &|j| sender.op(j))
+        let rng = policy.rng(point_id, *seq);
+        retry::attempt_told(job, &policy, rng, &|j| match (way, &rest) {
+            (WritePath::Rest, Some(rest)) => {
+                let answer = rest.write(j, Endpoint::Query);
+                (answer.timed, answer.retry_after)
+            }
+            _ => (sender.op(j), None),
+        })
     };
     let rate = match which {
         Phase::Calibrate => BACK_TO_BACK_PER_S,
@@ -209,7 +231,7 @@ fn phase(
         max_in_flight,
         &send,
         &crate::procs::interrupted,
-        |done: Done<Attempted>, (_, arm, job)| {
+        |done: Done<Attempted>, (_, arm, job, way)| {
             let at = At {
                 point,
                 arm: &point.arms[*arm],
@@ -217,7 +239,7 @@ fn phase(
                 started_ms,
                 clock: recorder.clock,
             };
-            rows.push(recorder.record(&at, job, done)?);
+            rows.push(recorder.record(&at, (job, *way), done)?);
             Ok(())
         },
     )?;

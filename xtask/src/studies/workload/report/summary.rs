@@ -248,6 +248,7 @@ pub fn markdown(
     checks: &[CheckRow],
     cache: &[super::cache::TtlStats],
     placements: &[super::placement::Placement],
+    paths: &str,
     charts: &[crate::reports::charts::Drawn],
     points: &[PointRow],
 ) -> String {
@@ -346,6 +347,7 @@ pub fn markdown(
     }
     out.push_str(&super::capacity::section(stats, points));
     out.push_str(&super::contention::section(stats));
+    out.push_str(paths);
     out.push_str(&super::placement::section(placements));
     out.push_str(&super::cache::section(cache));
     let answers = answers(stats);
@@ -425,6 +427,7 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
             &checks,
             &cache,
             &super::placement::placements(&rows),
+            &super::paths::section(&rows),
             &drawn,
             &point_rows,
         ),
