@@ -245,6 +245,18 @@ pub fn the_workload_mix_runs_on_local_d1_with_its_baseline() {
         "{local:?}"
     );
     assert!(local.iter().all(|r| !r["d1_ms"].is_empty()));
+    // The CPU time of workerd serving the measured load is read from its process group: some,
+    // locally; none on in-process SQLite, where nothing runs apart from the generator.
+    let points = read_csv(&dir.join("points.csv"));
+    let workerd = |target: &str| -> f64 {
+        points
+            .iter()
+            .filter(|p| p["target"] == target)
+            .map(|p| p["cpu_workerd_s"].parse::<f64>().unwrap())
+            .sum()
+    };
+    assert!(workerd("local") > 0.0, "{points:?}");
+    assert_eq!(workerd("sqlite"), 0.0, "{points:?}");
 }
 
 /// The same through the remote target's lifecycle, with the stand-in wrangler.
