@@ -228,16 +228,9 @@ fn timed(db: &mut Connection, op: &OpRequest) -> OpResult {
         rows_returned,
         changes,
         inside_ms,
-        d1_ms: None,
-        rows_read: None,
-        rows_written: None,
-        d1_attempts: None,
-        sql_duration_ms: None,
-        served_by: None,
-        cache: None,
         version: (op.op == Operation::Update).then_some(op.version),
-        worker_colo: None,
-        session_bookmark: None,
+        // SQLite says nothing of D1's meta, a cache, a colo or a session.
+        ..crate::targets::workload::no_answer(String::new())
     }
 }
 
