@@ -18,10 +18,10 @@
 use d1bench_core::sql;
 use d1bench_core::{CallShape, Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy, Value};
 use js_sys::{Array, Date, Function, JsString, Reflect};
+use std::time::Duration;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::{D1Database as Binding, D1PreparedStatement as Bound};
-use std::time::Duration;
 
 use worker::{D1Database, Delay, Request, Response, Result, RouteContext};
 

@@ -188,8 +188,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let run_dir = crate::records::RunDir::new(dir.path().to_owned());
         let mut clocked = Clocked::new(Box::new(SqliteSession::open().unwrap()));
-        crate::studies::sweep::measure::measure(&mut clocked, "t", &plan, 0, &none, &run_dir, clock)
-            .unwrap();
+        crate::studies::sweep::measure::measure(
+            &mut clocked,
+            "t",
+            &plan,
+            0,
+            &none,
+            &run_dir,
+            clock,
+        )
+        .unwrap();
         let rows: Vec<crate::studies::sweep::row::ProbeRow> =
             crate::records::csv::read(&run_dir.results_csv()).unwrap();
         assert_eq!(rows.len(), 4);

@@ -371,7 +371,9 @@ impl Totals {
         };
         let warmups = match self.warmup_discarded {
             0 => warmups,
-            n => format!("{warmups}; {n} measured before their session settled, discarded as warm-up"),
+            n => format!(
+                "{warmups}; {n} measured before their session settled, discarded as warm-up"
+            ),
         };
         let failures = if self.target_failures > 0 {
             format!(

@@ -87,7 +87,10 @@ mod tests {
             (15.0..=45.0).contains(&mean_cut),
             "mean cut {mean_cut} of a 30-probe slow start"
         );
-        assert!(missed * 20 <= trials, "the slow start was kept in {missed} of {trials}");
+        assert!(
+            missed * 20 <= trials,
+            "the slow start was kept in {missed} of {trials}"
+        );
     }
 
     #[test]
@@ -101,21 +104,38 @@ mod tests {
         let cut_at_all = cuts.iter().filter(|c| **c > 0).count() as f64 / trials as f64;
         let mean_share = cuts.iter().sum::<usize>() as f64 / (trials * n) as f64;
         // Measured: what MSER-5 throws away of data that needed no warm-up.
-        assert!(cut_at_all < 0.5, "cut at all in {cut_at_all} of settled series");
-        assert!(mean_share < 0.06, "{mean_share} of a settled series cut on average");
+        assert!(
+            cut_at_all < 0.5,
+            "cut at all in {cut_at_all} of settled series"
+        );
+        assert!(
+            mean_share < 0.06,
+            "{mean_share} of a settled series cut on average"
+        );
     }
 
     #[test]
     fn the_bound_holds_and_short_series_are_never_cut() {
         let ramp: Vec<f64> = (0..100).map(|i| 100.0 - i as f64).collect();
-        assert_eq!(mser_truncation(&ramp, 20), 20, "a steady fall is cut to the bound");
+        assert_eq!(
+            mser_truncation(&ramp, 20),
+            20,
+            "a steady fall is cut to the bound"
+        );
         assert_eq!(mser_truncation(&ramp, 0), 0);
-        assert_eq!(mser_truncation(&[9.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], 100), 0);
+        assert_eq!(
+            mser_truncation(&[9.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], 100),
+            0
+        );
         assert_eq!(mser_truncation(&[], 10), 0);
         // A step: the five high ones are cut, however far the bound allows.
         let mut step = vec![1.0; 5];
         step.extend(vec![0.0; 45]);
         assert_eq!(mser_truncation(&step, 25), 5);
-        assert_eq!(mser_truncation(&vec![0.0; 50], 25), 0, "ties keep everything");
+        assert_eq!(
+            mser_truncation(&vec![0.0; 50], 25),
+            0,
+            "ties keep everything"
+        );
     }
 }

@@ -187,7 +187,12 @@ pub trait PlannedStudy: Any {
     /// After session `session` on `target` has all its records on disk: marks the records it
     /// measured before it settled (see `sweep::settle`), and says how many; `None` for a kind
     /// that keeps every record.
-    fn settle(&self, run_dir: &RunDir, target: TargetKind, session: usize) -> Result<Option<usize>> {
+    fn settle(
+        &self,
+        run_dir: &RunDir,
+        target: TargetKind,
+        session: usize,
+    ) -> Result<Option<usize>> {
         let _ = (run_dir, target, session);
         Ok(None)
     }

@@ -550,7 +550,9 @@ non-ascii-share = [1]
                     sessions: Some(n),
                     ..Overrides::default()
                 })
-                .starts_with(&format!("--sessions {n} is out of range: a run takes 1 to 100"))
+                .starts_with(&format!(
+                    "--sessions {n} is out of range: a run takes 1 to 100"
+                ))
             );
         }
         let overrides = Overrides {

@@ -434,18 +434,22 @@ pub fn remote_run(
             _ => "other",
         })
         .collect();
-    assert_eq!(
-        verbs,
-        [
-            "create",
-            "kv-create",
-            "deploy",
-            "secret",
-            "delete",
-            "kv-delete",
-            "d1-delete"
-        ]
-    );
+    // One lifecycle per session: each is a fresh Worker and database, torn down before the
+    // next is created.
+    let sessions = record["run"]
+        .get("sessions")
+        .and_then(|s| s.as_integer())
+        .unwrap_or(1) as usize;
+    let lifecycle = [
+        "create",
+        "kv-create",
+        "deploy",
+        "secret",
+        "delete",
+        "kv-delete",
+        "d1-delete",
+    ];
+    assert_eq!(verbs, lifecycle.repeat(sessions), "{sessions} sessions");
     // The stand-in's wrangler dev (and its workerd) are gone with the teardown.
     let name = record["remote"]["name"].as_str().unwrap().to_owned();
     let left = processes_mentioning(&name);
@@ -483,8 +487,10 @@ pub fn a_sweep_runs_end_to_end_on_the_remote_target_through_the_stand_in() {
     for target in ["remote", "sqlite"] {
         assert!(summary.contains(&format!("| `{target}` | ")), "{summary}");
     }
+    // Each of the profile's sessions on remote and on the baseline.
+    let per_target = record["run"]["sessions"].as_integer().unwrap() as usize;
     let sessions = record["sessions"].as_array().unwrap();
-    assert_eq!(sessions.len(), 2, "{record}");
+    assert_eq!(sessions.len(), 2 * per_target, "{record}");
     assert!(
         sessions
             .iter()

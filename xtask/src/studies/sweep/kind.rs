@@ -192,7 +192,12 @@ impl PlannedStudy for SweepWork {
         )
     }
 
-    fn settle(&self, run_dir: &RunDir, target: TargetKind, session: usize) -> Result<Option<usize>> {
+    fn settle(
+        &self,
+        run_dir: &RunDir,
+        target: TargetKind,
+        session: usize,
+    ) -> Result<Option<usize>> {
         super::settle::settle(run_dir, target, session).map(Some)
     }
 

@@ -394,7 +394,11 @@ mod tests {
         let probes = three.probes();
         assert_eq!(probes.len(), 3 * one.probes().len());
         let ids: Vec<u64> = probes.iter().map(|p| p.request.probe_id).collect();
-        assert_eq!(ids, (1..=3 * 64).collect::<Vec<u64>>(), "ids count up over sessions");
+        assert_eq!(
+            ids,
+            (1..=3 * 64).collect::<Vec<u64>>(),
+            "ids count up over sessions"
+        );
         // Session 0 is the plan of one session, probe for probe: older runs replay.
         assert_eq!(three.session_probes(0), one.probes());
         let order = |session: usize| -> Vec<(bool, usize, usize, Strategy)> {
@@ -405,7 +409,10 @@ mod tests {
         for session in 0..3 {
             let these = three.session_probes(session);
             assert!(these.iter().all(|p| p.session == session));
-            assert!(these[..16].iter().all(|p| p.warmup), "each session warms up first");
+            assert!(
+                these[..16].iter().all(|p| p.warmup),
+                "each session warms up first"
+            );
             assert!(these[16..].iter().all(|p| !p.warmup));
             // The same seed replays every session.
             assert_eq!(these, three.session_probes(session));

@@ -160,8 +160,15 @@ mod tests {
             .map(|r| r.probe_id)
             .collect();
         assert_eq!(discarded.len(), marked);
-        assert!((10..=39).contains(&marked), "{marked} marked of a 20-probe slow start");
-        assert_eq!(discarded, (1..=marked as u64).collect::<Vec<_>>(), "the first ones");
+        assert!(
+            (10..=39).contains(&marked),
+            "{marked} marked of a 20-probe slow start"
+        );
+        assert_eq!(
+            discarded,
+            (1..=marked as u64).collect::<Vec<_>>(),
+            "the first ones"
+        );
         // Settling again gives the same marks; the other session is untouched until settled.
         assert_eq!(settle(&run_dir, TargetKind::Local, 0).unwrap(), marked);
         assert!(
