@@ -149,18 +149,32 @@ impl IndexKind {
         }
     }
 
-    /// The statements that leave exactly this index on the table (dropping the others).
-    pub fn sql(self) -> Vec<String> {
+    /// The statements that leave exactly these indexes on the table (dropping the others):
+    /// the arms of one load point share one table, each read naming the index it goes through
+    /// ([`IndexKind::clause`]).
+    pub fn sql(indexes: &[IndexKind]) -> Vec<String> {
         let mut sql = vec![
             format!("DROP INDEX IF EXISTS {TABLE}_k"),
             format!("DROP INDEX IF EXISTS {TABLE}_kc"),
         ];
-        match self {
-            IndexKind::None => {}
-            IndexKind::Key => sql.push(format!("CREATE INDEX {TABLE}_k ON {TABLE} (k)")),
-            IndexKind::Covering => sql.push(format!("CREATE INDEX {TABLE}_kc ON {TABLE} (k, c2)")),
+        if indexes.contains(&IndexKind::Key) {
+            sql.push(format!("CREATE INDEX {TABLE}_k ON {TABLE} (k)"));
+        }
+        if indexes.contains(&IndexKind::Covering) {
+            sql.push(format!("CREATE INDEX {TABLE}_kc ON {TABLE} (k, c2)"));
         }
         sql
+    }
+
+    /// What follows the table's name in the aggregate so that it goes through this index and
+    /// no other, whatever else the table carries: SQLite's `INDEXED BY` (an error, not a
+    /// silent other plan, when the index is missing) or `NOT INDEXED` (a scan).
+    pub fn clause(self) -> String {
+        match self {
+            IndexKind::None => " NOT INDEXED".to_owned(),
+            IndexKind::Key => format!(" INDEXED BY {TABLE}_k"),
+            IndexKind::Covering => format!(" INDEXED BY {TABLE}_kc"),
+        }
     }
 }
 
@@ -333,8 +347,9 @@ pub fn seed_statements(spec: &TableSpec, from: u64, to: u64) -> Vec<Statement> {
     statements
 }
 
-/// The SQL of a read operation, with one `?` for its key.
-pub fn read_sql(op: Operation, range_rows: usize) -> Option<String> {
+/// The SQL of a read operation, with one `?` for its key; the aggregate through `index` when
+/// one is named (reads by primary key use no secondary index either way).
+pub fn read_sql(op: Operation, range_rows: usize, index: Option<IndexKind>) -> Option<String> {
     match op {
         Operation::PointRead => Some(format!("SELECT * FROM {TABLE} WHERE id = ?")),
         Operation::RangeScan => Some(format!(
@@ -344,7 +359,8 @@ pub fn read_sql(op: Operation, range_rows: usize) -> Option<String> {
         // overflow` when a running sum leaves 64 bits, which a covering index reaching the
         // values in order makes happen at a few thousand rows (seen at 21,000 rows a group).
         Operation::Aggregate => Some(format!(
-            "SELECT count(*) AS n, total(c2) AS s FROM {TABLE} WHERE k = ?"
+            "SELECT count(*) AS n, total(c2) AS s FROM {TABLE}{} WHERE k = ?",
+            index.map_or(String::new(), IndexKind::clause)
         )),
         Operation::CachedRead => Some(cache::versioned_read_sql()),
         Operation::Write | Operation::BatchWrite | Operation::Update => None,
@@ -390,11 +406,11 @@ pub struct SeedResult {
     pub error: Option<String>,
 }
 
-/// `POST /workload/index`: leave exactly this index on the table.
+/// `POST /workload/index`: leave exactly these indexes on the table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IndexRequest {
-    pub index: IndexKind,
+    pub indexes: Vec<IndexKind>,
 }
 
 /// `POST /workload/op`: one operation, timed inside the invocation.
@@ -418,6 +434,10 @@ pub struct OpRequest {
     /// The D1 session the read runs in (the plain binding when `none`).
     #[serde(default, skip_serializing_if = "SessionMode::is_none")]
     pub session: SessionMode,
+    /// The index the aggregate goes through (`INDEXED BY`), when the table carries several;
+    /// none: SQLite's planner chooses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<IndexKind>,
 }
 
 impl OpRequest {

@@ -101,7 +101,7 @@ async fn cached_read(env: &Env, db: &D1Database, op: &OpRequest, opened: f64) ->
         Some(_) => CacheLookup::Expired,
         None => CacheLookup::Miss,
     };
-    let sql = workload::read_sql(Operation::CachedRead, 1).expect("a cached read has SQL");
+    let sql = workload::read_sql(Operation::CachedRead, 1, None).expect("a cached read has SQL");
     let key_value = [Value::Integer(op.key as i64)];
     let bound = match bind(statement(db, &sql, op.preparation), &key_value) {
         Ok(bound) => bound,

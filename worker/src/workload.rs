@@ -8,8 +8,8 @@
 
 use d1bench_core::checksum::checksum_sql;
 use d1bench_core::workload::{
-    self, CheckRequest, CheckResult, IndexRequest, OpRequest, OpResult, Operation, RowVersion,
-    SeedRequest, SeedResult,
+    self, CheckRequest, CheckResult, IndexKind, IndexRequest, OpRequest, OpResult, Operation,
+    RowVersion, SeedRequest, SeedResult,
 };
 use d1bench_core::{Checksum, Outcome, Value};
 use js_sys::Date;
@@ -89,9 +89,12 @@ pub async fn handle_index(mut req: Request, ctx: RouteContext<()>) -> Result<Res
         Err(rejected) => return Ok(rejected),
     };
     let db = ctx.env.d1(BINDING)?;
-    let statements = index.index.sql().iter().map(|s| db.prepare(s)).collect();
+    let statements = IndexKind::sql(&index.indexes)
+        .iter()
+        .map(|s| db.prepare(s))
+        .collect();
     match db.batch(statements).await {
-        Ok(_) => Response::from_json(&serde_json::json!({ "index": index.index })),
+        Ok(_) => Response::from_json(&serde_json::json!({ "indexes": index.indexes })),
         Err(e) => json_error(
             500,
             &format!("the index could not be set: {}", error_text(&e)),
@@ -178,7 +181,7 @@ async fn perform(db: &D1Database, op: &OpRequest) -> std::result::Result<Perform
     let key = Value::Integer(op.key as i64);
     match op.op {
         Operation::PointRead | Operation::RangeScan | Operation::Aggregate => {
-            let sql = workload::read_sql(op.op, op.rows).expect("a read has SQL");
+            let sql = workload::read_sql(op.op, op.rows, op.index).expect("a read has SQL");
             let Some(constraint) = op.session.constraint() else {
                 let bound = bind(statement(db, &sql, op.preparation), &[key])
                     .map_err(|e| error_text(&e))?;

@@ -5,10 +5,11 @@
 //! sections) → `studies` (one folder per kind: its file, plan, cost, measuring loop and reports) →
 //! `targets` (sessions on local, sqlite, remote) and `reports` (what every kind's reports share)
 //! → `records` (the run's files, whose rows name a few of the kinds' enums) → `charts`, `stats`,
-//! `base`, with `flags`, `paths`, `procs`, `toolchain` beside them.
+//! `base`, with `cpu`, `flags`, `paths`, `procs`, `toolchain` beside them.
 
 pub mod base;
 pub mod charts;
+pub mod cpu;
 pub mod flags;
 pub mod paths;
 pub mod pipeline;

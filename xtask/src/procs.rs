@@ -218,7 +218,7 @@ impl ProcessGroup {
         })
     }
 
-    #[cfg(test)]
+    /// The group's id: what its processes' CPU time is read by.
     pub fn pgid(&self) -> i32 {
         self.pgid
     }

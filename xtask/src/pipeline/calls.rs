@@ -119,6 +119,10 @@ impl Workloads for Clocked {
     fn rest_writes(&mut self) -> Option<std::sync::Arc<crate::targets::remote::rest::RestClient>> {
         self.inner.rest_writes()
     }
+
+    fn process_group(&self) -> Option<i32> {
+        self.inner.process_group()
+    }
 }
 
 #[cfg(test)]

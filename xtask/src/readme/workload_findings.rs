@@ -18,7 +18,9 @@ use crate::stats::latencies::percentile_ratio;
 use crate::stats::{CONFIDENCE, Latencies, Share};
 use crate::studies::workload::RetryKind;
 use crate::studies::workload::report::cache;
-use crate::studies::workload::report::claims::{Answer, Clock, Comparison, answers, ratio_text};
+use crate::studies::workload::report::claims::{
+    Answer, Clock, Comparison, Verdict, answers, ratio_text,
+};
 use crate::studies::workload::report::load_stats::{Key, OpStats, stats};
 use crate::studies::workload::report::summary::cell;
 use crate::studies::workload::row::OpRow;
@@ -95,7 +97,7 @@ fn spread(answers: &[&Answer]) -> String {
 /// `holds (…): 3; cannot tell (…): 1`: how many of `answers` got each verdict, in order of
 /// first appearance.
 fn verdicts(answers: &[&Answer]) -> String {
-    let mut counted: Vec<(&str, usize)> = Vec::new();
+    let mut counted: Vec<(Verdict, usize)> = Vec::new();
     for a in answers {
         match counted.iter_mut().find(|(v, _)| *v == a.verdict()) {
             Some((_, n)) => *n += 1,

@@ -37,6 +37,10 @@ impl RunDir {
     pub fn checks_csv(&self) -> PathBuf {
         self.path.join("checks.csv")
     }
+    /// One row per workload load point, appended as each ends (workload runs only).
+    pub fn points_csv(&self) -> PathBuf {
+        self.path.join("points.csv")
+    }
     /// One row per ladder climb, appended as each ends (ladder runs only).
     pub fn findings_csv(&self) -> PathBuf {
         self.path.join("findings.csv")

@@ -2,15 +2,17 @@
 //! interval d1bench reports, each written once — the order-statistic interval of a median or
 //! of any quantile ([`order`]), the interval of a ratio of two independent estimates
 //! ([`ratio`]), the Wilson interval of a proportion ([`share`]), the t interval over sessions and
-//! the comparison of two runs' sessions with its multiplicity correction ([`sessions`]) — when a
-//! series has settled after its start ([`settling`]), and the HDR histogram that latencies are
-//! kept in ([`latencies`]).
+//! the comparison of two runs' sessions with its multiplicity correction ([`sessions`]), the
+//! ratio of two arms over time blocks under correlation ([`batch_means`]) — when a series has
+//! settled after its start ([`settling`]), and the HDR histogram that latencies are kept in
+//! ([`latencies`]).
 //!
 //! Nothing here knows records, reports, targets or the command line: the pipeline and every
 //! report hand it numbers and get numbers back.
 //!
 //! No interval here is drawn at random, so a CSV always gives the same intervals.
 
+pub mod batch_means;
 pub mod latencies;
 pub mod order;
 pub mod ratio;
@@ -35,6 +37,8 @@ pub enum Method {
     IndependentRatio,
     /// Student's t over the logarithms of the sessions' values ([`sessions`]).
     BetweenSessions,
+    /// Student's t over the logarithms of time blocks' values ([`batch_means`]).
+    BatchMeans,
 }
 
 impl Method {
@@ -43,6 +47,7 @@ impl Method {
             Method::OrderStatistic => "order-statistic",
             Method::IndependentRatio => "independent-ratio",
             Method::BetweenSessions => "between-sessions",
+            Method::BatchMeans => "batch-means",
         }
     }
 }

@@ -155,6 +155,11 @@ impl LocalWorker {
 
     /// An error when wrangler dev itself has exited (workerd dying is not that: wrangler
     /// restarts it).
+    /// The process group of wrangler and workerd.
+    pub fn pgid(&self) -> i32 {
+        self.process.pgid()
+    }
+
     pub fn check_alive(&mut self) -> Result<()> {
         if let Some(status) = self.process.try_wait()? {
             bail!(

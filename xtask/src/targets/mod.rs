@@ -104,6 +104,10 @@ pub trait Rungs: Target {
 pub trait Workloads: Target {
     /// A client for workload experiments that the load generator's threads share.
     fn workload(&mut self) -> Result<std::sync::Arc<dyn workload::WorkloadClient>, TargetError>;
+    /// The process group of what runs the target on this machine (wrangler and workerd), whose
+    /// CPU time a workload point records; none when nothing runs apart from this process. No
+    /// default: a wrapper must pass it on.
+    fn process_group(&self) -> Option<i32>;
     /// D1's REST API for the target's database, for writes a series sends that way; `None` on
     /// a target without it (every target but remote). No default: a wrapper must pass it on.
     fn rest_writes(&mut self) -> Option<std::sync::Arc<remote::rest::RestClient>>;

@@ -427,6 +427,11 @@ impl Workloads for SqliteSession {
     fn rest_writes(&mut self) -> Option<std::sync::Arc<super::remote::rest::RestClient>> {
         None
     }
+
+    /// Nothing runs apart from this process: the generator's CPU time is all there is.
+    fn process_group(&self) -> Option<i32> {
+        None
+    }
 }
 
 #[cfg(test)]

@@ -73,8 +73,8 @@ impl WorkloadClient for NotingClient {
     fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, TargetError> {
         self.client.seed(seed)
     }
-    fn index(&self, index: IndexKind) -> Result<(), TargetError> {
-        self.client.index(index)
+    fn index(&self, indexes: &[IndexKind]) -> Result<(), TargetError> {
+        self.client.index(indexes)
     }
     fn op(&self, op: &OpRequest) -> Timed<OpResult> {
         let answer = self.client.op(op);
@@ -282,6 +282,12 @@ impl Workloads for WorkerSession {
             client: self.client.clone(),
             served: Arc::clone(&self.served),
         }))
+    }
+    fn process_group(&self) -> Option<i32> {
+        match &self.host {
+            Host::Local(local) => Some(local.pgid()),
+            Host::Remote(_) => None,
+        }
     }
 
     fn rest_writes(&mut self) -> Option<Arc<remote::rest::RestClient>> {

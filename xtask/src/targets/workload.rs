@@ -18,8 +18,8 @@ use super::http::{Timed, WorkerClient};
 pub trait WorkloadClient: Send + Sync {
     /// Creates the table (when asked) and writes one batch of its rows.
     fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, TargetError>;
-    /// Leaves exactly this secondary index on the table.
-    fn index(&self, index: IndexKind) -> Result<(), TargetError>;
+    /// Leaves exactly these secondary indexes on the table.
+    fn index(&self, indexes: &[IndexKind]) -> Result<(), TargetError>;
     /// One operation, timed from the outside around the whole exchange.
     fn op(&self, op: &OpRequest) -> Timed<OpResult>;
     /// Counts, sums and checksums the table (and drops it, when asked).
@@ -30,8 +30,11 @@ impl WorkloadClient for WorkerClient {
     fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, TargetError> {
         self.workload("/workload/seed", seed).result
     }
-    fn index(&self, index: IndexKind) -> Result<(), TargetError> {
-        self.workload::<serde_json::Value>("/workload/index", &IndexRequest { index })
+    fn index(&self, indexes: &[IndexKind]) -> Result<(), TargetError> {
+        let request = IndexRequest {
+            indexes: indexes.to_vec(),
+        };
+        self.workload::<serde_json::Value>("/workload/index", &request)
             .result
             .map(drop)
     }

@@ -120,7 +120,9 @@ impl PlannedStudy for WorkloadPlan {
     }
 
     fn reads_in_sessions(&self) -> bool {
-        self.points.iter().any(|p| !p.session.is_none())
+        self.points
+            .iter()
+            .any(|p| p.arms.iter().any(|a| !a.session.is_none()))
     }
 
     fn record_in(&self, run: &mut RunInfo) {
@@ -184,9 +186,9 @@ fn workload_lines(out: &mut String, plan: &WorkloadPlan) {
     .unwrap();
     for p in &plan.points {
         let ops: Vec<String> = p
-            .ops
+            .arms
             .iter()
-            .map(|o| format!("{} {}%", o.op, o.weight))
+            .map(|a| format!("{} {} {:.1}%", a.op.op, a.series(), a.share * 100.0))
             .collect();
         writeln!(
             out,

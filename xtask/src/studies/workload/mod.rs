@@ -28,7 +28,7 @@ pub mod retry;
 pub mod row;
 mod session;
 pub use path::{PathChoice, WritePath};
-pub use plan::{LoadPoint, PlannedOp, WorkloadPlan};
+pub use plan::{Arm, CALIBRATION_PER_ARM, LoadPoint, PlannedOp, WorkloadPlan};
 use retry::RetryDecl;
 pub use retry::{RetryKind, RetryPolicy};
 
@@ -53,7 +53,8 @@ pub struct WorkloadFile {
     /// One line saying what the workload measures (shown by `cargo xtask list`).
     pub description: String,
     pub table: Spanned<TableDecl>,
-    /// `weighted`: the operations interleave by weight; `each-alone`: each runs on its own.
+    /// `weighted`: the operations interleave by weight; `each-alone`: each runs on its own;
+    /// `interleaved`: all in every point, with equal shares of the rate.
     #[serde(default)]
     pub mix: Mix,
     pub operation: NonEmpty<Spanned<OperationDecl>>,
@@ -74,6 +75,10 @@ pub enum Mix {
     Weighted,
     /// Each operation its own points, alone at every rate (no weights).
     EachAlone,
+    /// Every operation in every point, each request's drawn at random, the rate split equally
+    /// between them (in rows, with `rate-unit = "rows"`): what compares single writes with
+    /// batches under the same load and the same drift.
+    Interleaved,
 }
 
 /// What a profile's rates count.
@@ -149,6 +154,12 @@ pub struct WorkloadProfile {
     /// counts in its latency and in the generator's lag.
     #[serde(default = "default_in_flight")]
     pub max_in_flight: Spanned<usize>,
+    /// The most utilisation a point may run at (above 0, at most 1): before each point the
+    /// arms' service time is measured, one request at a time, and a point whose rate would
+    /// keep a single server busier than this runs at the rate that keeps it this busy
+    /// (recorded in points.csv). For latency comparisons, below saturation.
+    #[serde(default)]
+    pub max_utilisation: Option<Spanned<f64>>,
     /// The cache's TTLs in seconds, each a series of its own (workloads with `cached-read`).
     #[serde(default)]
     pub ttls_s: Option<NonEmpty<Spanned<f64>>>,
@@ -273,6 +284,13 @@ impl Workload {
                         "with `mix = \"each-alone\"` every operation runs alone: remove its weight",
                     ));
                 }
+                (Mix::Interleaved, Some(w)) => {
+                    return Err(self.error_at(
+                        w.span(),
+                        "with `mix = \"interleaved\"` the operations share the rate equally: \
+                         remove its weight",
+                    ));
+                }
                 (Mix::Weighted, Some(w)) if *w.get_ref() == 0 || *w.get_ref() > 100 => {
                     return Err(self.error_at(w.span(), "a weight is a percent from 1 to 100"));
                 }
@@ -356,12 +374,12 @@ impl Workload {
     fn check_profile(&self, profile: &WorkloadProfile, spec: &TableSpec) -> Result<()> {
         if let Some(unit) = &profile.rate_unit
             && *unit.get_ref() == RateUnit::Rows
-            && self.file.mix != Mix::EachAlone
+            && self.file.mix == Mix::Weighted
         {
             return Err(self.error_at(
                 unit.span(),
-                "rates in rows per second need `mix = \"each-alone\"`: in a weighted mix the \
-                 operations touch different numbers of rows",
+                "rates in rows per second need `mix = \"each-alone\"` or `\"interleaved\"`: in a \
+                 weighted mix the operations touch different numbers of rows",
             ));
         }
         let fewest_rows_per_request = match profile.rate_unit.as_ref().map(|u| *u.get_ref()) {
@@ -448,6 +466,14 @@ impl Workload {
         {
             return Err(self.error_at(w.span(), "warmup-s is 0 to 600 seconds"));
         }
+        if let Some(u) = &profile.max_utilisation
+            && !(*u.get_ref() > 0.0 && *u.get_ref() <= 1.0)
+        {
+            return Err(self.error_at(
+                u.span(),
+                "max-utilisation is a share of a server's time: above 0 and at most 1",
+            ));
+        }
         let mut rates: Vec<f64> = Vec::new();
         for rate in &profile.rates.0 {
             let r = *rate.get_ref();
@@ -504,87 +530,6 @@ impl Workload {
             }
         }
         self.check_sessions(profile)
-    }
-
-    /// The plan of `profile`.
-    pub fn plan(&self, profile: &WorkloadProfile) -> WorkloadPlan {
-        let spec = self.spec();
-        let sizes: Vec<u64> = profile.rows.0.iter().map(|r| *r.get_ref()).collect();
-        let indexes: Vec<IndexKind> = profile.indexes.as_ref().map_or(vec![IndexKind::Key], |l| {
-            l.0.iter().map(|i| *i.get_ref()).collect()
-        });
-        let preparations: Vec<Preparation> = profile
-            .preparation
-            .as_ref()
-            .map_or(vec![Preparation::Reuse], |l| {
-                l.0.iter().map(|p| *p.get_ref()).collect()
-            });
-        let ops: Vec<PlannedOp> = self
-            .file
-            .operation
-            .0
-            .iter()
-            .map(|o| {
-                let d = o.get_ref();
-                PlannedOp {
-                    op: d.kind,
-                    weight: d.weight.as_ref().map_or(100, |w| *w.get_ref()),
-                    rows: d.rows.as_ref().map_or(1, |r| *r.get_ref()),
-                }
-            })
-            .collect();
-        let retries = self.retries().expect("checked when the file was loaded");
-        let groups: Vec<Vec<PlannedOp>> = match self.file.mix {
-            Mix::Weighted => vec![ops],
-            Mix::EachAlone => ops.into_iter().map(|o| vec![o]).collect(),
-        };
-        let ttls: Vec<Option<f64>> = profile.ttls_s.as_ref().map_or(vec![None], |l| {
-            l.0.iter().map(|t| Some(*t.get_ref())).collect()
-        });
-        let sessions = session::modes(profile);
-        let mut points = Vec::new();
-        for &table_rows in &sizes {
-            for &index in &indexes {
-                for (preparation, session) in session::series(&preparations, &sessions) {
-                    for group in &groups {
-                        for &retry in &retries {
-                            for (&ttl_s, rate) in ttls
-                                .iter()
-                                .flat_map(|t| profile.rates.0.iter().map(move |r| (t, r)))
-                            {
-                                points.push(LoadPoint {
-                                    id: points.len() + 1,
-                                    table_rows,
-                                    index,
-                                    preparation,
-                                    session,
-                                    rate: Self::request_rate(
-                                        profile,
-                                        *rate.get_ref(),
-                                        group[0].rows,
-                                    ),
-                                    ops: group.clone(),
-                                    retry,
-                                    ttl_s,
-                                    path: path::choice(profile),
-                                });
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        WorkloadPlan {
-            spec,
-            mix: self.file.mix,
-            sizes,
-            points,
-            duration_s: *profile.duration_s.get_ref(),
-            warmup_s: profile.warmup_s.as_ref().map_or(0.0, |w| *w.get_ref()),
-            order_seed: profile.order_seed,
-            max_in_flight: *profile.max_in_flight.get_ref(),
-            cache_keys: profile.cache_keys.as_ref().map(|k| *k.get_ref()),
-        }
     }
 }
 

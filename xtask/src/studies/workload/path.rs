@@ -13,7 +13,7 @@ use d1bench_core::workload::Operation;
 use serde::{Deserialize, Serialize};
 
 use super::row::Phase;
-use super::{LoadPoint, Workload, WorkloadPlan, WorkloadProfile};
+use super::{CALIBRATION_PER_ARM, LoadPoint, Workload, WorkloadPlan, WorkloadProfile};
 use crate::base::TargetKind;
 use crate::targets::remote::rest::{self, Stretch};
 
@@ -106,11 +106,17 @@ pub fn assign(
     ops: impl Iterator<Item = Operation>,
     has_rest: bool,
 ) -> Vec<WritePath> {
-    let phase_bit = u64::from(phase == Phase::Measure);
+    // Warm-up and measured load keep the streams they had before calibration was a phase;
+    // calibration takes one of its own.
+    let place = match phase {
+        Phase::Warmup => (point.id as u64) << 1,
+        Phase::Measure => (point.id as u64) << 1 | 1,
+        Phase::Calibrate => !(point.id as u64),
+    };
     let mut rng = fastrand::Rng::with_seed(
         order_seed
             .wrapping_mul(0xD1B5_4A32_D192_ED03)
-            .wrapping_add((point.id as u64) << 1 | phase_bit)
+            .wrapping_add(place)
             ^ 0x5245_5354, // "REST"
     );
     let mut pair: Option<WritePath> = None;
@@ -138,28 +144,36 @@ pub fn assign(
     .collect()
 }
 
-/// The plan's timetable as REST API calls a second, point after point, warm-up included: a
-/// point's rate × the share of its requests that are writes × the share of those its path sends
-/// by REST × its policy's most attempts (each retry is a call). Seeding and checks between
-/// points send none; laying the points end to end without them can only raise the busiest
-/// window, so the price is an upper bound.
+/// The plan's timetable as REST API calls a second, point after point: its calibration (each
+/// arm's requests one at a time, priced as if all in one millisecond) then warm-up and measured
+/// load at its planned rate (a rate capped by `max-utilisation` only sends fewer). A point's
+/// calls are its requests that are writes (summed over its arms) × the share of those its path
+/// sends by REST × each arm's policy's most attempts (each retry is a call). Seeding and checks
+/// between points send none; laying the points end to end without them can only raise the
+/// busiest window, so the price is an upper bound.
 pub fn rest_stretches(plan: &WorkloadPlan) -> Vec<Stretch> {
+    let calibration_s = 0.001;
     plan.points
         .iter()
-        .map(|p| {
-            let writes: f64 = p
-                .ops
-                .iter()
-                .filter(|o| goes_by_rest(o.op))
-                .map(|o| f64::from(o.weight) / 100.0)
+        .flat_map(|p| {
+            let attempts = |a: &super::Arm| f64::from(a.retry.max_attempts.max(1));
+            let writes = p.arms.iter().filter(|a| goes_by_rest(a.op.op));
+            let calibrated: f64 = writes
+                .clone()
+                .map(|a| CALIBRATION_PER_ARM as f64 * attempts(a))
                 .sum();
-            Stretch {
-                seconds: plan.warmup_s + plan.duration_s,
-                per_second: p.rate
-                    * writes
-                    * p.path.rest_share()
-                    * f64::from(p.retry.max_attempts.max(1)),
-            }
+            let per_request: f64 = writes.map(|a| a.share * attempts(a)).sum();
+            let rest = p.path.rest_share();
+            [
+                Stretch {
+                    seconds: calibration_s,
+                    per_second: calibrated * rest / calibration_s,
+                },
+                Stretch {
+                    seconds: plan.warmup_s + plan.duration_s,
+                    per_second: p.rate * per_request * rest,
+                },
+            ]
         })
         .collect()
 }
@@ -232,24 +246,28 @@ impl Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::studies::workload::PlannedOp;
     use crate::studies::workload::RetryPolicy;
+    use crate::studies::workload::{Arm, PlannedOp};
     use d1bench_core::workload::{IndexKind, Preparation, SessionMode};
 
     fn point(path: PathChoice) -> LoadPoint {
         LoadPoint {
             id: 3,
             table_rows: 100,
-            index: IndexKind::Key,
-            preparation: Preparation::Reuse,
-            session: SessionMode::None,
+            indexes: vec![IndexKind::Key],
             rate: 40.0,
-            ops: vec![PlannedOp {
-                op: Operation::Write,
-                weight: 100,
-                rows: 1,
+            arms: vec![Arm {
+                index: IndexKind::Key,
+                preparation: Preparation::Reuse,
+                session: SessionMode::None,
+                op: PlannedOp {
+                    op: Operation::Write,
+                    weight: 100,
+                    rows: 1,
+                },
+                retry: RetryPolicy::NONE,
+                share: 1.0,
             }],
-            retry: RetryPolicy::NONE,
             ttl_s: None,
             path,
         }

@@ -16,6 +16,9 @@ use crate::studies::workload::{RetryKind, WritePath};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
+    /// Before the warm-up, one request at a time per arm: the service time the point's rate
+    /// is set from (recorded, never in the statistics).
+    Calibrate,
     Warmup,
     Measure,
 }
@@ -131,6 +134,11 @@ pub struct OpRow {
     /// time; empty where D1 does not say, and in runs before this column.
     #[serde(default)]
     pub sql_duration_ms: Option<f64>,
+    /// Of `lag_ms`, the dispatcher's own lateness: ms from due to handed to a thread. The rest
+    /// of the lag is the wait for a free thread (every one of `max-in-flight` busy with the
+    /// target). Empty in runs before this column.
+    #[serde(default)]
+    pub late_ms: Option<f64>,
     /// Which way the request went: the Worker's D1 binding, or D1's REST API from the load
     /// generator (a write of a series whose `path` is `rest` or `both`); `binding` in runs
     /// before this column and on targets without the API.
@@ -189,6 +197,39 @@ impl Record for OpRow {
             self.point, self.op, self.rate, self.outcome, self.latency_ms
         )
     }
+}
+
+/// One load point as run: a row of `points.csv`, written when the point ends: its service time
+/// measured before it (one request at a time per arm), the rate it ran at and the utilisation
+/// that makes, and the CPU time each process took while it was measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointRow {
+    pub experiment: String,
+    pub target: TargetKind,
+    pub point: usize,
+    pub table_rows: u64,
+    /// Arms sharing the point.
+    pub arms: usize,
+    /// Requests per second the plan asked for, and what the point ran at (lower when the
+    /// profile's `max-utilisation` capped it).
+    pub rate_planned: f64,
+    pub rate: f64,
+    /// Mean ms per request of the point's mix, one at a time: inside the invocation, and on
+    /// D1's own clock (empty where there is none).
+    pub service_inside_ms: f64,
+    pub service_d1_ms: Option<f64>,
+    /// `rate × service_inside_ms`: the share of time a single server would be busy.
+    pub utilisation: f64,
+    /// The profile's cap on it, when it has one.
+    pub max_utilisation: Option<f64>,
+    pub max_in_flight: usize,
+    /// Seconds the measured phase took, to its last answer.
+    pub measured_s: f64,
+    /// CPU seconds while it was measured: this process (the load generator, and in-process
+    /// SQLite when that is the target), workerd, and wrangler (its `node`); 0 where none runs.
+    pub cpu_generator_s: f64,
+    pub cpu_workerd_s: f64,
+    pub cpu_wrangler_s: f64,
 }
 
 /// One check of the workload table: a row of `checks.csv`.
@@ -317,6 +358,7 @@ pub mod tests_support {
             served_by_primary: None,
             d1_attempts: None,
             sql_duration_ms: None,
+            late_ms: Some(0.0),
             path: WritePath::Binding,
         }
     }
@@ -390,7 +432,7 @@ mod tests {
         drop(appender);
         let text = std::fs::read_to_string(&out).unwrap();
         assert!(
-            text.lines().nth(1).unwrap().ends_with(",3,0.25,rest"),
+            text.lines().nth(1).unwrap().ends_with(",3,0.25,,rest"),
             "{text}"
         );
         let back: Vec<OpRow> = crate::records::csv::read(&out).unwrap();
@@ -413,7 +455,7 @@ mod tests {
         drop(appender);
         let text = std::fs::read_to_string(&out).unwrap();
         assert!(text.lines().next().unwrap().ends_with(
-            ",session,session_bookmark,served_by_primary,d1_attempts,sql_duration_ms,path"
+            ",session,session_bookmark,served_by_primary,d1_attempts,sql_duration_ms,late_ms,path"
         ));
         assert!(text.contains(",first-primary,true,false"), "{text}");
         let back: Vec<OpRow> = crate::records::csv::read(&out).unwrap();

@@ -73,42 +73,64 @@ fn a_rest_path_off_remote_or_past_the_api_rate_fails_with_its_golden_error() {
 }
 
 /// read-path's smoke profile sweeps a D1 session: every read in it with per-call statements
-/// (a session lives for one request), labelled apart from the plain binding's series, which keep
-/// their names.
+/// (a session lives for one request), as arms of the same points as the plain binding's, whose
+/// names stay as they were; both indexes and both preparations share every point.
 #[test]
-fn read_path_plans_its_session_series_with_per_call_statements() {
+fn read_path_plans_its_session_arms_with_per_call_statements() {
     use d1bench_core::workload::SessionMode;
     let w = Workload::load(&project_root().join("experiments"), "read-path").unwrap();
     let (_, smoke) = w.profile(Some("smoke")).unwrap();
     let plan = w.plan(smoke);
-    let in_session: Vec<&LoadPoint> = plan
-        .points
-        .iter()
-        .filter(|p| p.session == SessionMode::FirstUnconstrained)
-        .collect();
-    assert!(!in_session.is_empty());
-    for p in &in_session {
-        assert_eq!(p.preparation, Preparation::PerCall, "{}", p.series());
-        assert!(
-            p.series().ends_with("session=first-unconstrained"),
-            "{}",
-            p.series()
-        );
+    // One point per size and read, each with 2 indexes × (reuse, per-call, per-call in a session).
+    assert_eq!(plan.points.len(), 2 * 3);
+    for p in &plan.points {
+        assert_eq!(p.arms.len(), 2 * 3, "{}", p.series());
+        let shares: f64 = p.arms.iter().map(|a| a.share).sum();
+        assert!((shares - 1.0).abs() < 1e-9);
+        for arm in p
+            .arms
+            .iter()
+            .filter(|a| a.session == SessionMode::FirstUnconstrained)
+        {
+            assert_eq!(arm.preparation, Preparation::PerCall, "{}", arm.series());
+            assert!(arm.series().ends_with("session=first-unconstrained"));
+        }
+        let plain = p
+            .arms
+            .iter()
+            .find(|a| a.session == SessionMode::None)
+            .unwrap();
+        assert!(!plain.series().contains("session"), "{}", plain.series());
     }
     for op in [
         Operation::PointRead,
         Operation::RangeScan,
         Operation::Aggregate,
     ] {
-        assert!(in_session.iter().any(|p| p.ops[0].op == op), "{op}");
+        assert!(plan.points.iter().any(|p| p.arms[0].op.op == op), "{op}");
     }
-    let plain = plan
-        .points
-        .iter()
-        .find(|p| p.session == SessionMode::None)
-        .unwrap();
-    assert!(!plain.series().contains("session"), "{}", plain.series());
-    // Every preparation on the plain binding, and the session on per-call: three series per
-    // size, index and operation.
-    assert_eq!(plan.points.len(), 2 * 2 * 3 * 3);
+}
+
+/// write-contention interleaves single writes and batches at the same row rate: a batch of 10
+/// is drawn a tenth as often as a single write, so each carries half the point's rows.
+#[test]
+fn write_contention_interleaves_single_and_batched_writes_at_one_row_rate() {
+    let w = Workload::load(&project_root().join("experiments"), "write-contention").unwrap();
+    let (_, smoke) = w.profile(Some("smoke")).unwrap();
+    let plan = w.plan(smoke);
+    for p in &plan.points {
+        let rows_per_s = |op: Operation| -> f64 {
+            p.arms
+                .iter()
+                .filter(|a| a.op.op == op)
+                .map(|a| a.share * p.rate * a.op.rows as f64)
+                .sum()
+        };
+        let single = rows_per_s(Operation::Write);
+        let batched = rows_per_s(Operation::BatchWrite);
+        assert!(
+            single > 0.0 && (single - batched).abs() < 1e-9,
+            "{single} {batched}"
+        );
+    }
 }

@@ -1,6 +1,10 @@
-//! A workload on in-process SQLite: one connection, its calls serialized as D1 serializes a
-//! database's queries.
+//! A workload on in-process SQLite with SQLite's own single writer: one database file in WAL
+//! mode that several connections share (one per request in flight), none of which waits for a
+//! lock. Reads run side by side; a write takes the write lock at once (`BEGIN IMMEDIATE`) or is
+//! refused with `SQLITE_BUSY` (`database is locked`), as the write-up's SQLite refused them, so
+//! the retry policies meet real refusals here (local D1 queues writes instead).
 
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -10,43 +14,78 @@ use d1bench_core::workload::{
     RowVersion, SeedRequest, SeedResult, cache,
 };
 use d1bench_core::{Checksum, Value};
-use rusqlite::{Connection, params_from_iter};
+use rusqlite::{Connection, TransactionBehavior, params_from_iter};
 
-use super::d1_like::open_d1_like;
+use super::d1_like::d1_like;
 use crate::targets::TargetError;
 use crate::targets::http::Timed;
 use crate::targets::workload::WorkloadClient;
 
-/// The workload on in-process SQLite with D1's limits applied: one connection behind a lock, so
-/// concurrent requests queue as they do in front of a D1 database; prepared statements reused
-/// through rusqlite's statement cache, or prepared per call.
+/// The workload on a SQLite file with D1's limits applied on every connection: a request takes
+/// an idle connection (or opens one), so as many run at once as the load generator has in
+/// flight; prepared statements are reused through each connection's statement cache, or
+/// prepared per call.
 pub struct SqliteWorkload {
-    db: Mutex<Connection>,
+    path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+    /// Where the file is when this target made it: removed with it.
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl SqliteWorkload {
+    /// The workload on a new file in a directory of its own, removed when dropped.
     pub fn open() -> anyhow::Result<Self> {
-        let db = open_d1_like()?;
-        db.set_prepared_statement_cache_capacity(64);
-        Ok(SqliteWorkload { db: Mutex::new(db) })
+        let dir = tempfile::Builder::new().prefix("d1bench-wl-").tempdir()?;
+        let mut workload = Self::open_file(&dir.path().join("wl.sqlite"))?;
+        workload._dir = Some(dir);
+        Ok(workload)
     }
 
-    /// The workload on a SQLite file that fails a write at once (no busy time-out) when another
-    /// connection holds the write lock: real contention, `database is locked`, for the tests
-    /// of the refusal classes and the retries (local D1 queues writes instead of refusing them).
-    #[cfg(test)]
-    pub fn open_file(path: &std::path::Path) -> anyhow::Result<Self> {
-        let db = super::d1_like::d1_like(Connection::open(path)?)?;
-        db.busy_timeout(std::time::Duration::ZERO)?;
-        db.set_prepared_statement_cache_capacity(64);
-        Ok(SqliteWorkload { db: Mutex::new(db) })
+    /// The workload on the SQLite file at `path` (created when missing), in WAL mode.
+    pub fn open_file(path: &Path) -> anyhow::Result<Self> {
+        let first = connect(path)?;
+        let mode: String = first.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        anyhow::ensure!(
+            mode == "wal",
+            "{} would not go into WAL mode: {mode}",
+            path.display()
+        );
+        Ok(SqliteWorkload {
+            path: path.to_owned(),
+            idle: Mutex::new(vec![first]),
+            _dir: None,
+        })
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, TargetError> {
-        self.db
-            .lock()
-            .map_err(|_| TargetError::InProcess("the SQLite connection's lock is poisoned".into()))
+    /// Runs `f` on an idle connection (or a new one), which goes back to the idle ones after.
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, TargetError>,
+    ) -> Result<T, TargetError> {
+        let lock = || {
+            self.idle.lock().map_err(|_| {
+                TargetError::InProcess("the connection pool's lock is poisoned".into())
+            })
+        };
+        let taken = lock()?.pop();
+        let mut db = match taken {
+            Some(db) => db,
+            None => connect(&self.path).map_err(|e| TargetError::InProcess(format!("{e:#}")))?,
+        };
+        let result = f(&mut db);
+        lock()?.push(db);
+        result
     }
+}
+
+/// A connection to the file with D1's limits, no busy time-out (a held lock is refused at once),
+/// `synchronous = NORMAL` (WAL's usual setting: a commit is not synced) and a statement cache.
+fn connect(path: &Path) -> anyhow::Result<Connection> {
+    let db = d1_like(Connection::open(path)?)?;
+    db.busy_timeout(std::time::Duration::ZERO)?;
+    db.execute_batch("PRAGMA synchronous = NORMAL")?;
+    db.set_prepared_statement_cache_capacity(64);
+    Ok(db)
 }
 
 fn to_sqlite(values: &[Value]) -> Vec<rusqlite::types::Value> {
@@ -101,45 +140,17 @@ fn run(
 impl WorkloadClient for SqliteWorkload {
     fn seed(&self, seed: &SeedRequest) -> Result<SeedResult, TargetError> {
         seed.validate().map_err(TargetError::InProcess)?;
-        let mut db = self.lock()?;
-        let statements = workload::seed_statements(&seed.spec, seed.from, seed.to);
-        let write = |db: &mut Connection| -> rusqlite::Result<usize> {
-            if seed.create {
-                for sql in workload::create_table(&seed.spec) {
-                    db.execute(&sql, [])?;
-                }
-            }
-            let tx = db.transaction()?;
-            let mut rows = 0;
-            for s in &statements {
-                rows += run(&tx, &s.sql, &s.params, Preparation::Reuse, false)?.1;
-            }
-            tx.commit()?;
-            Ok(rows)
-        };
-        Ok(match write(&mut db) {
-            Ok(rows_written) => SeedResult {
-                rows_written,
-                statements: statements.len(),
-                d1_ms: None,
-                error: None,
-            },
-            Err(e) => SeedResult {
-                rows_written: 0,
-                statements: statements.len(),
-                d1_ms: None,
-                error: Some(sqlite_text(&e)),
-            },
-        })
+        self.with(|db| Ok(seed_batch(db, seed)))
     }
 
-    fn index(&self, index: IndexKind) -> Result<(), TargetError> {
-        let db = self.lock()?;
-        for sql in index.sql() {
-            db.execute(&sql, [])
-                .map_err(|e| TargetError::InProcess(sqlite_text(&e)))?;
-        }
-        Ok(())
+    fn index(&self, indexes: &[IndexKind]) -> Result<(), TargetError> {
+        self.with(|db| {
+            for sql in IndexKind::sql(indexes) {
+                db.execute(&sql, [])
+                    .map_err(|e| TargetError::InProcess(sqlite_text(&e)))?;
+            }
+            Ok(())
+        })
     }
 
     fn op(&self, op: &OpRequest) -> Timed<OpResult> {
@@ -148,7 +159,7 @@ impl WorkloadClient for SqliteWorkload {
             .validate()
             .map_err(TargetError::InProcess)
             .and_then(|()| {
-                // The pipeline leaves session points out on this target; one that gets here anyway
+                // The pipeline leaves session arms out on this target; one that gets here anyway
                 // is refused rather than measured as a plain read.
                 if !op.session.is_none() {
                     return Err(TargetError::InProcess(format!(
@@ -156,31 +167,7 @@ impl WorkloadClient for SqliteWorkload {
                         op.session
                     )));
                 }
-                let mut db = self.lock()?;
-                let opened = Instant::now();
-                let done = perform(&mut db, op);
-                let inside_ms = opened.elapsed().as_secs_f64() * 1000.0;
-                let (outcome, refusal) =
-                    d1bench_core::ladder::classify(done.as_ref().err().map(sqlite_text).as_deref());
-                let (rows_returned, changes) = done.as_ref().copied().unwrap_or((0, 0));
-                Ok(OpResult {
-                    outcome,
-                    refusal,
-                    error: done.err().map(|e| sqlite_text(&e)),
-                    rows_returned,
-                    changes,
-                    inside_ms,
-                    d1_ms: None,
-                    rows_read: None,
-                    rows_written: None,
-                    d1_attempts: None,
-                    sql_duration_ms: None,
-                    served_by: None,
-                    cache: None,
-                    version: (op.op == Operation::Update).then_some(op.version),
-                    worker_colo: None,
-                    session_bookmark: None,
-                })
+                self.with(|db| Ok(timed(db, op)))
             });
         Timed {
             outside_ms: started.elapsed().as_secs_f64() * 1000.0,
@@ -189,55 +176,113 @@ impl WorkloadClient for SqliteWorkload {
     }
 
     fn check(&self, check: &CheckRequest) -> Result<CheckResult, TargetError> {
-        let db = self.lock()?;
-        let text = |e: rusqlite::Error| TargetError::InProcess(sqlite_text(&e));
-        let (n, ids, misplaced): (i64, i64, i64) = db
-            .query_row(&workload::sums_sql(&check.spec), [], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })
-            .map_err(text)?;
-        let checksum = db
-            .query_row(
-                &checksum_sql(workload::TABLE, check.spec.columns),
-                [],
-                |r| Checksum::read(|name| r.get::<_, i64>(name)),
-            )
-            .map_err(text)?;
-        let write_ids = db
-            .prepare(&workload::write_ids_sql())
-            .and_then(|mut s| {
-                s.query_map([], |r| r.get::<_, i64>(0))?
-                    .map(|id| id.map(|id| id as u64))
-                    .collect::<rusqlite::Result<Vec<u64>>>()
-            })
-            .map_err(text)?;
-        let versions = db
-            .prepare(&cache::versions_sql())
-            .and_then(|mut s| {
-                s.query_map([], |r| {
-                    Ok(RowVersion {
-                        id: r.get::<_, i64>(0)? as u64,
-                        version: r.get::<_, i64>(1)? as u64,
-                    })
-                })?
-                .collect::<rusqlite::Result<Vec<RowVersion>>>()
-            })
-            .map_err(text)?;
-        if check.drop {
-            for table in [workload::TABLE, cache::VERSION_TABLE] {
-                db.execute(&format!("DROP TABLE IF EXISTS {table}"), [])
-                    .map_err(text)?;
+        self.with(|db| check_table(db, check))
+    }
+}
+
+/// One seed batch, in one transaction.
+fn seed_batch(db: &mut Connection, seed: &SeedRequest) -> SeedResult {
+    let statements = workload::seed_statements(&seed.spec, seed.from, seed.to);
+    let write = |db: &mut Connection| -> rusqlite::Result<usize> {
+        if seed.create {
+            for sql in workload::create_table(&seed.spec) {
+                db.execute(&sql, [])?;
             }
         }
-        Ok(CheckResult {
-            rows_present: n as u64,
-            id_sum: ids as u64,
-            misplaced: misplaced as u64,
-            checksum,
-            write_ids,
-            versions,
-        })
+        let tx = db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut rows = 0;
+        for s in &statements {
+            rows += run(&tx, &s.sql, &s.params, Preparation::Reuse, false)?.1;
+        }
+        tx.commit()?;
+        Ok(rows)
+    };
+    match write(db) {
+        Ok(rows_written) => SeedResult {
+            rows_written,
+            statements: statements.len(),
+            d1_ms: None,
+            error: None,
+        },
+        Err(e) => SeedResult {
+            rows_written: 0,
+            statements: statements.len(),
+            d1_ms: None,
+            error: Some(sqlite_text(&e)),
+        },
     }
+}
+
+/// One operation, timed around SQLite's work, its error classified as D1's would be.
+fn timed(db: &mut Connection, op: &OpRequest) -> OpResult {
+    let opened = Instant::now();
+    let done = perform(db, op);
+    let inside_ms = opened.elapsed().as_secs_f64() * 1000.0;
+    let (outcome, refusal) =
+        d1bench_core::ladder::classify(done.as_ref().err().map(sqlite_text).as_deref());
+    let (rows_returned, changes) = done.as_ref().copied().unwrap_or((0, 0));
+    OpResult {
+        outcome,
+        refusal,
+        error: done.err().map(|e| sqlite_text(&e)),
+        rows_returned,
+        changes,
+        inside_ms,
+        version: (op.op == Operation::Update).then_some(op.version),
+        // SQLite says nothing of D1's meta, a cache, a colo or a session.
+        ..crate::targets::workload::no_answer(String::new())
+    }
+}
+
+/// The table's count, sums, checksum, write ids and versions (dropped after, when asked).
+fn check_table(db: &mut Connection, check: &CheckRequest) -> Result<CheckResult, TargetError> {
+    let text = |e: rusqlite::Error| TargetError::InProcess(sqlite_text(&e));
+    let (n, ids, misplaced): (i64, i64, i64) = db
+        .query_row(&workload::sums_sql(&check.spec), [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .map_err(text)?;
+    let checksum = db
+        .query_row(
+            &checksum_sql(workload::TABLE, check.spec.columns),
+            [],
+            |r| Checksum::read(|name| r.get::<_, i64>(name)),
+        )
+        .map_err(text)?;
+    let write_ids = db
+        .prepare(&workload::write_ids_sql())
+        .and_then(|mut s| {
+            s.query_map([], |r| r.get::<_, i64>(0))?
+                .map(|id| id.map(|id| id as u64))
+                .collect::<rusqlite::Result<Vec<u64>>>()
+        })
+        .map_err(text)?;
+    let versions = db
+        .prepare(&cache::versions_sql())
+        .and_then(|mut s| {
+            s.query_map([], |r| {
+                Ok(RowVersion {
+                    id: r.get::<_, i64>(0)? as u64,
+                    version: r.get::<_, i64>(1)? as u64,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<RowVersion>>>()
+        })
+        .map_err(text)?;
+    if check.drop {
+        for table in [workload::TABLE, cache::VERSION_TABLE] {
+            db.execute(&format!("DROP TABLE IF EXISTS {table}"), [])
+                .map_err(text)?;
+        }
+    }
+    Ok(CheckResult {
+        rows_present: n as u64,
+        id_sum: ids as u64,
+        misplaced: misplaced as u64,
+        checksum,
+        write_ids,
+        versions,
+    })
 }
 
 /// One operation on SQLite: rows answered and rows changed. A batched write is one transaction.
@@ -245,13 +290,14 @@ fn perform(db: &mut Connection, op: &OpRequest) -> rusqlite::Result<(usize, usiz
     let key = [Value::Integer(op.key as i64)];
     match op.op {
         Operation::PointRead | Operation::RangeScan | Operation::Aggregate => {
-            let sql = workload::read_sql(op.op, op.rows).expect("a read has SQL");
+            let sql = workload::read_sql(op.op, op.rows, op.index).expect("a read has SQL");
             run(db, &sql, &key, op.preparation, true)
         }
         Operation::Write | Operation::BatchWrite => {
             let generator = op.spec.generator();
             let sql = workload::write_sql(&op.spec);
-            let tx = db.transaction()?;
+            // The write lock at once, or SQLITE_BUSY: no connection waits for another's.
+            let tx = db.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let mut changes = 0;
             for id in op.written_ids() {
                 changes += run(

@@ -74,7 +74,7 @@ impl ShortIntervals {
             ""
         } else {
             let bound = match ci.method {
-                Method::OrderStatistic | Method::BetweenSessions => "",
+                Method::OrderStatistic | Method::BetweenSessions | Method::BatchMeans => "",
                 Method::IndependentRatio => "at least ",
             };
             self.0

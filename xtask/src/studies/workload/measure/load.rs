@@ -3,7 +3,8 @@
 //! was due, so a slow answer cannot hide the queue behind it (coordinated omission). A
 //! dispatcher sleeps to each due time and hands the request to a pool of at most
 //! `max_in_flight` threads; a request that finds none free waits, and that wait is both in its
-//! latency and in the generator's lag (sent − due), which the reports show.
+//! latency and in the generator's lag (sent − due), which the reports show, apart from the
+//! dispatcher's own lateness (handed over − due).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
@@ -18,8 +19,13 @@ pub struct Done<T> {
     pub seq: usize,
     /// When it was due, in ms since the load started.
     pub scheduled_ms: f64,
-    /// Ms from due to sent: the generator's own lag.
+    /// Ms from due to sent: the generator's lag, its own lateness and the wait for a free
+    /// thread together.
     pub lag_ms: f64,
+    /// Ms from due to handed to the threads: the dispatcher's own lateness (what the generator
+    /// itself could not keep up with), apart from waiting for a free thread (which is the
+    /// target holding every thread: requests in flight at the cap).
+    pub late_ms: f64,
     /// Ms from due to the whole answer.
     pub latency_ms: f64,
     /// Ms from sent to the whole answer.
@@ -56,7 +62,7 @@ pub fn open_loop<J: Sync, T: Send>(
     // The timetable starts once the threads are up: starting them is not the target's lag.
     let start_at = std::sync::OnceLock::<Instant>::new();
     let halt = AtomicBool::new(false);
-    let (due_tx, due_rx) = mpsc::channel::<(usize, Instant)>();
+    let (due_tx, due_rx) = mpsc::channel::<(usize, Instant, Instant)>();
     let due_rx = Mutex::new(due_rx);
     let (done_tx, done_rx) = mpsc::channel::<Done<T>>();
     let mut first_error = None;
@@ -70,7 +76,9 @@ pub fn open_loop<J: Sync, T: Send>(
             scope.spawn(move || {
                 loop {
                     let next = due_rx.lock().map(|rx| rx.recv());
-                    let Ok(Ok((seq, due))) = next else { break };
+                    let Ok(Ok((seq, due, dispatched))) = next else {
+                        break;
+                    };
                     let start = *start_at.get().expect("set before anything is due");
                     let sent_at = Instant::now();
                     let answer = send(&jobs[seq]);
@@ -80,6 +88,7 @@ pub fn open_loop<J: Sync, T: Send>(
                         seq,
                         scheduled_ms: ms(due - start),
                         lag_ms: ms(sent_at.saturating_duration_since(due)),
+                        late_ms: ms(dispatched.saturating_duration_since(due)),
                         latency_ms: ms(answered.saturating_duration_since(due)),
                         service_ms: ms(answered - sent_at),
                         sent_at,
@@ -104,7 +113,7 @@ pub fn open_loop<J: Sync, T: Send>(
                 if due > now {
                     std::thread::sleep(due - now);
                 }
-                if due_tx.send((seq, due)).is_err() {
+                if due_tx.send((seq, due, Instant::now())).is_err() {
                     break;
                 }
             }

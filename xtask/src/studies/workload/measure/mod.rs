@@ -5,18 +5,16 @@
 //! write is present exactly once, after which the table is dropped.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Result, anyhow, bail};
+use d1bench_core::workload;
 use d1bench_core::workload::cache::CacheParams;
-use d1bench_core::workload::{
-    CheckRequest, FIRST_WRITE_ID, IndexKind, OpRequest, Operation, SeedRequest,
-};
-use d1bench_core::{Outcome, workload};
+use d1bench_core::workload::{CheckRequest, FIRST_WRITE_ID, OpRequest, Operation, SeedRequest};
 
 pub mod exactly_once;
 pub mod load;
+mod point;
 pub mod retry;
 pub mod versions;
 
@@ -28,11 +26,10 @@ use versions::RowVersions;
 use crate::base::TargetKind;
 use crate::records::csv::Appender;
 use crate::records::{RunDir, Totals};
-use crate::studies::workload::path::{self, WritePath};
-use crate::studies::workload::row::{CheckRow, OpRow, Phase};
-use crate::studies::workload::{LoadPoint, Mix, WorkloadPlan};
+use crate::studies::workload::WritePath;
+use crate::studies::workload::row::{CheckRow, OpRow, Phase, PointRow};
+use crate::studies::workload::{Arm, CALIBRATION_PER_ARM, LoadPoint, WorkloadPlan};
 use crate::targets::Workloads;
-use crate::targets::remote::rest::Endpoint;
 use crate::targets::workload::WorkloadClient;
 
 /// What the table must hold: every seeded id, and every write acknowledged so far; and what it
@@ -79,7 +76,7 @@ pub fn measure(
     let mut next_version = BTreeMap::new();
     // Each run's KV keys are its own: a local KV namespace persists across runs.
     let generation = run_generation();
-    let mut index: Option<IndexKind> = None;
+    let mut indexed = false;
     let check_row = |when: &str, table_rows: u64, batches, seed_ms, expected: &Expected, drop| {
         let at = Table {
             experiment,
@@ -89,14 +86,15 @@ pub fn measure(
         };
         check(&*client, plan, &at, (batches, seed_ms), expected, drop)
     };
+    let mut points = Appender::<PointRow>::open(&run_dir.points_csv())?;
+    let pgid = session.process_group();
     for &size in &plan.sizes {
-        // Rows go in without a secondary index; each point sets its own after.
-        if index.is_some_and(|i| i != IndexKind::None) {
+        // Rows go in without a secondary index; the table takes every arm's after.
+        if indexed {
             client
-                .index(IndexKind::None)
-                .map_err(|e| anyhow!("cannot drop the index before seeding: {e}"))?;
+                .index(&[])
+                .map_err(|e| anyhow!("cannot drop the indexes before seeding: {e}"))?;
         }
-        index = Some(IndexKind::None);
         let seeding = Instant::now();
         let batches = seed(&*client, plan, expected.seeded, size)?;
         let seed_ms = seeding.elapsed().as_secs_f64() * 1000.0;
@@ -111,123 +109,39 @@ pub fn measure(
         if !row.reconciled {
             bail!("the seeded table does not reconcile: {}", row.note);
         }
-        // In-process SQLite has no Sessions API: its baseline is the plain binding's series.
-        let runs_here = |p: &LoadPoint| p.session.is_none() || target.runs_the_worker();
-        for point in plan
-            .points
-            .iter()
-            .filter(|p| p.table_rows == size && runs_here(p))
-        {
-            if index != Some(point.index) {
-                client
-                    .index(point.index)
-                    .map_err(|e| anyhow!("cannot set the {} index: {e}", point.index))?;
-                index = Some(point.index);
+        client
+            .index(&plan.indexes)
+            .map_err(|e| anyhow!("cannot create the indexes {:?}: {e}", plan.indexes))?;
+        indexed = true;
+        for planned in plan.points.iter().filter(|p| p.table_rows == size) {
+            // In-process SQLite has no Sessions API: its baseline is the plain binding's arms.
+            let point = if target.runs_the_worker() {
+                planned.clone()
+            } else {
+                planned.without_sessions()
+            };
+            if point.arms.is_empty() {
+                continue;
             }
-            for phase in [Phase::Warmup, Phase::Measure] {
-                let seconds = match phase {
-                    Phase::Warmup => plan.warmup_s,
-                    Phase::Measure => plan.duration_s,
-                };
-                let mut ids = Ids {
-                    next_write_id: &mut next_write_id,
-                    next_version: &mut next_version,
-                    generation,
-                };
-                let jobs = jobs(plan, point, phase, seconds, &mut ids);
-                if jobs.is_empty() {
-                    continue;
-                }
-                let ways = path::assign(
-                    plan.order_seed,
-                    point,
-                    phase,
-                    jobs.iter().map(|j| j.op),
-                    rest.is_some(),
-                );
-                let started_ms = clock.elapsed().as_secs_f64() * 1000.0;
-                let mut lag_max: f64 = 0.0;
-                let mut failed = 0;
-                let client = Arc::clone(&client);
-                let policy = point.retry;
-                let point_id = point.id;
-                // Retries run here, in the load generator: each attempt its own request (a
-                // separate Worker invocation), as a client retries; the jitter's seed is the
-                // policy's, mixed with the request's place.
-                // A write sent through the REST API waits at least what a 429's Retry-After asks.
-                let rest = rest.clone();
-                let send = move |(seq, job, way): &(u64, OpRequest, WritePath)| {
-                    let rng = policy.rng(point_id, *seq);
-                    retry::attempt_told(job, &policy, rng, &|j| match (way, &rest) {
-                        (WritePath::Rest, Some(rest)) => {
-                            let answer = rest.write(j, Endpoint::Query);
-                            (answer.timed, answer.retry_after)
-                        }
-                        _ => (client.op(j), None),
-                    })
-                };
-                let jobs: Vec<(u64, OpRequest, WritePath)> = jobs
-                    .into_iter()
-                    .zip(ways)
-                    .enumerate()
-                    .map(|(i, (j, way))| (i as u64, j, way))
-                    .collect();
-                let ran = load::open_loop(
-                    &jobs,
-                    point.rate,
-                    plan.max_in_flight,
-                    &send,
-                    &crate::procs::interrupted,
-                    |done: Done<Attempted>, (_, job, way)| {
-                        let at = At {
-                            point,
-                            phase,
-                            started_ms,
-                            clock,
-                        };
-                        let row = op_row(experiment, target, &at, (job, *way), done);
-                        lag_max = lag_max.max(row.lag_ms);
-                        failed += usize::from(row.outcome != Outcome::Ok);
-                        if job.op.writes() {
-                            expected.attempted.extend(job.written_ids());
-                        }
-                        if row.acknowledged() {
-                            expected.written.extend(job.written_ids());
-                        }
-                        if job.op == Operation::Update {
-                            expected.versions.sent(job.key, job.version);
-                            if row.acknowledged() {
-                                expected.versions.acknowledged(job.key, job.version);
-                            }
-                        }
-                        // Warm-ups are records too: their writes are in the table.
-                        totals.add(&row);
-                        results.append(&row)
-                    },
-                )?;
-                if crate::procs::interrupted() {
-                    bail!("interrupted");
-                }
-                eprintln!(
-                    "point {}/{} ({} rows, {}, {}/s{}) {}: {} requests in {:.1} s, {failed} not ok, \
-                     generator lag at most {lag_max:.1} ms",
-                    point.id,
-                    plan.points.len(),
-                    point.table_rows,
-                    point.series(),
-                    point.rate,
-                    match plan.mix {
-                        Mix::Weighted => String::new(),
-                        Mix::EachAlone => format!(", {}", point.ops[0].op),
-                    },
-                    match phase {
-                        Phase::Warmup => "warm-up",
-                        Phase::Measure => "measured",
-                    },
-                    ran.sent,
-                    ran.wall_ms / 1000.0
-                );
-            }
+            let mut at = Recorder {
+                experiment,
+                target,
+                clock,
+                results: &mut results,
+                totals: &mut totals,
+                expected: &mut expected,
+            };
+            let mut ids = Ids {
+                next_write_id: &mut next_write_id,
+                next_version: &mut next_version,
+                generation,
+            };
+            let senders = point::Senders {
+                client: std::sync::Arc::clone(&client),
+                rest: rest.clone(),
+            };
+            let row = point::run(plan, point, &senders, &mut at, &mut ids, pgid)?;
+            points.append(&row)?;
         }
     }
     let last = plan.sizes.last().copied().unwrap_or(0);
@@ -374,41 +288,61 @@ fn run_generation() -> u64 {
         * 1000
 }
 
-/// The requests of one phase of a point: operations drawn by weight and keys drawn uniformly
-/// from the profile's order seed (the same requests on every target), write ids in order, each
-/// update the next version of its row.
+/// The requests of one phase of a point, each with its arm: arms drawn by their shares,
+/// operations' keys drawn uniformly, from the profile's order seed (the same requests on every
+/// target), write ids in order, each update the next version of its row. Calibration sends
+/// `CALIBRATION_PER_ARM` requests of each arm in turn.
 fn jobs(
     plan: &WorkloadPlan,
     point: &LoadPoint,
     phase: Phase,
     seconds: f64,
     ids: &mut Ids,
-) -> Vec<OpRequest> {
-    let count = (point.rate * seconds).round() as usize;
-    let phase_bit = u64::from(phase == Phase::Measure);
+) -> Vec<(usize, OpRequest)> {
+    let phase_bits = match phase {
+        Phase::Warmup => 0,
+        Phase::Measure => 1,
+        Phase::Calibrate => 2,
+    };
     let mut rng = fastrand::Rng::with_seed(
         plan.order_seed
             .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .wrapping_add((point.id as u64) << 1 | phase_bit),
+            .wrapping_add((point.id as u64) << 2 | phase_bits),
     );
+    let arms: Vec<usize> = match phase {
+        Phase::Calibrate => (0..CALIBRATION_PER_ARM)
+            .flat_map(|_| 0..point.arms.len())
+            .collect(),
+        Phase::Warmup | Phase::Measure => {
+            let count = (point.rate * seconds).round() as usize;
+            (0..count)
+                .map(|_| {
+                    let mut pick = rng.f64();
+                    point
+                        .arms
+                        .iter()
+                        .position(|a| {
+                            let hit = pick < a.share;
+                            pick -= a.share;
+                            hit
+                        })
+                        .unwrap_or(point.arms.len() - 1)
+                })
+                .collect()
+        }
+    };
     let size = point.table_rows;
     let keys = plan.cache_keys.unwrap_or(size).min(size);
     let cache = point.ttl_s.map(|ttl_s| CacheParams {
         ttl_s,
         generation: ids.generation + point.id as u64,
     });
-    (0..count)
-        .map(|_| {
-            let mut pick = rng.u32(0..100);
-            let op = *point
-                .ops
-                .iter()
-                .find(|o| {
-                    let hit = pick < o.weight;
-                    pick = pick.saturating_sub(o.weight);
-                    hit
-                })
-                .unwrap_or(&point.ops[point.ops.len() - 1]);
+    // With one index on the table SQLite's planner chooses, as before arms shared a point.
+    let named_index = plan.indexes.len() > 1;
+    arms.into_iter()
+        .map(|a| {
+            let arm = &point.arms[a];
+            let op = arm.op;
             let mut version = 0;
             let key = match op.op {
                 Operation::PointRead => rng.u64(1..=size),
@@ -428,23 +362,65 @@ fn jobs(
                     first
                 }
             };
-            OpRequest {
+            let request = OpRequest {
                 spec: plan.spec,
                 op: op.op,
                 key,
                 rows: op.rows,
-                preparation: point.preparation,
+                preparation: arm.preparation,
                 version,
                 cache: cache.filter(|_| op.op == Operation::CachedRead),
-                session: point.session,
-            }
+                session: arm.session,
+                index: named_index.then_some(arm.index),
+            };
+            (a, request)
         })
         .collect()
 }
 
-/// Where a request ran: its point and phase, when the phase started, the run's clock.
+/// Where a run's requests are recorded, and what they must leave in the table.
+struct Recorder<'a> {
+    experiment: &'a str,
+    target: TargetKind,
+    clock: Instant,
+    results: &'a mut Appender<OpRow>,
+    totals: &'a mut Totals,
+    expected: &'a mut Expected,
+}
+
+impl Recorder<'_> {
+    /// Records one request: its row appended, what its write must have left noted.
+    fn record(
+        &mut self,
+        at: &At,
+        (job, path): (&OpRequest, WritePath),
+        done: Done<Attempted>,
+    ) -> Result<OpRow> {
+        let row = op_row(self.experiment, self.target, at, (job, path), done);
+        let expected = &mut *self.expected;
+        if job.op.writes() {
+            expected.attempted.extend(job.written_ids());
+        }
+        if row.acknowledged() {
+            expected.written.extend(job.written_ids());
+        }
+        if job.op == Operation::Update {
+            expected.versions.sent(job.key, job.version);
+            if row.acknowledged() {
+                expected.versions.acknowledged(job.key, job.version);
+            }
+        }
+        // Warm-ups are records too: their writes are in the table.
+        self.totals.add(&row);
+        self.results.append(&row)?;
+        Ok(row)
+    }
+}
+
+/// Where a request ran: its point, arm and phase, when the phase started, the run's clock.
 struct At<'a> {
     point: &'a LoadPoint,
+    arm: &'a Arm,
     phase: Phase,
     started_ms: f64,
     clock: Instant,
@@ -460,6 +436,7 @@ fn op_row(
 ) -> OpRow {
     let At {
         point,
+        arm,
         phase,
         started_ms,
         clock,
@@ -478,8 +455,8 @@ fn op_row(
         point: point.id,
         phase,
         table_rows: point.table_rows,
-        index: point.index,
-        preparation: point.preparation,
+        index: arm.index,
+        preparation: arm.preparation,
         rate: point.rate,
         op: job.op,
         op_rows: job.rows,
@@ -500,7 +477,7 @@ fn op_row(
         target_failed,
         error: crate::records::error_text::recorded(&answer.error.clone().unwrap_or_default()),
         started_ms,
-        retry: point.retry.kind,
+        retry: arm.retry.kind,
         attempts: attempted.attempts,
         first_refusal: attempted.first_refusal,
         first_failed: attempted.first_failed,
@@ -523,6 +500,7 @@ fn op_row(
         served_by_primary: served.primary,
         d1_attempts: answer.d1_attempts,
         sql_duration_ms: answer.sql_duration_ms,
+        late_ms: Some(done.late_ms),
         path,
     }
 }

@@ -105,6 +105,7 @@ mod tests {
             version: 0,
             cache: None,
             session: Default::default(),
+            index: None,
         }
     }
 

@@ -4,6 +4,8 @@
 use super::*;
 use crate::studies::workload::Workload;
 use crate::targets::sqlite::workload::SqliteWorkload;
+use d1bench_core::Outcome;
+use d1bench_core::workload::IndexKind;
 
 /// The measured requests of point `point` for `seconds`, versions counted from 1.
 fn measure_jobs(plan: &WorkloadPlan, point: usize, seconds: f64, next: &mut u64) -> Vec<OpRequest> {
@@ -14,6 +16,9 @@ fn measure_jobs(plan: &WorkloadPlan, point: usize, seconds: f64, next: &mut u64)
         generation: 7000,
     };
     jobs(plan, &plan.points[point], Phase::Measure, seconds, &mut ids)
+        .into_iter()
+        .map(|(_, job)| job)
+        .collect()
 }
 
 const CACHE: &str = r#"
@@ -197,7 +202,7 @@ fn the_aggregate_does_not_overflow_through_the_covering_index() {
     );
     let client = SqliteWorkload::open().unwrap();
     seed(&client, &plan, 0, 20000).unwrap();
-    client.index(IndexKind::Covering).unwrap();
+    client.index(&[IndexKind::Covering]).unwrap();
     let op = OpRequest {
         spec: plan.spec,
         op: Operation::Aggregate,
@@ -207,10 +212,58 @@ fn the_aggregate_does_not_overflow_through_the_covering_index() {
         version: 0,
         cache: None,
         session: Default::default(),
+        index: Some(IndexKind::Covering),
     };
     let answer = client.op(&op).result.unwrap();
     assert_eq!(answer.outcome, Outcome::Ok, "{answer:?}");
     assert_eq!(answer.rows_returned, 1);
+    // `INDEXED BY` names the index the arm reads through: one the table does not carry is an
+    // error, never a silent other plan.
+    let through_key = OpRequest {
+        index: Some(IndexKind::Key),
+        ..op
+    };
+    let answer = client.op(&through_key).result.unwrap();
+    assert_ne!(answer.outcome, Outcome::Ok, "{answer:?}");
+    assert!(answer.error.unwrap().contains("no such index"));
+}
+
+/// Arms share a point: each request's arm drawn by its share from the order seed, so both
+/// indexes and both preparations are sent throughout the point, interleaved.
+#[test]
+fn the_arms_of_a_point_interleave_by_their_shares() {
+    let plan = plan(&FILE.replace(
+        "rates = [200]",
+        "rates = [200]\nindexes = [\"key\", \"covering\"]\npreparation = [\"reuse\", \"per-call\"]",
+    ));
+    let point = &plan.points[0];
+    let mut next = FIRST_WRITE_ID;
+    let mut versions = BTreeMap::new();
+    let mut ids = Ids {
+        next_write_id: &mut next,
+        next_version: &mut versions,
+        generation: 0,
+    };
+    let drawn = jobs(&plan, point, Phase::Measure, 10.0, &mut ids);
+    let arms: Vec<usize> = drawn.iter().map(|(a, _)| *a).collect();
+    assert_eq!(point.arms.len() % 4, 0, "{:?}", point.arms);
+    for (a, arm) in point.arms.iter().enumerate() {
+        let n = arms.iter().filter(|&&x| x == a).count();
+        let expected = arm.share * arms.len() as f64;
+        assert!(
+            (n as f64 - expected).abs() < 5.0 * expected.sqrt(),
+            "{a}: {n} of {expected}"
+        );
+        // Both halves of the point send every arm.
+        let half = arms.len() / 2;
+        assert!(arms[..half].contains(&a) && arms[half..].contains(&a));
+    }
+    for (a, job) in &drawn {
+        let arm = &point.arms[*a];
+        assert_eq!(job.index, Some(arm.index));
+        assert_eq!(job.preparation, arm.preparation);
+        assert_eq!(job.op, arm.op.op);
+    }
 }
 
 #[test]

@@ -8,8 +8,9 @@ use d1bench_core::workload::{IndexKind, Operation, Preparation, SessionMode};
 use d1bench_core::{Outcome, RefusalKind};
 use std::collections::BTreeMap;
 
+use super::saturation::{self, PointLoad};
 use crate::base::TargetKind;
-use crate::stats::{Latencies, median, nearest_rank};
+use crate::stats::{Latencies, batch_means, median, nearest_rank};
 use crate::studies::workload::RetryKind;
 use crate::studies::workload::row::{OpRow, Phase};
 
@@ -78,6 +79,8 @@ impl Key {
 /// One operation at one point, summarized.
 pub struct OpStats {
     pub key: Key,
+    /// The point it was measured at (arms of one point share it).
+    pub point: usize,
     /// Requests measured.
     pub n: usize,
     pub ok: usize,
@@ -102,8 +105,14 @@ pub struct OpStats {
     /// The point's generator lag: its 99th percentile and max, ms.
     pub lag_p99_ms: f64,
     pub lag_max_ms: f64,
-    /// Whether the generator fell behind its timetable at this point.
+    /// Whether the generator itself fell behind its timetable at this point (its own
+    /// lateness; in runs before that was recorded, its lag).
     pub behind: bool,
+    /// How the point ran: below saturation, or saturated and why.
+    pub load: PointLoad,
+    /// The successful requests' latencies and inside times per time block of the point
+    /// ([`batch_means::BLOCKS`]), for intervals that allow for correlation in time.
+    pub blocks: Vec<Block>,
     /// Rows each request touches (a batched write's N; 1 otherwise).
     pub op_rows: usize,
     /// What the first attempts met: refusals by class, and no answer at all (what a client
@@ -118,8 +127,22 @@ pub struct OpStats {
     pub goodput_rows_per_s: f64,
 }
 
+/// One time block of one arm at one point: its successful requests' latencies and inside
+/// times, ms.
+#[derive(Debug, Clone, Default)]
+pub struct Block {
+    pub latency: Vec<f64>,
+    pub inside: Vec<f64>,
+}
+
 /// Every operation at every point of `rows` (measured requests only), in report order.
 pub fn stats(rows: &[OpRow]) -> Vec<OpStats> {
+    stats_capped(rows, None)
+}
+
+/// [`stats`], with the run's cap on requests in flight when points.csv records it.
+pub fn stats_capped(rows: &[OpRow], cap: Option<usize>) -> Vec<OpStats> {
+    let loads = saturation::points(rows, cap);
     let measured: Vec<&OpRow> = rows.iter().filter(|r| r.phase == Phase::Measure).collect();
     // Per target and point: the requests, the wall time to the last answer, the lags.
     let mut points: BTreeMap<(TargetKind, usize), (usize, f64, Vec<f64>)> = BTreeMap::new();
@@ -147,6 +170,17 @@ pub fn stats(rows: &[OpRow]) -> Vec<OpStats> {
             let lag_p99_ms = lags[nearest_rank(lags.len(), 0.99) - 1];
             let lag_max_ms = *lags.last().unwrap_or(&0.0);
             let interval_ms = 1000.0 / key.rate;
+            let load = loads[&(key.target, group[0].point)].clone();
+            let span_ms = *point_n as f64 / key.rate * 1000.0;
+            let mut blocks = vec![Block::default(); batch_means::BLOCKS];
+            for r in group
+                .iter()
+                .filter(|r| !r.target_failed && r.outcome == Outcome::Ok)
+            {
+                let block = &mut blocks[batch_means::block_of(r.scheduled_ms, span_ms)];
+                block.latency.push(r.latency_ms);
+                block.inside.extend(r.inside_ms);
+            }
             let mut latencies = Latencies::new();
             let mut inside = Latencies::new();
             let mut refused: Vec<(RefusalKind, usize)> = Vec::new();
@@ -196,6 +230,7 @@ pub fn stats(rows: &[OpRow]) -> Vec<OpStats> {
             let rows_written: Vec<u64> = answered.iter().filter_map(|r| r.rows_written).collect();
             OpStats {
                 key,
+                point: group[0].point,
                 n: group.len(),
                 ok,
                 refused,
@@ -212,7 +247,12 @@ pub fn stats(rows: &[OpRow]) -> Vec<OpStats> {
                 rows_written: (!rows_written.is_empty()).then(|| rows_written.iter().sum()),
                 lag_p99_ms,
                 lag_max_ms,
-                behind: lag_p99_ms > LAG_TOLERANCE_MS.max(interval_ms / 10.0),
+                behind: match load.late_p99_ms {
+                    Some(_) => load.generator_behind,
+                    None => lag_p99_ms > LAG_TOLERANCE_MS.max(interval_ms / 10.0),
+                },
+                load,
+                blocks,
                 op_rows,
                 first_refused,
                 first_failed,

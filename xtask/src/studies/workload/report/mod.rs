@@ -6,11 +6,13 @@
 
 pub mod cache;
 pub mod cache_chart;
+pub mod capacity;
 pub mod chart;
 pub mod claims;
 pub mod contention;
 pub mod load_stats;
 pub mod paths;
 pub mod placement;
+pub mod saturation;
 pub mod staleness;
 pub mod summary;

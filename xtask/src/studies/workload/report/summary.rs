@@ -12,14 +12,14 @@ use d1bench_core::workload::{IndexKind, Operation, Preparation, SessionMode};
 use serde::Serialize;
 
 use super::claims::{answers, answers_table};
-use super::load_stats::{LAG_TOLERANCE_MS, OpStats, stats};
+use super::load_stats::{LAG_TOLERANCE_MS, OpStats, stats_capped};
 use crate::base::TargetKind;
 use crate::base::numbers::num;
 use crate::records::csv;
 use crate::records::{RunDir, RunRecord};
 use crate::reports::{Rendered, chart_files, provenance, title};
 use crate::stats::CONFIDENCE;
-use crate::studies::workload::row::{CheckRow, OpRow};
+use crate::studies::workload::row::{CheckRow, OpRow, PointRow};
 
 /// One row of a workload run's `summary.csv`.
 #[derive(Debug, Serialize)]
@@ -121,6 +121,9 @@ fn summary_row(s: &OpStats) -> SummaryRow {
 
 /// `12.3 (11.9–12.8)` in ms, or with the note of no interval.
 pub(crate) fn cell(s: &OpStats, q: f64) -> String {
+    if s.load.shows_capacity() {
+        return "saturated".into();
+    }
     match s.latencies.percentile(q, CONFIDENCE) {
         None => "-".into(),
         Some(p) => match p.ci {
@@ -247,6 +250,7 @@ pub fn markdown(
     placements: &[super::placement::Placement],
     paths: &str,
     charts: &[crate::reports::charts::Drawn],
+    points: &[PointRow],
 ) -> String {
     let mut out = format!("# {}\n\n", title(record));
     if let Some(study) = record.studies.first() {
@@ -341,6 +345,7 @@ pub fn markdown(
             .unwrap();
         }
     }
+    out.push_str(&super::capacity::section(stats, points));
     out.push_str(&super::contention::section(stats));
     out.push_str(paths);
     out.push_str(&super::placement::section(placements));
@@ -362,6 +367,13 @@ pub fn markdown(
              millisecond tie).\n\n",
         );
         out.push_str(&answers_table(&answers));
+        if let Some(spread) = super::claims::control_spread(&answers)
+            && answers
+                .iter()
+                .any(|a| a.design == super::claims::Design::Interleaved)
+        {
+            writeln!(out, "\n{spread}").unwrap();
+        }
     }
     if !charts.is_empty() {
         out.push_str("\n## Charts\n\n");
@@ -391,7 +403,12 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
     } else {
         Vec::new()
     };
-    let stats = stats(&rows);
+    let point_rows: Vec<PointRow> = if run_dir.points_csv().exists() {
+        csv::read(&run_dir.points_csv())?
+    } else {
+        Vec::new()
+    };
+    let stats = stats_capped(&rows, point_rows.first().map(|p| p.max_in_flight));
     let summary: Vec<SummaryRow> = stats.iter().map(summary_row).collect();
     csv::write(&run_dir.summary_csv(), &summary)?;
     let cache = super::cache::stats(&rows);
@@ -412,6 +429,7 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
             &super::placement::placements(&rows),
             &super::paths::section(&rows),
             &drawn,
+            &point_rows,
         ),
     )
     .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
@@ -439,105 +457,4 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use d1bench_core::{Outcome, RefusalKind};
-
-    fn row(point: usize, index: IndexKind, seq: u64, latency_ms: f64) -> OpRow {
-        OpRow {
-            target: TargetKind::Sqlite,
-            point,
-            index,
-            op: Operation::Aggregate,
-            seq,
-            scheduled_ms: seq as f64 * 10.0,
-            latency_ms,
-            service_ms: latency_ms,
-            inside_ms: Some(latency_ms),
-            ..crate::studies::workload::row::tests_support::row()
-        }
-    }
-
-    /// Covering at 0.6 of key, with noise: the −40% claim holds; at 0.95 of it, it does not.
-    #[test]
-    fn the_covering_index_claim_is_judged_by_its_interval() {
-        let mut rng = fastrand::Rng::with_seed(3);
-        for (factor, holds) in [(0.6, true), (0.95, false)] {
-            let mut rows = Vec::new();
-            for seq in 0..2000 {
-                let base = 10.0 + rng.f64();
-                rows.push(row(1, IndexKind::Key, seq, base));
-                rows.push(row(
-                    2,
-                    IndexKind::Covering,
-                    seq,
-                    factor * (10.0 + rng.f64()),
-                ));
-            }
-            let stats = stats(&rows);
-            assert_eq!(stats.len(), 2);
-            let answers = answers(&stats);
-            let median = answers.iter().find(|a| a.q == 0.5).unwrap();
-            assert!((median.ratio - factor).abs() < 0.05, "{}", median.ratio);
-            assert_eq!(
-                median.verdict().starts_with("holds"),
-                holds,
-                "{}",
-                median.verdict()
-            );
-        }
-    }
-
-    /// On a point read neither index is used: covering ÷ key is the control, expected 1, and a
-    /// ratio away from it is called drift, never a claim that holds.
-    #[test]
-    fn covering_against_key_on_a_point_read_is_the_control() {
-        let mut rng = fastrand::Rng::with_seed(5);
-        for (factor, verdict) in [(1.0, "as expected"), (0.8, "differs: faster")] {
-            let mut rows = Vec::new();
-            for seq in 0..2000 {
-                for (point, index, f) in
-                    [(1, IndexKind::Key, 1.0), (2, IndexKind::Covering, factor)]
-                {
-                    rows.push(OpRow {
-                        op: Operation::PointRead,
-                        ..row(point, index, seq, f * (10.0 + rng.f64()))
-                    });
-                }
-            }
-            let answers = answers(&stats(&rows));
-            let median = answers.iter().find(|a| a.q == 0.5).unwrap();
-            assert_eq!(
-                median.what,
-                crate::studies::workload::report::claims::Comparison::IndexControl
-            );
-            assert!(
-                median.verdict().starts_with(verdict),
-                "{}",
-                median.verdict()
-            );
-            let table = crate::studies::workload::report::claims::answers_table(&answers);
-            assert!(table.contains("| 1 (control) |"), "{table}");
-        }
-    }
-
-    #[test]
-    fn a_lagging_generator_is_flagged_and_refusals_are_counted_by_class() {
-        let mut rows: Vec<OpRow> = (0..200).map(|s| row(1, IndexKind::Key, s, 5.0)).collect();
-        for r in rows.iter_mut().skip(190) {
-            r.lag_ms = 40.0;
-            r.outcome = Outcome::Refused;
-            r.refusal = Some(RefusalKind::Overloaded);
-        }
-        let stats = stats(&rows);
-        assert!(stats[0].behind);
-        assert_eq!(stats[0].ok, 190);
-        assert_eq!(stats[0].refused, [(RefusalKind::Overloaded, 10)]);
-        let rows: Vec<OpRow> = (0..200).map(|s| row(1, IndexKind::Key, s, 5.0)).collect();
-        assert!(!stats_of(&rows).behind);
-    }
-
-    fn stats_of(rows: &[OpRow]) -> OpStats {
-        stats(rows).remove(0)
-    }
-}
+mod tests;

@@ -57,6 +57,7 @@ fn op(op: Operation, rows: usize) -> OpRequest {
         version: 0,
         cache: None,
         session: Default::default(),
+        index: None,
     }
 }
 
