@@ -2,18 +2,20 @@
 //!
 //! In the order they run, each on the Worker's clock (`Date.now()`, whole milliseconds):
 //! - `prepare_ms`: generating the rows and building every statement (its SQL text, and the
-//!   bound values of all statements as one JSON text, see [`sql::values_json`]; for `json`, each
-//!   statement's JSON payload; for `exec`, the script), before the window opens;
-//! - `inside_ms`, the window: `bind_ms` (one `JSON.parse` of those values, then each statement
-//!   prepared on the binding and its values bound; for `exec`, the script handed to
-//!   JavaScript), then the D1 calls until their answers arrive, then D1's answers read:
-//!   `meta.changes` (the rows acknowledged) and `meta.duration` (`d1_ms`); for `exec`, `count`
-//!   (the statements D1 ran, whose planned rows are the rows acknowledged) and `duration`.
+//!   bound values of all statements as one JSON text, see [`d1bench_core::sql::values_json`];
+//!   for `json`, each statement's JSON payload; for `exec`, the script: see
+//!   [`d1bench_core::handover`]), before the window opens;
+//! - `inside_ms`, the window, in four parts: `handover_ms` (one `JSON.parse` of those values,
+//!   and each distinct SQL text, payload or the script made a JavaScript string), `bind_ms`
+//!   (each statement prepared on the binding and its values bound), `call_ms` (the D1 calls
+//!   until their answers arrive), `read_ms` (D1's answers read: `meta.changes`, the rows
+//!   acknowledged, and `meta.duration`, `d1_ms`; for `exec`, `count`, the statements D1 ran,
+//!   whose planned rows are the rows acknowledged, and `duration`).
 //!
 //! Its D1 calls are exactly the INSERT calls, so only they meet the per-invocation query budget.
 
-use d1bench_core::sql;
-use d1bench_core::{CallShape, Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy, Value};
+use d1bench_core::handover::{Inserts, Values};
+use d1bench_core::{CallShape, Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy};
 use js_sys::{Array, Date, Function, JsString, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
@@ -29,7 +31,7 @@ pub async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Res
     };
     let db = ctx.env.d1(BINDING)?;
     let started = Date::now();
-    let prepared = Prepared::of(&probe);
+    let prepared = Inserts::of(&probe);
     let prepare_ms = Date::now() - started;
     match perform(&db, &probe, &prepared, prepare_ms).await {
         Ok(result) => Response::from_json(&result),
@@ -45,78 +47,16 @@ pub async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Res
     }
 }
 
-/// A probe's statements, ready for the binding: a few strings, so that little is left to free
-/// after the writes.
-struct Prepared {
-    /// The SQL texts of the INSERTs, each once (all of a bound probe's full statements are the
-    /// same text).
-    texts: Vec<String>,
-    /// Which of `texts` each INSERT runs, in order.
-    text_of: Vec<usize>,
-    /// What the INSERTs bind, or the script that replaces them.
-    values: Values,
-    /// The rows each INSERT writes, in order.
-    statement_rows: Vec<usize>,
-    statements: usize,
-    rows_per_statement: usize,
-    max_statement_bytes: usize,
-    corrupt: Option<String>,
-}
-
-impl Prepared {
-    fn of(probe: &ProbeRequest) -> Self {
-        let mut plan = sql::plan(probe);
-        let binds = plan.inserts.iter().any(|s| !s.params.is_empty());
-        let values = match probe.strategy {
-            Strategy::Exec => Values::Script(sql::exec_script(&plan.inserts)),
-            // Each payload is already JSON: bound as the string it is, not encoded again.
-            Strategy::Json => Values::Payloads(
-                plan.inserts
-                    .iter_mut()
-                    .map(|s| match s.params.pop() {
-                        Some(Value::Text(payload)) => payload,
-                        other => unreachable!("a json statement binds one text, not {other:?}"),
-                    })
-                    .collect(),
-            ),
-            _ if binds => Values::Json(sql::values_json(&plan.inserts)),
-            _ => Values::None,
-        };
-        let statement_rows = plan.inserts.iter().map(|s| s.rows).collect();
-        let (rows_per_statement, max_statement_bytes) =
-            (plan.rows_per_statement(), plan.max_statement_bytes());
-        let statements = plan.inserts.len();
-        let mut texts: Vec<String> = Vec::new();
-        let mut text_of = Vec::with_capacity(statements);
-        for statement in plan.inserts {
-            if texts.last() != Some(&statement.sql) {
-                texts.push(statement.sql);
-            }
-            text_of.push(texts.len() - 1);
-        }
-        Prepared {
-            texts,
-            text_of,
-            values,
-            statement_rows,
-            statements,
-            rows_per_statement,
-            max_statement_bytes,
-            corrupt: plan.corrupt,
-        }
-    }
-}
-
-/// What a probe's INSERTs bind, ready before the window opens.
-enum Values {
-    /// Nothing bound (literal).
-    None,
-    /// The values of every statement as one JSON text (see [`sql::values_json`]).
-    Json(String),
-    /// `json`: each statement's one parameter, the JSON text of its rows.
-    Payloads(Vec<String>),
-    /// `exec`: no statements are prepared, the script is run as it is.
-    Script(String),
+/// A probe's INSERTs handed over to JavaScript, before any statement is prepared.
+enum Handed {
+    /// Each distinct SQL text as a JavaScript string, and each statement's array of values
+    /// (`None`: nothing bound).
+    Statements {
+        texts: Vec<JsValue>,
+        values: Option<Array>,
+    },
+    /// The script for `db.exec()`.
+    Script(JsValue),
 }
 
 /// The INSERTs handed to JavaScript, ready for their D1 calls.
@@ -128,27 +68,32 @@ enum Ready {
 }
 
 /// Writes the rows, and nothing else: the table was created by `POST /setup`, and the rows are
-/// counted by `POST /verify`.
+/// counted by `POST /verify`. The window's four parts are timed apart: handing the values over,
+/// preparing and binding, the D1 calls, reading the answers.
 async fn perform(
     db: &D1Database,
     probe: &ProbeRequest,
-    prepared: &Prepared,
+    prepared: &Inserts,
     prepare_ms: f64,
 ) -> Result<ProbeResult> {
     let binding: &Binding = db.as_ref().unchecked_ref();
 
     let opened = Date::now();
-    let bound = bind_all(binding, prepared);
+    let handed = hand_over(prepared);
+    let handed_at = Date::now();
+    let bound = handed.and_then(|handed| bind_all(binding, prepared, handed));
     let bound_at = Date::now();
     let calls = match bound {
         Ok(ready) => call(binding, probe.strategy, ready).await,
         Err(e) => Calls::failed(0, 0, e),
     };
+    let called_at = Date::now();
     let answers = match &calls.exec {
         Some(answer) => Answers::read_exec(answer, &prepared.statement_rows)?,
         None => Answers::read(&calls.answers)?,
     };
-    let inside_ms = Date::now() - opened;
+    let read_at = Date::now();
+    let inside_ms = read_at - opened;
 
     // Debugging the harness only (see `ProbeRequest::debug_corrupt`): after the clock stopped.
     if let Some(corrupt) = &prepared.corrupt {
@@ -168,14 +113,17 @@ async fn perform(
         columns: probe.columns,
         row_bytes: probe.row_bytes,
         rows_expected: answers.changes,
-        statements_planned: prepared.statements,
+        statements_planned: prepared.statements(),
         statements_sent: calls.statements_sent,
         d1_calls: calls.d1_calls,
         rows_per_statement: prepared.rows_per_statement,
         max_statement_bytes: prepared.max_statement_bytes,
         prepare_ms: Some(prepare_ms),
         inside_ms,
-        bind_ms: Some(bound_at - opened),
+        handover_ms: Some(handed_at - opened),
+        bind_ms: Some(bound_at - handed_at),
+        call_ms: Some(called_at - bound_at),
+        read_ms: Some(read_at - called_at),
         d1_ms: answers.duration_ms,
         outcome,
         refusal,
@@ -183,41 +131,59 @@ async fn perform(
     })
 }
 
+/// The values, payloads or script and each distinct SQL text made JavaScript values: one
+/// `JSON.parse` for all the values of a bound probe, one string per payload.
+fn hand_over(prepared: &Inserts) -> std::result::Result<Handed, String> {
+    let texts = || {
+        prepared
+            .texts
+            .iter()
+            .map(|t| JsValue::from_str(t))
+            .collect()
+    };
+    Ok(match &prepared.values {
+        Values::Script(script) => Handed::Script(JsValue::from_str(script)),
+        Values::None => Handed::Statements {
+            texts: texts(),
+            values: None,
+        },
+        Values::Json(json) => Handed::Statements {
+            texts: texts(),
+            values: Some(
+                js_sys::JSON::parse(json)
+                    .map_err(js_error_text)?
+                    .unchecked_into(),
+            ),
+        },
+        // One string per statement, each its one parameter.
+        Values::Payloads(payloads) => Handed::Statements {
+            texts: texts(),
+            values: Some(
+                payloads
+                    .iter()
+                    .map(|p| Array::of1(&JsValue::from_str(p)))
+                    .collect(),
+            ),
+        },
+    })
+}
+
 /// Every INSERT prepared on the binding with its values bound, in an array as `db.batch()`
-/// takes them: one `JSON.parse` for all the values, then per statement its SQL text (each
-/// distinct text passed to JavaScript once) and one variadic `bind` of its array of values. The
+/// takes them: per statement its SQL text and one variadic `bind` of its array of values. The
 /// `worker` crate's `bind` takes one JavaScript value per value, each a call across the
 /// boundary and a string decoded, and its `prepare` copies and decodes the text every time.
-fn bind_all(binding: &Binding, prepared: &Prepared) -> std::result::Result<Ready, String> {
-    if let Values::Script(script) = &prepared.values {
-        return Ok(Ready::Script(
-            JsValue::from_str(script),
-            prepared.statements,
-        ));
-    }
+fn bind_all(
+    binding: &Binding,
+    prepared: &Inserts,
+    handed: Handed,
+) -> std::result::Result<Ready, String> {
+    let (texts, values) = match handed {
+        Handed::Script(script) => return Ok(Ready::Script(script, prepared.statements())),
+        Handed::Statements { texts, values } => (texts, values),
+    };
     let prepare: Function = Reflect::get(binding, &JsValue::from_str("prepare"))
         .map_err(js_error_text)?
         .unchecked_into();
-    let texts: Vec<JsValue> = prepared
-        .texts
-        .iter()
-        .map(|text| JsValue::from_str(text))
-        .collect();
-    let values: Option<Array> = match &prepared.values {
-        Values::None | Values::Script(_) => None,
-        Values::Json(json) => Some(
-            js_sys::JSON::parse(json)
-                .map_err(js_error_text)?
-                .unchecked_into(),
-        ),
-        // One string per statement, each its one parameter.
-        Values::Payloads(payloads) => Some(
-            payloads
-                .iter()
-                .map(|p| Array::of1(&JsValue::from_str(p)))
-                .collect(),
-        ),
-    };
     let statements = Array::new();
     for (k, &text) in prepared.text_of.iter().enumerate() {
         let statement: Bound = prepare

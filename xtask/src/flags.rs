@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::base::{AccountPlan, DebugCorruption, Location, TargetKind};
+use crate::base::{AccountPlan, DebugCorruption, Location, TargetKind, WorkerKind};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -87,6 +87,10 @@ pub struct Run {
     /// the isolate's thread and its cost on the timings is not measured.
     #[arg(long)]
     pub isolate_heap: bool,
+    /// Which Worker measures on the local target: `rust` (worker/, the default) or `js`
+    /// (worker-js/, plain JavaScript writing the same statements). Sweeps only.
+    #[arg(long, value_enum, default_value = "rust")]
+    pub worker: WorkerKind,
     /// Debugging the harness: corrupt every probe's table after its writes, to see
     /// reconciliation catch it. The run is then invalid and exits non-zero.
     #[arg(long, value_enum, value_name = "KIND")]

@@ -113,7 +113,10 @@ pub fn sources_hash(root: &Path) -> Result<String> {
             Ok((name, bytes))
         })
         .collect::<Result<Vec<_>>>()?;
-    files.push(("Cargo.lock (the Worker's packages)".into(), packages.into_bytes()));
+    files.push((
+        "Cargo.lock (the Worker's packages)".into(),
+        packages.into_bytes(),
+    ));
     Ok(toolchain::hash_named(&files))
 }
 
@@ -145,9 +148,10 @@ fn worker_lock(lock: &str) -> Result<String> {
     let mut wanted = vec![("d1bench-worker".to_owned(), None::<String>)];
     let mut kept = vec![false; lock.package.len()];
     while let Some((name, version)) = wanted.pop() {
-        let found = lock.package.iter().enumerate().filter(|(_, p)| {
-            p.name == name && version.as_ref().is_none_or(|v| *v == p.version)
-        });
+        let found =
+            lock.package.iter().enumerate().filter(|(_, p)| {
+                p.name == name && version.as_ref().is_none_or(|v| *v == p.version)
+            });
         let mut any = false;
         for (i, package) in found {
             any = true;
@@ -438,7 +442,10 @@ dependencies = [
         );
         assert_eq!(worker_lock(&grown).unwrap(), kept);
         // ...and a changed checksum of one of its own packages does not.
-        assert_ne!(worker_lock(&LOCK.replace("\"aa\"", "\"ab\"")).unwrap(), kept);
+        assert_ne!(
+            worker_lock(&LOCK.replace("\"aa\"", "\"ab\"")).unwrap(),
+            kept
+        );
         let broken = LOCK.replace("\"worker 0.8.7\"", "\"worker 9.9.9\"");
         let error = worker_lock(&broken).unwrap_err().to_string();
         assert!(error.contains("no package worker 9.9.9"), "{error}");

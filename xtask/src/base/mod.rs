@@ -9,4 +9,4 @@ pub mod target;
 pub mod text;
 
 pub use corruption::DebugCorruption;
-pub use target::{AccountPlan, Location, TargetKind};
+pub use target::{AccountPlan, Location, TargetKind, WorkerKind};

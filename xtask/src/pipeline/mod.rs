@@ -25,10 +25,11 @@ use anyhow::{Context, Result, bail};
 use d1bench_core::Corruption;
 use xshell::Shell;
 
-use crate::base::{DebugCorruption, TargetKind};
+use crate::base::{DebugCorruption, TargetKind, WorkerKind};
 use crate::flags;
 use crate::paths::Paths;
 use crate::records::run_history::SessionTime;
+use crate::records::run_record::StudyKind;
 use crate::records::run_record::{self, RunInfo, ToolVersions};
 use crate::records::{RunDir, RunRecord, RunStatus, Totals};
 pub use crate::studies::kind::RunPlan;
@@ -77,6 +78,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         baseline: plan.baseline,
         debug_corrupt: flags.debug_corrupt,
         isolate_heap: flags.isolate_heap,
+        worker: flags.target.runs_the_worker().then_some(flags.worker),
         order_seed: None,
         precision: None,
         max_repeats: None,
@@ -156,6 +158,7 @@ fn measure(
         remote: tools.remote,
         warnings: &warnings,
         sample_heap: flags.isolate_heap,
+        worker: flags.worker,
     };
     // The target, then the baseline (same probes, bare SQLite), into the same results.csv.
     let measured = plan.targets(flags.target).into_iter().try_fold(
@@ -235,7 +238,7 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         only: flags.only.clone(),
     };
     overrides.check()?;
-    study.plan(Ask {
+    let plan = study.plan(Ask {
         experiment: flags.experiment(),
         profile: flags.profile.as_deref(),
         target: flags.target,
@@ -243,7 +246,25 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         debug_corrupt: flags.debug_corrupt.map(corruption),
         overrides,
         root: &paths.root,
-    })
+    })?;
+    if flags.worker == WorkerKind::Js {
+        if flags.target != TargetKind::Local {
+            bail!(
+                "--worker js runs on the local target only, not --target {}: the JavaScript \
+                 Worker is not deployed to Cloudflare, and sqlite runs no Worker",
+                flags.target
+            );
+        }
+        if plan.work.kind().name() != StudyKind::Sweep {
+            bail!(
+                "--worker js runs sweeps only: `{}` is a {:?} study, and the JavaScript Worker \
+                 answers only the sweeps' /setup, /probe and /verify",
+                flags.experiment(),
+                plan.work.kind().name()
+            );
+        }
+    }
+    Ok(plan)
 }
 
 /// The change `--debug-corrupt` asks for.

@@ -130,6 +130,7 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
         no_baseline: studies::kind_of(run.kind).ran_without_baseline(run),
         debug_corrupt: run.debug_corrupt,
         isolate_heap: run.isolate_heap,
+        worker: run.worker.unwrap_or_default(),
         location,
         plan,
         keep: given.keep,

@@ -9,7 +9,7 @@ use xshell::{Shell, cmd};
 
 use crate::base::clock::utc_now;
 use crate::base::text::serde_as_text;
-use crate::base::{DebugCorruption, TargetKind};
+use crate::base::{DebugCorruption, TargetKind, WorkerKind};
 use crate::records::reconcile::Totals;
 use crate::records::run_history::{Planned, Resumption, SessionTime};
 use crate::studies::overrides::Overrides;
@@ -122,6 +122,10 @@ pub struct RunInfo {
     /// (`--isolate-heap`): that sampling's work is inside those requests' timings.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub isolate_heap: bool,
+    /// Which Worker measured (`--worker`), on a target that runs one; absent for a run on
+    /// sqlite, and in records written before there was a choice (the Rust Worker's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<WorkerKind>,
     /// Seed of the shuffled order a sweep's probes ran in (its profile's `order-seed`); absent
     /// for ladders, and in records written before the order was shuffled.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -274,9 +274,15 @@ mod tests {
         }
         // Under no change at all, Benjamini–Hochberg bounds the chance of any alarm by q.
         let family = any_alarm as f64 / trials as f64;
-        assert!(family <= 0.07, "any false alarm in {family} of A/A comparisons");
+        assert!(
+            family <= 0.07,
+            "any false alarm in {family} of A/A comparisons"
+        );
         let per_point = alarms as f64 / (trials * points) as f64;
-        assert!(per_point <= 0.01, "{per_point} of A/A points called changed");
+        assert!(
+            per_point <= 0.01,
+            "{per_point} of A/A points called changed"
+        );
         let power = caught as f64 / (trials * points) as f64;
         assert!(power >= 0.5, "a 20% slowdown caught at {power} of points");
     }
@@ -312,7 +318,10 @@ mod tests {
         assert!((o.center - 2f64.sqrt()).abs() < 1e-12);
         let half = 12.706_204_736 * (2f64.ln() / 2f64.sqrt()) / 2f64.sqrt();
         let ci = o.interval.unwrap();
-        assert!((ci.high.ln() - (2f64.sqrt().ln() + half)).abs() < 1e-6, "{ci:?}");
+        assert!(
+            (ci.high.ln() - (2f64.sqrt().ln() + half)).abs() < 1e-6,
+            "{ci:?}"
+        );
         assert!((t_quantile(4.0, 0.95) - 2.776_445).abs() < 1e-5);
         let same = change_between(&[2.0, 2.0], &[2.0, 2.0], 0.95).unwrap();
         assert_eq!((same.ratio, same.p_value), (1.0, 1.0));

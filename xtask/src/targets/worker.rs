@@ -19,7 +19,7 @@ use super::local::LocalWorker;
 use super::remote::{self, RemoteHost};
 use super::workload::WorkloadClient;
 use super::{Described, Probes, Rungs, Target, TargetError, Workloads};
-use crate::base::TargetKind;
+use crate::base::{TargetKind, WorkerKind};
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
 
@@ -45,6 +45,8 @@ pub struct WorkerSession {
     heap_warned: bool,
     /// Whether the heap is sampled at all (`--isolate-heap`; local only).
     sample_heap: bool,
+    /// Which Worker answers.
+    worker: WorkerKind,
 }
 
 /// Every `served_by_region` and `served_by_colo` D1 reported so far.
@@ -91,10 +93,16 @@ impl WorkloadClient for NotingClient {
 }
 
 impl WorkerSession {
-    pub fn local(paths: &Paths, tools: &Toolchain, sample_heap: bool) -> Result<Self> {
-        let (worker, client, health) = LocalWorker::start(paths, tools)?;
-        let mut session = WorkerSession::new(Host::Local(worker), client, health);
+    pub fn local(
+        paths: &Paths,
+        tools: &Toolchain,
+        sample_heap: bool,
+        worker: WorkerKind,
+    ) -> Result<Self> {
+        let (local, client, health) = LocalWorker::start(paths, tools, worker)?;
+        let mut session = WorkerSession::new(Host::Local(local), client, health);
         session.sample_heap = sample_heap;
+        session.worker = worker;
         Ok(session)
     }
 
@@ -121,6 +129,7 @@ impl WorkerSession {
             heap_peak_bytes: None,
             heap_warned: false,
             sample_heap: false,
+            worker: WorkerKind::Rust,
         }
     }
 
@@ -174,6 +183,10 @@ impl Target for WorkerSession {
 
     fn has_d1_clock(&self) -> bool {
         true
+    }
+
+    fn worker(&self) -> Option<WorkerKind> {
+        Some(self.worker)
     }
 
     fn isolate_heap_peak_bytes(&self) -> Option<u64> {

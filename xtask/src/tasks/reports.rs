@@ -47,6 +47,7 @@ mod tests {
             profile: Some(profile.into()),
             out: Some(out.to_owned()),
             isolate_heap: false,
+            worker: crate::base::WorkerKind::Rust,
             no_baseline: false,
             debug_corrupt: None,
             location: None,

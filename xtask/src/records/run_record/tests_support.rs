@@ -18,6 +18,7 @@ pub fn record() -> RunRecord {
             baseline: None,
             debug_corrupt: None,
             isolate_heap: false,
+            worker: None,
             order_seed: None,
             precision: None,
             max_repeats: None,
