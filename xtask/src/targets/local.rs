@@ -219,3 +219,17 @@ fn write_private(path: &Path, contents: &str) -> Result<()> {
     file.write_all(contents.as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::paths::project_root;
+
+    /// The JavaScript Worker's `/health` answers the workspace's version, as the Rust
+    /// Worker's does (run.toml records it).
+    #[test]
+    fn the_js_worker_answers_the_workspaces_version() {
+        let source = std::fs::read_to_string(project_root().join("worker-js/src/index.js")).unwrap();
+        let line = format!("const VERSION = \"{}\";", env!("CARGO_PKG_VERSION"));
+        assert!(source.contains(&line), "worker-js/src/index.js lacks `{line}`");
+    }
+}
