@@ -228,8 +228,12 @@ mod tests {
     /// Worker's does (run.toml records it).
     #[test]
     fn the_js_worker_answers_the_workspaces_version() {
-        let source = std::fs::read_to_string(project_root().join("worker-js/src/index.js")).unwrap();
+        let source =
+            std::fs::read_to_string(project_root().join("worker-js/src/index.js")).unwrap();
         let line = format!("const VERSION = \"{}\";", env!("CARGO_PKG_VERSION"));
-        assert!(source.contains(&line), "worker-js/src/index.js lacks `{line}`");
+        assert!(
+            source.contains(&line),
+            "worker-js/src/index.js lacks `{line}`"
+        );
     }
 }

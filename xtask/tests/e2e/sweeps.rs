@@ -274,16 +274,30 @@ pub fn js_worker_smoke_run_reconciles() {
         &["column-sweep", "--profile", "smoke", "--worker", "js"],
         out.path(),
     );
-    assert!(status.success(), "the JavaScript Worker's smoke run failed: {status}");
+    assert!(
+        status.success(),
+        "the JavaScript Worker's smoke run failed: {status}"
+    );
     let dir = run_dir(out.path());
     let all = read_csv(&dir.join("results.csv"));
     let (rows, baseline): (Vec<_>, Vec<_>) = all.iter().partition(|r| r["target"] == "local");
-    assert_eq!(rows.len(), baseline.len(), "the baseline runs the same probes");
+    assert_eq!(
+        rows.len(),
+        baseline.len(),
+        "the baseline runs the same probes"
+    );
     for row in &rows {
         assert_eq!(row["outcome"], "ok", "{row:?}");
         assert_local_probe(row, "js");
     }
-    for strategy in ["bound", "literal", "per-row", "json", "batched-rows", "exec"] {
+    for strategy in [
+        "bound",
+        "literal",
+        "per-row",
+        "json",
+        "batched-rows",
+        "exec",
+    ] {
         assert!(
             rows.iter().any(|r| r["strategy"] == strategy),
             "no {strategy} probe ran"
@@ -314,7 +328,10 @@ pub fn js_worker_smoke_run_reconciles() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(!output.status.success() && stderr.contains(says), "{args:?}: {stderr}");
+        assert!(
+            !output.status.success() && stderr.contains(says),
+            "{args:?}: {stderr}"
+        );
     }
 }
 
