@@ -183,6 +183,23 @@ pub fn decision_map_smoke_reconciles_and_answers_every_cell() {
     assert_eq!(run_toml(&dir)["run"]["status"].as_str(), Some("complete"));
 }
 
+/// The column sweep's smoke profile ran every strategy.
+fn every_strategy_ran(rows: &[&crate::support::Row]) {
+    for strategy in [
+        "bound",
+        "literal",
+        "per-row",
+        "json",
+        "batched-rows",
+        "exec",
+    ] {
+        assert!(
+            rows.iter().any(|r| r["strategy"] == strategy),
+            "no {strategy} probe ran"
+        );
+    }
+}
+
 /// A probe of the column sweep's smoke profile on local D1, measured by `worker`: reconciled by
 /// count and checksum, its clocks nested, the window's four parts adding up to it, and its
 /// statements as its strategy plans them.
@@ -290,19 +307,7 @@ pub fn js_worker_smoke_run_reconciles() {
         assert_eq!(row["outcome"], "ok", "{row:?}");
         assert_local_probe(row, "js");
     }
-    for strategy in [
-        "bound",
-        "literal",
-        "per-row",
-        "json",
-        "batched-rows",
-        "exec",
-    ] {
-        assert!(
-            rows.iter().any(|r| r["strategy"] == strategy),
-            "no {strategy} probe ran"
-        );
-    }
+    every_strategy_ran(&rows);
     let record = run_toml(&dir);
     assert_eq!(record["run"]["status"].as_str(), Some("complete"));
     assert_eq!(record["run"]["worker"].as_str(), Some("js"));
@@ -378,19 +383,7 @@ pub fn smoke_run_reconciles_and_draws() {
         );
         assert_local_probe(row, "rust");
     }
-    for strategy in [
-        "bound",
-        "literal",
-        "per-row",
-        "json",
-        "batched-rows",
-        "exec",
-    ] {
-        assert!(
-            rows.iter().any(|r| r["strategy"] == strategy),
-            "no {strategy} probe ran"
-        );
-    }
+    every_strategy_ran(&rows);
 
     let record = run_toml(&dir);
     assert_eq!(record["run"]["status"].as_str(), Some("complete"));
