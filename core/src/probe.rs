@@ -213,6 +213,24 @@ pub struct ProbeRequest {
     /// must fail. Never set by an experiment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub debug_corrupt: Option<Corruption>,
+    /// Debugging the harness only (`--debug-slow`): after the writes, still inside the timed
+    /// window, the target waits this percentage of the time the window had taken so far, so
+    /// the window comes out that much longer: a known slowdown for the comparisons to catch.
+    /// Never set by an experiment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debug_slow_percent: Option<u32>,
+}
+
+/// Most `debug_slow_percent` a probe may ask for: ten times its own time.
+pub const MAX_DEBUG_SLOW_PERCENT: u32 = 1_000;
+
+impl ProbeRequest {
+    /// How long to wait inside the timed window, in ms, after writes that took `elapsed_ms`:
+    /// `debug_slow_percent` of it (none without one).
+    pub fn debug_slow_ms(&self, elapsed_ms: f64) -> f64 {
+        self.debug_slow_percent
+            .map_or(0.0, |percent| elapsed_ms * f64::from(percent) / 100.0)
+    }
 }
 
 /// A probe request that cannot be performed, naming the offending field.
@@ -318,6 +336,14 @@ impl ProbeRequest {
             if !(0.0..=1.0).contains(&share) {
                 return fail(field, format!("must be between 0 and 1, got {share}"));
             }
+        }
+        if let Some(percent) = self.debug_slow_percent
+            && !(1..=MAX_DEBUG_SLOW_PERCENT).contains(&percent)
+        {
+            return fail(
+                "debug_slow_percent",
+                format!("must be 1 to {MAX_DEBUG_SLOW_PERCENT}, got {percent}"),
+            );
         }
         if self.indexes > self.columns.min(MAX_PROBE_INDEXES) {
             return fail(

@@ -523,6 +523,7 @@ pub fn wall(probe: &ProbeRequest) -> Option<Wall> {
         rows: 1,
         rows_per_statement: None,
         debug_corrupt: None,
+        debug_slow_percent: None,
         ..probe.clone()
     };
     let plan = plan(&one);

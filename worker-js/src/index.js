@@ -142,6 +142,11 @@ async function probe(db, inserts, started) {
   const calledAt = Date.now();
   const read = calls.exec ? readExec(calls.exec, inserts.statement_rows) : readAnswers(calls.answers);
   const readAt = Date.now();
+  // Debugging the harness only (`--debug-slow`): a wait inside the window, its share of the
+  // window so far, as the Rust Worker's; in none of its parts.
+  const slowMs = ((readAt - opened) * (probe.debug_slow_percent ?? 0)) / 100;
+  if (slowMs > 0) await new Promise((resolve) => setTimeout(resolve, slowMs));
+  const closed = Date.now();
 
   // Debugging the harness only: after the clock stopped.
   if (inserts.corrupt) await db.prepare(inserts.corrupt).run();
@@ -158,7 +163,7 @@ async function probe(db, inserts, started) {
     rows_per_statement: inserts.rows_per_statement,
     max_statement_bytes: inserts.max_statement_bytes,
     prepare_ms: prepareMs,
-    inside_ms: readAt - opened,
+    inside_ms: closed - opened,
     handover_ms: handedAt - opened,
     bind_ms: boundAt - handedAt,
     call_ms: calledAt - boundAt,

@@ -14,16 +14,21 @@
 //!   `exec`, `count`, the statements D1 ran, whose planned rows are the rows acknowledged, and
 //!   `duration`).
 //!
+//! With `debug_slow_percent` (`--debug-slow`, debugging the harness), the window ends with a
+//! timer of that share of its time so far.
+//!
 //! Its D1 calls are exactly the INSERT calls, so only they meet the per-invocation query budget.
 
 use d1bench_core::handover::{Inserts, Values};
 use d1bench_core::{CallShape, Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy};
 use js_sys::{Array, Date, Function, JsString, Reflect};
+use std::time::Duration;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::{D1Database as Binding, D1PreparedStatement as Bound};
-use worker::{D1Database, Request, Response, Result, RouteContext};
+
+use worker::{D1Database, Delay, Request, Response, Result, RouteContext};
 
 use crate::{BINDING, error_text, json_error, read_probe};
 
@@ -112,7 +117,13 @@ async fn perform(
         None => Answers::read(&calls.answers),
     };
     let read_at = Date::now();
-    let inside_ms = read_at - opened;
+    // Debugging the harness only (`--debug-slow`): a wait inside the window, its share of the
+    // window so far (a timer, so the clock moves on Cloudflare too); in none of its parts.
+    let slow_ms = probe.debug_slow_ms(read_at - opened);
+    if slow_ms > 0.0 {
+        Delay::from(Duration::from_micros((slow_ms * 1000.0) as u64)).await;
+    }
+    let inside_ms = Date::now() - opened;
 
     // Debugging the harness only (see `ProbeRequest::debug_corrupt`): after the clock stopped.
     if let Some(corrupt) = &prepared.corrupt {

@@ -95,6 +95,11 @@ pub struct Run {
     /// reconciliation catch it. The run is then invalid and exits non-zero.
     #[arg(long, value_enum, value_name = "KIND")]
     pub debug_corrupt: Option<DebugCorruption>,
+    /// Debugging the harness: stretch every probe's timed window by PERCENT (1 to 1000) with a
+    /// wait inside it, in the target (a known slowdown for compare to catch). Recorded in
+    /// run.toml; the run measures the harness, not D1.
+    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub debug_slow: Option<u32>,
     /// Remote only: where D1 places the run's database (default: near the machine running this).
     #[arg(long, value_enum)]
     pub location: Option<Location>,
@@ -121,6 +126,10 @@ pub struct Run {
     /// Seed of the row generator, instead of the profile's `seed`.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Sessions of every target, instead of the profile's `sessions` (1 to 100): each a fresh
+    /// target with its own warm-ups and repeats, the baseline's alternating with the target's.
+    #[arg(long, value_name = "N")]
+    pub sessions: Option<usize>,
     /// Run only the probes meeting every condition, e.g. `columns=64,strategy=literal`, or
     /// `columns=1|8|64` for any of several values: keys columns, row-bytes, escape-share,
     /// nul-share, non-ascii-share, indexes, strategy, label; values as the experiment file
@@ -139,7 +148,8 @@ pub struct Run {
         value_name = "RUN_DIR",
         conflicts_with_all = [
             "experiment", "target", "profile", "out", "no_baseline", "debug_corrupt",
-            "location", "plan", "repeats", "warmup", "seed", "only", "dry_run",
+            "location", "plan", "repeats", "warmup", "seed", "sessions", "only", "dry_run",
+            "debug_slow",
         ]
     )]
     pub resume: Option<PathBuf>,

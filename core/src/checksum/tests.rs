@@ -21,6 +21,7 @@ pub(super) fn probe(columns: usize, rows: usize, row_bytes: usize, text: TextMix
         text,
         indexes: 0,
         debug_corrupt: None,
+        debug_slow_percent: None,
     }
 }
 

@@ -19,6 +19,7 @@ fn probe(strategy: Strategy, columns: usize, rows: usize) -> ProbeRequest {
         text: TextMix::HOSTILE,
         indexes: 1,
         debug_corrupt: None,
+        debug_slow_percent: None,
     }
 }
 

@@ -15,6 +15,7 @@ fn probe() -> ProbeRequest {
         text: TextMix::default(),
         indexes: 0,
         debug_corrupt: None,
+        debug_slow_percent: None,
     }
 }
 
@@ -29,7 +30,7 @@ fn valid_probe_passes_and_round_trips_json() {
 #[test]
 fn each_bad_field_is_named() {
     type Breaks = fn(&mut ProbeRequest);
-    let cases: [(Breaks, &str); 21] = [
+    let cases: [(Breaks, &str); 23] = [
         (
             |p| {
                 p.strategy = Strategy::Json;
@@ -122,6 +123,8 @@ fn each_bad_field_is_named() {
         ),
         (|p| p.text.escape_share = 1.5, "text.escape-share"),
         (|p| p.text.nul_share = f64::NAN, "text.nul-share"),
+        (|p| p.debug_slow_percent = Some(0), "debug_slow_percent"),
+        (|p| p.debug_slow_percent = Some(1_001), "debug_slow_percent"),
     ];
     for (break_it, field) in cases {
         let mut p = probe();
@@ -180,6 +183,22 @@ fn indexes_and_corruption_default_to_none_and_are_named_in_json() {
     p.debug_corrupt = Some(Corruption::TextByte);
     let json = serde_json::to_string(&p).unwrap();
     assert!(json.contains(r#""debug_corrupt":"text-byte""#), "{json}");
+    assert_eq!(serde_json::from_str::<ProbeRequest>(&json).unwrap(), p);
+}
+
+#[test]
+fn debug_slow_defaults_to_none_and_asks_its_share_of_the_window() {
+    let p: ProbeRequest = serde_json::from_str(
+        r#"{"probe_id":1,"strategy":"bound","columns":8,"rows":1,"row_bytes":8,"seed":1}"#,
+    )
+    .unwrap();
+    assert_eq!((p.debug_slow_percent, p.debug_slow_ms(40.0)), (None, 0.0));
+    let mut p = probe();
+    p.debug_slow_percent = Some(20);
+    p.validate().unwrap();
+    assert_eq!(p.debug_slow_ms(40.0), 8.0);
+    let json = serde_json::to_string(&p).unwrap();
+    assert!(json.contains(r#""debug_slow_percent":20"#), "{json}");
     assert_eq!(serde_json::from_str::<ProbeRequest>(&json).unwrap(), p);
 }
 

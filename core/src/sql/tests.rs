@@ -17,6 +17,7 @@ fn probe(strategy: Strategy, columns: usize, rows: usize, row_bytes: usize) -> P
         text: TextMix::HOSTILE,
         indexes: 0,
         debug_corrupt: None,
+        debug_slow_percent: None,
     }
 }
 

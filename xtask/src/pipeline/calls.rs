@@ -141,6 +141,7 @@ mod tests {
             text: TextMix::default(),
             indexes: 0,
             debug_corrupt: None,
+            debug_slow_percent: None,
         };
         let mut clocked = Clocked::new(Box::new(SqliteSession::open().unwrap()));
         let wall = Instant::now();
@@ -183,8 +184,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let run_dir = crate::records::RunDir::new(dir.path().to_owned());
         let mut clocked = Clocked::new(Box::new(SqliteSession::open().unwrap()));
-        crate::studies::sweep::measure::measure(&mut clocked, "t", &plan, &none, &run_dir, clock)
-            .unwrap();
+        crate::studies::sweep::measure::measure(
+            &mut clocked,
+            "t",
+            &plan,
+            0,
+            &none,
+            &run_dir,
+            clock,
+        )
+        .unwrap();
         let rows: Vec<crate::studies::sweep::row::ProbeRow> =
             crate::records::csv::read(&run_dir.results_csv()).unwrap();
         assert_eq!(rows.len(), 4);
@@ -209,7 +218,7 @@ mod tests {
             .iter()
             .map(|p| p.request.probe_id)
             .collect();
-        crate::studies::sweep::measure::measure(&mut bare, "t", &plan, &rest, &run_dir, clock)
+        crate::studies::sweep::measure::measure(&mut bare, "t", &plan, 0, &rest, &run_dir, clock)
             .unwrap();
         let rows: Vec<crate::studies::sweep::row::ProbeRow> =
             crate::records::csv::read(&run_dir.results_csv()).unwrap();

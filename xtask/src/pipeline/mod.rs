@@ -1,10 +1,12 @@
 //! The one pipeline every study goes through, whatever the target:
 //!
 //! study file → plan (probes or climbs, the command line's overrides applied) → install and build
-//! what the targets need → a run directory and its `run.toml` → for each target (and the
-//! baseline), a session: started, every record measured, reconciled and appended to disk as it
-//! lands, closed on every way out, its time recorded → `run.toml` says how it ended → every report
-//! derived from what is on disk ([`crate::reports`]).
+//! what the targets need → a run directory and its `run.toml` → for each of the plan's sessions,
+//! on the target and on the baseline in alternation ([`RunPlan::order`]), a fresh target:
+//! started, every record measured, reconciled and appended to disk as it lands, closed on every
+//! way out, the session settled (what it measured before it settled marked as warm-up), its time
+//! recorded → `run.toml` says how it ended → every report derived from what is on disk
+//! ([`crate::reports`]).
 //!
 //! It knows no kind of study: each plans, measures, resumes and reports behind
 //! [`crate::studies::kind::PlannedStudy`], found by [`crate::studies::load`].
@@ -82,6 +84,8 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         order_seed: None,
         precision: None,
         max_repeats: None,
+        sessions: None,
+        debug_slow_percent: flags.debug_slow,
         status: RunStatus::Running,
         started: crate::base::clock::utc_now().0,
         ended: None,
@@ -160,21 +164,35 @@ fn measure(
         sample_heap: flags.isolate_heap,
         worker: flags.worker,
     };
-    // The target, then the baseline (same probes, bare SQLite), into the same results.csv.
-    let measured = plan.targets(flags.target).into_iter().try_fold(
+    // Each session of the target and of the baseline (same probes, bare SQLite), alternating,
+    // into the same results.csv.
+    let mut announced = false;
+    let measured = plan.order(flags.target).into_iter().try_fold(
         Totals::default(),
-        |totals, target| {
-            if !plan.work.left_on(target) {
-                // A resumed run whose records on this target are all on disk: nothing to start.
-                eprintln!("nothing is left to measure on {target}: its records are all on disk");
+        |totals, (session, target)| {
+            if !plan.work.left_on(target, session) {
+                // A resumed run whose records of this session are all on disk: nothing to
+                // start; settled again, in case the attempt that measured it ended before.
+                eprintln!(
+                    "nothing is left to measure on {target}{}: its records are all on disk",
+                    of_sessions(session, plan.work.sessions())
+                );
+                plan.work.settle(run_dir, target, session)?;
                 return Ok(totals);
             }
-            if target != flags.target {
+            if target != flags.target && !announced {
+                announced = true;
                 eprintln!(
                     "the same probes on the baseline: bare SQLite in-process (not D1), D1's limits applied"
                 );
             }
-            let measured = measure_on(target, &start, plan, run_dir, &mut record, clock)?;
+            let on = On {
+                target,
+                session,
+                start: &start,
+                clock,
+            };
+            let measured = measure_on(&on, plan, run_dir, &mut record)?;
             Ok::<_, anyhow::Error>(totals.merged(&measured))
         },
     );
@@ -235,6 +253,7 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         repeats: flags.repeats,
         warmup: flags.warmup,
         seed: flags.seed,
+        sessions: flags.sessions,
         only: flags.only.clone(),
     };
     overrides.check()?;
@@ -244,6 +263,7 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         target: flags.target,
         no_baseline: flags.no_baseline,
         debug_corrupt: flags.debug_corrupt.map(corruption),
+        debug_slow_percent: flags.debug_slow,
         overrides,
         root: &paths.root,
     })?;
@@ -277,23 +297,43 @@ fn corruption(kind: DebugCorruption) -> Corruption {
     }
 }
 
-/// Starts the target, measures the plan on it (what a resumed plan holds skipped), closes it (on every
-/// path: the session's drop), and notes in run.toml what the session said of itself and how long
-/// it took. `clock` started with the attempt: each probe records when it started on it.
-fn measure_on(
+/// Where [`measure_on`] measures: which session on which target, how targets start, and the
+/// attempt's clock (each probe records when it started on it).
+struct On<'a> {
     target: TargetKind,
-    start: &Start,
-    plan: &RunPlan,
-    run_dir: &RunDir,
-    record: &mut RunRecord,
+    session: usize,
+    start: &'a Start<'a>,
     clock: Instant,
-) -> Result<Totals> {
+}
+
+/// `, session 2 of 5` for a run of several sessions, nothing for a run of one.
+fn of_sessions(session: usize, sessions: usize) -> String {
+    if sessions > 1 {
+        format!(", session {} of {sessions}", session + 1)
+    } else {
+        String::new()
+    }
+}
+
+/// Starts a fresh target, measures the plan's session on it (what a resumed plan holds skipped),
+/// closes it (on every path: the session's drop), settles the session (its records measured
+/// before it settled marked as warm-up), and notes in run.toml what the session said of itself,
+/// how long it took and what it discarded.
+fn measure_on(on: &On, plan: &RunPlan, run_dir: &RunDir, record: &mut RunRecord) -> Result<Totals> {
+    let target = on.target;
     if target == TargetKind::Remote {
-        record.remote = start.remote.map(remote::RemoteRecord::pending);
+        record.remote = on.start.remote.map(remote::RemoteRecord::pending);
         record.write(&run_dir.run_toml())?;
     }
+    if plan.work.sessions() > 1 {
+        eprintln!(
+            "session {} of {} on {target}: a fresh target",
+            on.session + 1,
+            plan.work.sessions()
+        );
+    }
     let starting = Instant::now();
-    let session = match targets::open(target, start) {
+    let session = match targets::open(target, on.start) {
         Ok(session) => session,
         Err(e) => {
             if let Some(remote) = &mut record.remote {
@@ -317,28 +357,41 @@ fn measure_on(
         &mut session,
         &Measuring {
             experiment,
+            session: on.session,
             run_dir,
-            clock,
+            clock: on.clock,
         },
     );
     let wall_ms = ms_since(measuring);
     let (calls, calls_ms) = (session.calls(), session.inside_ms());
     let stopping = Instant::now();
     let (described, closed) = session.into_inner().close();
+    let stop_ms = ms_since(stopping);
+    // Settled only once every record of the session is on disk.
+    let settled = match &measured {
+        Ok(_) => plan.work.settle(run_dir, target, on.session),
+        Err(_) => Ok(None),
+    };
     record.sessions.push(SessionTime {
         target,
+        session: on.session,
         start_ms,
         wall_ms,
         calls_ms,
         calls,
-        stop_ms: ms_since(stopping),
+        stop_ms,
+        warmup_discarded: settled.as_ref().ok().copied().flatten(),
     });
     if target == record.run.target {
         record.remote = described.remote;
     }
     record.write(&run_dir.run_toml())?;
+    let discarded = settled?.unwrap_or(0);
     match (measured, closed) {
-        (Ok(totals), Ok(())) => Ok(totals),
+        (Ok(totals), Ok(())) => Ok(Totals {
+            warmup_discarded: totals.warmup_discarded + discarded,
+            ..totals
+        }),
         (Err(e), Ok(())) => Err(e),
         (Ok(_), Err(t)) => Err(t.context(
             "everything was measured, but stopping the target and removing what it created failed",

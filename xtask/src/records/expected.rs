@@ -87,6 +87,7 @@ mod tests {
             text: TextMix::HOSTILE,
             indexes: 0,
             debug_corrupt: None,
+            debug_slow_percent: None,
         }
     }
 

@@ -263,6 +263,10 @@ pub struct Totals {
     /// Warm-ups the target gave no answer for (not recorded in results.csv, so counted here).
     #[serde(default)]
     pub warmups_target_failed: usize,
+    /// Records measured before their session settled, by the warm-up rule: in results.csv
+    /// (marked `warmup_discarded`) and among `records`, left out of every report.
+    #[serde(default)]
+    pub warmup_discarded: usize,
 }
 
 impl Totals {
@@ -308,6 +312,7 @@ impl Totals {
             warmups: self.warmups + other.warmups,
             warmups_reconciled: self.warmups_reconciled + other.warmups_reconciled,
             warmups_target_failed: self.warmups_target_failed + other.warmups_target_failed,
+            warmup_discarded: self.warmup_discarded + other.warmup_discarded,
         }
     }
 
@@ -364,6 +369,12 @@ impl Totals {
                 format!("; {warmups} warm-ups not recorded, {lost} of them lost to target failures")
             }
         };
+        let warmups = match self.warmup_discarded {
+            0 => warmups,
+            n => format!(
+                "{warmups}; {n} measured before their session settled, discarded as warm-up"
+            ),
+        };
         let failures = if self.target_failures > 0 {
             format!(
                 ", {} lost to target failures (not data: no answer to reconcile)",
@@ -398,6 +409,7 @@ mod tests {
             text: TextMix::default(),
             indexes: 0,
             debug_corrupt: None,
+            debug_slow_percent: None,
         }
     }
 

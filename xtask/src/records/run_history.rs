@@ -17,10 +17,14 @@ pub struct Planned {
     pub rows: usize,
 }
 
-/// One session on one target: started, measured, stopped.
+/// One session on one target: started, measured, stopped (an attempt of a resumed run that
+/// measured part of a session adds an entry of its own for it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionTime {
     pub target: TargetKind,
+    /// Which of the plan's sessions, from 0 (0 in records written before runs had sessions).
+    #[serde(default)]
+    pub session: usize,
     /// Milliseconds from starting the target to its answering (the Worker's build comes before,
     /// apart).
     pub start_ms: f64,
@@ -35,6 +39,10 @@ pub struct SessionTime {
     pub calls: usize,
     /// Milliseconds stopping the target and removing what it created.
     pub stop_ms: f64,
+    /// Measured records of the session discarded as warm-up, measured by the warm-up rule
+    /// (kept in results.csv, marked `warmup_discarded`); absent for a kind that keeps them all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_discarded: Option<usize>,
 }
 
 impl SessionTime {
@@ -47,7 +55,8 @@ impl SessionTime {
             .then(|| (self.wall_ms - self.calls_ms) / self.wall_ms)
     }
 
-    /// The sessions of `target` in `sessions`, added up (a resumed run has one per attempt).
+    /// The sessions of `target` in `sessions`, added up (a run has one per session and
+    /// attempt).
     pub fn total(sessions: &[SessionTime], target: TargetKind) -> Option<SessionTime> {
         sessions
             .iter()
@@ -57,11 +66,16 @@ impl SessionTime {
                     None => s.clone(),
                     Some(sum) => SessionTime {
                         target,
+                        session: sum.session,
                         start_ms: sum.start_ms + s.start_ms,
                         wall_ms: sum.wall_ms + s.wall_ms,
                         calls_ms: sum.calls_ms + s.calls_ms,
                         calls: sum.calls + s.calls,
                         stop_ms: sum.stop_ms + s.stop_ms,
+                        warmup_discarded: match (sum.warmup_discarded, s.warmup_discarded) {
+                            (None, None) => None,
+                            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+                        },
                     },
                 })
             })
@@ -137,6 +151,8 @@ mod tests {
     fn sessions_add_up_per_target_and_give_the_harness_share() {
         let session = |target, wall_ms, calls_ms| SessionTime {
             target,
+            session: 0,
+            warmup_discarded: None,
             start_ms: 1.0,
             wall_ms,
             calls_ms,

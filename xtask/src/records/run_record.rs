@@ -137,6 +137,15 @@ pub struct RunInfo {
     pub precision: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_repeats: Option<usize>,
+    /// Sessions of a sweep on each target: each a fresh target with its own warm-ups and
+    /// rounds, the baseline's alternating with the target's (see `[[sessions]]`); absent for
+    /// other kinds, and in records written before runs had sessions (one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<usize>,
+    /// Set when every probe's timed window was stretched by this percentage in the target
+    /// (`--debug-slow`): its results are a test of the harness, not measurements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debug_slow_percent: Option<u32>,
     pub status: RunStatus,
     /// UTC, RFC 3339.
     pub started: String,
@@ -577,6 +586,8 @@ mod tests {
             }),
             sessions: vec![SessionTime {
                 target: TargetKind::Local,
+                session: 1,
+                warmup_discarded: Some(3),
                 start_ms: 1.0,
                 wall_ms: 2.0,
                 calls_ms: 1.5,

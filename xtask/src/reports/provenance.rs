@@ -276,6 +276,8 @@ memory_gib = 1.0
         assert_eq!(time_section(&r), "", "a run recorded before sessions were");
         let session = |target, wall_ms, calls_ms| SessionTime {
             target,
+            session: 0,
+            warmup_discarded: None,
             start_ms: 1_500.0,
             wall_ms,
             calls_ms,

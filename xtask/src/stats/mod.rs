@@ -2,8 +2,9 @@
 //! interval d1bench reports, each written once — the order-statistic interval of a median or
 //! of any quantile ([`order`]), the interval of a ratio of two independent estimates
 //! ([`ratio`]), the Wilson interval of a proportion ([`share`]), the t interval over sessions and
-//! the comparison of two runs' sessions with its multiplicity correction ([`sessions`]) — and the
-//! HDR histogram that latencies are kept in ([`latencies`]).
+//! the comparison of two runs' sessions with its multiplicity correction ([`sessions`]) — when a
+//! series has settled after its start ([`settling`]), and the HDR histogram that latencies are
+//! kept in ([`latencies`]).
 //!
 //! Nothing here knows records, reports, targets or the command line: the pipeline and every
 //! report hand it numbers and get numbers back.
@@ -14,6 +15,7 @@ pub mod latencies;
 pub mod order;
 pub mod ratio;
 pub mod sessions;
+pub mod settling;
 pub mod share;
 
 pub use latencies::Latencies;

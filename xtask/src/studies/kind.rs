@@ -60,6 +60,8 @@ pub struct Ask<'a> {
     /// `--debug-corrupt`: every probe's table changed after its writes.
     pub debug_corrupt: Option<Corruption>,
     pub overrides: Overrides,
+    /// `--debug-slow`: every probe's timed window stretched by this percentage, in the target.
+    pub debug_slow_percent: Option<u32>,
     /// The project's root: study files are recorded relative to it.
     pub root: &'a Path,
 }
@@ -77,9 +79,26 @@ pub struct RunPlan {
 }
 
 impl RunPlan {
-    /// The run's targets in the order they are measured: `target`, then the baseline.
+    /// The run's targets: `target`, then the baseline.
     pub fn targets(&self, target: TargetKind) -> Vec<TargetKind> {
         std::iter::once(target).chain(self.baseline).collect()
+    }
+
+    /// The sessions in the order they are measured, each as (session, target): the target's
+    /// sessions and the baseline's alternate in ABBA order (session 0: the target, then the
+    /// baseline; session 1: the baseline, then the target; ...), so that both meet the same
+    /// drift of the machine, and each session of one lies beside the same session of the other.
+    pub fn order(&self, target: TargetKind) -> Vec<(usize, TargetKind)> {
+        let targets = self.targets(target);
+        (0..self.work.sessions())
+            .flat_map(|session| {
+                let mut these = targets.clone();
+                if session % 2 == 1 {
+                    these.reverse();
+                }
+                these.into_iter().map(move |t| (session, t))
+            })
+            .collect()
     }
 
     /// What the run sends over every target, warm-ups included: probes (rungs at most) and rows.
@@ -106,6 +125,8 @@ pub struct Skipped {
 /// Where and since when a session measures.
 pub struct Measuring<'a> {
     pub experiment: &'a str,
+    /// Which of the plan's sessions, from 0.
+    pub session: usize,
     pub run_dir: &'a RunDir,
     /// Started with the attempt: each record notes when it started on it.
     pub clock: Instant,
@@ -115,6 +136,11 @@ pub struct Measuring<'a> {
 /// It is `Any` so that tests can look inside a plan of a known kind.
 pub trait PlannedStudy: Any {
     fn kind(&self) -> &'static dyn Kind;
+    /// How many sessions the plan takes on each target: each a fresh target, measured in turn
+    /// (see [`RunPlan::order`]).
+    fn sessions(&self) -> usize {
+        1
+    }
     /// What it costs on Cloudflare, warm-ups included.
     fn cost(&self) -> Cost;
     /// What one target is sent: probes (or rungs at most, or requests) and rows, warm-ups
@@ -150,14 +176,26 @@ pub trait PlannedStudy: Any {
     fn resume(&mut self, run_dir: &RunDir, profile: &str, targets: &[TargetKind]) -> Result<()>;
     /// What [`PlannedStudy::resume`] skips and leaves over `targets`.
     fn resumption(&self, targets: &[TargetKind]) -> Skipped;
-    /// Whether anything is left to measure on `target`.
-    fn left_on(&self, target: TargetKind) -> bool {
-        let _ = target;
+    /// Whether anything is left to measure in session `session` on `target`.
+    fn left_on(&self, target: TargetKind, session: usize) -> bool {
+        let _ = (target, session);
         true
     }
-    /// Measures what is left on the session's target, appending every record to the run's
-    /// files as it lands; the totals of what it recorded.
+    /// Measures what is left of session `at.session` on the session's target, appending every
+    /// record to the run's files as it lands; the totals of what it recorded.
     fn measure(&self, session: &mut dyn Session, at: &Measuring) -> Result<Totals>;
+    /// After session `session` on `target` has all its records on disk: marks the records it
+    /// measured before it settled (see `sweep::settle`), and says how many; `None` for a kind
+    /// that keeps every record.
+    fn settle(
+        &self,
+        run_dir: &RunDir,
+        target: TargetKind,
+        session: usize,
+    ) -> Result<Option<usize>> {
+        let _ = (run_dir, target, session);
+        Ok(None)
+    }
     /// The totals of every record a resumed run holds on disk.
     fn recorded_totals(&self, run_dir: &RunDir) -> Result<Totals>;
 }

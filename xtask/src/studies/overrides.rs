@@ -1,5 +1,5 @@
 //! What `cargo xtask run` may change of an experiment's profile from the command line:
-//! `--repeats`, `--warmup`, `--seed`, and `--only` (a filter of the probes by the values of their
+//! `--repeats`, `--warmup`, `--seed`, `--sessions`, and `--only` (a filter of the probes by the values of their
 //! parameters, as the experiment file writes them). Checked before anything starts, applied to
 //! the plan, and recorded in run.toml (`[overrides]`) so the run can be reproduced and resumed.
 
@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::sweep::schedule::SweepPlan;
-use super::sweep::{Axis, List, PlannedProbe, Profile, SweepStudy};
+use super::sweep::{Axis, List, MAX_SESSIONS, PlannedProbe, Profile, Sessions, SweepStudy};
 
 /// Most measured repeats `--repeats` may ask of every point.
 pub const MAX_REPEATS: usize = 1000;
@@ -29,6 +29,9 @@ pub struct Overrides {
     /// Seed of the row generator, instead of the profile's `seed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Sessions (each a fresh target), instead of the profile's `sessions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<usize>,
     /// `--only` as given: `key=value` conditions, comma-separated, that a probe must all meet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub only: Option<String>,
@@ -61,6 +64,14 @@ impl Overrides {
                  64-bit signed integer)"
             );
         }
+        if let Some(n) = self.sessions
+            && !(1..=MAX_SESSIONS).contains(&n)
+        {
+            bail!(
+                "--sessions {n} is out of range: a run takes 1 to {MAX_SESSIONS} sessions (each a \
+                 fresh target with its own warm-ups and repeats)"
+            );
+        }
         if let Some(only) = &self.only {
             Filter::parse(only)?;
         }
@@ -74,6 +85,7 @@ impl Overrides {
             ("--repeats", self.repeats.map(|n| n.to_string())),
             ("--warmup", self.warmup.map(|n| n.to_string())),
             ("--seed", self.seed.map(|n| n.to_string())),
+            ("--sessions", self.sessions.map(|n| n.to_string())),
             ("--only", self.only.as_deref().map(shell_word)),
         ] {
             if let Some(value) = value {
@@ -88,14 +100,14 @@ impl Overrides {
     pub fn refuse_for_ladders(&self, name: &str) -> Result<()> {
         if !self.is_empty() {
             bail!(
-                "--repeats, --warmup, --seed and --only apply to experiments, not to ladders (`{name}` \
-                 climbs ladders)"
+                "--repeats, --warmup, --seed, --sessions and --only apply to experiments, not to \
+                 ladders (`{name}` climbs ladders)"
             );
         }
         Ok(())
     }
 
-    /// `profile` with the repeats, warm-ups and seed replaced.
+    /// `profile` with the repeats, warm-ups, seed and sessions replaced.
     pub fn apply(&self, profile: &Profile) -> Profile {
         let mut profile = profile.clone();
         if let Some(n) = self.repeats.and_then(std::num::NonZeroUsize::new) {
@@ -106,6 +118,9 @@ impl Overrides {
         }
         if let Some(seed) = self.seed {
             profile.seed = seed;
+        }
+        if let Some(n) = self.sessions {
+            profile.sessions = Sessions(n);
         }
         profile
     }
@@ -128,6 +143,7 @@ impl Overrides {
             .enumerate()
             .flat_map(|(index, point)| {
                 point.strategies.iter().map(move |&strategy| PlannedProbe {
+                    session: 0,
                     point: index,
                     series: point.series,
                     label: point.label.clone(),
@@ -528,10 +544,22 @@ non-ascii-share = [1]
             })
             .contains("--seed 18446744073709551615 is out of range")
         );
+        for n in [0, 101] {
+            assert!(
+                err(Overrides {
+                    sessions: Some(n),
+                    ..Overrides::default()
+                })
+                .starts_with(&format!(
+                    "--sessions {n} is out of range: a run takes 1 to 100"
+                ))
+            );
+        }
         let overrides = Overrides {
             repeats: Some(1),
             warmup: Some(0),
             seed: Some(7),
+            sessions: None,
             only: Some("strategy=bound".into()),
         };
         overrides.check().unwrap();
@@ -540,6 +568,14 @@ non-ascii-share = [1]
         let probes = overrides.plan(&e, profile).unwrap().probes();
         assert_eq!(probes.len(), 2, "2 columns, 1 repeat");
         assert!(probes.iter().all(|p| !p.warmup && p.request.seed == 7));
+        let three = Overrides {
+            sessions: Some(3),
+            ..overrides
+        };
+        let probes = three.plan(&e, profile).unwrap().probes();
+        assert_eq!(probes.len(), 6, "2 columns, 1 repeat, 3 sessions");
+        let sessions: Vec<usize> = probes.iter().map(|p| p.session).collect();
+        assert_eq!(sessions, [0, 0, 1, 1, 2, 2]);
     }
 
     #[test]
@@ -548,11 +584,12 @@ non-ascii-share = [1]
             repeats: Some(3),
             warmup: None,
             seed: Some(9),
+            sessions: Some(2),
             only: Some("label=all non-ASCII,columns=4".into()),
         };
         assert_eq!(
             overrides.command_line(),
-            " --repeats 3 --seed 9 --only 'label=all non-ASCII,columns=4'"
+            " --repeats 3 --seed 9 --sessions 2 --only 'label=all non-ASCII,columns=4'"
         );
         assert_eq!(
             only("columns=64,strategy=literal").command_line(),

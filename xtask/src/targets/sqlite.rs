@@ -86,6 +86,12 @@ impl SqliteSession {
             Some(script) => self.exec(script, &plan.inserts),
             None => self.write_rows(probe.strategy, &prepared),
         };
+        // Debugging the harness only (`--debug-slow`): a wait inside the window, its share of
+        // the window so far.
+        let slow_ms = probe.debug_slow_ms(ms_since(opened));
+        if slow_ms > 0.0 {
+            std::thread::sleep(std::time::Duration::from_secs_f64(slow_ms / 1000.0));
+        }
         let inside_ms = ms_since(opened);
 
         // Debugging the harness only (see `ProbeRequest::debug_corrupt`): after the clock.
@@ -440,6 +446,7 @@ mod tests {
             text: TextMix::HOSTILE,
             indexes: 1,
             debug_corrupt: None,
+            debug_slow_percent: None,
         }
     }
 

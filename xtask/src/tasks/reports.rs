@@ -50,6 +50,7 @@ mod tests {
             worker: crate::base::WorkerKind::Rust,
             no_baseline: false,
             debug_corrupt: None,
+            debug_slow: None,
             location: None,
             plan: None,
             keep: false,
@@ -58,6 +59,8 @@ mod tests {
             repeats: None,
             warmup: None,
             seed: None,
+            // One session: this test reads one repeat per point.
+            sessions: Some(1),
             only: None,
             dry_run: false,
             resume: None,

@@ -85,7 +85,7 @@ fn overrides_and_the_filter_show_in_the_plan() {
          \x20 bound              1 point      1 probe   (0 warm-ups)         100 rows  columns 64\n\
          \x20 literal            1 point      1 probe   (0 warm-ups)         100 rows  columns 64\n\
          \x20 per-row (wide)     1 point      1 probe   (0 warm-ups)          60 rows  columns 64\n\
-         then the same 3 probes on the baseline, sqlite (bare SQLite in-process)\n\
+         and the same 3 probes on the baseline, sqlite (bare SQLite in-process)\n\
          estimated wall time: E\n"
     );
 }

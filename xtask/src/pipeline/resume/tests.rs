@@ -181,15 +181,20 @@ fn a_record_that_is_not_the_plans_is_refused_by_its_line() {
     let second = find(&plan, (false, 0, 1, "literal"));
     let id = second.request.probe_id;
     let warmup = find(&plan, (true, 0, 1, "bound")).request.probe_id;
-    let cases: [(Change, String); 4] = [
+    let cases: [(Change, String); 5] = [
         (
             Box::new(|r| r.columns = 64),
             format!(
-                "results.csv:3: probe {id} is series 1 repeat 0 literal columns 64 row-bytes 100 \
-                 rows 10 escape-share 0 non-ascii-share 0 indexes 0 seed 1 in results.csv, but \
-                 series 1 repeat 0 literal columns 1 row-bytes 100 rows 10 escape-share 0 \
-                 non-ascii-share 0 indexes 0 seed 1 in the run's plan made again"
+                "results.csv:3: probe {id} is session 0 series 1 repeat 0 literal columns 64 \
+                 row-bytes 100 rows 10 escape-share 0 non-ascii-share 0 indexes 0 seed 1 in \
+                 results.csv, but session 0 series 1 repeat 0 literal columns 1 row-bytes 100 \
+                 rows 10 escape-share 0 non-ascii-share 0 indexes 0 seed 1 in the run's plan \
+                 made again"
             ),
+        ),
+        (
+            Box::new(|r| r.session = 1),
+            format!("results.csv:3: probe {id} is session 1 series 1 repeat 0 literal"),
         ),
         (
             Box::new(move |r| r.probe_id = warmup),
@@ -260,9 +265,11 @@ fn record_of(plan: &RunPlan, status: RunStatus) -> RunRecord {
             y_axis: None,
             baseline: None,
             debug_corrupt: None,
+            debug_slow_percent: None,
             order_seed: None,
             precision: None,
             max_repeats: None,
+            sessions: None,
             status,
             started: "2026-11-30T00:00:00Z".into(),
             ended: None,
@@ -403,8 +410,15 @@ fn a_sweep_cut_short_resumes_to_every_probe_once_and_reconciles() {
         "{err}"
     );
 
-    let full: Vec<ProbeRow> = cut_short(&run_dir, 4);
-    assert_eq!(full.len(), 26, "the smoke profile measures 26 points once");
+    // Cut short in its second session: the first is whole on disk, the second has 4 records.
+    let full: Vec<ProbeRow> = cut_short(&run_dir, 30);
+    assert_eq!(
+        full.len(),
+        52,
+        "the smoke profile measures 26 points once in each of 2 sessions"
+    );
+    assert!(full[..26].iter().all(|r| r.session == 0));
+    assert!(full[26..].iter().all(|r| r.session == 1));
 
     // Refused, leaving the run as it was: the experiment file changed...
     let file = root.path().join("experiments/column-sweep.toml");
@@ -437,15 +451,19 @@ fn a_sweep_cut_short_resumes_to_every_probe_once_and_reconciles() {
     assert_eq!(status(&run_dir), RunStatus::Interrupted);
     assert_eq!(
         csv::read::<ProbeRow>(&run_dir.results_csv()).unwrap().len(),
-        4
+        30
     );
 
     run(&paths, &sh, &resume).unwrap();
     let rows: Vec<ProbeRow> = csv::read(&run_dir.results_csv()).unwrap();
     assert_eq!(
-        rows[..4],
-        full[..4],
+        rows[..30],
+        full[..30],
         "the rows recorded before stay as they were"
+    );
+    assert!(
+        rows[30..].iter().all(|r| r.session == 1),
+        "what was left was the second session's, and keeps its index"
     );
     let mut ids: Vec<u64> = rows.iter().map(|r| r.probe_id).collect();
     ids.sort_unstable();
@@ -461,23 +479,25 @@ fn a_sweep_cut_short_resumes_to_every_probe_once_and_reconciles() {
     assert_eq!(record.run.pid, None);
     let totals = record.reconciliation.unwrap();
     assert!(totals.all_reconciled());
-    assert_eq!((totals.records, totals.reconciled), (26, 26));
-    // The points of the first 4 probes were complete: their warm-ups are not sent again.
+    assert_eq!((totals.records, totals.reconciled), (52, 52));
+    // The first session is not started again; in the second, the points of its first 4 probes
+    // were complete: their warm-ups are not sent again.
     assert_eq!(totals.warmups, 22);
     let resumed = &record.resumed[0];
     assert_eq!(resumed.was, RunStatus::Interrupted);
     assert_eq!(
         (resumed.skipped, resumed.warmups_skipped, resumed.remaining),
-        (4, 4, 44)
+        (30, 30, 44)
     );
+    let sessions: Vec<usize> = record.sessions.iter().map(|s| s.session).collect();
     assert_eq!(
-        record.sessions.len(),
-        2,
-        "the first attempt's session and this one's"
+        sessions,
+        [0, 1, 1],
+        "the first attempt's two sessions and this one's second"
     );
     let summary = std::fs::read_to_string(run_dir.summary_md()).unwrap();
     assert!(
-        summary.contains("(the run was interrupted): 4 probes already recorded"),
+        summary.contains("(the run was interrupted): 30 probes already recorded"),
         "{summary}"
     );
     assert!(summary.contains("status complete"), "{summary}");

@@ -86,9 +86,9 @@ impl Study for LadderSet {
     }
 
     fn plan(&self, ask: Ask) -> Result<RunPlan> {
-        if ask.debug_corrupt.is_some() || ask.no_baseline {
+        if ask.debug_corrupt.is_some() || ask.no_baseline || ask.debug_slow_percent.is_some() {
             bail!(
-                "--debug-corrupt and --no-baseline apply to experiments, not to ladders (`{}` climbs ladders)",
+                "--debug-corrupt, --debug-slow and --no-baseline apply to experiments, not to ladders (`{}` climbs ladders)",
                 ask.experiment
             );
         }
@@ -217,7 +217,7 @@ impl PlannedStudy for LadderWork {
         }
     }
 
-    fn left_on(&self, _target: TargetKind) -> bool {
+    fn left_on(&self, _target: TargetKind, _session: usize) -> bool {
         self.climbs.len() > self.done.climbs.len()
     }
 

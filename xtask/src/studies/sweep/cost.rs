@@ -16,9 +16,11 @@ fn queries(probe: &PlannedProbe) -> usize {
     }
 }
 
-/// The cost of a sweep's probes, warm-ups included.
+/// The cost of a sweep's probes, warm-ups included; each session after the first is a fresh
+/// Worker and database, with a health check of its own.
 pub fn of(probes: &[PlannedProbe]) -> Cost {
-    Cost::of_invocations(
+    let sessions = probes.iter().map(|p| p.session + 1).max().unwrap_or(1);
+    let mut cost = Cost::of_invocations(
         probes
             .iter()
             .map(|p| {
@@ -32,7 +34,9 @@ pub fn of(probes: &[PlannedProbe]) -> Cost {
                 }
             })
             .collect(),
-    )
+    );
+    cost.worker_requests += sessions - 1;
+    cost
 }
 
 #[cfg(test)]
@@ -42,6 +46,7 @@ mod tests {
 
     fn probe(strategy: Strategy, rows: usize, indexes: usize) -> PlannedProbe {
         PlannedProbe {
+            session: 0,
             point: 0,
             series: 0,
             label: String::new(),
@@ -59,6 +64,7 @@ mod tests {
                 text: d1bench_core::TextMix::default(),
                 indexes,
                 debug_corrupt: None,
+                debug_slow_percent: None,
             },
         }
     }

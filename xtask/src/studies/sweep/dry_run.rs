@@ -16,13 +16,28 @@ use crate::records::csv;
 use crate::studies::dry_run::{compact, count};
 use crate::studies::sweep::row::ProbeRow;
 
-/// The sweep's lines, then the baseline's.
+/// The sweep's lines, its sessions, then the baseline's.
 pub fn lines(out: &mut String, plan: &SweepPlan, axis: Axis, baseline: Option<TargetKind>) {
     sweep_lines(out, plan, axis);
+    if plan.sessions > 1 {
+        writeln!(
+            out,
+            "in {} sessions of {} probes, each a fresh target with its own warm-ups and shuffled \
+             rounds{}",
+            plan.sessions,
+            plan.session_probes(0).len(),
+            if baseline.is_some() {
+                "; the baseline's sessions alternate with the target's (ABBA)"
+            } else {
+                ""
+            }
+        )
+        .unwrap();
+    }
     if let Some(baseline) = baseline {
         writeln!(
             out,
-            "then the same {} probes on the baseline, {baseline} (bare SQLite in-process)",
+            "and the same {} probes on the baseline, {baseline} (bare SQLite in-process)",
             plan.probes().len()
         )
         .unwrap();

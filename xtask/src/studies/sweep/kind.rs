@@ -1,7 +1,8 @@
-//! Sweeps as a kind of study: an experiment file planned into shuffled probes (the command line's
-//! overrides applied, `--debug-corrupt` checked on every probe), the bare-SQLite baseline after a
-//! target that runs the Worker, measured by [`super::measure`], resumed probe by probe
-//! ([`super::resume`]) and reported by [`super::report::render_sweep`].
+//! Sweeps as a kind of study: an experiment file planned into sessions of shuffled probes (the
+//! command line's overrides applied, `--debug-corrupt` checked on every probe, `--debug-slow`
+//! set on every probe), the bare-SQLite baseline's sessions alternating with a target that runs
+//! the Worker, measured by [`super::measure`], settled by [`super::settle`], resumed probe by
+//! probe ([`super::resume`]) and reported by [`super::report::render_sweep`].
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
@@ -69,6 +70,15 @@ impl Study for SweepStudy {
         if let Some(corruption) = ask.debug_corrupt {
             corrupt_every_probe(&mut plan, corruption)?;
         }
+        if let Some(percent) = ask.debug_slow_percent {
+            eprintln!(
+                "--debug-slow {percent}: every probe's timed window is stretched by {percent}% \
+                 in the target; this run measures the harness, not D1"
+            );
+            for point in &mut plan.points {
+                point.request.debug_slow_percent = Some(percent);
+            }
+        }
         let file = kind::study_file(
             ask.root,
             &self.name,
@@ -108,6 +118,10 @@ impl PlannedStudy for SweepWork {
         &SweepKind
     }
 
+    fn sessions(&self) -> usize {
+        self.plan.sessions
+    }
+
     fn cost(&self) -> Cost {
         super::cost::of(&self.plan.probes())
     }
@@ -121,6 +135,7 @@ impl PlannedStudy for SweepWork {
         run.x_axis = Some(self.x_axis);
         run.y_axis = self.y_axis;
         run.order_seed = Some(self.plan.order_seed);
+        run.sessions = Some(self.plan.sessions);
         run.precision = self.plan.until.map(|u| u.precision);
         run.max_repeats = self.plan.until.map(|u| u.max_repeats);
     }
@@ -156,8 +171,12 @@ impl PlannedStudy for SweepWork {
         }
     }
 
-    fn left_on(&self, target: TargetKind) -> bool {
-        self.skipped(target).len() < self.plan.probes().len()
+    fn left_on(&self, target: TargetKind, session: usize) -> bool {
+        let skipped = self.skipped(target);
+        self.plan
+            .session_probes(session)
+            .iter()
+            .any(|p| !skipped.contains(&p.request.probe_id))
     }
 
     fn measure(&self, session: &mut dyn Session, at: &Measuring) -> Result<Totals> {
@@ -166,10 +185,20 @@ impl PlannedStudy for SweepWork {
             session,
             at.experiment,
             &self.plan,
+            at.session,
             &skip,
             at.run_dir,
             at.clock,
         )
+    }
+
+    fn settle(
+        &self,
+        run_dir: &RunDir,
+        target: TargetKind,
+        session: usize,
+    ) -> Result<Option<usize>> {
+        super::settle::settle(run_dir, target, session).map(Some)
     }
 
     fn recorded_totals(&self, run_dir: &RunDir) -> Result<Totals> {
@@ -219,14 +248,17 @@ impl SweepWork {
     }
 }
 
-/// What a probe shares with the other repeats and warm-ups of its point: its series, label and
-/// parameters (its strategy included), without its id.
+/// What a probe shares with the other repeats and warm-ups of its point in its session: its
+/// session, series, label and parameters (its strategy included), without its id.
 fn point_key(probe: &PlannedProbe) -> String {
     let request = d1bench_core::ProbeRequest {
         probe_id: 0,
         ..probe.request.clone()
     };
-    format!("{}|{}|{request:?}", probe.series, probe.label)
+    format!(
+        "{}|{}|{}|{request:?}",
+        probe.session, probe.series, probe.label
+    )
 }
 
 /// Sets `--debug-corrupt` on every probe, checking that each can take it.

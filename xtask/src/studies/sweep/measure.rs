@@ -1,4 +1,4 @@
-//! A sweep on a session: every probe, in the shuffled rounds of its plan, set up, written
+//! A sweep's session: every probe of it, in the session's shuffled rounds, set up, written
 //! (timed), verified and reconciled in invocations of their own, and appended to `results.csv`
 //! as it lands with when it started (warm-ups are reconciled, not recorded).
 
@@ -21,7 +21,8 @@ use crate::studies::sweep::row::ProbeRow;
 use crate::studies::sweep::schedule::SweepPlan;
 use crate::targets::Probes;
 
-/// Sends every probe of `plan` in its order, round by round; with a precision, a point takes
+/// Sends every probe of session `session` of `plan` in its order, round by round, each row
+/// recording the session; with a precision, a point takes
 /// rounds until its times are precise enough ([`Times::settled`]). A target that stops
 /// answering ends the probe as a target failure, and the run carries on once it answers again
 /// or stops with why it does not. The probes of `skip` (recorded by an earlier attempt of a
@@ -31,20 +32,35 @@ pub fn measure(
     session: &mut dyn Probes,
     experiment: &str,
     plan: &SweepPlan,
+    session_index: usize,
     skip: &HashSet<u64>,
     run_dir: &RunDir,
     clock: Instant,
 ) -> Result<Totals> {
-    let most = plan.probes().len() - skip.len();
+    let probes = plan.session_probes(session_index);
+    let most = probes
+        .iter()
+        .filter(|p| !skip.contains(&p.request.probe_id))
+        .count();
     let (total, of) = match plan.until {
         None => (Some(most), format!("{most}")),
         Some(_) => (None, format!("at most {most}")),
     };
     let mut writer = Appender::<ProbeRow>::open(&run_dir.results_csv())?;
-    let mut progress = Progress::new(total, &format!("probes on {}", session.target()));
+    let what = if plan.sessions > 1 {
+        format!(
+            "probes on {}, session {} of {}",
+            session.target(),
+            session_index + 1,
+            plan.sessions
+        )
+    } else {
+        format!("probes on {}", session.target())
+    };
+    let mut progress = Progress::new(total, &what);
     let mut totals = Totals::default();
     let mut times = Times::default();
-    let mut schedule = plan.schedule();
+    let mut schedule = plan.schedule(session_index);
     let mut expectations = Expectations::default();
     let mut done = 0;
     while let Some(round) = schedule.next_round(|point| times.settled(plan, point)) {
@@ -61,6 +77,7 @@ pub fn measure(
             let started_ms = clock.elapsed().as_secs_f64() * 1000.0;
             let mut row = measure_one(session, experiment, planned, &mut expectations);
             row.started_ms = Some(started_ms);
+            row.session = planned.session;
             if procs::interrupted() {
                 // The target was stopped under this probe: its failure is the interrupt's.
                 continue;
@@ -260,6 +277,7 @@ mod tests {
             &mut session,
             "t",
             &plan,
+            0,
             &HashSet::new(),
             &run_dir,
             Instant::now(),
@@ -350,6 +368,7 @@ rows = 20
 "#,
         );
         let probe = |strategy| PlannedProbe {
+            session: 0,
             point: 0,
             series: 0,
             label: String::new(),

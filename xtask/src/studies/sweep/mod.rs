@@ -23,6 +23,7 @@ pub mod measure;
 pub mod report;
 pub mod resume;
 pub mod row;
+pub mod settle;
 
 use std::collections::BTreeMap;
 
@@ -129,9 +130,15 @@ pub struct Profile {
     #[serde(default)]
     pub max_repeats: Option<Spanned<MaxRepeats>>,
     /// Repetitions of every point sent before the measured ones and not recorded as results:
-    /// they warm the target's caches and code paths.
+    /// they warm the target's caches and code paths (in every session).
     #[serde(default)]
     pub warmup: usize,
+    /// Sessions: each a fresh target (a new `wrangler dev` and database, a new database
+    /// remotely or in-process) with its own warm-ups and `repeats` measured rounds; the
+    /// baseline's sessions alternate with the target's. The intervals of the reports are taken
+    /// over sessions when there are two or more.
+    #[serde(default)]
+    pub sessions: Sessions,
     /// Seed of the row generator (the same data for every strategy).
     #[serde(default = "default_seed")]
     pub seed: u64,
@@ -152,6 +159,33 @@ pub const MAX_REPEATS: usize = 1_000;
 /// Below this many repeats no order-statistic interval of a median covers 95% (see
 /// `stats::order`), so no precision can be reached.
 pub const FEWEST_REPEATS_FOR_95: usize = 6;
+
+/// Most sessions a profile (or `--sessions`) may ask for.
+pub const MAX_SESSIONS: usize = 100;
+
+/// How many sessions a profile takes: 1 to [`MAX_SESSIONS`], 1 when the profile does not say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "i64")]
+pub struct Sessions(pub usize);
+
+impl Default for Sessions {
+    fn default() -> Self {
+        Sessions(1)
+    }
+}
+
+impl TryFrom<i64> for Sessions {
+    type Error = String;
+    fn try_from(n: i64) -> Result<Self, String> {
+        match usize::try_from(n) {
+            Ok(s) if (1..=MAX_SESSIONS).contains(&s) => Ok(Sessions(s)),
+            _ => Err(format!(
+                "sessions must be 1 to {MAX_SESSIONS} (each a fresh target with its own \
+                 warm-ups and repeats), got {n}"
+            )),
+        }
+    }
+}
 
 /// A precision: the interval's half-width as a fraction of the median, above 0 and below 1.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
@@ -437,6 +471,7 @@ impl SweepStudy {
                     max_repeats: max.get_ref().0,
                 }),
             order_seed: profile.order_seed,
+            sessions: profile.sessions.0,
         }
     }
 
@@ -524,6 +559,7 @@ fn expand_series(series: &Series, profile: &Profile, index: usize) -> Vec<Planne
                                 },
                                 indexes,
                                 debug_corrupt: None,
+                                debug_slow_percent: None,
                             },
                         });
                     }

@@ -75,17 +75,19 @@ pub fn recorded(
 /// The totals of every probe in results.csv.
 pub fn recorded_totals(run_dir: &RunDir) -> Result<Totals> {
     let mut totals = Totals::default();
-    csv::read::<ProbeRow>(&run_dir.results_csv())?
-        .iter()
-        .for_each(|r| totals.add(r));
+    for row in csv::read::<ProbeRow>(&run_dir.results_csv())? {
+        totals.add(&row);
+        totals.warmup_discarded += usize::from(row.warmup_discarded);
+    }
     Ok(totals)
 }
 
 /// A recorded probe's place in the plan: series, repeat and parameters.
 fn recorded_point(row: &ProbeRow) -> String {
     format!(
-        "series {} repeat {} {} columns {} row-bytes {} rows {} escape-share {} non-ascii-share {} \
-         indexes {} seed {}",
+        "session {} series {} repeat {} {} columns {} row-bytes {} rows {} escape-share {} \
+         non-ascii-share {} indexes {} seed {}",
+        row.session,
         row.series + 1,
         row.repeat,
         row.strategy,
@@ -102,8 +104,9 @@ fn recorded_point(row: &ProbeRow) -> String {
 fn planned_point(probe: &PlannedProbe) -> String {
     let p = &probe.request;
     format!(
-        "series {} repeat {} {} columns {} row-bytes {} rows {} escape-share {} non-ascii-share {} \
-         indexes {} seed {}",
+        "session {} series {} repeat {} {} columns {} row-bytes {} rows {} escape-share {} \
+         non-ascii-share {} indexes {} seed {}",
+        probe.session,
         probe.series + 1,
         probe.repeat,
         p.strategy,

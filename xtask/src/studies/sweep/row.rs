@@ -127,6 +127,11 @@ pub struct ProbeRow {
     /// written before runs had sessions.
     #[serde(default)]
     pub session: usize,
+    /// Measured while its session had not yet settled, by the warm-up rule (MSER-5 over the
+    /// session's probes, `stats::settling`): kept here and counted in run.toml, left out of
+    /// every report. False in a results.csv written before the rule existed.
+    #[serde(default)]
+    pub warmup_discarded: bool,
     /// The window's first part, within `inside_ms`: milliseconds handing the values over to
     /// JavaScript (see `ProbeResult::handover_ms`); empty for a target without a Worker or a
     /// results.csv written before the window had parts.
@@ -276,6 +281,7 @@ impl ProbeRow {
             nul_share: probe.text.nul_share,
             isolate_heap_peak_bytes: None,
             session: 0,
+            warmup_discarded: false,
             handover_ms: None,
             call_ms: None,
             read_ms: None,
@@ -361,6 +367,7 @@ mod tests {
             text: TextMix::default(),
             indexes: 0,
             debug_corrupt: None,
+            debug_slow_percent: None,
         }
     }
 
@@ -447,7 +454,8 @@ mod tests {
              probe_id,series,seed,statements_sent,max_statement_bytes,reconciled,reconcile_note,\
              label,escape_share,non_ascii_share,indexes,overhead_ms,\
              checksum_expected,checksum_present,checksum_equal,target_failed,started_ms,calls_ms,\
-             prepare_ms,bind_ms,nul_share,isolate_heap_peak_bytes,session,handover_ms,call_ms,read_ms,worker"
+             prepare_ms,bind_ms,nul_share,isolate_heap_peak_bytes,session,warmup_discarded,\
+             handover_ms,call_ms,read_ms,worker"
         );
     }
 
@@ -559,6 +567,7 @@ pub mod tests_support {
             nul_share: 0.0,
             isolate_heap_peak_bytes: None,
             session: 0,
+            warmup_discarded: false,
             handover_ms: None,
             call_ms: None,
             read_ms: None,

@@ -1,13 +1,19 @@
-//! The order a sweep's probes run in: rounds, each holding one repeat of every point, in an
-//! order shuffled anew for every round from the profile's recorded `order-seed`; and, for a
-//! profile that asks for a precision, how many rounds.
+//! The order a sweep's probes run in: sessions (each a fresh target), each holding its warm-up
+//! rounds and its measured rounds, every round one repeat of every point in an order shuffled
+//! anew from the session's seed (derived from the profile's recorded `order-seed` and the
+//! session's index, [`session_seed`]); and, for a profile that asks for a precision, how many
+//! rounds.
 //!
 //! A fixed order lines slow drift of the machine (a warming disk, a neighbour's build) up with
 //! the x axis, where it looks like an effect. Shuffled rounds spread it over every point
 //! instead, and over every repeat of each point, so it widens intervals rather than bending
 //! lines. Within a round the strategies of one point run back to back, in a shuffled order of
 //! their own, so the repeats of two strategies at one point are pairs whose ratio drift cannot
-//! move much (see `stats::order`). Warm-up rounds come first, before any measured one.
+//! move much (see `stats::order`). Warm-up rounds come first in each session, before any
+//! measured one.
+//!
+//! Probe ids count up in the order probes run: session 0's first, then session 1's, each
+//! session starting after every id the sessions before it may take.
 //!
 //! A profile with `precision` runs `repeats` rounds, then keeps adding rounds of the points not
 //! yet precise enough (the caller says which, [`Schedule::next_round`]) until none is left or
@@ -28,6 +34,16 @@ pub struct SweepPlan {
     pub until: Option<Until>,
     /// Seed of the shuffles, recorded in run.toml: the same seed gives the same order.
     pub order_seed: u64,
+    /// Sessions: each a fresh target with its own warm-ups and measured rounds.
+    pub sessions: usize,
+}
+
+/// The seed of session `session`'s shuffles: the order seed itself for session 0 (so a run of
+/// one session keeps the order it had before runs had sessions), and for each later one the
+/// order seed plus the session's index times the 64-bit golden ratio, a different stream of
+/// the same recorded seed.
+pub fn session_seed(order_seed: u64, session: usize) -> u64 {
+    order_seed.wrapping_add((session as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
 /// Repeat a point until its interval is within `precision` of its median, or it has
@@ -65,15 +81,22 @@ impl PlannedPoint {
 }
 
 impl SweepPlan {
-    /// The rounds of the plan from its first.
-    pub fn schedule(&self) -> Schedule<'_> {
+    /// The rounds of session `session` from its first.
+    pub fn schedule(&self, session: usize) -> Schedule<'_> {
         Schedule {
             plan: self,
-            rng: fastrand::Rng::with_seed(self.order_seed),
+            session,
+            rng: fastrand::Rng::with_seed(session_seed(self.order_seed, session)),
             round: 0,
-            next_id: 1,
+            next_id: 1 + (session * self.most_probes_per_session()) as u64,
             open: vec![true; self.points.len()],
         }
+    }
+
+    /// The most probes one session may send, warm-ups included: what its ids are reserved for.
+    pub fn most_probes_per_session(&self) -> usize {
+        let per_round: usize = self.points.iter().map(|p| p.strategies.len()).sum();
+        per_round * (self.warmup + self.max_repeats())
     }
 
     /// The most measured repeats a point may take.
@@ -82,10 +105,17 @@ impl SweepPlan {
             .map_or(self.repeats, |u| u.max_repeats.max(self.repeats))
     }
 
-    /// Every probe the plan sends, in the order it sends them, numbered from 1; with a
-    /// precision, every probe it may send (no point ever precise enough).
+    /// Every probe the plan sends, session by session in the order it sends them, numbered
+    /// from 1; with a precision, every probe it may send (no point ever precise enough).
     pub fn probes(&self) -> Vec<PlannedProbe> {
-        let mut schedule = self.schedule();
+        (0..self.sessions)
+            .flat_map(|session| self.session_probes(session))
+            .collect()
+    }
+
+    /// Every probe of session `session`, in the order it sends them.
+    pub fn session_probes(&self, session: usize) -> Vec<PlannedProbe> {
+        let mut schedule = self.schedule(session);
         std::iter::from_fn(|| schedule.next_round(|_| false))
             .flatten()
             .collect()
@@ -95,6 +125,8 @@ impl SweepPlan {
 /// The rounds of a plan, one at a time.
 pub struct Schedule<'a> {
     plan: &'a SweepPlan,
+    /// The session whose rounds these are.
+    session: usize,
     rng: fastrand::Rng,
     /// Rounds handed out so far, warm-ups included.
     round: usize,
@@ -140,6 +172,7 @@ impl Schedule<'_> {
             self.rng.shuffle(&mut strategies);
             for strategy in strategies {
                 probes.push(PlannedProbe {
+                    session: self.session,
                     point: index,
                     series: point.series,
                     label: point.label.clone(),
@@ -157,6 +190,8 @@ impl Schedule<'_> {
 /// One probe of a run, with where it sits in the experiment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedProbe {
+    /// The session it runs in, from 0.
+    pub session: usize,
     /// Index of its point in [`SweepPlan::points`].
     pub point: usize,
     pub series: usize,
@@ -164,7 +199,8 @@ pub struct PlannedProbe {
     pub label: String,
     /// A warm-up probe: sent and reconciled, not recorded as a result.
     pub warmup: bool,
-    /// Repetition of the point, from 0 (warm-ups and measured ones counted apart).
+    /// Repetition of the point within its session, from 0 (warm-ups and measured ones counted
+    /// apart).
     pub repeat: usize,
     pub request: ProbeRequest,
 }
@@ -191,6 +227,7 @@ mod tests {
                 text: TextMix::default(),
                 indexes: 0,
                 debug_corrupt: None,
+                debug_slow_percent: None,
             },
         }
     }
@@ -205,6 +242,7 @@ mod tests {
             repeats: 3,
             until: None,
             order_seed,
+            sessions: 1,
         }
     }
 
@@ -299,7 +337,7 @@ mod tests {
         assert_eq!(plan.max_repeats(), 5);
         assert_eq!(plan.probes().len(), 8 * 2 * (1 + 5), "at most");
         // Point 3 settles after 3 repeats, every even point after 2; the odd others never.
-        let mut schedule = plan.schedule();
+        let mut schedule = plan.schedule(0);
         let mut asked = Vec::new();
         let mut rounds = Vec::new();
         while let Some(round) = schedule.next_round(|point| {
@@ -337,12 +375,66 @@ mod tests {
             }),
             ..plan(1)
         };
-        let mut schedule = plan.schedule();
+        let mut schedule = plan.schedule(0);
         let rounds = std::iter::from_fn(|| schedule.next_round(|_| true)).count();
         assert_eq!(
             rounds,
             1 + 3,
             "the warm-up and the fewest repeats, then every point is settled"
         );
+    }
+
+    #[test]
+    fn each_session_has_its_own_seeded_rounds_and_ids_after_the_sessions_before() {
+        let one = plan(1);
+        let three = SweepPlan {
+            sessions: 3,
+            ..plan(1)
+        };
+        let probes = three.probes();
+        assert_eq!(probes.len(), 3 * one.probes().len());
+        let ids: Vec<u64> = probes.iter().map(|p| p.request.probe_id).collect();
+        assert_eq!(
+            ids,
+            (1..=3 * 64).collect::<Vec<u64>>(),
+            "ids count up over sessions"
+        );
+        // Session 0 is the plan of one session, probe for probe: older runs replay.
+        assert_eq!(three.session_probes(0), one.probes());
+        let order = |session: usize| -> Vec<(bool, usize, usize, Strategy)> {
+            three.session_probes(session).iter().map(key).collect()
+        };
+        assert_ne!(order(0), order(1), "another session, another order");
+        assert_ne!(order(1), order(2));
+        for session in 0..3 {
+            let these = three.session_probes(session);
+            assert!(these.iter().all(|p| p.session == session));
+            assert!(
+                these[..16].iter().all(|p| p.warmup),
+                "each session warms up first"
+            );
+            assert!(these[16..].iter().all(|p| !p.warmup));
+            // The same seed replays every session.
+            assert_eq!(these, three.session_probes(session));
+        }
+        assert_eq!(session_seed(1, 0), 1);
+        assert_ne!(session_seed(1, 1), session_seed(2, 1));
+    }
+
+    #[test]
+    fn with_a_precision_each_session_reserves_the_ids_it_may_take() {
+        let plan = SweepPlan {
+            repeats: 2,
+            sessions: 2,
+            until: Some(Until {
+                precision: 0.05,
+                max_repeats: 5,
+            }),
+            ..plan(1)
+        };
+        assert_eq!(plan.most_probes_per_session(), 16 * (1 + 5));
+        let mut schedule = plan.schedule(1);
+        let first = schedule.next_round(|_| true).unwrap();
+        assert_eq!(first[0].request.probe_id, 1 + 96);
     }
 }

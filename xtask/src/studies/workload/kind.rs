@@ -67,9 +67,16 @@ impl Study for Workload {
                 ask.experiment
             );
         }
+        if ask.debug_slow_percent.is_some() {
+            bail!(
+                "--debug-slow applies to sweeps: `{}` is a workload, whose latencies are taken \
+                 from when each request was due, not from a probe's timed window",
+                ask.experiment
+            );
+        }
         if !ask.overrides.is_empty() {
             bail!(
-                "--repeats, --warmup, --seed and --only apply to sweeps, not to workloads \
+                "--repeats, --warmup, --seed, --sessions and --only apply to sweeps, not to workloads \
                  (`{}` is a workload: its profile sets its rates, duration and warm-up)",
                 ask.experiment
             );

@@ -159,6 +159,7 @@ fn cell(x: f64, y: f64, here: &[&Point], strategies: &[Strategy]) -> Cell {
                 },
                 indexes: sample.indexes,
                 debug_corrupt: None,
+                debug_slow_percent: None,
             };
             if let Some(wall) = wall(&probe) {
                 stopped.push((strategy, Stopped::ByConstruction(wall)));
