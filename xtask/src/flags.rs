@@ -91,6 +91,12 @@ pub struct Run {
     /// (worker-js/, plain JavaScript writing the same statements). Sweeps only.
     #[arg(long, value_enum, default_value = "rust")]
     pub worker: WorkerKind,
+    /// On the local target, alternate a sweep's sessions between the two Workers in ABBA
+    /// order (session 0 the Rust Worker, 1 and 2 the JavaScript Worker, 3 the Rust Worker, and
+    /// so on), to measure the instrument's cost: summary.md then gives Rust ÷ JavaScript per
+    /// point on the inside clock with its interval over sessions. Needs 4 sessions or more.
+    #[arg(long, conflicts_with = "worker")]
+    pub alternate_workers: bool,
     /// Debugging the harness: corrupt every probe's table after its writes, to see
     /// reconciliation catch it. The run is then invalid and exits non-zero.
     #[arg(long, value_enum, value_name = "KIND")]

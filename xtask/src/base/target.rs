@@ -62,6 +62,16 @@ pub enum WorkerKind {
 impl WorkerKind {
     pub const ALL: [WorkerKind; 2] = [WorkerKind::Rust, WorkerKind::Js];
 
+    /// The Worker of `session` in a run that alternates them (`--alternate-workers`): ABBA,
+    /// so that a drift over the run falls on both alike.
+    pub fn of_session(session: usize) -> WorkerKind {
+        if matches!(session % 4, 1 | 2) {
+            WorkerKind::Js
+        } else {
+            WorkerKind::Rust
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             WorkerKind::Rust => "rust",

@@ -80,7 +80,9 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         baseline: plan.baseline,
         debug_corrupt: flags.debug_corrupt,
         isolate_heap: flags.isolate_heap,
-        worker: flags.target.runs_the_worker().then_some(flags.worker),
+        worker: (flags.target.runs_the_worker() && !flags.alternate_workers)
+            .then_some(flags.worker),
+        alternate_workers: flags.alternate_workers,
         order_seed: None,
         precision: None,
         max_repeats: None,
@@ -186,6 +188,13 @@ fn measure(
                     "the same probes on the baseline: bare SQLite in-process (not D1), D1's limits applied"
                 );
             }
+            let start = Start {
+                worker: match flags.alternate_workers {
+                    true => WorkerKind::of_session(session),
+                    false => flags.worker,
+                },
+                ..start
+            };
             let on = On {
                 target,
                 session,
@@ -267,7 +276,14 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         overrides,
         root: &paths.root,
     })?;
-    if flags.worker == WorkerKind::Js {
+    if flags.alternate_workers && plan.work.sessions() < 4 {
+        bail!(
+            "--alternate-workers needs 4 sessions or more (2 for each Worker, in ABBA order), \
+             and this plan has {}: give the profile `sessions = 4` or more, or --sessions",
+            plan.work.sessions()
+        );
+    }
+    if flags.worker == WorkerKind::Js || flags.alternate_workers {
         if flags.target != TargetKind::Local {
             bail!(
                 "--worker js runs on the local target only, not --target {}: the JavaScript \

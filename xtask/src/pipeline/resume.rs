@@ -132,6 +132,7 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
         debug_slow: run.debug_slow_percent,
         isolate_heap: run.isolate_heap,
         worker: run.worker.unwrap_or_default(),
+        alternate_workers: run.alternate_workers,
         location,
         plan,
         keep: given.keep,

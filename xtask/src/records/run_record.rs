@@ -126,6 +126,10 @@ pub struct RunInfo {
     /// sqlite, and in records written before there was a choice (the Rust Worker's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker: Option<WorkerKind>,
+    /// Set when the sweep's sessions alternated between the two Workers
+    /// (`--alternate-workers`; results.csv's `worker` says which measured each probe).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub alternate_workers: bool,
     /// Seed of the shuffled order a sweep's probes ran in (its profile's `order-seed`); absent
     /// for ladders, and in records written before the order was shuffled.
     #[serde(default, skip_serializing_if = "Option::is_none")]

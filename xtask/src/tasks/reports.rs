@@ -48,6 +48,7 @@ mod tests {
             out: Some(out.to_owned()),
             isolate_heap: false,
             worker: crate::base::WorkerKind::Rust,
+            alternate_workers: false,
             no_baseline: false,
             debug_corrupt: None,
             debug_slow: None,

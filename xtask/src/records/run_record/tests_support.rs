@@ -20,6 +20,7 @@ pub fn record() -> RunRecord {
             debug_slow_percent: None,
             isolate_heap: false,
             worker: None,
+            alternate_workers: false,
             order_seed: None,
             precision: None,
             max_repeats: None,

@@ -1,13 +1,15 @@
 //! A sweep run's reports, derived from its results.csv: its points and summary.csv
 //! ([`points`]), summary.md ([`summary`]) with its table of clocks ([`clocks`]), its charts
 //! ([`chart`]), a grid run's decision map ([`decision`], drawn by [`decision_map`]), and two
-//! sweep runs compared ([`compare`]).
+//! sweep runs compared ([`compare`]); for a run both Workers measured, the instrument's cost
+//! ([`instrument`]).
 
 pub mod chart;
 pub mod clocks;
 pub mod compare;
 pub mod decision;
 pub mod decision_map;
+pub mod instrument;
 pub mod points;
 pub mod summary;
 
@@ -35,11 +37,14 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
     std::fs::write(run_dir.summary_csv(), summary_csv)
         .with_context(|| format!("cannot write {}", run_dir.summary_csv().display()))?;
     let drawn = chart::render_run(run_dir, &rows, axis, target, titles)?;
-    std::fs::write(
-        run_dir.summary_md(),
-        summary::markdown(record, &rows, &drawn),
-    )
-    .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
+    let mut md = summary::markdown(record, &rows, &drawn);
+    let instrument = instrument::markdown(&rows, axis);
+    if let Some(section) = &instrument {
+        md.push('\n');
+        md.push_str(section);
+    }
+    std::fs::write(run_dir.summary_md(), md)
+        .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
     let mut tables = format!(
         "median time per 1,000 rows on {target} (outside clock less preparation, 95% \
          interval):\n{}",
@@ -53,6 +58,9 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
         tables.push_str(&format!(
             "median ms per probe on {target}, clock by clock:\n{table}"
         ));
+    }
+    if let Some(section) = instrument {
+        tables.push_str(&section);
     }
     Ok(Rendered {
         charts: drawn.into_iter().flat_map(chart_files).collect(),
