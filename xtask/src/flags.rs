@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::base::{AccountPlan, DebugCorruption, Location, TargetKind, WorkerKind};
+use crate::base::{AccountPlan, DebugCorruption, HeapSampling, Location, TargetKind, WorkerKind};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -83,10 +83,12 @@ pub struct Run {
     pub no_baseline: bool,
     /// On the local target, sample the Worker isolate's heap through V8's inspector while each
     /// probe and rung runs (a full garbage collection before each, a question every 10 ms during
-    /// it), into results.csv's `isolate_heap_peak_bytes`. Off by default: that work happens on
-    /// the isolate's thread and its cost on the timings is not measured.
-    #[arg(long)]
-    pub isolate_heap: bool,
+    /// it), into results.csv's `isolate_heap_peak_bytes`. `--isolate-heap=alternate` samples
+    /// one of each pair of them, interleaved, and the summary shows what sampling cost the timings.
+    /// Off by default: that work happens on the isolate's thread.
+    #[arg(long, value_enum, value_name = "WHICH", num_args = 0..=1, require_equals = true,
+          default_missing_value = "every")]
+    pub isolate_heap: Option<HeapSampling>,
     /// Which Worker measures on the local target: `rust` (worker/, the default) or `js`
     /// (worker-js/, plain JavaScript writing the same statements). Sweeps only.
     #[arg(long, value_enum, default_value = "rust")]
@@ -284,6 +286,26 @@ mod tests {
     #[test]
     fn the_cli_is_well_formed() {
         Xtask::command().debug_assert();
+    }
+
+    #[test]
+    fn isolate_heap_samples_every_request_alone_or_alternate_ones_with_a_value() {
+        let parsed = |args: &[&str]| parse_run(args).unwrap().isolate_heap;
+        assert_eq!(parsed(&["column-sweep"]), None);
+        assert_eq!(
+            parsed(&["column-sweep", "--isolate-heap"]),
+            Some(HeapSampling::Every)
+        );
+        // Without `=` the next word is not its value.
+        assert_eq!(
+            parsed(&["--isolate-heap", "column-sweep"]),
+            Some(HeapSampling::Every)
+        );
+        assert_eq!(
+            parsed(&["column-sweep", "--isolate-heap=alternate"]),
+            Some(HeapSampling::Alternate)
+        );
+        assert!(parse_run(&["column-sweep", "--isolate-heap=some"]).is_err());
     }
 
     #[test]

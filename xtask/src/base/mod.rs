@@ -4,9 +4,11 @@
 
 pub mod clock;
 pub mod corruption;
+pub mod heap;
 pub mod numbers;
 pub mod target;
 pub mod text;
 
 pub use corruption::DebugCorruption;
+pub use heap::HeapSampling;
 pub use target::{AccountPlan, Location, TargetKind, WorkerKind};

@@ -119,6 +119,10 @@ impl Workloads for Clocked {
     ) -> Result<std::sync::Arc<dyn crate::targets::workload::WorkloadClient>, TargetError> {
         self.inner.workload()
     }
+
+    fn rest_writes(&mut self) -> Option<std::sync::Arc<crate::targets::remote::rest::RestClient>> {
+        self.inner.rest_writes()
+    }
 }
 
 #[cfg(test)]

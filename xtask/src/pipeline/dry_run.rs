@@ -58,6 +58,9 @@ fn describe(
         plan.profile,
         flags.target
     );
+    if flags.profile.is_none() && plan.profile == super::FREE_PROFILE && account.is_some() {
+        writeln!(out, "{}", super::free_profile_note()).unwrap();
+    }
     if !plan.overrides.is_empty() {
         writeln!(out, "overrides:{}", plan.overrides.command_line()).unwrap();
     }

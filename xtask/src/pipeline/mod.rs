@@ -57,6 +57,10 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         return resume::resume(flags, run_dir, sh, paths);
     }
     let plan = plan(flags, paths)?;
+    if flags.profile.is_none() && plan.profile == FREE_PROFILE && flags.target == TargetKind::Remote
+    {
+        eprintln!("{}", free_profile_note());
+    }
     // Remote flags and credentials are checked before anything is installed or built.
     let remote = remote_options(flags)?.map(|o| {
         o.replicated_if(plan.work.reads_in_sessions())
@@ -79,7 +83,8 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         y_axis: None,
         baseline: plan.baseline,
         debug_corrupt: flags.debug_corrupt,
-        isolate_heap: flags.isolate_heap,
+        isolate_heap: flags.isolate_heap.is_some(),
+        isolate_heap_alternate: flags.isolate_heap == Some(crate::base::HeapSampling::Alternate),
         worker: (flags.target.runs_the_worker() && !flags.alternate_workers)
             .then_some(flags.worker),
         alternate_workers: flags.alternate_workers,
@@ -266,9 +271,12 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         only: flags.only.clone(),
     };
     overrides.check()?;
+    let profile = flags.profile.as_deref().or_else(|| {
+        picks_free_profile(flags, |name| study.priced(Some(name)).is_ok()).then_some(FREE_PROFILE)
+    });
     let plan = study.plan(Ask {
         experiment: flags.experiment(),
-        profile: flags.profile.as_deref(),
+        profile,
         target: flags.target,
         no_baseline: flags.no_baseline,
         debug_corrupt: flags.debug_corrupt.map(corruption),
@@ -301,6 +309,26 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         }
     }
     Ok(plan)
+}
+
+/// The profile a study sizes to fit the Free plan's daily quotas.
+pub const FREE_PROFILE: &str = "free";
+
+/// Whether a run takes the study's `free` profile by itself: on `--target remote` with the Free
+/// plan (`--plan free`, or no `--plan`), no `--profile` given, and a study that has one.
+pub fn picks_free_profile(flags: &flags::Run, has_profile: impl Fn(&str) -> bool) -> bool {
+    flags.target == TargetKind::Remote
+        && flags.plan.unwrap_or(crate::base::AccountPlan::Free) == crate::base::AccountPlan::Free
+        && flags.profile.is_none()
+        && has_profile(FREE_PROFILE)
+}
+
+/// What a run says when it took the `free` profile by itself.
+pub fn free_profile_note() -> String {
+    format!(
+        "profile `{FREE_PROFILE}` taken by itself: the Free plan, no --profile, and this study \
+         has a `{FREE_PROFILE}` profile sized for the Free plan (give --profile to run another)"
+    )
 }
 
 /// The change `--debug-corrupt` asks for.

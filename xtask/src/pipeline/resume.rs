@@ -16,7 +16,7 @@ use clap::ValueEnum;
 use xshell::Shell;
 
 use super::{RunPlan, Tools};
-use crate::base::{Location, TargetKind};
+use crate::base::{HeapSampling, Location, TargetKind};
 use crate::flags;
 use crate::paths::Paths;
 use crate::records::run_history::Resumption;
@@ -130,7 +130,11 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
         no_baseline: studies::kind_of(run.kind).ran_without_baseline(run),
         debug_corrupt: run.debug_corrupt,
         debug_slow: run.debug_slow_percent,
-        isolate_heap: run.isolate_heap,
+        isolate_heap: run.isolate_heap.then_some(if run.isolate_heap_alternate {
+            HeapSampling::Alternate
+        } else {
+            HeapSampling::Every
+        }),
         worker: run.worker.unwrap_or_default(),
         alternate_workers: run.alternate_workers,
         location,

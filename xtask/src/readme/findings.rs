@@ -1,6 +1,8 @@
 //! The README's findings, written from a committed run's own files (`docs/example-run/`), so
 //! every figure the README quotes is one that run measured; a test fails when the README says
-//! anything else. States a difference between strategies only where its interval excludes 1.
+//! anything else. States a difference between strategies only where its interval excludes 1,
+//! and says what the intervals are taken over: between sessions for a run of several, within
+//! one session otherwise (see `sweep::report::intervals`).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -12,13 +14,22 @@ use crate::base::TargetKind;
 use crate::base::numbers::num;
 use crate::base::numbers::thousands;
 use crate::records::{RunDir, RunRecord, csv};
+use crate::studies::sweep::report::intervals::Basis;
 use crate::studies::sweep::report::points::{SummaryRow, summary_rows};
 use crate::studies::sweep::row::ProbeRow;
 
-/// One summary row's median with its interval and coverage: `0.35 (0.26–0.51, 93.75%)`.
+/// One summary row's estimate with its interval and coverage: `0.35 (0.26–0.51, 93.75%
+/// coverage)` within one session, `0.35 (0.30–0.41, 95% over 5 sessions)` between sessions.
 fn with_interval(row: &SummaryRow) -> String {
     let median = row.median.map_or("-".to_owned(), num);
     match (row.ci_low, row.ci_high, row.ci_coverage) {
+        (Some(low), Some(high), Some(coverage)) if row.sessions >= 2 => format!(
+            "{median} ({}–{}, {:.0}% over {} sessions)",
+            num(low),
+            num(high),
+            coverage * 100.0,
+            row.sessions
+        ),
         (Some(low), Some(high), Some(coverage)) => format!(
             "{median} ({}–{}, {:.2}% coverage)",
             num(low),
@@ -58,14 +69,27 @@ pub fn section(dir: &Path, link: &str) -> Result<String> {
         .map(|r| r.ok + r.refused + r.errors)
         .max()
         .unwrap_or(0);
+    let basis = Basis::of(&rows, target);
+    let measured = match basis {
+        Basis::WithinOneSession => format!(
+            "{repeats} measured repeats per point in one session, medians on the outside clock \
+             less the target's preparation with their order-statistic intervals within that \
+             session, which say nothing of the drift between sessions: another run may land \
+             outside them"
+        ),
+        Basis::BetweenSessions(sessions) => format!(
+            "{repeats} measured repeats per point over {sessions} sessions (each a fresh target, \
+             the baseline's alternating with it), on the outside clock less the target's \
+             preparation: each figure the geometric mean of the sessions' medians with its 95% \
+             interval between sessions"
+        ),
+    };
     let mut out = String::new();
     writeln!(
         out,
         "From [`{link}/`]({link}/) (run `{}` of `{}` on `{target}`, profile `{}`, commit `{}`, \
-         {} cores; {} probes, {} rows expected and {} present, status {}); {repeats} measured \
-         repeats per point, medians on the outside clock less the target's preparation with \
-         their order-statistic intervals \
-         (see [Intervals](docs/reference.md#intervals)):\n",
+         {} cores; {} probes, {} rows expected and {} present, status {}); {measured} (see \
+         [Intervals](docs/reference.md#intervals)):\n",
         record.run.id,
         record.run.experiment,
         record.run.profile,
@@ -127,11 +151,22 @@ pub fn section(dir: &Path, link: &str) -> Result<String> {
             format!("{} columns", v.join(", "))
         }
     };
+    let (what, who) = match basis {
+        Basis::WithinOneSession => (
+            "the median of the paired repeats' ratios of ms per 1,000 rows",
+            "these repeats",
+        ),
+        Basis::BetweenSessions(_) => (
+            "each session's median of its paired repeats' ratios of ms per 1,000 rows, their \
+             geometric mean",
+            "these sessions",
+        ),
+    };
     writeln!(
         out,
-        "- **literal ÷ bound** (the median of the paired repeats' ratios of ms per 1,000 rows): \
-         literal is faster, its interval wholly below 1, at {}; bound is faster, wholly above 1, \
-         at {}; the interval includes 1 at {}, where these repeats cannot tell them apart.",
+        "- **literal ÷ bound** ({what}): literal is faster, its interval wholly below 1, at {}; \
+         bound is faster, wholly above 1, at {}; the interval includes 1 at {}, where {who} \
+         cannot tell them apart.",
         columns(&literal_faster),
         columns(&bound_faster),
         columns(&undecided),
@@ -171,11 +206,17 @@ pub fn section(dir: &Path, link: &str) -> Result<String> {
         against.push(format!("{strategy} {}× to {}×", num(low), num(high)));
     }
     if !against.is_empty() {
+        let ratio = match basis {
+            Basis::WithinOneSession => "the ratio of the median inside clocks",
+            Basis::BetweenSessions(_) => {
+                "each session's ratio of the median inside clocks to its baseline session's \
+                 beside it, their geometric mean"
+            }
+        };
         writeln!(
             out,
             "- **{target} ÷ bare SQLite** (the same statements in-process, no Worker or D1 around \
-             them; the ratio of the median inside clocks, the writes alone on both sides, over \
-             the points): {}.",
+             them; {ratio}, the writes alone on both sides, over the points): {}.",
             against.join(", ")
         )
         .unwrap();

@@ -130,6 +130,10 @@ pub struct RunInfo {
     /// (`--alternate-workers`; results.csv's `worker` says which measured each probe).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub alternate_workers: bool,
+    /// Set when the heap was sampled during about half of the measured requests, interleaved
+    /// (`--isolate-heap=alternate`), to measure what sampling costs the timings.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub isolate_heap_alternate: bool,
     /// Seed of the shuffled order a sweep's probes ran in (its profile's `order-seed`); absent
     /// for ladders, and in records written before the order was shuffled.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -32,6 +32,9 @@ pub fn command(record: &RunRecord) -> String {
     if let Some(kind) = run.debug_corrupt.and_then(|k| k.to_possible_value()) {
         write!(command, " --debug-corrupt {}", kind.get_name()).unwrap();
     }
+    if let Some(percent) = run.debug_slow_percent {
+        write!(command, " --debug-slow {percent}").unwrap();
+    }
     command.push_str(&record.overrides.command_line());
     command
 }

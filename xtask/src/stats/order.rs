@@ -219,8 +219,12 @@ pub struct Summary {
     pub p95: Option<f64>,
     pub min: f64,
     pub max: f64,
-    /// The median's order-statistic interval; `None` for one value.
+    /// The median's order-statistic interval; `None` for one value. (Over sessions,
+    /// [`super::sessions::summary_by_session`]: the interval over sessions.)
     pub ci: Option<Interval>,
+    /// Sessions the values came from: 1 for values of one session, whose interval is within
+    /// that session.
+    pub sessions: usize,
 }
 
 impl Summary {
@@ -236,6 +240,7 @@ impl Summary {
             min: *sorted.first()?,
             max: *sorted.last()?,
             ci: interval_of_sorted(&sorted, CONFIDENCE),
+            sessions: 1,
         })
     }
 

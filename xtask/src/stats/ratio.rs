@@ -51,11 +51,16 @@ pub struct Ratio {
 /// the module's doc (each median's interval at √[`CONFIDENCE`], divided); `None` when a
 /// sample is empty or the denominator's median is not positive.
 pub fn ratio_of_medians(numerator: &[f64], denominator: &[f64]) -> Option<Ratio> {
+    ratio_of_medians_at(numerator, denominator, each_of_two())
+}
+
+/// [`ratio_of_medians`] with each median's interval at `level` (√ of a Bonferroni share of
+/// [`CONFIDENCE`], when several ratios are read together).
+pub fn ratio_of_medians_at(numerator: &[f64], denominator: &[f64], level: f64) -> Option<Ratio> {
     let (top, bottom) = (median(numerator)?, median(denominator)?);
     if bottom <= 0.0 {
         return None;
     }
-    let level = each_of_two();
     let ci = match (
         median_interval(numerator, level),
         median_interval(denominator, level),
@@ -70,9 +75,61 @@ pub fn ratio_of_medians(numerator: &[f64], denominator: &[f64]) -> Option<Ratio>
     })
 }
 
+/// A difference of two independent samples' medians with its interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Difference {
+    pub value: f64,
+    /// `[low_a − high_b, high_a − low_b]` from each median's interval at the level asked;
+    /// `None` when a sample is too small for one.
+    pub ci: Option<(f64, f64)>,
+    /// The product of the two intervals' coverages: the least probability both hold.
+    pub coverage: f64,
+}
+
+/// `median(a) − median(b)` for independent samples, each median's interval at `level`; `None`
+/// when a sample is empty.
+pub fn difference_of_medians_at(a: &[f64], b: &[f64], level: f64) -> Option<Difference> {
+    let value = median(a)? - median(b)?;
+    Some(
+        match (median_interval(a, level), median_interval(b, level)) {
+            (Some(x), Some(y)) => Difference {
+                value,
+                ci: Some((x.low - y.high, x.high - y.low)),
+                coverage: x.coverage * y.coverage,
+            },
+            _ => Difference {
+                value,
+                ci: None,
+                coverage: 0.0,
+            },
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_difference_of_medians_subtracts_the_intervals_crosswise() {
+        let a: Vec<f64> = (1..=50).map(|i| 10.0 + i as f64 / 10.0).collect();
+        let b: Vec<f64> = (1..=50).map(|i| 4.0 + i as f64 / 10.0).collect();
+        let d = difference_of_medians_at(&a, &b, each_of_two()).unwrap();
+        assert!((d.value - 6.0).abs() < 1e-9, "{d:?}");
+        let (low, high) = d.ci.unwrap();
+        let (x, y) = (
+            median_interval(&a, each_of_two()).unwrap(),
+            median_interval(&b, each_of_two()).unwrap(),
+        );
+        assert_eq!((low, high), (x.low - y.high, x.high - y.low));
+        assert!(low < 6.0 && 6.0 < high);
+        assert!(d.coverage >= CONFIDENCE);
+        assert!(difference_of_medians_at(&[], &b, 0.9).is_none());
+        assert_eq!(
+            difference_of_medians_at(&[1.0], &[0.5], 0.9).unwrap().ci,
+            None
+        );
+    }
 
     #[test]
     fn an_independent_ratio_divides_the_two_intervals_and_multiplies_their_coverage() {

@@ -19,10 +19,16 @@
 //!   alarm at all.
 //!
 //! One session gives no interval here: its repeats are not independent evidence of what another
-//! session would measure. Callers say so instead of printing one.
+//! session would measure. [`summary_by_session`] then falls back on the order-statistic summary
+//! of that session's repeats, which the reports label "within one session".
+//!
+//! A value that is not positive in some session (a clock that read 0 ms, an overhead below 0)
+//! has no logarithm: its sessions' medians are then taken as they are, the estimate is their
+//! mean and the interval `mean ± t(S−1) · sd / √S` ([`over_sessions_linear`]).
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
+use super::order::{Summary, median};
 use super::{CONFIDENCE, Interval, Method};
 
 /// An estimate over sessions.
@@ -79,6 +85,56 @@ pub fn over_sessions(values: &[f64], level: f64) -> Option<OverSessions> {
         interval,
         sessions: s,
         log_sd: sd,
+    })
+}
+
+/// The mean of `values` (one per session, any sign) and its t interval at `level`; `None` when
+/// there is no value or one is not finite. For values that cannot all be logged
+/// ([`over_sessions`] takes the logs).
+pub fn over_sessions_linear(values: &[f64], level: f64) -> Option<OverSessions> {
+    if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let (mean, sd) = mean_and_sd(values);
+    let s = values.len();
+    let interval = (s >= 2).then(|| {
+        let half = t_quantile((s - 1) as f64, level) * sd / (s as f64).sqrt();
+        Interval {
+            low: mean - half,
+            high: mean + half,
+            coverage: level,
+            method: Method::BetweenSessions,
+        }
+    });
+    Some(OverSessions {
+        center: mean,
+        interval,
+        sessions: s,
+        log_sd: 0.0,
+    })
+}
+
+/// The summary of values grouped by the session they were measured in (`groups[i]`: one
+/// session's values; empty groups are sessions without a value here). With values from one
+/// session, the order-statistic summary of them ([`Summary::of`], within that session). With
+/// values from two or more: n, p95, min and max of every value, and as its centre the geometric
+/// mean of the sessions' medians with the interval over sessions at [`CONFIDENCE`]
+/// ([`over_sessions`]; [`over_sessions_linear`] when a median is not positive).
+pub fn summary_by_session(groups: &[Vec<f64>]) -> Option<Summary> {
+    let with_values: Vec<&Vec<f64>> = groups.iter().filter(|g| !g.is_empty()).collect();
+    let all: Vec<f64> = with_values.iter().flat_map(|g| g.iter().copied()).collect();
+    let repeats = Summary::of(&all)?;
+    if with_values.len() < 2 {
+        return Some(repeats);
+    }
+    let medians: Vec<f64> = with_values.iter().filter_map(|g| median(g)).collect();
+    let over = over_sessions(&medians, CONFIDENCE)
+        .or_else(|| over_sessions_linear(&medians, CONFIDENCE))?;
+    Some(Summary {
+        median: over.center,
+        ci: over.interval,
+        sessions: over.sessions,
+        ..repeats
     })
 }
 
@@ -175,7 +231,6 @@ pub const FALSE_DISCOVERY_RATE: f64 = 1.0 - CONFIDENCE;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::median;
 
     /// A normal deviate from two uniforms (Box–Muller), seeded, for the simulations.
     fn normal(rng: &mut fastrand::Rng) -> f64 {
@@ -325,5 +380,27 @@ mod tests {
         assert!((t_quantile(4.0, 0.95) - 2.776_445).abs() < 1e-5);
         let same = change_between(&[2.0, 2.0], &[2.0, 2.0], 0.95).unwrap();
         assert_eq!((same.ratio, same.p_value), (1.0, 1.0));
+    }
+
+    #[test]
+    fn a_summary_by_session_is_within_one_session_or_over_several() {
+        let one = summary_by_session(&[vec![], vec![3.0, 1.0, 2.0]]).unwrap();
+        assert_eq!(one, Summary::of(&[1.0, 2.0, 3.0]).unwrap());
+        assert_eq!(one.sessions, 1);
+        assert_eq!(one.ci.unwrap().method, Method::OrderStatistic);
+        // Medians 2 and 8: the geometric mean 4, the t interval on their logs.
+        let two = summary_by_session(&[vec![1.0, 2.0, 3.0], vec![8.0, 7.0, 9.0]]).unwrap();
+        assert!((two.median - 4.0).abs() < 1e-12, "{two:?}");
+        assert_eq!((two.n, two.min, two.max, two.sessions), (6, 1.0, 9.0, 2));
+        let ci = two.ci.unwrap();
+        assert_eq!(ci, over_sessions(&[2.0, 8.0], CONFIDENCE).unwrap().interval.unwrap());
+        assert_eq!(ci.method, Method::BetweenSessions);
+        // A median of 0 cannot be logged: the medians' mean and its t interval.
+        let zero = summary_by_session(&[vec![0.0], vec![2.0], vec![4.0]]).unwrap();
+        assert_eq!(zero.median, 2.0);
+        let ci = zero.ci.unwrap();
+        let half = t_quantile(2.0, 0.95) * 2.0 / 3f64.sqrt();
+        assert!((ci.low - (2.0 - half)).abs() < 1e-12 && (ci.high - (2.0 + half)).abs() < 1e-12);
+        assert!(summary_by_session(&[vec![], vec![]]).is_none());
     }
 }

@@ -108,6 +108,9 @@ pub trait Rungs: Target {
 pub trait Workloads: Target {
     /// A client for workload experiments that the load generator's threads share.
     fn workload(&mut self) -> Result<std::sync::Arc<dyn workload::WorkloadClient>, TargetError>;
+    /// D1's REST API for the target's database, for writes a series sends that way; `None` on
+    /// a target without it (every target but remote). No default: a wrapper must pass it on.
+    fn rest_writes(&mut self) -> Option<std::sync::Arc<remote::rest::RestClient>>;
 }
 
 /// A target that runs every kind of study, as [`open`] starts it: any type that implements the
@@ -136,9 +139,9 @@ pub struct Start<'a> {
     pub warnings: &'a [String],
     /// Whether a local Worker's isolate heap is sampled during each measured request
     /// (`--isolate-heap`).
-    pub sample_heap: bool,
     /// Which Worker runs on the local target (`--worker`).
     pub worker: WorkerKind,
+    pub sample_heap: Option<crate::base::HeapSampling>,
 }
 
 /// Starts `kind` and waits until it answers.

@@ -190,6 +190,8 @@ pub struct RemoteHost {
     deployment: Deployment,
     /// What run.toml says of the deployment (the session adds where D1 served it).
     pub record: RemoteRecord,
+    /// D1's REST API for the run's database, with the run's token.
+    pub rest: Arc<rest::RestClient>,
 }
 
 impl RemoteHost {
@@ -249,7 +251,19 @@ impl RemoteHost {
             read_replication,
             ..RemoteRecord::pending(options)
         };
-        Ok((RemoteHost { deployment, record }, client, health))
+        let rest = Arc::new(rest::RestClient::from_env(
+            &options.credentials,
+            &deployment.database_id,
+        ));
+        Ok((
+            RemoteHost {
+                deployment,
+                record,
+                rest,
+            },
+            client,
+            health,
+        ))
     }
 
     /// Deletes the Worker and the database (with `--keep`, says how to later): how it went,

@@ -421,6 +421,11 @@ impl Workloads for SqliteSession {
             .map(|w| std::sync::Arc::new(w) as _)
             .map_err(|e| TargetError::InProcess(format!("{e:#}")))
     }
+
+    /// In-process SQLite has no REST API: every write goes its one way.
+    fn rest_writes(&mut self) -> Option<std::sync::Arc<super::remote::rest::RestClient>> {
+        None
+    }
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use super::local::LocalWorker;
 use super::remote::{self, RemoteHost};
 use super::workload::WorkloadClient;
 use super::{Described, Probes, Rungs, Target, TargetError, Workloads};
-use crate::base::{TargetKind, WorkerKind};
+use crate::base::{HeapSampling, TargetKind, WorkerKind};
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
 
@@ -43,8 +43,8 @@ pub struct WorkerSession {
     heap_peak_bytes: Option<u64>,
     /// Whether a failure to sample the heap was said already (once per run is enough).
     heap_warned: bool,
-    /// Whether the heap is sampled at all (`--isolate-heap`; local only).
-    sample_heap: bool,
+    /// Which measured requests the heap is sampled during (`--isolate-heap`; local only).
+    sample_heap: Option<HeapSampling>,
     /// Which Worker answers.
     worker: WorkerKind,
 }
@@ -96,7 +96,7 @@ impl WorkerSession {
     pub fn local(
         paths: &Paths,
         tools: &Toolchain,
-        sample_heap: bool,
+        sample_heap: Option<HeapSampling>,
         worker: WorkerKind,
     ) -> Result<Self> {
         let (local, client, health) = LocalWorker::start(paths, tools, worker)?;
@@ -128,18 +128,19 @@ impl WorkerSession {
             served: Arc::default(),
             heap_peak_bytes: None,
             heap_warned: false,
-            sample_heap: false,
+            sample_heap: None,
             worker: WorkerKind::Rust,
         }
     }
 
-    /// Runs a measured request; locally, with the isolate's heap sampled while it runs.
-    fn measured<T>(&mut self, request: impl FnOnce(&WorkerClient) -> T) -> T {
+    /// Runs the measured request of probe or rung `id`; locally, with the isolate's heap sampled
+    /// while it runs when the run samples that id.
+    fn measured<T>(&mut self, id: u64, request: impl FnOnce(&WorkerClient) -> T) -> T {
         self.heap_peak_bytes = None;
         let Host::Local(worker) = &mut self.host else {
             return request(&self.client);
         };
-        if !self.sample_heap {
+        if !self.sample_heap.is_some_and(|s| s.samples(id)) {
             return request(&self.client);
         }
         let client = &self.client;
@@ -253,7 +254,7 @@ impl Probes for WorkerSession {
     }
 
     fn probe(&mut self, probe: &ProbeRequest) -> Timed<ProbeResult> {
-        self.measured(|client| client.probe(probe))
+        self.measured(probe.probe_id, |client| client.probe(probe))
     }
 
     fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, TargetError> {
@@ -274,7 +275,7 @@ impl Rungs for WorkerSession {
     }
 
     fn rung_climb(&mut self, rung: &RungRequest) -> Timed<RungResult> {
-        self.measured(|client| client.rung(Step::Climb, rung))
+        self.measured(rung.rung_id, |client| client.rung(Step::Climb, rung))
     }
 
     fn rung_finish(&mut self, rung: &RungRequest) -> Result<FinishResult, TargetError> {
@@ -290,6 +291,13 @@ impl Workloads for WorkerSession {
             client: self.client.clone(),
             served: Arc::clone(&self.served),
         }))
+    }
+
+    fn rest_writes(&mut self) -> Option<Arc<remote::rest::RestClient>> {
+        match &self.host {
+            Host::Remote(host) => Some(Arc::clone(&host.rest)),
+            Host::Local(_) => None,
+        }
     }
 }
 

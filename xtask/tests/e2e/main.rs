@@ -1,6 +1,7 @@
 //! The end-to-end tests, for real, through the xtask binary: the sweeps (`sweeps`) and ladders
 //! (`ladders`) on wrangler dev and SQLite, the faults injected into a local run (`faults`), the remote target
-//! through the stand-in wrangler (`remote`), and the workloads (`workloads`).
+//! through the stand-in wrangler (`remote`), writes through D1's REST API and the stand-in API
+//! (`rest_path`), and the workloads (`workloads`).
 //!
 //! One binary with its own harness (`harness.rs`), so that these tests run side by side: each
 //! of their runs mostly waits (on wrangler dev starting, on a schedule's clock, on a recovery
@@ -29,6 +30,7 @@ mod faults;
 mod harness;
 mod ladders;
 mod remote;
+mod rest_path;
 mod stand_in_api;
 mod sweeps;
 mod workloads;
@@ -70,6 +72,7 @@ fn main() {
         workloads::tests(),
         faults::tests(),
         remote::tests(),
+        rest_path::tests(),
         sweeps::tests(),
         ladders::tests(),
     ]

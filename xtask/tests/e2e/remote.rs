@@ -18,7 +18,7 @@ use crate::stand_in_api::ApiStandIn;
 
 use crate::support::{XTASK, files_under, processes, project_root, run_dir, run_toml};
 
-const FAKE_API_TOKEN: &str = "fake-api-token-0b1c2d3e4f5a";
+pub const FAKE_API_TOKEN: &str = "fake-api-token-0b1c2d3e4f5a";
 
 /// Longest first (as measured), for `main.rs` to start the longest early.
 pub fn tests() -> Vec<Trial> {
@@ -383,27 +383,24 @@ pub fn clean_remote_finds_leftovers_by_their_tag() {
 /// A smoke run on `--target remote` through the serving stand-in: it measures, reconciles,
 /// tears down in order, and leaves nothing running.
 fn remote_smoke(name: &str, env: &[(&str, &str)]) -> (PathBuf, Vec<String>, tempfile::TempDir) {
+    remote_run(name, &["--profile", "smoke"], env)
+}
+
+/// A run of `name` with `flags` on `--target remote --plan paid` through the serving stand-in:
+/// it completes, tears down in order, and leaves nothing running; its run directory, the
+/// stand-in's calls, and the directory holding both.
+pub fn remote_run(
+    name: &str,
+    flags: &[&str],
+    env: &[(&str, &str)],
+) -> (PathBuf, Vec<String>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls.log");
     let out = dir.path().join("out");
-    let output = xtask(
-        &[
-            "run",
-            name,
-            "--target",
-            "remote",
-            "--profile",
-            "smoke",
-            "--plan",
-            "paid",
-            "--out",
-        ],
-        &log,
-        env,
-    )
-    .arg(&out)
-    .output()
-    .unwrap();
+    let mut args = vec!["run", name, "--target", "remote", "--plan", "paid"];
+    args.extend(flags);
+    args.push("--out");
+    let output = xtask(&args, &log, env).arg(&out).output().unwrap();
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}\n{stderr}");
     let run_dir = run_dir(&out);

@@ -394,8 +394,36 @@ pub fn smoke_run_reconciles_and_draws() {
         totals["checksums_equal"].as_integer(),
         Some(all.len() as i64)
     );
-    // One warm-up per point, reconciled but not recorded.
+    // One warm-up per point in each session, reconciled but not recorded.
     assert_eq!(totals["warmups"].as_integer(), Some(all.len() as i64));
+    // Two sessions, each a fresh target, the baseline's alternating with local's (ABBA); one
+    // measured round each, so the warm-up rule had nothing it may cut.
+    assert_eq!(record["run"]["sessions"].as_integer(), Some(2));
+    let order: Vec<(String, i64)> = record["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["target"].as_str().unwrap().to_owned(),
+                s["session"].as_integer().unwrap(),
+            )
+        })
+        .collect();
+    let order: Vec<(&str, i64)> = order.iter().map(|(t, s)| (t.as_str(), *s)).collect();
+    assert_eq!(
+        order,
+        [("local", 0), ("sqlite", 0), ("sqlite", 1), ("local", 1)]
+    );
+    for session in record["sessions"].as_array().unwrap() {
+        assert_eq!(session["warmup_discarded"].as_integer(), Some(0));
+    }
+    for target in [&rows, &baseline] {
+        let in_session = |s: &str| target.iter().filter(|r| r["session"] == s).count();
+        assert_eq!(in_session("0"), target.len() / 2, "half the probes in session 0");
+        assert_eq!(in_session("1"), target.len() / 2);
+        assert!(target.iter().all(|r| r["warmup_discarded"] == "false"));
+    }
     assert_eq!(
         totals["warmups_reconciled"].as_integer(),
         Some(all.len() as i64)
@@ -416,18 +444,28 @@ pub fn smoke_run_reconciles_and_draws() {
             .collect();
         assert_eq!(
             outside.len(),
-            rows.len(),
-            "{target}: one point per probe at 1 repeat"
+            rows.len() / 2,
+            "{target}: one point per two probes, one repeat in each of two sessions"
         );
         for point in outside {
-            assert_eq!(point["n"], "1", "{point:?}");
-            assert_eq!(ms(point, "min"), ms(point, "median"), "{point:?}");
-            assert_eq!(ms(point, "max"), ms(point, "median"), "{point:?}");
-            // One repeat: no interval, and no 95th percentile (it would be the max).
-            for empty in ["ci_low", "ci_high", "ci_coverage", "ci_method", "p95"] {
-                assert_eq!(point[empty], "", "one repeat, {empty}: {point:?}");
-            }
+            assert_eq!((point["n"].as_str(), point["sessions"].as_str()), ("2", "2"));
+            // The geometric mean of the two sessions' values, with the interval between
+            // sessions (t with 1 degree of freedom: wide, and honest about it).
+            let (min, max, estimate) = (ms(point, "min"), ms(point, "max"), ms(point, "median"));
+            assert!((estimate - (min * max).sqrt()).abs() < 1e-6 * max, "{point:?}");
+            assert_eq!(point["ci_method"], "between-sessions", "{point:?}");
+            assert_eq!(point["ci_coverage"], "0.95", "{point:?}");
+            assert!(ms(point, "ci_low") <= min && max <= ms(point, "ci_high"), "{point:?}");
+            assert_eq!(point["p95"], "", "two repeats: no 95th percentile: {point:?}");
         }
+    }
+    let ratios: Vec<_> = summary
+        .iter()
+        .filter(|r| r["measure"] == "ratio_to_sqlite" || r["measure"] == "ratio_to_bound")
+        .collect();
+    assert!(!ratios.is_empty());
+    for ratio in ratios {
+        assert_eq!(ratio["ci_method"], "between-sessions", "{ratio:?}");
     }
     assert!(summary.iter().any(|r| r["measure"] == "overhead_ms"));
 
@@ -441,6 +479,11 @@ pub fn smoke_run_reconciles_and_draws() {
         "## Where the time goes on `local`",
         "## The isolate's memory on `local`",
         "## Environment",
+        "(outside clock less the target's preparation, 95% interval over 2 sessions)",
+        "its 95% confidence interval between sessions",
+        "Discarded: `local`: 0 of",
+        "The probes ran in 2 sessions, each a fresh target with its own warm-up rounds, the \
+         baseline's alternating with the target's",
     ] {
         assert!(
             md.contains(expected),

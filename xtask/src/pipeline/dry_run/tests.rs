@@ -349,3 +349,53 @@ fn the_estimate_weighs_each_point_by_its_time_in_the_earlier_run() {
         "about 9 s, from run a (1 min 40 s for 2,640 rows, scaled to 240 rows)"
     );
 }
+
+/// On remote with the Free plan and no `--profile`, a study with a `free` profile runs it, and
+/// the dry run says so; any `--profile`, `--plan paid`, another target or a study without one
+/// keeps the default.
+#[test]
+fn the_free_plan_takes_a_free_profile_by_itself_and_says_so() {
+    let (_root, paths) = root();
+    let free = format!(
+        "{EXPERIMENT}[profile.free]\nrepeats = 1\n[[profile.free.series]]\nstrategies = \
+         [\"bound\"]\ncolumns = [2]\nrow-bytes = [100]\nrows = 10\n"
+    );
+    std::fs::write(paths.experiments().join("f.toml"), free).unwrap();
+    let profile = |args: &[&str]| {
+        let flags = parse_run(args).unwrap();
+        super::super::plan(&flags, &paths).unwrap().profile
+    };
+    let said = |args: &[&str], account| {
+        let flags = parse_run(args).unwrap();
+        let plan = super::super::plan(&flags, &paths).unwrap();
+        describe(&flags, &plan, "E", account).contains("profile `free` taken by itself")
+    };
+    let free_plan = Some(crate::base::AccountPlan::Free);
+    assert_eq!(
+        profile(&["f", "--target", "remote", "--plan", "free"]),
+        "free"
+    );
+    assert!(said(
+        &["f", "--target", "remote", "--plan", "free"],
+        free_plan
+    ));
+    assert_eq!(profile(&["f", "--target", "remote"]), "free");
+    let pinned = [
+        "f",
+        "--target",
+        "remote",
+        "--plan",
+        "free",
+        "--profile",
+        "full",
+    ];
+    for other in [
+        &["f", "--target", "remote", "--plan", "paid"][..],
+        &pinned,
+        &["f", "--target", "local"],
+        &["t", "--target", "remote", "--plan", "free"],
+    ] {
+        assert_eq!(profile(other), "full", "{other:?}");
+    }
+    assert!(!said(&pinned, free_plan));
+}

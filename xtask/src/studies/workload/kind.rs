@@ -10,6 +10,7 @@ use anyhow::{Result, bail};
 
 use super::{Workload, WorkloadPlan};
 use crate::base::TargetKind;
+use crate::base::numbers::thousands;
 use crate::records::run_record::RunInfo;
 use crate::records::{RunDir, RunRecord, StudyKind, Totals};
 use crate::reports::Rendered;
@@ -93,8 +94,10 @@ impl Study for Workload {
             &self.source,
             &self.file.description,
         );
+        let plan = Workload::plan(self, spec);
+        self.check_path_target(spec, &plan, ask.target)?;
         Ok(RunPlan {
-            work: Box::new(Workload::plan(self, spec)),
+            work: Box::new(plan),
             profile: profile.to_owned(),
             files: vec![file],
             overrides: ask.overrides,
@@ -205,4 +208,14 @@ fn workload_lines(out: &mut String, plan: &WorkloadPlan) {
         plan.max_in_flight
     )
     .unwrap();
+    if let Some(busiest) = super::path::busiest_rest_window(plan) {
+        writeln!(
+            out,
+            "D1's REST API: at most {} calls in any 5 minutes (every attempt of every write \
+             sent that way), within its limit of {} per 5 minutes per account",
+            thousands(busiest.ceil() as usize),
+            thousands(crate::targets::remote::rest::REQUESTS_PER_WINDOW as usize)
+        )
+        .unwrap();
+    }
 }

@@ -21,11 +21,13 @@ use super::files::{NonEmpty, Profiles, located};
 mod cache;
 pub mod kind;
 pub mod measure;
+pub mod path;
 mod plan;
 pub mod report;
 pub mod retry;
 pub mod row;
 mod session;
+pub use path::{PathChoice, WritePath};
 pub use plan::{LoadPoint, PlannedOp, WorkloadPlan};
 use retry::RetryDecl;
 pub use retry::{RetryKind, RetryPolicy};
@@ -153,6 +155,10 @@ pub struct WorkloadProfile {
     /// The rows cached reads and updates pick from, `1..=cache-keys` (default: the table).
     #[serde(default)]
     pub cache_keys: Option<Spanned<u64>>,
+    /// Which way the writes go: `binding` (default), `rest` (D1's REST API, remote only) or
+    /// `both`, interleaved per request ([`path`]).
+    #[serde(default)]
+    pub path: Option<Spanned<PathChoice>>,
 }
 
 fn default_seed() -> u64 {
@@ -421,6 +427,7 @@ impl Workload {
             ));
         }
         self.check_cache(profile)?;
+        self.check_path(profile)?;
         let in_flight = *profile.max_in_flight.get_ref();
         if !(1..=MAX_IN_FLIGHT).contains(&in_flight) {
             return Err(self.error_at(
@@ -559,6 +566,7 @@ impl Workload {
                                     ops: group.clone(),
                                     retry,
                                     ttl_s,
+                                    path: path::choice(profile),
                                 });
                             }
                         }

@@ -5,7 +5,7 @@ use d1bench_core::checksum;
 use d1bench_core::workload::{IndexKind, Operation, Preparation, SessionMode, TableSpec};
 use serde::{Deserialize, Serialize};
 
-use super::{Mix, RetryKind, RetryPolicy};
+use super::{Mix, PathChoice, RetryKind, RetryPolicy};
 use crate::studies::cost::Cost;
 
 /// One operation of the mix, as planned.
@@ -36,6 +36,8 @@ pub struct LoadPoint {
     pub retry: RetryPolicy,
     /// The cache's TTL in seconds, for a load with cached reads.
     pub ttl_s: Option<f64>,
+    /// Which way its writes go: the binding, D1's REST API, or both per request.
+    pub path: PathChoice,
 }
 
 impl LoadPoint {
@@ -53,6 +55,9 @@ impl LoadPoint {
         // The plain binding's series keep the names they had before sessions were a series.
         if !self.session.is_none() {
             series.push_str(&format!(" session={}", self.session));
+        }
+        if self.path != PathChoice::Binding {
+            series.push_str(&format!(" path={}", self.path));
         }
         match self.retry.kind {
             RetryKind::None => series,

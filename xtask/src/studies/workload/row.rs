@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::base::TargetKind;
 use crate::records::Record;
-use crate::studies::workload::RetryKind;
+use crate::studies::workload::{RetryKind, WritePath};
 
 /// Whether a request was measured or warmed the target up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,6 +131,11 @@ pub struct OpRow {
     /// time; empty where D1 does not say, and in runs before this column.
     #[serde(default)]
     pub sql_duration_ms: Option<f64>,
+    /// Which way the request went: the Worker's D1 binding, or D1's REST API from the load
+    /// generator (a write of a series whose `path` is `rest` or `both`); `binding` in runs
+    /// before this column and on targets without the API.
+    #[serde(default)]
+    pub path: WritePath,
 }
 
 fn one() -> u32 {
@@ -312,6 +317,7 @@ pub mod tests_support {
             served_by_primary: None,
             d1_attempts: None,
             sql_duration_ms: None,
+            path: WritePath::Binding,
         }
     }
 }
@@ -364,6 +370,7 @@ mod tests {
             (SessionMode::None, None, None)
         );
         assert_eq!((row.d1_attempts, row.sql_duration_ms), (None, None));
+        assert_eq!(row.path, WritePath::Binding);
     }
 
     /// D1's own attempts and SQL time read back beside the client's attempts.
@@ -375,13 +382,17 @@ mod tests {
         row.attempts = 2;
         row.d1_attempts = Some(3);
         row.sql_duration_ms = Some(0.25);
+        row.path = WritePath::Rest;
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("results.csv");
         let mut appender = crate::records::csv::Appender::<OpRow>::open(&out).unwrap();
         appender.append(&row).unwrap();
         drop(appender);
         let text = std::fs::read_to_string(&out).unwrap();
-        assert!(text.lines().nth(1).unwrap().ends_with(",3,0.25"), "{text}");
+        assert!(
+            text.lines().nth(1).unwrap().ends_with(",3,0.25,rest"),
+            "{text}"
+        );
         let back: Vec<OpRow> = crate::records::csv::read(&out).unwrap();
         assert_eq!(back, vec![row]);
     }
@@ -401,11 +412,9 @@ mod tests {
         appender.append(&row).unwrap();
         drop(appender);
         let text = std::fs::read_to_string(&out).unwrap();
-        assert!(
-            text.lines().next().unwrap().ends_with(
-                ",session,session_bookmark,served_by_primary,d1_attempts,sql_duration_ms"
-            )
-        );
+        assert!(text.lines().next().unwrap().ends_with(
+            ",session,session_bookmark,served_by_primary,d1_attempts,sql_duration_ms,path"
+        ));
         assert!(text.contains(",first-primary,true,false"), "{text}");
         let back: Vec<OpRow> = crate::records::csv::read(&out).unwrap();
         assert_eq!(back, vec![row]);

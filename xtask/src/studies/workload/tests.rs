@@ -57,6 +57,21 @@ fn a_cache_workload_on_a_target_without_kv_fails_with_its_golden_error() {
     assert!(checked >= 1);
 }
 
+/// A REST write path on a target without D1's REST API, or past the API's 1,200 calls in 5
+/// minutes on remote: refused at the `path`, before anything starts.
+#[test]
+fn a_rest_path_off_remote_or_past_the_api_rate_fails_with_its_golden_error() {
+    let dir = project_root().join("xtask/tests/bad-workloads-rest");
+    let checked = crate::studies::files::check_golden_errors(&dir, |name, path, source| {
+        let w = Workload::parse(name, path, source)?;
+        let (_, profile) = w.profile(Some("smoke"))?;
+        let plan = w.plan(profile);
+        w.check_path_target(profile, &plan, crate::base::TargetKind::Remote)?;
+        w.check_path_target(profile, &plan, crate::base::TargetKind::Local)
+    });
+    assert_eq!(checked, 2);
+}
+
 /// read-path's smoke profile sweeps a D1 session: every read in it with per-call statements
 /// (a session lives for one request), labelled apart from the plain binding's series, which keep
 /// their names.

@@ -6,10 +6,11 @@
 //! remains is what each of the three charts plots and says, which reads best together.
 //!
 //! Each chart plots one value per line (a strategy, in a labelled series or not) against the
-//! experiment's swept axis. Points are medians over the repeats with the median's
-//! order-statistic confidence interval as error bars (what it covers, and the repeats behind
-//! each point, are in the caption); the bare SQLite baseline, when the run has one, is drawn in
-//! dashed grey under the target's lines.
+//! experiment's swept axis. Points are each point's estimate with its interval as error bars
+//! (see [`super::intervals`]: over sessions when the run has several, the median's
+//! order-statistic interval within one session otherwise; what it covers, and the repeats and
+//! sessions behind each point, are in the caption); the bare SQLite baseline, when the run has
+//! one, is drawn in dashed grey under the target's lines.
 //!
 //! About 610 lines before its tests, just over the house limit: the drawing is the one line
 //! chart's ([`crate::charts::line`], given a chart by `sweep/figure.rs`) and the tests are in
@@ -46,6 +47,7 @@ use crate::charts::style::{Scale, Span, extent, format_number, range_for, scale_
 use crate::reports::charts::{Drawn, measured_on};
 
 mod figure;
+use super::intervals::Basis;
 use super::points::{Measure, points};
 use crate::base::TargetKind;
 use crate::records::RunDir;
@@ -140,6 +142,8 @@ struct Point {
     coverage: f64,
     /// Repeats that contributed.
     repeats: usize,
+    /// Sessions they came from: from 2 on, the error bar is the interval between sessions.
+    sessions: usize,
 }
 
 impl Point {
@@ -151,6 +155,7 @@ impl Point {
             high: summary.ci.map_or(summary.median, |ci| ci.high),
             coverage: summary.ci.map_or(0.0, |ci| ci.coverage),
             repeats: summary.n,
+            sessions: summary.sessions,
         }
     }
 }
@@ -232,13 +237,8 @@ fn summarize(rows: &[ProbeRow], axis: Axis, measure: Measure, target: TargetKind
                 series.last_mut().expect("just pushed")
             }
         };
-        let positive: Vec<f64> = point
-            .values(measure)
-            .into_iter()
-            .filter(|v| additive(measure) || *v > 0.0)
-            .collect();
-        line.points
-            .extend(Summary::of(&positive).map(|s| Point::of(point.x, s)));
+        let summary = point.summary_of(measure, |v| additive(measure) || v > 0.0);
+        line.points.extend(summary.map(|s| Point::of(point.x, s)));
         if point.refused_only() {
             line.refused.push(point.x);
         }
@@ -418,18 +418,30 @@ fn error_bars(series: &[Series]) -> String {
     } else {
         format!("n = {fewest} to {most} repeats per point")
     };
+    if let Some((_, sessions)) = extent(points().map(|p| p.sessions as f64))
+        && sessions >= 2.0
+    {
+        return format!(
+            "{n} over {sessions} sessions; {}",
+            Basis::BetweenSessions(sessions as usize).error_bars()
+        );
+    }
     let least = points()
         .filter(|p| p.repeats > 1)
         .map(|p| p.coverage)
         .reduce(f64::min);
     match least {
-        None => format!("{n}, so no error bars"),
+        None => format!("{n} in one session, so no error bars"),
         Some(c) if c >= CONFIDENCE => {
-            format!("{n}; error bars: the median's 95% order-statistic confidence interval")
+            format!(
+                "{n}; error bars: the median's 95% order-statistic confidence interval within \
+                 one session"
+            )
         }
         Some(c) => format!(
-            "{n}; error bars: the median's order-statistic confidence interval, which below 6 \
-             repeats is [min, max] and covers less than 95% (here as little as {:.1}%)",
+            "{n}; error bars: the median's order-statistic confidence interval within one \
+             session, which below 6 repeats is [min, max] and covers less than 95% (here as \
+             little as {:.1}%)",
             c * 100.0
         ),
     }

@@ -78,10 +78,18 @@ pub fn table(rows: &[ProbeRow], axis: Axis, target: TargetKind) -> Option<String
         line.extend(CLOCKS.iter().map(|(measure, _)| cell(point, *measure)));
         writeln!(out, "| {} |", line.join(" | ")).unwrap();
     }
-    out.push_str(
-        "\nEach cell: the median over the n repeats that succeeded and, in parentheses, its \
-         order-statistic interval (95%; † where it covers less, for want of repeats).\n",
-    );
+    out.push_str(&match super::intervals::Basis::of(rows, target) {
+        super::intervals::Basis::WithinOneSession => "\nEach cell: the median over the n repeats \
+             that succeeded and, in parentheses, its order-statistic interval within one session \
+             (95%; † where it covers less, for want of repeats).\n"
+            .to_owned(),
+        super::intervals::Basis::BetweenSessions(sessions) => format!(
+            "\nEach cell: over the {sessions} sessions, the geometric mean of each session's \
+             median over the n repeats that succeeded, and in parentheses its 95% interval \
+             between sessions (the mean and its t interval on the values themselves where a \
+             session's median is 0).\n"
+        ),
+    });
     Some(out)
 }
 

@@ -328,6 +328,8 @@ fn load(path: &Path, which: &str) -> Result<Loaded> {
     }
     let rows: Vec<ProbeRow> =
         csv::read(&results).with_context(|| format!("run {which}: cannot read its results"))?;
+    // What a session measured before it settled is left out, as every report leaves it out.
+    let rows: Vec<ProbeRow> = rows.into_iter().filter(|r| !r.warmup_discarded).collect();
     if rows.is_empty() {
         bail!(
             "run {which}: {} holds no results: the run ({}) measured nothing",

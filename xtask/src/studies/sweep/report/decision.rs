@@ -11,6 +11,7 @@ use d1bench_core::sql::{Wall, wall};
 use d1bench_core::{ProbeRequest, RefusalKind, Strategy, TextMix};
 use serde::Serialize;
 
+use super::intervals::Basis;
 use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
 use crate::stats::Summary;
@@ -85,6 +86,14 @@ impl Cell {
             (Some(a), Some(_)) if self.margin.and_then(|m| m.ci).is_none() => a.to_string(),
             (Some(a), Some(b)) => format!("{a} or {b}"),
         }
+    }
+}
+
+/// What the intervals of the map are taken over: between sessions when any margin's is.
+pub fn basis(cells: &[Cell]) -> Basis {
+    match cells.iter().filter_map(|c| c.margin.map(|m| m.sessions)).max() {
+        Some(n) if n >= 2 => Basis::BetweenSessions(n),
+        _ => Basis::WithinOneSession,
     }
 }
 
@@ -293,15 +302,23 @@ pub fn markdown_table(cells: &[Cell], x_axis: Axis, y_axis: Axis) -> String {
         .collect();
     coverages.sort_by_key(|c| c.0);
     coverages.dedup_by_key(|c| c.0);
-    if !coverages.is_empty() {
+    if let Basis::BetweenSessions(sessions) = basis(cells) {
+        writeln!(
+            out,
+            "\nIntervals: between sessions ({sessions} sessions, each a fresh target): Student's \
+             t at 95% on the logarithms of each session's value (the fastest's median; the \
+             median of the session's paired ratios)."
+        )
+        .unwrap();
+    } else if !coverages.is_empty() {
         let each: Vec<String> = coverages
             .iter()
             .map(|(n, c)| format!("{:.2}% at n={n}", c * 100.0))
             .collect();
         writeln!(
             out,
-            "\nIntervals: the median's order-statistic interval, covering {} (95% needs 6 or \
-             more repeats).",
+            "\nIntervals: the median's order-statistic interval within one session, covering {} \
+             (95% needs 6 or more repeats); another session may land outside it.",
             each.join(", ")
         )
         .unwrap();
@@ -332,6 +349,9 @@ struct CsvRow {
     margin_n: Option<usize>,
     /// Strategies stopped by a limit here, and which.
     stopped: String,
+    /// Sessions behind the margin: from 2 on its interval is between sessions, with 1 within
+    /// that session.
+    sessions: Option<usize>,
 }
 
 /// `decision-map.csv` as bytes.
@@ -358,6 +378,7 @@ pub fn csv(cells: &[Cell], x_axis: Axis, y_axis: Axis) -> Result<Vec<u8>> {
                 margin_ci_coverage: margin_ci.map(|ci| ci.coverage),
                 margin_n: cell.margin.map(|m| m.n),
                 stopped: stopped_text(cell),
+                sessions: cell.margin.map(|m| m.sessions),
             })
             .context("cannot serialize a decision-map row")?;
     }

@@ -171,8 +171,9 @@ pub fn render(
         "{title}. Each cell names the fastest strategy by the paired comparison of repeats \
          (time per 1,000 rows, outside clock less the target's preparation), or `a/b` when \
          the repeats cannot tell the two fastest apart; then ×r vs the runner-up: its time over the fastest's, the \
-         median of their paired repeats' ratios, with its interval under it. ✕ lists the \
+         median of their paired repeats' ratios, with its interval under it ({}). ✕ lists the \
          strategies that were refused there{}, with the limit that stopped them.",
+        super::decision::basis(cells).named(),
         if by_construction {
             " or that cannot run there by construction (one row is past a documented limit, so \
              the experiment leaves them out)"

@@ -1,15 +1,18 @@
 //! A sweep run's reports, derived from its results.csv: its points and summary.csv
 //! ([`points`]), summary.md ([`summary`]) with its table of clocks ([`clocks`]), its charts
-//! ([`chart`]), a grid run's decision map ([`decision`], drawn by [`decision_map`]), and two
-//! sweep runs compared ([`compare`]); for a run both Workers measured, the instrument's cost
-//! ([`instrument`]).
+//! ([`chart`]), a grid run's decision map ([`decision`], drawn by [`decision_map`]), what sampling
+//! the isolate's heap cost ([`heap_cost`]), and two sweep runs compared ([`compare`]); what every
+//! interval of them is taken over ([`intervals`]); for a run both Workers measured, the
+//! instrument's cost ([`instrument`]).
 
 pub mod chart;
 pub mod clocks;
 pub mod compare;
 pub mod decision;
 pub mod decision_map;
+pub mod heap_cost;
 pub mod instrument;
+pub mod intervals;
 pub mod points;
 pub mod summary;
 
@@ -45,9 +48,10 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
     }
     std::fs::write(run_dir.summary_md(), md)
         .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
+    let basis = intervals::Basis::of(&rows, target);
     let mut tables = format!(
-        "median time per 1,000 rows on {target} (outside clock less preparation, 95% \
-         interval):\n{}",
+        "time per 1,000 rows on {target} (outside clock less preparation, {}):\n{}",
+        basis.heading(),
         summary::ratio_table(&rows, axis, target)
     );
     tables.push_str(&summary::precision_line(&rows, axis, target, record));

@@ -10,7 +10,7 @@ use d1bench_core::{Outcome, Strategy};
 use crate::base::TargetKind;
 use serde::Serialize;
 
-use crate::stats::{Interval, Ratio, Summary, ratio_of_medians};
+use crate::stats::{CONFIDENCE, Interval, Ratio, Summary, median, ratio_of_medians, sessions};
 use crate::studies::sweep::Axis;
 use crate::studies::sweep::row::ProbeRow;
 
@@ -107,8 +107,37 @@ impl Point<'_> {
         self.rows.iter().filter_map(|r| measure.value(r)).collect()
     }
 
+    /// The point's values of `measure` that `keep` keeps, by the session they were measured in.
+    fn by_session(&self, measure: Measure, keep: impl Fn(f64) -> bool) -> BTreeMap<usize, Vec<f64>> {
+        let mut groups: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+        for row in &self.rows {
+            if let Some(value) = measure.value(row).filter(|v| keep(*v)) {
+                groups.entry(row.session).or_default().push(value);
+            }
+        }
+        groups
+    }
+
+    /// The point's estimate of `measure`: within one session, the median of its repeats with
+    /// their order-statistic interval; over several, the geometric mean of the sessions'
+    /// medians with the interval over sessions (see [`stats::sessions::summary_by_session`]).
     pub fn summary(&self, measure: Measure) -> Option<Summary> {
-        Summary::of(&self.values(measure))
+        self.summary_of(measure, |_| true)
+    }
+
+    /// [`Point::summary`] of the values `keep` keeps (a chart on a log axis keeps the positive
+    /// ones).
+    pub fn summary_of(&self, measure: Measure, keep: impl Fn(f64) -> bool) -> Option<Summary> {
+        let groups = self.by_session(measure, keep);
+        sessions::summary_by_session(&groups.into_values().collect::<Vec<_>>())
+    }
+
+    /// Sessions with a row at this point.
+    pub fn sessions(&self) -> usize {
+        let mut sessions: Vec<usize> = self.rows.iter().map(|r| r.session).collect();
+        sessions.sort_unstable();
+        sessions.dedup();
+        sessions.len()
     }
 
     fn count(&self, outcome: Outcome) -> usize {
@@ -133,34 +162,69 @@ impl Point<'_> {
     }
 
     /// `self ÷ other` in ms per 1,000 rows, repeat by repeat, for two strategies at the same
-    /// point of one target (they ran side by side in each repeat): the median of the ratios
-    /// of the repeats where both succeeded, with its interval (see [`crate::stats`]).
+    /// point of one target (they ran side by side in each repeat of each session): each pair's
+    /// ratio where both succeeded; summarized within one session as the median of the ratios
+    /// with its order-statistic interval, over several as the geometric mean of each session's
+    /// median ratio with the interval over sessions.
     pub fn paired_ratio(&self, other: &Point) -> Option<Summary> {
-        let theirs: BTreeMap<usize, f64> = other
+        let theirs: BTreeMap<(usize, usize), f64> = other
             .rows
             .iter()
-            .filter_map(|r| Some((r.repeat, Measure::MsPer1000Rows.value(r)?)))
+            .filter_map(|r| Some(((r.session, r.repeat), Measure::MsPer1000Rows.value(r)?)))
             .collect();
-        let ratios: Vec<f64> = self
-            .rows
-            .iter()
-            .filter_map(|r| {
-                let denominator = theirs.get(&r.repeat).filter(|d| **d > 0.0)?;
-                Some(Measure::MsPer1000Rows.value(r)? / denominator)
-            })
-            .collect();
-        Summary::of(&ratios)
+        let mut by_session: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+        for r in &self.rows {
+            let Some(denominator) = theirs.get(&(r.session, r.repeat)).filter(|d| **d > 0.0)
+            else {
+                continue;
+            };
+            if let Some(value) = Measure::MsPer1000Rows.value(r) {
+                by_session
+                    .entry(r.session)
+                    .or_default()
+                    .push(value / denominator);
+            }
+        }
+        sessions::summary_by_session(&by_session.into_values().collect::<Vec<_>>())
     }
 
-    /// `self ÷ other` for the same point on two targets, which did not run side by side: the
-    /// ratio of the medians of the inside clock, with its interval.
+    /// `self ÷ other` for the same point on two targets (the inside clock, the writes alone on
+    /// both sides). Over two or more sessions that both have: each session's ratio of the two
+    /// medians (the target's session and the baseline's ran beside each other), their
+    /// geometric mean and its interval over sessions. Within one session: the ratio of the
+    /// medians, with the two medians' intervals divided.
     pub fn independent_ratio(&self, other: &Point) -> Option<Ratio> {
-        // The inside clock, the same on both sides: the writes alone, values bound included;
-        // no HTTP and no preparation (the same rows, so per probe is per 1,000 rows).
+        let (ours, theirs) = (
+            self.session_medians(Measure::InsideMs),
+            other.session_medians(Measure::InsideMs),
+        );
+        let ratios: Vec<f64> = ours
+            .iter()
+            .filter_map(|(s, top)| theirs.get(s).filter(|b| **b > 0.0).map(|b| top / b))
+            .collect();
+        if ratios.len() >= 2 {
+            let over = sessions::over_sessions(&ratios, CONFIDENCE)?;
+            return Some(Ratio {
+                value: over.center,
+                n: (
+                    self.values(Measure::InsideMs).len(),
+                    other.values(Measure::InsideMs).len(),
+                ),
+                ci: over.interval,
+            });
+        }
         ratio_of_medians(
             &self.values(Measure::InsideMs),
             &other.values(Measure::InsideMs),
         )
+    }
+
+    /// Each session's median of `measure`, by session.
+    fn session_medians(&self, measure: Measure) -> BTreeMap<usize, f64> {
+        self.by_session(measure, |_| true)
+            .into_iter()
+            .filter_map(|(s, values)| Some((s, median(&values)?)))
+            .collect()
     }
 }
 
@@ -182,10 +246,11 @@ impl Ord for OrderedX {
     }
 }
 
-/// The points of `rows` along `axis`, ordered by line, then x.
+/// The points of `rows` along `axis`, ordered by line, then x; the rows a session measured
+/// before it settled (`warmup_discarded`) are left out.
 pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<Point<'_>> {
     let mut grouped: BTreeMap<(Line, OrderedX), Vec<&ProbeRow>> = BTreeMap::new();
-    for row in rows {
+    for row in rows.iter().filter(|r| !r.warmup_discarded) {
         let line = Line {
             target: row.target,
             label: row.label.clone(),
@@ -222,27 +287,33 @@ pub struct SummaryRow {
     /// strategy ÷ bound at the same point, repeat by repeat) or `ratio_to_sqlite` (this target ÷
     /// the bare SQLite baseline).
     pub measure: &'static str,
-    /// Values summarized: the repeats that succeeded; for `ratio_to_bound` the pairs of
-    /// repeats where both succeeded; for `ratio_to_sqlite` this target's repeats.
+    /// Values summarized: the repeats that succeeded (over every session); for `ratio_to_bound`
+    /// the pairs of repeats where both succeeded; for `ratio_to_sqlite` this target's repeats.
     pub n: usize,
     /// Repeats by outcome.
     pub ok: usize,
     pub refused: usize,
     pub errors: usize,
-    /// Median, min and max; empty when no repeat succeeded.
+    /// The estimate: within one session the median of the repeats (of the paired ratios; for
+    /// `ratio_to_sqlite` the ratio of the medians); over several sessions the geometric mean
+    /// of each session's median (of its paired ratios; of its ratio of medians to the
+    /// baseline's session beside it). Empty when no repeat succeeded.
     pub median: Option<f64>,
     /// The 95th percentile; empty below 20 repeats, where it would be the max.
     pub p95: Option<f64>,
     pub min: Option<f64>,
     pub max: Option<f64>,
-    /// The median's confidence interval (see [`crate::stats`]); empty below 2
-    /// repeats.
+    /// The estimate's confidence interval (see [`crate::stats`]); empty below 2 repeats in
+    /// one session.
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
-    /// What the interval covers: at least 0.95 from 6 repeats on, less below (0.9375 at 5).
+    /// What the interval covers: 0.95 over sessions; within one session at least 0.95 from 6
+    /// repeats on, less below (0.9375 at 5).
     pub ci_coverage: Option<f64>,
-    /// How the interval was obtained: `order-statistic` (of the median, or of the median of
-    /// paired ratios) or `independent-ratio` (`ratio_to_sqlite`: a lower bound of coverage).
+    /// How the interval was obtained: `between-sessions` (Student's t over the sessions'
+    /// values, two sessions or more), or within one session `order-statistic` (of the median,
+    /// or of the median of paired ratios) or `independent-ratio` (`ratio_to_sqlite`: a lower
+    /// bound of coverage).
     pub ci_method: Option<&'static str>,
     /// For `ratio_to_sqlite`, the baseline's repeats (`ratio_to_bound`: the pairs again);
     /// empty for other measures.
@@ -255,6 +326,8 @@ pub struct SummaryRow {
     pub precision_reached: Option<bool>,
     /// Last, as it came after the others: share of text values starting with a NUL.
     pub nul_share: f64,
+    /// Sessions the values came from (1: the interval, if any, is within one session).
+    pub sessions: usize,
 }
 
 /// What a row of `summary.csv` summarizes: a measure's repeats, or a ratio.
@@ -266,6 +339,7 @@ struct Stat {
     max: Option<f64>,
     ci: Option<Interval>,
     n_denominator: Option<usize>,
+    sessions: usize,
 }
 
 impl Stat {
@@ -278,6 +352,7 @@ impl Stat {
             max: summary.map(|s| s.max),
             ci: summary.and_then(|s| s.ci),
             n_denominator: None,
+            sessions: summary.map_or(0, |s| s.sessions),
         }
     }
 
@@ -297,6 +372,7 @@ impl Stat {
             max: None,
             ci: ratio.and_then(|r| r.ci),
             n_denominator: Some(denominator.values(Measure::MsPer1000Rows).len()),
+            sessions: numerator.sessions().min(denominator.sessions()),
         }
     }
 }
@@ -377,6 +453,7 @@ pub fn summary_rows(rows: &[ProbeRow], axis: Axis, precision: Option<f64>) -> Ve
                 precision,
                 precision_reached,
                 nul_share: first.nul_share,
+                sessions: stat.sessions,
             });
         }
     }
@@ -513,20 +590,20 @@ mod tests {
             lines[0],
             "target,label,strategy,columns,row_bytes,rows,escape_share,non_ascii_share,indexes,\
              rows_per_statement,measure,n,ok,refused,errors,median,p95,min,max,ci_low,ci_high,\
-             ci_coverage,ci_method,n_denominator,precision,precision_reached,nul_share"
+             ci_coverage,ci_method,n_denominator,precision,precision_reached,nul_share,sessions"
         );
         // Every measure of both points, and literal ÷ bound: no pair, as literal was refused.
         assert_eq!(lines.len(), 1 + 2 * Measure::SUMMARIZED.len() + 1);
         let ratio = lines[1 + 2 * Measure::SUMMARIZED.len()];
         assert!(
-            ratio.ends_with(",ratio_to_bound,0,0,1,0,,,,,,,,,0,,,0.0"),
+            ratio.ends_with(",ratio_to_bound,0,0,1,0,,,,,,,,,0,,,0.0,0"),
             "{ratio}"
         );
         // Three repeats: no p95, and the interval is [min, max], covering 75%.
         assert_eq!(
             lines[1],
             "local,,bound,8,1000,100,0.0,0.0,0,12,outside_ms,3,3,0,0,20.0,,10.0,30.0,10.0,30.0,\
-             0.75,order-statistic,,,,0.0"
+             0.75,order-statistic,,,,0.0,1"
         );
         assert!(
             lines[2].contains(",ms_per_1000_rows,3,3,0,0,200.0,"),
@@ -535,7 +612,7 @@ mod tests {
         );
         let literal = lines[1 + Measure::SUMMARIZED.len()];
         assert!(
-            literal.ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,,,,,,,0.0"),
+            literal.ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,,,,,,,0.0,0"),
             "{literal}"
         );
     }
@@ -638,5 +715,58 @@ mod tests {
         assert_eq!(reached(None)[0].2, None);
         let csv = summary_rows(&rows, Axis::Columns, Some(0.05));
         assert!(csv.iter().all(|r| r.precision == Some(0.05)));
+    }
+
+    fn in_session(target: &str, strategy: Strategy, session: usize, repeat: usize, ms: f64) -> ProbeRow {
+        ProbeRow {
+            session,
+            ..at(target, strategy, repeat, ms)
+        }
+    }
+
+    #[test]
+    fn over_sessions_every_interval_is_between_sessions_and_discarded_rows_are_left_out() {
+        use crate::stats::sessions::over_sessions;
+        // Three sessions of two repeats: bound 100 ms per probe times the session's level,
+        // literal half of bound; the baseline a tenth of local, session by session.
+        let level = [1.0, 1.2, 0.9];
+        let mut rows = Vec::new();
+        for (s, l) in level.iter().enumerate() {
+            for repeat in 0..2 {
+                let noise = 1.0 + 0.01 * repeat as f64;
+                rows.push(in_session("local", Strategy::Bound, s, repeat, 100.0 * l * noise));
+                rows.push(in_session("local", Strategy::Literal, s, repeat, 50.0 * l * noise));
+                rows.push(in_session("sqlite", Strategy::Bound, s, repeat, 10.0 * l * noise));
+            }
+        }
+        // A discarded row that would move every figure if it counted.
+        rows.push(ProbeRow {
+            warmup_discarded: true,
+            ..in_session("local", Strategy::Bound, 0, 2, 10_000.0)
+        });
+        let summary = summary_rows(&rows, Axis::Columns, None);
+        let get = |measure: &str, strategy: Strategy, target: TargetKind| {
+            summary
+                .iter()
+                .find(|r| r.measure == measure && r.strategy == strategy && r.target == target)
+                .unwrap()
+        };
+        let ms = get("ms_per_1000_rows", Strategy::Bound, TargetKind::Local);
+        assert_eq!((ms.n, ms.sessions, ms.ci_method), (6, 3, Some("between-sessions")));
+        let medians: Vec<f64> = level.iter().map(|l| 1000.0 * l * 1.005).collect();
+        let over = over_sessions(&medians, 0.95).unwrap();
+        assert!((ms.median.unwrap() - over.center).abs() < 1e-9, "{ms:?}");
+        assert!((ms.ci_low.unwrap() - over.interval.unwrap().low).abs() < 1e-9);
+        assert_eq!(ms.max, Some(1000.0 * 1.2 * 1.01), "the discarded row is not the max");
+        // literal ÷ bound: 0.5 in every pair of every session, so no spread at all.
+        let ratio = get("ratio_to_bound", Strategy::Literal, TargetKind::Local);
+        assert!((ratio.median.unwrap() - 0.5).abs() < 1e-12);
+        assert_eq!((ratio.sessions, ratio.ci_method), (3, Some("between-sessions")));
+        assert!((ratio.ci_high.unwrap() - 0.5).abs() < 1e-9);
+        // local ÷ sqlite: 10 in every session beside its baseline's, whatever the level.
+        let baseline = get("ratio_to_sqlite", Strategy::Bound, TargetKind::Local);
+        assert!((baseline.median.unwrap() - 10.0).abs() < 1e-9, "{baseline:?}");
+        assert!((baseline.ci_low.unwrap() - 10.0).abs() < 1e-9);
+        assert_eq!((baseline.sessions, baseline.ci_method), (3, Some("between-sessions")));
     }
 }

@@ -8,6 +8,7 @@ use std::fmt::Write;
 use d1bench_core::{Outcome, Strategy};
 
 use super::clocks;
+use super::intervals::Basis;
 use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
 use crate::base::numbers::num;
@@ -320,9 +321,10 @@ pub fn reconciliation_lines(rows: &[ProbeRow], record: &RunRecord) -> Vec<String
         .into_iter()
         .map(|target| {
             let mut totals = Totals::default();
-            rows.iter()
-                .filter(|r| r.target == target)
-                .for_each(|r| totals.add(r));
+            for row in rows.iter().filter(|r| r.target == target) {
+                totals.add(row);
+                totals.warmup_discarded += usize::from(row.warmup_discarded);
+            }
             let name = if target == TargetKind::Sqlite {
                 "bare SQLite (baseline)".to_owned()
             } else {
@@ -377,6 +379,15 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
         run.ended.as_deref().unwrap_or("(not recorded)"),
     )
     .unwrap();
+    if let Some(percent) = run.debug_slow_percent {
+        writeln!(
+            out,
+            "**DEBUG RUN**: every probe's timed window was stretched by {percent}% on purpose by \
+             a wait inside it (`--debug-slow {percent}`), a known slowdown for comparisons to \
+             catch. Its times are not measurements to use.\n"
+        )
+        .unwrap();
+    }
     if let Some(kind) = run.debug_corrupt.and_then(|k| k.to_possible_value()) {
         let kind = kind.get_name();
         writeln!(
@@ -390,9 +401,23 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
     let order = run
         .order_seed
         .map(|seed| {
+            let (sessions, seeds) = match run.sessions.unwrap_or(1) {
+                1 => ("one session".to_owned(), ""),
+                n => (
+                    format!(
+                        "{n} sessions, each a fresh target with its own warm-up rounds{}",
+                        if run.baseline.is_some() {
+                            ", the baseline's alternating with the target's"
+                        } else {
+                            ""
+                        }
+                    ),
+                    " (each later session from a seed derived from it and its index)",
+                ),
+            };
             format!(
-                " The probes ran in rounds, one repeat of every point each, in an order shuffled \
-                 with order seed {seed}."
+                " The probes ran in {sessions}, in rounds, one repeat of every point each, in an \
+                 order shuffled with order seed {seed}{seeds}."
             )
         })
         .unwrap_or_default();
@@ -418,21 +443,17 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
     for line in reconciliation_lines(rows, record) {
         writeln!(out, "{line}").unwrap();
     }
+    writeln!(out, "\n{}", super::intervals::warmup_paragraph(rows).trim_end()).unwrap();
 
+    let basis = Basis::of(rows, target);
     writeln!(
         out,
-        "\n## Median time per 1,000 rows on `{target}` (outside clock less the target's \
-         preparation, 95% interval of the median)\n"
+        "\n## Time per 1,000 rows on `{target}` (outside clock less the target's preparation, \
+         {})\n",
+        basis.heading()
     )
     .unwrap();
-    out.push_str(
-        "Each time: the median over the repeats that succeeded, in parentheses its 95% \
-         confidence interval (the distribution-free order-statistic interval of the median; † \
-         marks one that covers less, for want of repeats), and n, the repeats behind it. \
-         literal ÷ bound: the two ran side by side in every repeat, so each repeat gives a \
-         ratio; the cell is the median of those ratios with the same kind of interval, and n \
-         the pairs where both succeeded.\n\n",
-    );
+    out.push_str(&basis.times_paragraph());
     out.push_str(&ratio_table(rows, axis, target));
     let precision = precision_line(rows, axis, target, record);
     if !precision.is_empty() {
@@ -445,14 +466,7 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
              both sides)\n"
         )
         .unwrap();
-        out.push_str(
-            "The baseline ran after the whole target, so its repeats are not paired with the \
-             target's: each cell is the ratio of the two medians, and its interval divides each \
-             median's 97.5% interval by the other's. The two samples are independent, so both \
-             intervals hold together, and then the ratio lies in the interval, with probability \
-             at least the product of their coverages (95% from 7 repeats each). n: the repeats \
-             of each.\n\n",
-        );
+        out.push_str(&basis.baseline_paragraph());
         out.push_str(&table);
     }
     if let Some(table) = clocks::table(rows, axis, target) {
@@ -473,6 +487,10 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
         "strategy",
         axis.name(),
         &heap_points(rows, axis),
+    ));
+    out.push_str(&super::heap_cost::section(
+        rows,
+        record.run.isolate_heap_alternate,
     ));
 
     out.push('\n');
@@ -524,10 +542,11 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
     .unwrap();
     writeln!(out, "{}", load_line(m)).unwrap();
     out.push_str(
-        "Files: `results.csv` (every probe, warm-ups excepted, with when it started), \
-         `summary.csv` (every point: median, min, max, p95 from 20 repeats on, the median's \
-         order-statistic interval and its coverage; literal ÷ bound and target ÷ sqlite with \
-         theirs), `run.toml` (provenance, the order seed, totals).\n",
+        "Files: `results.csv` (every probe, warm-ups excepted, with when it started, its \
+         session, and whether it was discarded as warm-up), `summary.csv` (every point: its \
+         estimate, min, max, p95 from 20 repeats on, the interval with its coverage, method \
+         and sessions; literal ÷ bound and target ÷ sqlite with theirs), `run.toml` \
+         (provenance, the order seed, sessions, totals).\n",
     );
     out
 }

@@ -28,9 +28,11 @@ use versions::RowVersions;
 use crate::base::TargetKind;
 use crate::records::csv::Appender;
 use crate::records::{RunDir, Totals};
+use crate::studies::workload::path::{self, WritePath};
 use crate::studies::workload::row::{CheckRow, OpRow, Phase};
 use crate::studies::workload::{LoadPoint, Mix, WorkloadPlan};
 use crate::targets::Workloads;
+use crate::targets::remote::rest::Endpoint;
 use crate::targets::workload::WorkloadClient;
 
 /// What the table must hold: every seeded id, and every write acknowledged so far; and what it
@@ -62,6 +64,8 @@ pub fn measure(
 ) -> Result<Totals> {
     let target = session.target();
     let client = session.workload().map_err(|e| anyhow!(e))?;
+    // Writes a series sends through D1's REST API go from here, with the run's token.
+    let rest = session.rest_writes();
     let mut results = Appender::<OpRow>::open(&run_dir.results_csv())?;
     let mut checks = Appender::<CheckRow>::open(&run_dir.checks_csv())?;
     let mut totals = Totals::default();
@@ -134,6 +138,13 @@ pub fn measure(
                 if jobs.is_empty() {
                     continue;
                 }
+                let ways = path::assign(
+                    plan.order_seed,
+                    point,
+                    phase,
+                    jobs.iter().map(|j| j.op),
+                    rest.is_some(),
+                );
                 let started_ms = clock.elapsed().as_secs_f64() * 1000.0;
                 let mut lag_max: f64 = 0.0;
                 let mut failed = 0;
@@ -143,13 +154,23 @@ pub fn measure(
                 // Retries run here, in the load generator: each attempt its own request (a
                 // separate Worker invocation), as a client retries; the jitter's seed is the
                 // policy's, mixed with the request's place.
-                let send = move |(seq, job): &(u64, OpRequest)| {
-                    retry::attempt(job, &policy, policy.rng(point_id, *seq), &|j| client.op(j))
+                // A write sent through the REST API waits at least what a 429's Retry-After asks.
+                let rest = rest.clone();
+                let send = move |(seq, job, way): &(u64, OpRequest, WritePath)| {
+                    let rng = policy.rng(point_id, *seq);
+                    retry::attempt_told(job, &policy, rng, &|j| match (way, &rest) {
+                        (WritePath::Rest, Some(rest)) => {
+                            let answer = rest.write(j, Endpoint::Query);
+                            (answer.timed, answer.retry_after)
+                        }
+                        _ => (client.op(j), None),
+                    })
                 };
-                let jobs: Vec<(u64, OpRequest)> = jobs
+                let jobs: Vec<(u64, OpRequest, WritePath)> = jobs
                     .into_iter()
+                    .zip(ways)
                     .enumerate()
-                    .map(|(i, j)| (i as u64, j))
+                    .map(|(i, (j, way))| (i as u64, j, way))
                     .collect();
                 let ran = load::open_loop(
                     &jobs,
@@ -157,14 +178,14 @@ pub fn measure(
                     plan.max_in_flight,
                     &send,
                     &crate::procs::interrupted,
-                    |done: Done<Attempted>, (_, job)| {
+                    |done: Done<Attempted>, (_, job, way)| {
                         let at = At {
                             point,
                             phase,
                             started_ms,
                             clock,
                         };
-                        let row = op_row(experiment, target, &at, job, done);
+                        let row = op_row(experiment, target, &at, (job, *way), done);
                         lag_max = lag_max.max(row.lag_ms);
                         failed += usize::from(row.outcome != Outcome::Ok);
                         if job.op.writes() {
@@ -434,7 +455,7 @@ fn op_row(
     experiment: &str,
     target: crate::base::TargetKind,
     at: &At,
-    job: &OpRequest,
+    (job, path): (&OpRequest, WritePath),
     done: Done<Attempted>,
 ) -> OpRow {
     let At {
@@ -502,6 +523,7 @@ fn op_row(
         served_by_primary: served.primary,
         d1_attempts: answer.d1_attempts,
         sql_duration_ms: answer.sql_duration_ms,
+        path,
     }
 }
 

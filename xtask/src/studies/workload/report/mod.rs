@@ -1,6 +1,6 @@
 //! A workload run's reports, derived from its results.csv and checks.csv: the requests'
 //! statistics ([`load_stats`]), summary.csv and summary.md ([`summary`]) with the write-up's
-//! read-path claims ([`claims`]), write contention ([`contention`]), where reads were served
+//! read-path claims ([`claims`]), write contention ([`contention`]), binding vs REST API ([`paths`]), where reads were served
 //! ([`placement`]) and the cache's figures ([`cache`], its staleness in [`staleness`]); the
 //! latency chart ([`chart`]) and the cache's and retries' charts ([`cache_chart`]).
 
@@ -10,6 +10,7 @@ pub mod chart;
 pub mod claims;
 pub mod contention;
 pub mod load_stats;
+pub mod paths;
 pub mod placement;
 pub mod staleness;
 pub mod summary;

@@ -245,6 +245,7 @@ pub fn markdown(
     checks: &[CheckRow],
     cache: &[super::cache::TtlStats],
     placements: &[super::placement::Placement],
+    paths: &str,
     charts: &[crate::reports::charts::Drawn],
 ) -> String {
     let mut out = format!("# {}\n\n", title(record));
@@ -341,6 +342,7 @@ pub fn markdown(
         }
     }
     out.push_str(&super::contention::section(stats));
+    out.push_str(paths);
     out.push_str(&super::placement::section(placements));
     out.push_str(&super::cache::section(cache));
     let answers = answers(stats);
@@ -408,6 +410,7 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
             &checks,
             &cache,
             &super::placement::placements(&rows),
+            &super::paths::section(&rows),
             &drawn,
         ),
     )

@@ -93,8 +93,8 @@ fn captions_give_the_repeats_and_what_the_error_bars_cover() {
     assert!(
         five.contains(
             "n = 5 repeats per point; error bars: the median's order-statistic confidence \
-             interval, which below 6 repeats is [min, max] and covers less than 95% (here as \
-             little as 93.8%)"
+             interval within one session, which below 6 repeats is [min, max] and covers less \
+             than 95% (here as little as 93.8%)"
         ),
         "{five}"
     );
@@ -102,7 +102,7 @@ fn captions_give_the_repeats_and_what_the_error_bars_cover() {
     assert!(
         mixed.contains(
             "n = 6 to 30 repeats per point; error bars: the median's 95% order-statistic \
-             confidence interval."
+             confidence interval within one session."
         ),
         "{mixed}"
     );
@@ -121,9 +121,31 @@ fn captions_give_the_repeats_and_what_the_error_bars_cover() {
     assert_eq!(legend, ["bound (n=6–30)"]);
     let one = caption(at(1, 4).collect());
     assert!(
-        one.contains("n = 1 repeat per point, so no error bars."),
+        one.contains("n = 1 repeat per point in one session, so no error bars."),
         "{one}"
     );
+    // Two repeats in each of three sessions: the bars are between sessions.
+    let sessions: Vec<ProbeRow> = (0..3)
+        .flat_map(|session| {
+            at(2, 4).map(move |r| ProbeRow {
+                session,
+                outside_ms: r.outside_ms * (1.0 + session as f64 / 10.0),
+                ..r
+            })
+        })
+        .collect();
+    let over = caption(sessions.clone());
+    assert!(
+        over.contains(
+            "n = 6 repeats per point over 3 sessions; points: the geometric mean of 3 sessions' \
+             medians; error bars: its 95% interval between sessions."
+        ),
+        "{over}"
+    );
+    let series = summarize(&sessions, Axis::Columns, Measure::MsPer1000Rows, LOCAL);
+    let p = &series[0].points[0];
+    assert_eq!((p.repeats, p.sessions, p.coverage), (6, 3, 0.95));
+    assert!(p.low < p.median && p.median < p.high, "{p:?}");
 }
 
 #[test]

@@ -232,7 +232,7 @@ fn summary_md_says_what_ran_where_how_it_reconciled_and_shows_every_chart() {
         "# column-sweep: Bound vs literal",
         "profile `smoke` of `experiments/column-sweep.toml` on the `local` target, with the same probes on sqlite (bare SQLite, the baseline: not D1)",
         "status complete.",
-        "Reproduce: `cargo xtask run column-sweep --profile smoke --target local` at commit `c0ffee`. The probes ran in rounds, one repeat of every point each, in an order shuffled with order seed 7.",
+        "Reproduce: `cargo xtask run column-sweep --profile smoke --target local` at commit `c0ffee`. The probes ran in one session, in rounds, one repeat of every point each, in an order shuffled with order seed 7.",
         "- `local`: 2 probes (0 refused, 0 errors); 200 rows expected, 200 present, checksums equal; every probe reconciled",
         "- bare SQLite (baseline): 2 probes",
         "| 8 | 400 n=1 | 100 n=1 | 0.25 n=1 |",
@@ -240,6 +240,9 @@ fn summary_md_says_what_ran_where_how_it_reconciled_and_shows_every_chart() {
         "## `local` ÷ bare SQLite (ratio of median inside clocks: the writes alone on both sides)",
         "## Where the time goes on `local` (median ms per probe)",
         "| 8 | bound | 1 | 40.0 | – | 20.0 | – | 2.0 | 4.0 |",
+        "## Time per 1,000 rows on `local` (outside clock less the target's preparation, interval within one session)",
+        "confidence interval **within one session**",
+        "Discarded: `local`: 0 of 2 (0 of 2 in session 0); `sqlite`: 0 of 2 (0 of 2 in session 0).",
         "![time-per-1000-rows-vs-columns](time-per-1000-rows-vs-columns.png)",
         "*Median time per 1,000 rows.* ([SVG](time-per-1000-rows-vs-columns.svg), [PDF](time-per-1000-rows-vs-columns.pdf))",
         "- wrangler: 4.164.0",
@@ -259,6 +262,14 @@ fn summary_md_says_what_ran_where_how_it_reconciled_and_shows_every_chart() {
     assert!(md.contains("**DEBUG RUN**"), "{md}");
     assert!(md.contains("--debug-corrupt text-byte`"), "{md}");
     assert!(md.contains("checksums DIFFER for 1 of 2 probes"), "{md}");
+    let mut slowed = record("complete", Totals::default());
+    slowed.run.debug_slow_percent = Some(20);
+    let md = markdown(&slowed, &rows, &charts);
+    assert!(
+        md.contains("**DEBUG RUN**: every probe's timed window was stretched by 20%"),
+        "{md}"
+    );
+    assert!(md.contains("--target local --debug-slow 20`"), "{md}");
 }
 
 #[test]
