@@ -40,9 +40,51 @@ fn with_interval(row: &SummaryRow) -> String {
     }
 }
 
+/// Which side of 1 an interval of literal ÷ bound lies wholly on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// Wholly below 1: literal is faster.
+    Below,
+    /// Wholly above 1: bound is faster.
+    Above,
+}
+
+impl Side {
+    fn of(row: &SummaryRow) -> Option<Side> {
+        if row.ci_high.is_some_and(|h| h < 1.0) {
+            Some(Side::Below)
+        } else if row.ci_low.is_some_and(|l| l > 1.0) {
+            Some(Side::Above)
+        } else {
+            None
+        }
+    }
+}
+
+/// literal ÷ bound on `target` at each point of the sweep run in `dir`, from its own files.
+fn literal_to_bound(dir: &Path, target: TargetKind) -> Result<Vec<SummaryRow>> {
+    let run_dir = RunDir::new(dir.to_owned());
+    let record = RunRecord::read(&run_dir.run_toml())?;
+    let rows: Vec<ProbeRow> = csv::read(&run_dir.results_csv())?;
+    let axis = record
+        .run
+        .x_axis
+        .with_context(|| format!("{} is not a sweep", run_dir.run_toml().display()))?;
+    Ok(summary_rows(&rows, axis, record.run.precision)
+        .into_iter()
+        .filter(|r| {
+            r.strategy == Strategy::Literal
+                && r.target == target
+                && r.measure == "ratio_to_bound"
+                && r.label.is_empty()
+        })
+        .collect())
+}
+
 /// The findings section for the run in `dir`, whose files are linked relative to the README
-/// as `link` (e.g. `docs/example-run`).
-pub fn section(dir: &Path, link: &str) -> Result<String> {
+/// as `link` (e.g. `docs/example-run`); with `replicate` (a second run's directory and link), a
+/// difference between strategies is stated only where both runs' intervals show it.
+pub fn section(dir: &Path, link: &str, replicate: Option<(&Path, &str)>) -> Result<String> {
     let run_dir = RunDir::new(dir.to_owned());
     let record = RunRecord::read(&run_dir.run_toml())?;
     let rows: Vec<ProbeRow> = csv::read(&run_dir.results_csv())?;
@@ -131,19 +173,36 @@ pub fn section(dir: &Path, link: &str) -> Result<String> {
         .unwrap();
     }
 
-    // literal ÷ bound: where the interval excludes 1, and the value at the widest point.
+    // literal ÷ bound: where the interval excludes 1 (in every run, when a replicate is given),
+    // and the value at the widest point.
     let ratios = of(Strategy::Literal, target, "ratio_to_bound");
-    let list = |pred: &dyn Fn(&SummaryRow) -> bool| -> Vec<String> {
+    let replicated = match replicate {
+        Some((dir, _)) => Some(literal_to_bound(dir, target)?),
+        None => None,
+    };
+    // Which side each column count's interval puts literal ÷ bound on, in this run and, with a
+    // replicate, in both: a side only where the two runs agree.
+    let side_at = |r: &SummaryRow| -> Option<Side> {
+        let here = Side::of(r);
+        match &replicated {
+            None => here,
+            Some(other) => other
+                .iter()
+                .find(|o| o.columns == r.columns)
+                .and_then(Side::of)
+                .filter(|there| here == Some(*there)),
+        }
+    };
+    let list = |want: Option<Side>| -> Vec<String> {
         ratios
             .iter()
-            .filter(|r| pred(r))
+            .filter(|r| side_at(r) == want)
             .map(|r| r.columns.to_string())
             .collect()
     };
-    let literal_faster = list(&|r| r.ci_high.is_some_and(|h| h < 1.0));
-    let bound_faster = list(&|r| r.ci_low.is_some_and(|l| l > 1.0));
-    let undecided =
-        list(&|r| !(r.ci_high.is_some_and(|h| h < 1.0) || r.ci_low.is_some_and(|l| l > 1.0)));
+    let literal_faster = list(Some(Side::Below));
+    let bound_faster = list(Some(Side::Above));
+    let undecided = list(None);
     let columns = |v: &[String]| {
         if v.is_empty() {
             "no column count".to_owned()
@@ -162,16 +221,46 @@ pub fn section(dir: &Path, link: &str) -> Result<String> {
             "these sessions",
         ),
     };
-    writeln!(
-        out,
-        "- **literal ÷ bound** ({what}): literal is faster, its interval wholly below 1, at {}; \
-         bound is faster, wholly above 1, at {}; the interval includes 1 at {}, where {who} \
-         cannot tell them apart.",
-        columns(&literal_faster),
-        columns(&bound_faster),
-        columns(&undecided),
-    )
-    .unwrap();
+    match (replicate, &replicated) {
+        (Some((_, link_b)), Some(other)) => {
+            let overlap = ratios
+                .iter()
+                .filter(|r| {
+                    other.iter().any(|o| {
+                        o.columns == r.columns
+                            && matches!(
+                                (r.ci_low, r.ci_high, o.ci_low, o.ci_high),
+                                (Some(l1), Some(h1), Some(l2), Some(h2)) if l1 <= h2 && l2 <= h1
+                            )
+                    })
+                })
+                .count();
+            writeln!(
+                out,
+                "- **literal ÷ bound** ({what}), stated only where this run and a second, \
+                 independent one at the same commit ([`{link_b}/`]({link_b}/)) agree: literal is \
+                 faster, its interval wholly below 1 in both, at {}; bound is faster, wholly \
+                 above 1 in both, at {}; at {} an interval includes 1 in one run or both, and \
+                 the runs cannot tell them apart. The two runs' intervals overlap at {overlap} \
+                 of {} column counts.",
+                columns(&literal_faster),
+                columns(&bound_faster),
+                columns(&undecided),
+                ratios.len(),
+            )
+            .unwrap();
+        }
+        _ => writeln!(
+            out,
+            "- **literal ÷ bound** ({what}): literal is faster, its interval wholly below 1, at \
+             {}; bound is faster, wholly above 1, at {}; the interval includes 1 at {}, where \
+             {who} cannot tell them apart.",
+            columns(&literal_faster),
+            columns(&bound_faster),
+            columns(&undecided),
+        )
+        .unwrap(),
+    }
     if let Some(widest) = ratios.last() {
         let time = |strategy| {
             of(strategy, target, "ms_per_1000_rows")
@@ -253,7 +342,39 @@ mod tests {
     #[test]
     fn the_example_runs_findings_compare_strategies() {
         let root = project_root();
-        let expected = section(&root.join("docs/example-run"), "docs/example-run").unwrap();
+        let expected = section(&root.join("docs/example-run"), "docs/example-run", None).unwrap();
         assert!(expected.contains("literal ÷ bound"), "{expected}");
+    }
+
+    #[test]
+    fn with_a_replicate_only_what_both_runs_show_is_stated() {
+        let root = project_root();
+        let example = root.join("docs/example-run");
+        let alone = section(&example, "docs/example-run", None).unwrap();
+        // The example run against itself states what it states alone...
+        let itself = section(&example, "l", Some((&example, "docs/example-run"))).unwrap();
+        let listed = |text: &str, what: &str| {
+            let start = text.find(what).unwrap() + what.len();
+            text[start..].split(';').next().unwrap().to_owned()
+        };
+        assert_eq!(
+            listed(&alone, "wholly below 1, at "),
+            listed(&itself, "wholly below 1 in both, at "),
+        );
+        assert!(itself.contains("overlap at 12 of 12 column counts"), "{itself}");
+        // ...and against the replicate, no more than either run states alone.
+        let replicate = root.join("docs/runs/column-sweep-replicate");
+        let other = section(&replicate, "r", None).unwrap();
+        let both = section(&example, "l", Some((&replicate, "r"))).unwrap();
+        let counts = |list: String| -> Vec<String> {
+            list.trim_end_matches(" columns")
+                .split(", ")
+                .map(str::to_owned)
+                .collect()
+        };
+        for column in counts(listed(&both, "wholly below 1 in both, at ")) {
+            assert!(counts(listed(&alone, "wholly below 1, at ")).contains(&column));
+            assert!(counts(listed(&other, "wholly below 1, at ")).contains(&column));
+        }
     }
 }

@@ -17,13 +17,16 @@ use crate::studies::ladder::report::parity;
 
 /// The committed sweep the findings section quotes, relative to the project's root.
 pub const EXAMPLE_RUN: &str = "docs/example-run";
+/// A second, independent run of the same experiment at the same commit: the findings state a
+/// difference only where both show it.
+pub const REPLICATE_RUN: &str = "docs/runs/column-sweep-replicate";
 
 /// A generated section of the README.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
     /// "Local and production": the limits parity table, from `reports/parity-*.csv`.
     Parity,
-    /// The sweep's findings, from [`EXAMPLE_RUN`].
+    /// The sweep's findings, from [`EXAMPLE_RUN`] and its replicate [`REPLICATE_RUN`].
     Findings,
     /// The workloads' figures, from the runs under `docs/example-workloads`.
     Workloads,
@@ -46,7 +49,11 @@ impl Section {
     pub fn expected(self, paths: &Paths) -> Result<String> {
         match self {
             Section::Parity => parity::expected_section(paths),
-            Section::Findings => findings::section(&paths.root.join(EXAMPLE_RUN), EXAMPLE_RUN),
+            Section::Findings => findings::section(
+                &paths.root.join(EXAMPLE_RUN),
+                EXAMPLE_RUN,
+                Some((&paths.root.join(REPLICATE_RUN), REPLICATE_RUN)),
+            ),
             Section::Workloads => workload_findings::section(&paths.root),
         }
     }
