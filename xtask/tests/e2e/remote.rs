@@ -434,18 +434,22 @@ pub fn remote_run(
             _ => "other",
         })
         .collect();
-    assert_eq!(
-        verbs,
-        [
-            "create",
-            "kv-create",
-            "deploy",
-            "secret",
-            "delete",
-            "kv-delete",
-            "d1-delete"
-        ]
-    );
+    // Each session of the remote target is a fresh database and Worker, torn down before the
+    // next: the whole lifecycle once per session run.toml recorded on `remote`.
+    let sessions = record["sessions"]
+        .as_array()
+        .map_or(0, |s| s.iter().filter(|s| s["target"].as_str() == Some("remote")).count());
+    assert!(sessions >= 1, "{record}");
+    let lifecycle = [
+        "create",
+        "kv-create",
+        "deploy",
+        "secret",
+        "delete",
+        "kv-delete",
+        "d1-delete",
+    ];
+    assert_eq!(verbs, lifecycle.repeat(sessions), "{sessions} sessions");
     // The stand-in's wrangler dev (and its workerd) are gone with the teardown.
     let name = record["remote"]["name"].as_str().unwrap().to_owned();
     let left = processes_mentioning(&name);
