@@ -39,10 +39,22 @@ pub enum Task {
     Matrix(Matrix),
     /// Redraw the charts of run directories and write one index.md over all of them.
     Report(Report),
-    /// Compare two runs of one experiment point by point (b ÷ a of the median time per 1,000
-    /// rows, with a 95% interval: each median's order-statistic interval at 97.5%, divided);
-    /// exits with status 2 when anything got slower.
+    /// Compare two runs of one experiment point by point: b ÷ a of the time per 1,000 rows over
+    /// sessions (Welch's t, verdicts held to a 5% false discovery rate by Benjamini–Hochberg,
+    /// called past each point's noise floor), and the change of each run's own ratios beside it.
+    ///
+    /// Exit status, as diff has it: 0 when no regression is detected, 1 when a point got
+    /// slower or no longer succeeds, 2 on trouble (bad flags, runs missing, unreadable or not
+    /// comparable).
     Compare(Compare),
+    /// Measure compare's false-alarm rate on this machine (an A/A test): run the experiment
+    /// with an even number of sessions, split them into interleaved halves, judge every point
+    /// with compare's own code, and write calibration.csv (each point's noise floor, compare's
+    /// default threshold) and calibration.md into the run directory.
+    Calibrate(Calibrate),
+    /// Print a run's measures as Bencher Metric Format JSON on standard output (per point and
+    /// measure: value, lower_value and upper_value, the interval over sessions).
+    Export(Export),
     /// Check .github/workflows (and dependabot.yml) with actionlint and zizmor (pinned, from PyPI).
     LintWorkflows,
     /// Pack a run into one .tar.gz: its directory, the experiment files it ran, the lock files,
@@ -164,6 +176,35 @@ pub struct Run {
 }
 
 impl Run {
+    /// A run of `experiment` on `target` with every other flag at its default (for the tasks
+    /// that run the pipeline themselves, and tests).
+    pub fn of(experiment: &str, target: TargetKind) -> Run {
+        Run {
+            experiment: Some(experiment.to_owned()),
+            target,
+            profile: None,
+            out: None,
+            no_baseline: false,
+            worker: WorkerKind::Rust,
+            alternate_workers: false,
+            isolate_heap: None,
+            debug_corrupt: None,
+            debug_slow: None,
+            location: None,
+            plan: None,
+            keep: false,
+            tag: None,
+            titles: false,
+            repeats: None,
+            warmup: None,
+            seed: None,
+            sessions: None,
+            only: None,
+            dry_run: false,
+            resume: None,
+        }
+    }
+
     /// The experiment or ladder to run; a run resumed from its run.toml has it from there.
     pub fn experiment(&self) -> &str {
         self.experiment.as_deref().unwrap_or_default()
@@ -227,13 +268,65 @@ pub struct Compare {
     pub run_a: PathBuf,
     /// The run directory compared with it (b).
     pub run_b: PathBuf,
-    /// Changes within ± this many percent do not count: `slower` needs the ratio's whole
-    /// interval above 1 + PERCENT/100, `faster` below 1 − PERCENT/100.
-    #[arg(long, value_name = "PERCENT", default_value_t = 5.0)]
-    pub threshold: f64,
+    /// One threshold for every point, in percent: a change counts past 1 + PERCENT/100 (or
+    /// below its inverse). By default each point's noise floor sets it: the calibrated one
+    /// when `cargo xtask calibrate` measured this experiment, profile and target under
+    /// reports/, else the pair's own.
+    #[arg(long, value_name = "PERCENT")]
+    pub threshold: Option<f64>,
+    /// Take the noise floors from this calibration.csv instead of the newest under reports/.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["threshold", "no_calibration"])]
+    pub calibration: Option<PathBuf>,
+    /// Use no calibration: each point's own noise floor.
+    #[arg(long, conflicts_with = "threshold")]
+    pub no_calibration: bool,
     /// Where compare.md and compare.json are written (default: run b's directory).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Calibrate {
+    /// The experiment to run (a sweep along one axis): the name of a file in experiments/
+    /// without `.toml`. Not given with --from.
+    #[arg(required_unless_present = "from")]
+    pub experiment: Option<String>,
+    /// Which profile of the experiment file to run.
+    #[arg(long, default_value = "smoke")]
+    pub profile: String,
+    /// Where the Worker runs, as `run` has it.
+    #[arg(long, value_enum, default_value = "local")]
+    pub target: TargetKind,
+    /// Sessions of the run: an even number from 4, two halves of 2K ÷ 2 (default: twice the
+    /// profile's sessions, at least 4, so each half is one run of the profile).
+    #[arg(long, value_name = "2K")]
+    pub sessions: Option<usize>,
+    /// Directory the run directory is created in (default: reports/<experiment>/, where
+    /// compare looks for calibrations).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Analyse the run in RUN_DIR instead of running one (its sessions, 4 or more).
+    #[arg(
+        long,
+        value_name = "RUN_DIR",
+        conflicts_with_all = ["experiment", "profile", "target", "sessions", "out"]
+    )]
+    pub from: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// Bencher Metric Format: `{"<benchmark>": {"<measure>": {"value", "lower_value",
+    /// "upper_value"}}}`.
+    Bmf,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Export {
+    /// A sweep run directory (one holding run.toml and results.csv).
+    pub run_dir: PathBuf,
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
 }
 
 #[derive(Debug, clap::Args)]

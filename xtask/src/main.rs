@@ -6,6 +6,7 @@ use xshell::Shell;
 
 use xtask::flags::{Task, Xtask};
 use xtask::paths::{Paths, project_root};
+use xtask::studies::sweep::report::compare::Outcome;
 use xtask::{procs, tasks};
 
 fn main() {
@@ -38,12 +39,19 @@ fn run() -> Result<()> {
         Task::Matrix(matrix) => matrix.run(&paths),
         Task::Report(report) => report.run(),
         Task::Compare(compare) => {
-            // Exit status 2, apart from errors' 1: the comparison ran and something got slower.
-            if compare.run()?.regressions() > 0 {
-                std::process::exit(2);
-            }
-            Ok(())
+            // As diff has it: 0 no regression, 1 a regression, 2 trouble (clap's usage errors
+            // already exit 2).
+            let outcome = match compare.run(&paths) {
+                Ok(comparison) => comparison.outcome(),
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    Outcome::Trouble
+                }
+            };
+            std::process::exit(outcome.exit_code())
         }
+        Task::Calibrate(calibrate) => calibrate.run(&sh, &paths),
+        Task::Export(export) => export.run(),
         Task::LintWorkflows => tasks::workflows::lint(&sh, &paths),
         Task::Archive(archive) => archive.run(&sh, &paths),
         Task::BuildWorker(build) => build.run(&sh, &paths),

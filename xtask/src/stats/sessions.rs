@@ -393,7 +393,13 @@ mod tests {
         assert!((two.median - 4.0).abs() < 1e-12, "{two:?}");
         assert_eq!((two.n, two.min, two.max, two.sessions), (6, 1.0, 9.0, 2));
         let ci = two.ci.unwrap();
-        assert_eq!(ci, over_sessions(&[2.0, 8.0], CONFIDENCE).unwrap().interval.unwrap());
+        assert_eq!(
+            ci,
+            over_sessions(&[2.0, 8.0], CONFIDENCE)
+                .unwrap()
+                .interval
+                .unwrap()
+        );
         assert_eq!(ci.method, Method::BetweenSessions);
         // A median of 0 cannot be logged: the medians' mean and its t interval.
         let zero = summary_by_session(&[vec![0.0], vec![2.0], vec![4.0]]).unwrap();

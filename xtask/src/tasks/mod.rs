@@ -1,8 +1,10 @@
 //! The tasks of `cargo xtask`, one `impl flags::<Task>` each: the small ones here, the larger
-//! ones in modules of their own ([`archive`], [`matrix`], [`parity_readme`], [`workflows`], and
-//! [`reports`] for `report` and `compare`, which call the reports that do their work).
+//! ones in modules of their own ([`archive`], [`calibrate`], [`matrix`], [`parity_readme`],
+//! [`workflows`], and [`reports`] for `report`, `compare` and `export`, which call the reports
+//! that do their work).
 
 pub mod archive;
+pub mod calibrate;
 pub mod index;
 pub mod matrix;
 pub mod parity_readme;

@@ -1,11 +1,12 @@
-//! The commands over run directories already written: `report` (index.md over runs) and
-//! `compare` (two runs point by point).
+//! The commands over run directories already written: `report` (index.md over runs),
+//! `compare` (two runs point by point) and `export` (a run's measures for other tools).
 //! Each reads its flags and calls the report that does the work.
 
 use anyhow::Result;
 
 use crate::flags;
-use crate::studies::sweep::report::compare::Comparison;
+use crate::paths::Paths;
+use crate::studies::sweep::report::compare::{self, CalibrationSource, Comparison};
 
 impl flags::Report {
     /// `cargo xtask report`.
@@ -16,13 +17,28 @@ impl flags::Report {
 
 impl flags::Compare {
     /// `cargo xtask compare`: compares, writes compare.md and compare.json, prints the table.
-    pub fn run(self) -> Result<Comparison> {
-        crate::studies::sweep::report::compare::write_comparison(
-            &self.run_a,
-            &self.run_b,
-            self.threshold,
-            self.out,
-        )
+    pub fn run(self, paths: &Paths) -> Result<Comparison> {
+        let source = match (self.calibration, self.no_calibration) {
+            (Some(file), _) => CalibrationSource::File(file),
+            (None, true) => CalibrationSource::Off,
+            (None, false) => CalibrationSource::Newest(paths.reports()),
+        };
+        compare::write_comparison(&self.run_a, &self.run_b, self.threshold, &source, self.out)
+    }
+}
+
+impl flags::Export {
+    /// `cargo xtask export`: the run's measures on standard output.
+    pub fn run(self) -> Result<()> {
+        match self.format {
+            flags::ExportFormat::Bmf => {
+                println!(
+                    "{}",
+                    crate::studies::sweep::report::export::bmf_json(&self.run_dir)?
+                );
+            }
+        }
+        Ok(())
     }
 }
 
@@ -42,29 +58,11 @@ mod tests {
     /// in a project root of its own; the run directory it made.
     fn real_sqlite_run(root: &Path, profile: &str, out: &Path) -> PathBuf {
         let run = flags::Run {
-            experiment: Some("column-sweep".into()),
-            target: TargetKind::Sqlite,
             profile: Some(profile.into()),
             out: Some(out.to_owned()),
-            worker: crate::base::WorkerKind::Rust,
-            alternate_workers: false,
-            isolate_heap: None,
-            no_baseline: false,
-            debug_corrupt: None,
-            debug_slow: None,
-            location: None,
-            plan: None,
-            keep: false,
-            tag: None,
-            titles: false,
-            repeats: None,
-            warmup: None,
-            seed: None,
             // One session: this test reads one repeat per point.
             sessions: Some(1),
-            only: None,
-            dry_run: false,
-            resume: None,
+            ..flags::Run::of("column-sweep", TargetKind::Sqlite)
         };
         let paths = crate::paths::Paths::new(root.to_owned());
         crate::pipeline::run(&run, &xshell::Shell::new().unwrap(), &paths).unwrap();
@@ -96,10 +94,12 @@ mod tests {
         let c = flags::Compare {
             run_a: a.clone(),
             run_b: b.clone(),
-            threshold: 5.0,
+            threshold: Some(5.0),
+            calibration: None,
+            no_calibration: false,
             out: None,
         }
-        .run()
+        .run(&crate::paths::Paths::new(root.path().to_owned()))
         .unwrap();
         // Five strategies at 5 column counts, per-row at 8: all in both, one repeat each.
         assert_eq!(
@@ -136,12 +136,15 @@ mod tests {
         assert_eq!(c.regressions(), 0);
         let md = std::fs::read_to_string(b.join("compare.md")).unwrap();
         assert!(
-            md.contains("\n26 points compared: 26 too few repeats.\n"),
+            md.contains("\n26 points compared: 26 too few repeats (3 needed).\n"),
             "{md}"
         );
         // The table shows such a ratio without its zero-width interval.
         for p in &c.points {
-            let row = format!("| {:.2} | too few repeats (3 needed) |\n", p.ratio.unwrap());
+            let row = format!(
+                "| {:.2} | 1.05 | too few repeats (3 needed) |\n",
+                p.ratio.unwrap()
+            );
             assert!(md.contains(&row), "{row} not in\n{md}");
         }
         let json: serde_json::Value =
@@ -154,7 +157,7 @@ mod tests {
         let three = real_sqlite_run(root.path(), "three", &root.path().join("three"));
         let record = RunRecord::read(&three.join("run.toml")).unwrap();
         let mut rows: Vec<ProbeRow> = csv::read(&three.join("results.csv")).unwrap();
-        let itself = compare(&three, &three, 5.0).unwrap();
+        let itself = compare(&three, &three, Some(5.0), &CalibrationSource::Off).unwrap();
         assert_eq!(itself.points.len(), 4);
         for p in &itself.points {
             assert_eq!((p.a.n, p.b.n), (3, 3));
@@ -168,7 +171,7 @@ mod tests {
         std::fs::create_dir_all(&slow).unwrap();
         record.write(&slow.join("run.toml")).unwrap();
         csv::write(&slow.join("results.csv"), &rows).unwrap();
-        let slower = compare(&three, &slow, 5.0).unwrap();
+        let slower = compare(&three, &slow, Some(5.0), &CalibrationSource::Off).unwrap();
         assert_eq!(slower.regressions(), 4);
         assert!(slower.points.iter().all(|p| p.verdict == Verdict::Slower));
     }
@@ -184,7 +187,8 @@ mod tests {
             (c.run_a, c.run_b),
             (PathBuf::from("runs/a"), PathBuf::from("runs/b"))
         );
-        assert_eq!((c.threshold, c.out), (5.0, None));
+        assert_eq!((c.threshold, c.out), (None, None));
+        assert!(!c.no_calibration && c.calibration.is_none());
         let c = parse(&[
             "xtask",
             "compare",
@@ -195,7 +199,18 @@ mod tests {
             "--out",
             "d",
         ]);
-        assert_eq!((c.threshold, c.out), (2.5, Some(PathBuf::from("d"))));
+        assert_eq!((c.threshold, c.out), (Some(2.5), Some(PathBuf::from("d"))));
+        let c = parse(&["xtask", "compare", "a", "b", "--calibration", "c.csv"]);
+        assert_eq!(c.calibration, Some(PathBuf::from("c.csv")));
+        assert!(parse(&["xtask", "compare", "a", "b", "--no-calibration"]).no_calibration);
+        for clash in [
+            &["--threshold", "3", "--calibration", "c.csv"][..],
+            &["--threshold", "3", "--no-calibration"],
+            &["--calibration", "c.csv", "--no-calibration"],
+        ] {
+            let args = ["xtask", "compare", "a", "b"].iter().chain(clash).copied();
+            assert!(flags::Xtask::try_parse_from(args).is_err(), "{clash:?}");
+        }
         assert!(flags::Xtask::try_parse_from(["xtask", "compare", "a"]).is_err());
     }
 }

@@ -219,20 +219,30 @@ mod tests {
             .collect()
     }
 
+    /// A stand-in command `name` in `bin`: a shell script with `body`.
+    fn stand_in(bin: &Path, name: &str, body: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        let file = bin.join(name);
+        std::fs::write(&file, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// PATH with `bin` first.
+    fn path_with(bin: &Path) -> String {
+        format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    }
+
     fn plan(env: &[(&str, &str)]) -> Plan {
         let dir = tempfile::tempdir().unwrap();
         let bin = dir.path().join("bin");
         std::fs::create_dir(&bin).unwrap();
-        let cargo = bin.join("cargo");
-        std::fs::write(&cargo, "#!/bin/sh\necho \"cargo $*\"\n").unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+        stand_in(&bin, "cargo", "echo \"cargo $*\"");
         let (outputs, summary) = (dir.path().join("output"), dir.path().join("summary"));
-        let path = format!(
-            "{}:{}",
-            bin.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
+        let path = path_with(&bin);
         let script = crate::paths::project_root().join(".github/scripts/plan-matrix.sh");
         let mut command = std::process::Command::new("bash");
         command
@@ -326,6 +336,156 @@ mod tests {
         // Local runs never needed the secrets: no notice.
         let local = plan(&[("TARGETS", "local"), ("CLOUDFLARE", "false")]);
         assert!(local.success && !local.stdout.contains(notice));
+    }
+
+    /// A run directory `<root>/<artifact>/<job>/<id>/` holding a run.toml of `kind` (with a y
+    /// axis when `grid`) and the exit status the stand-in compare is to give against it.
+    fn fake_run(root: &Path, artifact: &str, job: &str, id: &str, kind: &str, exit: u8) {
+        let dir = root.join(artifact).join(job).join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        let grid = if job.contains("grid") {
+            "y_axis = \"row-bytes\"\n"
+        } else {
+            ""
+        };
+        std::fs::write(
+            dir.join("run.toml"),
+            format!("[run]\nid = \"{id}\"\nkind = \"{kind}\"\n{grid}"),
+        )
+        .unwrap();
+        std::fs::write(dir.join("exit"), exit.to_string()).unwrap();
+    }
+
+    /// `.github/scripts/compare-weeks.sh` under a stand-in gh (this run is 7, the one before
+    /// 5; `previous` holds what its download brings) and a stand-in cargo whose compare exits
+    /// with the status written beside run b: (its job summary, its stdout, what gh was asked).
+    fn compare_weeks(runs: &Path, previous: Option<&Path>) -> (String, String, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let calls = dir.path().join("gh-calls");
+        let earlier = if previous.is_some() { "echo 5; " } else { "" };
+        let download = previous.map_or(String::new(), |p| {
+            format!("  download) cp -r {}/. \"$7\" ;;\n", p.display())
+        });
+        stand_in(
+            &bin,
+            "gh",
+            &format!(
+                "echo \"gh $*\" >> {}\ncase \"$2\" in\n  list) echo 7; {earlier};;\n{download}esac",
+                calls.display()
+            ),
+        );
+        // cargo --locked xtask compare A B --out DIR
+        stand_in(
+            &bin,
+            "cargo",
+            "echo \"# compare $4 $5\" > \"$7/compare.md\"\nstatus=$(cat \"$5/exit\")\n\
+             [ \"$status\" = 2 ] && echo \"error: run a: $4 is not a run directory\" >&2\n\
+             exit \"$status\"",
+        );
+        let summary = dir.path().join("summary");
+        let output = std::process::Command::new("bash")
+            .arg(crate::paths::project_root().join(".github/scripts/compare-weeks.sh"))
+            .env("PATH", path_with(&bin))
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("RUNS", runs)
+            .env("PREVIOUS", dir.path().join("previous"))
+            .env("WORKFLOW", "experiments.yml")
+            .env("RUN_ID", "7")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(output.status.success(), "{stdout}");
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        (read(&summary), stdout, read(&calls))
+    }
+
+    /// Each sweep run compared with the same job's run of the week before, compare's exit
+    /// status (0, 1, 2) as the verdict in the job summary, other kinds and grids left out.
+    #[test]
+    fn the_weekly_comparison_puts_each_verdict_in_the_job_summary() {
+        let root = tempfile::tempdir().unwrap();
+        let (runs, previous) = (root.path().join("runs"), root.path().join("previous"));
+        for (job, exit) in [("same-local", 0), ("slower-local", 1), ("broken-local", 2)] {
+            fake_run(
+                &runs,
+                &format!("run-{job}-2026-11-30"),
+                job,
+                "new",
+                "sweep",
+                exit,
+            );
+            fake_run(
+                &previous,
+                &format!("run-{job}-2026-11-23"),
+                job,
+                "old",
+                "sweep",
+                0,
+            );
+        }
+        fake_run(
+            &runs,
+            "run-new-local-2026-11-30",
+            "new-local",
+            "new",
+            "sweep",
+            0,
+        );
+        fake_run(
+            &runs,
+            "run-limits-local-2026-11-30",
+            "limits-local",
+            "new",
+            "ladder",
+            0,
+        );
+        fake_run(
+            &runs,
+            "run-grid-local-2026-11-30",
+            "grid-local",
+            "new",
+            "sweep",
+            0,
+        );
+        fake_run(
+            &previous,
+            "run-grid-local-2026-11-23",
+            "grid-local",
+            "old",
+            "sweep",
+            0,
+        );
+        let (summary, stdout, calls) = compare_weeks(&runs, Some(&previous));
+        assert!(
+            calls.contains("gh run list --workflow experiments.yml --event schedule"),
+            "{calls}"
+        );
+        assert!(
+            calls.contains("gh run download 5 --pattern run-* --dir"),
+            "{calls}"
+        );
+        for row in [
+            "| same-local | new | old | no change detected |",
+            "| slower-local | new | old | **regression detected** |",
+            "| broken-local | new | old | trouble (exit 2): error: run a: ",
+            "| new-local | new | – | no run of this job last time |",
+            "3 sweep run(s) compared.",
+            "<details><summary>slower-local: compare.md</summary>",
+        ] {
+            assert!(summary.contains(row), "{row} not in\n{summary}");
+        }
+        assert!(!summary.contains("limits-local") && !summary.contains("grid-local"));
+        assert!(
+            stdout.contains("::warning title=Regression in slower-local::"),
+            "{stdout}"
+        );
+        // The table comes whole before the compare.md it links.
+        assert!(summary.find("3 sweep run(s)") < summary.find("<details>"));
+        // The first scheduled run has nothing to compare with, and says so.
+        let (summary, _, _) = compare_weeks(&runs, None);
+        assert!(summary.contains("No earlier scheduled run"), "{summary}");
     }
 
     /// The linters are not a formality: a workflow with a typo, an unpinned action and an

@@ -1,7 +1,8 @@
 //! The end-to-end tests, for real, through the xtask binary: the sweeps (`sweeps`) and ladders
 //! (`ladders`) on wrangler dev and SQLite, the faults injected into a local run (`faults`), the remote target
 //! through the stand-in wrangler (`remote`), writes through D1's REST API and the stand-in API
-//! (`rest_path`), and the workloads (`workloads`).
+//! (`rest_path`), the workloads (`workloads`), and compare, calibrate and export on real SQLite
+//! runs (`compare`).
 //!
 //! One binary with its own harness (`harness.rs`), so that these tests run side by side: each
 //! of their runs mostly waits (on wrangler dev starting, on a schedule's clock, on a recovery
@@ -26,6 +27,7 @@ macro_rules! tests {
 #[path = "../support/mod.rs"]
 mod support;
 
+mod compare;
 mod faults;
 mod harness;
 mod ladders;
@@ -71,6 +73,7 @@ fn main() {
     let mut modules = [
         workloads::tests(),
         faults::tests(),
+        compare::tests(),
         remote::tests(),
         rest_path::tests(),
         sweeps::tests(),

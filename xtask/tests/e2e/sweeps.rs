@@ -149,25 +149,50 @@ pub fn decision_map_smoke_reconciles_and_answers_every_cell() {
     assert_eq!(map.len(), 4, "one answer per cell: {map:?}");
     for cell in &map {
         assert!(!cell["fastest"].is_empty(), "{cell:?}");
-        assert!(
-            !cell["margin_ci_low"].is_empty(),
-            "three repeats give an interval: {cell:?}"
-        );
-        // The margin is the median of the paired ratios, at least 1 by the ranking; the answer
-        // names both when its interval includes 1.
-        let (low, margin, high) = (
-            ms(cell, "margin_ci_low"),
-            ms(cell, "margin"),
-            ms(cell, "margin_ci_high"),
-        );
-        assert!(low > 0.0 && low <= margin && margin <= high, "{cell:?}");
-        assert!(margin >= 1.0, "runner-up ÷ fastest below 1: {cell:?}");
-        let answer = if low > 1.0 {
-            cell["fastest"].clone()
-        } else {
-            format!("{} or {}", cell["fastest"], cell["runner_up"])
+        // The pairs behind the margin: the repeats where both the fastest and the runner-up
+        // succeeded on local, less those the warm-up rule discarded (it may cut up to half the
+        // session's probes, never into its last round).
+        let kept = |strategy: &str| -> Vec<String> {
+            all.iter()
+                .filter(|r| {
+                    r["target"] == "local"
+                        && r["strategy"] == strategy
+                        && ms(r, "columns") == ms(cell, "x")
+                        && ms(r, "row_bytes") == ms(cell, "y")
+                        && r["warmup_discarded"] == "false"
+                })
+                .map(|r| r["repeat"].clone())
+                .collect()
         };
-        assert_eq!(cell["answer"], answer, "{cell:?}");
+        let (fastest, runner_up) = (kept(&cell["fastest"]), kept(&cell["runner_up"]));
+        let pairs = fastest.iter().filter(|r| runner_up.contains(r)).count();
+        assert!(pairs >= 1, "the last round is never discarded: {cell:?}");
+        assert_eq!(cell["margin_n"], pairs.to_string(), "{cell:?}");
+        if pairs == 1 {
+            // One pair gives no interval, and the answer is the fastest alone.
+            assert_eq!(cell["margin_ci_low"], "", "{cell:?}");
+            assert_eq!(cell["answer"], cell["fastest"], "{cell:?}");
+        } else {
+            assert!(
+                !cell["margin_ci_low"].is_empty(),
+                "{pairs} pairs give an interval: {cell:?}"
+            );
+            // The margin is the median of the paired ratios, at least 1 by the ranking; the
+            // answer names both when its interval includes 1.
+            let (low, margin, high) = (
+                ms(cell, "margin_ci_low"),
+                ms(cell, "margin"),
+                ms(cell, "margin_ci_high"),
+            );
+            assert!(low > 0.0 && low <= margin && margin <= high, "{cell:?}");
+            assert!(margin >= 1.0, "runner-up ÷ fastest below 1: {cell:?}");
+            let answer = if low > 1.0 {
+                cell["fastest"].clone()
+            } else {
+                format!("{} or {}", cell["fastest"], cell["runner_up"])
+            };
+            assert_eq!(cell["answer"], answer, "{cell:?}");
+        }
         let past_the_wall = ms(cell, "y") == 100_000.0;
         assert_eq!(
             cell["stopped"].contains("literal: cannot run, statement length")
@@ -420,7 +445,11 @@ pub fn smoke_run_reconciles_and_draws() {
     }
     for target in [&rows, &baseline] {
         let in_session = |s: &str| target.iter().filter(|r| r["session"] == s).count();
-        assert_eq!(in_session("0"), target.len() / 2, "half the probes in session 0");
+        assert_eq!(
+            in_session("0"),
+            target.len() / 2,
+            "half the probes in session 0"
+        );
         assert_eq!(in_session("1"), target.len() / 2);
         assert!(target.iter().all(|r| r["warmup_discarded"] == "false"));
     }
@@ -448,15 +477,27 @@ pub fn smoke_run_reconciles_and_draws() {
             "{target}: one point per two probes, one repeat in each of two sessions"
         );
         for point in outside {
-            assert_eq!((point["n"].as_str(), point["sessions"].as_str()), ("2", "2"));
+            assert_eq!(
+                (point["n"].as_str(), point["sessions"].as_str()),
+                ("2", "2")
+            );
             // The geometric mean of the two sessions' values, with the interval between
             // sessions (t with 1 degree of freedom: wide, and honest about it).
             let (min, max, estimate) = (ms(point, "min"), ms(point, "max"), ms(point, "median"));
-            assert!((estimate - (min * max).sqrt()).abs() < 1e-6 * max, "{point:?}");
+            assert!(
+                (estimate - (min * max).sqrt()).abs() < 1e-6 * max,
+                "{point:?}"
+            );
             assert_eq!(point["ci_method"], "between-sessions", "{point:?}");
             assert_eq!(point["ci_coverage"], "0.95", "{point:?}");
-            assert!(ms(point, "ci_low") <= min && max <= ms(point, "ci_high"), "{point:?}");
-            assert_eq!(point["p95"], "", "two repeats: no 95th percentile: {point:?}");
+            assert!(
+                ms(point, "ci_low") <= min && max <= ms(point, "ci_high"),
+                "{point:?}"
+            );
+            assert_eq!(
+                point["p95"], "",
+                "two repeats: no 95th percentile: {point:?}"
+            );
         }
     }
     let ratios: Vec<_> = summary

@@ -504,14 +504,19 @@ fn a_sweep_cut_short_resumes_to_every_probe_once_and_reconciles() {
     // Two sessions on disk, one cut short and finished by the resumption: every interval is
     // between sessions.
     assert!(
-        summary.contains("(outside clock less the target's preparation, 95% interval over 2 sessions)"),
+        summary.contains(
+            "(outside clock less the target's preparation, 95% interval over 2 sessions)"
+        ),
         "{summary}"
     );
     let points: Vec<std::collections::HashMap<String, String>> =
         csv::read(&run_dir.summary_csv()).unwrap();
     for point in points.iter().filter(|p| p["measure"] == "ms_per_1000_rows") {
         assert_eq!(point["ci_method"], "between-sessions", "{point:?}");
-        assert_eq!((point["n"].as_str(), point["sessions"].as_str()), ("2", "2"));
+        assert_eq!(
+            (point["n"].as_str(), point["sessions"].as_str()),
+            ("2", "2")
+        );
     }
 }
 

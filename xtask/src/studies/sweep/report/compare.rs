@@ -1,154 +1,27 @@
 //! `cargo xtask compare <run-a> <run-b>`: two sweep runs of one experiment compared point by
-//! point, b ÷ a of the median time per 1,000 rows with its interval and a verdict
-//! (`compare.md`, `compare.json`, exit status 2 when something got slower).
+//! point (b ÷ a of the time per 1,000 rows, judged over sessions by [`judge`], with the change of
+//! each run's own ratios beside it), written as `compare.md` and `compare.json`; its exit status
+//! says whether something got slower ([`Outcome`]).
 
-use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use d1bench_core::Strategy;
 use serde::Serialize;
 
-use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
-use crate::base::numbers::num;
 use crate::records::run_record::Commit;
 use crate::records::{RunDir, RunRecord, RunStatus, StudyKind, csv};
 use crate::stats;
+use crate::stats::sessions::FALSE_DISCOVERY_RATE;
 use crate::studies::sweep::Axis;
 use crate::studies::sweep::row::ProbeRow;
 
-/// Successful repeats each run needs at a point for a verdict: with fewer, each median's
-/// interval covers too little (at most 75% at 3 repeats) to decide anything.
-pub const MIN_REPEATS: usize = 3;
-
-/// What a point's comparison says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// The interval's lower end is above 1 + threshold.
-    Slower,
-    /// The interval's upper end is below 1 − threshold.
-    Faster,
-    /// The interval reaches inside the threshold on at least one side.
-    NoDetectableChange,
-    /// No detectable change, and the interval reaches past both 1 − threshold and 1 + threshold.
-    IntervalTooWide,
-    /// One run has fewer than [`MIN_REPEATS`] successful repeats here.
-    TooFewRepeats,
-    /// Repeats succeeded in a and none in b: worse than slower.
-    NoLongerSucceeds,
-    /// No repeat succeeded in a (or its median is 0 ms): nothing to divide by.
-    NoTimeInA,
-}
-
-impl Verdict {
-    pub fn text(self) -> String {
-        match self {
-            Verdict::Slower => "slower".into(),
-            Verdict::Faster => "faster".into(),
-            Verdict::NoDetectableChange => "no detectable change".into(),
-            Verdict::IntervalTooWide => "no detectable change (interval too wide)".into(),
-            Verdict::TooFewRepeats => format!("too few repeats ({MIN_REPEATS} needed)"),
-            Verdict::NoLongerSucceeds => "no longer succeeds".into(),
-            Verdict::NoTimeInA => "no successful repeat in a".into(),
-        }
-    }
-
-    /// Whether this fails a CI check: something got slower or stopped working.
-    pub fn is_regression(self) -> bool {
-        matches!(self, Verdict::Slower | Verdict::NoLongerSucceeds)
-    }
-}
-
-/// Everything that must be equal for two runs' points to be compared.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PointKey {
-    pub target: TargetKind,
-    /// The series' label; empty when it has none.
-    pub label: String,
-    pub strategy: Strategy,
-    pub columns: usize,
-    pub row_bytes: usize,
-    /// Rows each probe wrote.
-    pub rows: usize,
-    pub escape_share: f64,
-    pub non_ascii_share: f64,
-    pub indexes: usize,
-    pub nul_share: f64,
-}
-
-impl PointKey {
-    fn of(point: &Point) -> Self {
-        let first = point.rows[0];
-        PointKey {
-            target: point.line.target,
-            label: point.line.label.clone(),
-            strategy: point.line.strategy,
-            columns: first.columns,
-            row_bytes: first.row_bytes,
-            rows: first.rows,
-            escape_share: first.escape_share,
-            non_ascii_share: first.non_ascii_share,
-            indexes: first.indexes,
-            nul_share: first.nul_share,
-        }
-    }
-
-    /// Every parameter, for the lists of points only one run has.
-    fn describe(&self) -> String {
-        let series = if self.label.is_empty() {
-            String::new()
-        } else {
-            format!(" (series \"{}\")", self.label)
-        };
-        format!(
-            "{} {}{series}: columns {}, row-bytes {}, rows {}, escape-share {}, nul-share {}, \
-             non-ascii-share {}, indexes {}",
-            self.target,
-            self.strategy,
-            self.columns,
-            self.row_bytes,
-            self.rows,
-            self.escape_share,
-            self.nul_share,
-            self.non_ascii_share,
-            self.indexes
-        )
-    }
-}
-
-/// One run's side of a compared point.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Side {
-    /// Successful repeats: the ones timed.
-    pub n: usize,
-    /// Median ms per 1,000 rows (outside clock less the target's preparation) of those;
-    /// absent when none succeeded.
-    pub median_ms_per_1000_rows: Option<f64>,
-    /// Repeats refused by a limit, and repeats that ended in an error.
-    pub refused: usize,
-    pub errors: usize,
-}
-
-/// A point both runs measured, compared.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ComparedPoint {
-    #[serde(flatten)]
-    pub key: PointKey,
-    /// The point on the run's x axis.
-    pub x: f64,
-    pub a: Side,
-    pub b: Side,
-    /// Median of b ÷ median of a; absent when either has no time.
-    pub ratio: Option<f64>,
-    /// The interval of the ratio ([`stats::ratio_of_medians`]: the two medians' order-statistic
-    /// intervals divided) and the probability it holds, at least.
-    pub ci_low: Option<f64>,
-    pub ci_high: Option<f64>,
-    pub ci_coverage: Option<f64>,
-    pub verdict: Verdict,
-}
+pub use calibration::Calibration;
+pub use judge::{Basis, ComparedPoint, Judged, Side, judge};
+pub use key::PointKey;
+pub use markdown::markdown;
+pub use relative::{Reading, Relative, RelativeChange};
+pub use verdict::{MIN_REPEATS, MIN_SESSIONS, Threshold, ThresholdRule, ThresholdSource, Verdict};
 
 /// A run as a comparison names it.
 #[derive(Debug, Clone, Serialize)]
@@ -162,6 +35,29 @@ pub struct RunRef {
     pub status: RunStatus,
 }
 
+/// What sets the thresholds, as the comparison reports it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "rule")]
+pub enum ThresholdChoice {
+    /// `--threshold PERCENT` for every point.
+    Given { percent: f64 },
+    /// Each point's noise floor in this calibration.csv (its own where the file lacks it).
+    Calibrated { file: PathBuf },
+    /// Each point's own noise floor: no calibration was found or asked for.
+    NoiseFloor,
+}
+
+/// Where compare looks for a calibration when no `--threshold` is given.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CalibrationSource {
+    /// The newest under this reports directory of run b's experiment, profile and target.
+    Newest(PathBuf),
+    /// This calibration.csv (`--calibration`).
+    File(PathBuf),
+    /// None (`--no-calibration`).
+    Off,
+}
+
 /// Two runs compared: what `compare.json` holds and `compare.md` shows.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
@@ -169,18 +65,42 @@ pub struct Comparison {
     pub x_axis: Axis,
     pub a: RunRef,
     pub b: RunRef,
-    /// Changes within ± this percentage do not count.
-    pub threshold_percent: f64,
+    pub threshold: ThresholdChoice,
+    /// The false discovery rate Benjamini–Hochberg holds the verdicts over sessions to.
+    pub false_discovery_rate: f64,
     /// The coverage each ratio's interval aims at (each point reports what it reaches).
     pub confidence: f64,
-    /// Successful repeats each run needs at a point for a verdict.
+    /// Successful repeats each run needs at a point for a verdict within one session.
     pub min_repeats: usize,
+    /// Sessions each run needs at a point for a verdict over sessions.
+    pub min_sessions: usize,
     pub points: Vec<ComparedPoint>,
     /// Points one run measured and the other did not: listed, not compared.
     pub only_in_a: Vec<PointKey>,
     pub only_in_b: Vec<PointKey>,
     /// What a reader must know about the two runs before trusting the table.
     pub notes: Vec<String>,
+}
+
+/// What a comparison found, as its exit status says it (as `diff` does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Exit 0: no point got slower or stopped succeeding.
+    NoRegression,
+    /// Exit 1: a point got slower or no longer succeeds.
+    Regression,
+    /// Exit 2: trouble — bad flags, runs missing, unreadable or not comparable.
+    Trouble,
+}
+
+impl Outcome {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Outcome::NoRegression => 0,
+            Outcome::Regression => 1,
+            Outcome::Trouble => 2,
+        }
+    }
 }
 
 impl Comparison {
@@ -192,116 +112,50 @@ impl Comparison {
             .count()
     }
 
-    fn count(&self, verdict: Verdict) -> usize {
-        self.points.iter().filter(|p| p.verdict == verdict).count()
-    }
-}
-
-/// The ratio b ÷ a of the medians of `a` and `b` (ms per 1,000 rows), its interval and the
-/// verdict at `threshold` (a fraction: 0.05 for 5%).
-fn judge(a: &[f64], b: &[f64], threshold: f64) -> (Option<f64>, Option<stats::Interval>, Verdict) {
-    let measured = stats::ratio_of_medians(b, a);
-    let ratio = measured.map(|r| r.value);
-    let interval = measured.and_then(|r| r.ci);
-    let verdict = match interval.map(|i| (i.low, i.high)) {
-        _ if a.is_empty() => Verdict::NoTimeInA,
-        _ if b.is_empty() => Verdict::NoLongerSucceeds,
-        _ if ratio.is_none() => Verdict::NoTimeInA,
-        _ if a.len() < MIN_REPEATS || b.len() < MIN_REPEATS => Verdict::TooFewRepeats,
-        // a's interval reaches 0: the ratio is unbounded above.
-        None => Verdict::IntervalTooWide,
-        Some((low, _)) if low > 1.0 + threshold => Verdict::Slower,
-        Some((_, high)) if high < 1.0 - threshold => Verdict::Faster,
-        Some((low, high)) if low < 1.0 - threshold && high > 1.0 + threshold => {
-            Verdict::IntervalTooWide
+    pub fn outcome(&self) -> Outcome {
+        if self.regressions() > 0 {
+            Outcome::Regression
+        } else {
+            Outcome::NoRegression
         }
-        Some(_) => Verdict::NoDetectableChange,
-    };
-    (ratio, interval, verdict)
-}
-
-fn side(point: &Point) -> Side {
-    let values = point.values(Measure::MsPer1000Rows);
-    Side {
-        n: values.len(),
-        median_ms_per_1000_rows: stats::median(&values),
-        refused: point.refused(),
-        errors: point.errors(),
     }
-}
 
-/// The points of `a` and `b` compared where both have them, and those only one has.
-fn compare_rows(
-    a: &[ProbeRow],
-    b: &[ProbeRow],
-    axis: Axis,
-    threshold: f64,
-) -> (Vec<ComparedPoint>, Vec<PointKey>, Vec<PointKey>) {
-    let keyed = |rows| -> Vec<(PointKey, Point)> {
-        points(rows, axis)
-            .into_iter()
-            .map(|p| (PointKey::of(&p), p))
-            .collect()
-    };
-    let (a, mut b) = (keyed(a), keyed(b));
-    let mut compared = Vec::new();
-    let mut only_in_a = Vec::new();
-    for (key, point_a) in a {
-        let Some(i) = b.iter().position(|(k, _)| *k == key) else {
-            only_in_a.push(key);
-            continue;
-        };
-        let (_, point_b) = b.remove(i);
-        let (ratio, interval, verdict) = judge(
-            &point_a.values(Measure::MsPer1000Rows),
-            &point_b.values(Measure::MsPer1000Rows),
-            threshold,
-        );
-        compared.push(ComparedPoint {
-            key,
-            x: point_a.x,
-            a: side(&point_a),
-            b: side(&point_b),
-            ratio,
-            ci_low: interval.map(|i| i.low),
-            ci_high: interval.map(|i| i.high),
-            ci_coverage: interval.map(|i| i.coverage),
-            verdict,
-        });
+    /// Points judged on `basis`.
+    pub fn on(&self, basis: Basis) -> usize {
+        self.points.iter().filter(|p| p.basis == basis).count()
     }
-    let only_in_b = b.into_iter().map(|(key, _)| key).collect();
-    (compared, only_in_a, only_in_b)
 }
 
 /// A sweep run read back for comparison.
-struct Loaded {
-    record: RunRecord,
-    rows: Vec<ProbeRow>,
-    axis: Axis,
+pub struct Loaded {
+    pub record: RunRecord,
+    pub rows: Vec<ProbeRow>,
+    pub axis: Axis,
 }
 
-/// Reads the run in `path` (`which` is `a` or `b`), refusing what cannot be compared.
-fn load(path: &Path, which: &str) -> Result<Loaded> {
+/// Reads the run in `path` (`which` names it in errors: `run a`, `--from`), refusing what cannot
+/// be compared.
+pub fn load(path: &Path, which: &str) -> Result<Loaded> {
     let dir = RunDir::new(path.to_owned());
     let shown = path.display();
     if !path.is_dir() {
-        bail!("run {which}: {shown} is not a directory");
+        bail!("{which}: {shown} is not a directory");
     }
     if !dir.run_toml().is_file() {
-        bail!("run {which}: {shown} is not a run directory: it holds no run.toml");
+        bail!("{which}: {shown} is not a run directory: it holds no run.toml");
     }
     let record = RunRecord::read(&dir.run_toml())
-        .with_context(|| format!("run {which}: {shown} is not a run directory d1bench can read"))?;
+        .with_context(|| format!("{which}: {shown} is not a run directory d1bench can read"))?;
     if record.run.kind == StudyKind::Ladder {
         bail!(
-            "run {which}: {shown} is a ladder run (`{}`): compare applies to sweeps, whose points \
+            "{which}: {shown} is a ladder run (`{}`): compare applies to sweeps, whose points \
              are timed; a ladder finds where a limit refuses (see its parity.csv)",
             record.run.experiment
         );
     }
     if let Some(y_axis) = record.run.y_axis {
         bail!(
-            "run {which}: {shown} is a grid run (`{}`, x {} × y {}): compare pairs points along \
+            "{which}: {shown} is a grid run (`{}`, x {} × y {}): compare pairs points along \
              one axis and would mix the grid's rows; compare its decision-map.csv instead",
             record.run.experiment,
             record.run.x_axis.map_or("?", |a| a.name()),
@@ -310,7 +164,7 @@ fn load(path: &Path, which: &str) -> Result<Loaded> {
     }
     if record.run.kind == StudyKind::Workload {
         bail!(
-            "run {which}: {shown} is a workload run (`{}`): compare applies to sweeps; a workload's \
+            "{which}: {shown} is a workload run (`{}`): compare applies to sweeps; a workload's \
              own summary compares its settings (see its summary.md)",
             record.run.experiment
         );
@@ -318,21 +172,21 @@ fn load(path: &Path, which: &str) -> Result<Loaded> {
     let axis = record
         .run
         .x_axis
-        .with_context(|| format!("run {which}: {} names no x axis", dir.run_toml().display()))?;
+        .with_context(|| format!("{which}: {} names no x axis", dir.run_toml().display()))?;
     let results = dir.results_csv();
     if !results.is_file() {
         bail!(
-            "run {which}: {shown} has no results.csv: the run ({}) ended before measuring",
+            "{which}: {shown} has no results.csv: the run ({}) ended before measuring",
             record.run.status
         );
     }
     let rows: Vec<ProbeRow> =
-        csv::read(&results).with_context(|| format!("run {which}: cannot read its results"))?;
+        csv::read(&results).with_context(|| format!("{which}: cannot read its results"))?;
     // What a session measured before it settled is left out, as every report leaves it out.
     let rows: Vec<ProbeRow> = rows.into_iter().filter(|r| !r.warmup_discarded).collect();
     if rows.is_empty() {
         bail!(
-            "run {which}: {} holds no results: the run ({}) measured nothing",
+            "{which}: {} holds no results: the run ({}) measured nothing",
             results.display(),
             record.run.status
         );
@@ -352,12 +206,30 @@ fn run_ref(path: &Path, record: &RunRecord) -> RunRef {
     }
 }
 
-/// Compares the runs in `a` and `b`; changes within ± `threshold_percent` do not count.
-pub fn compare(a: &Path, b: &Path, threshold_percent: f64) -> Result<Comparison> {
-    if !(0.0..100.0).contains(&threshold_percent) {
-        bail!("--threshold {threshold_percent}: a percentage from 0 up to (not including) 100");
+/// The calibration `source` points at, if any: a file given must be readable.
+fn calibration(source: &CalibrationSource, b: &RunRecord) -> Result<Option<Calibration>> {
+    match source {
+        CalibrationSource::Off => Ok(None),
+        CalibrationSource::File(file) => Calibration::read(file).map(Some),
+        CalibrationSource::Newest(reports) => {
+            Calibration::newest(reports, &b.run.experiment, &b.run.profile, b.run.target)
+        }
     }
-    let (run_a, run_b) = (load(a, "a")?, load(b, "b")?);
+}
+
+/// Compares the runs in `a` and `b`: one percentage of threshold for every point when
+/// `threshold_percent` is given, else each point's noise floor (from a calibration `source`
+/// finds, else the pair's own).
+pub fn compare(
+    a: &Path,
+    b: &Path,
+    threshold_percent: Option<f64>,
+    source: &CalibrationSource,
+) -> Result<Comparison> {
+    if let Some(t) = threshold_percent.filter(|t| !(0.0..100.0).contains(t)) {
+        bail!("--threshold {t}: a percentage from 0 up to (not including) 100");
+    }
+    let (run_a, run_b) = (load(a, "run a")?, load(b, "run b")?);
     let (ra, rb) = (&run_a.record.run, &run_b.record.run);
     if ra.experiment != rb.experiment {
         bail!(
@@ -377,143 +249,39 @@ pub fn compare(a: &Path, b: &Path, threshold_percent: f64) -> Result<Comparison>
             run_b.axis.name()
         );
     }
-    let threshold = threshold_percent / 100.0;
-    let (points, only_in_a, only_in_b) =
-        compare_rows(&run_a.rows, &run_b.rows, run_a.axis, threshold);
+    let calibration = match threshold_percent {
+        Some(_) => None,
+        None => calibration(source, &run_b.record)?,
+    };
+    let (rule, threshold) = match (threshold_percent, &calibration) {
+        (Some(percent), _) => (
+            ThresholdRule::Given(percent),
+            ThresholdChoice::Given { percent },
+        ),
+        (None, Some(c)) => (
+            ThresholdRule::Calibrated(c),
+            ThresholdChoice::Calibrated {
+                file: c.file.clone(),
+            },
+        ),
+        (None, None) => (ThresholdRule::NoiseFloor, ThresholdChoice::NoiseFloor),
+    };
+    let judged = judge(&run_a.rows, &run_b.rows, run_a.axis, &rule);
     Ok(Comparison {
         experiment: ra.experiment.clone(),
         x_axis: run_a.axis,
         a: run_ref(a, &run_a.record),
         b: run_ref(b, &run_b.record),
-        threshold_percent,
+        threshold,
+        false_discovery_rate: FALSE_DISCOVERY_RATE,
         confidence: stats::CONFIDENCE,
         min_repeats: MIN_REPEATS,
-        points,
-        only_in_a,
-        only_in_b,
+        min_sessions: MIN_SESSIONS,
+        points: judged.points,
+        only_in_a: judged.only_in_a,
+        only_in_b: judged.only_in_b,
         notes: notes::notes(&run_a.record, &run_b.record),
     })
-}
-
-fn side_cell(side: &Side) -> String {
-    match side.median_ms_per_1000_rows {
-        Some(median) => format!("{} (n={})", num(median), side.n),
-        None => format!("– ({} refused, {} errors)", side.refused, side.errors),
-    }
-}
-
-fn run_line(which: &str, run: &RunRef) -> String {
-    format!(
-        "- {which}: `{}` (run {}, {}, profile {}, commit `{}`{}, {})\n",
-        run.dir.display(),
-        run.id,
-        run.target,
-        run.profile,
-        run.commit.short(12),
-        if run.dirty { " dirty" } else { "" },
-        run.status
-    )
-}
-
-/// `compare.md`: the runs, the method, the table, the tally and the points not compared.
-pub fn markdown(c: &Comparison) -> String {
-    let t = c.threshold_percent / 100.0;
-    let mut out = format!("# compare: {}\n\n", c.experiment);
-    out.push_str(&run_line("a", &c.a));
-    out.push_str(&run_line("b", &c.b));
-    writeln!(
-        out,
-        "\nb ÷ a of the median time per 1,000 rows on the outside clock less the target's \
-         preparation, at each point both runs measured (same target, series, strategy and parameters). The interval aims at {:.0}%: \
-         each run's median with its order-statistic interval at the square root of that, divided \
-         (the runs are independent, so it holds with at least the product of the two coverages; \
-         `compare.json` gives it per point). Threshold {}%: `slower` when the interval's lower end is \
-         above {}, `faster` when its upper end is below {}, else `no detectable change` \
-         (`interval too wide` when it reaches past both). A verdict needs {} successful repeats \
-         in each run. The interval covers the spread of the repeats within each run, not a \
-         change of machine or of load on it between the runs.\n",
-        c.confidence * 100.0,
-        c.threshold_percent,
-        1.0 + t,
-        1.0 - t,
-        c.min_repeats
-    )
-    .unwrap();
-    for note in &c.notes {
-        writeln!(out, "**Note:** {note}.\n").unwrap();
-    }
-    let labelled = c.points.iter().any(|p| !p.key.label.is_empty());
-    let mut header = vec!["target", "strategy"];
-    if labelled {
-        header.push("series");
-    }
-    header.extend([
-        c.x_axis.name(),
-        "a ms/1k rows",
-        "b ms/1k rows",
-        "b ÷ a (95% interval)",
-        "verdict",
-    ]);
-    writeln!(out, "| {} |", header.join(" | ")).unwrap();
-    writeln!(out, "|{}", " --- |".repeat(header.len())).unwrap();
-    for p in &c.points {
-        let mut cells = vec![p.key.target.to_string(), p.key.strategy.to_string()];
-        if labelled {
-            cells.push(p.key.label.clone());
-        }
-        // Below MIN_REPEATS the interval is too narrow to mean anything: only the ratio.
-        let ratio = match (p.ratio, p.ci_low, p.ci_high) {
-            (Some(r), Some(lo), Some(hi)) if p.verdict != Verdict::TooFewRepeats => {
-                format!("{r:.2} ({lo:.2}–{hi:.2})")
-            }
-            (Some(r), _, _) => format!("{r:.2}"),
-            _ => "–".into(),
-        };
-        cells.extend([
-            c.x_axis.format(p.x),
-            side_cell(&p.a),
-            side_cell(&p.b),
-            ratio,
-            p.verdict.text(),
-        ]);
-        writeln!(out, "| {} |", cells.join(" | ")).unwrap();
-    }
-    let tally: Vec<String> = [
-        (Verdict::Slower, "slower"),
-        (Verdict::Faster, "faster"),
-        (Verdict::NoDetectableChange, "no detectable change"),
-        (
-            Verdict::IntervalTooWide,
-            "no detectable change (interval too wide)",
-        ),
-        (Verdict::TooFewRepeats, "too few repeats"),
-        (Verdict::NoLongerSucceeds, "no longer succeed"),
-        (Verdict::NoTimeInA, "without a time in a"),
-    ]
-    .into_iter()
-    .filter(|&(v, _)| c.count(v) > 0)
-    .map(|(v, words)| format!("{} {words}", c.count(v)))
-    .collect();
-    writeln!(
-        out,
-        "\n{} points compared: {}.",
-        c.points.len(),
-        if tally.is_empty() {
-            "none".to_owned()
-        } else {
-            tally.join(", ")
-        }
-    )
-    .unwrap();
-    for (which, keys) in [("a", &c.only_in_a), ("b", &c.only_in_b)] {
-        if !keys.is_empty() {
-            writeln!(out, "\nOnly in run {which}, not compared:\n").unwrap();
-            for key in keys {
-                writeln!(out, "- {}", key.describe()).unwrap();
-            }
-        }
-    }
-    out
 }
 
 /// `cargo xtask compare`: compares, writes compare.md and compare.json in `out` (default: run
@@ -521,10 +289,11 @@ pub fn markdown(c: &Comparison) -> String {
 pub fn write_comparison(
     run_a: &Path,
     run_b: &Path,
-    threshold: f64,
+    threshold: Option<f64>,
+    source: &CalibrationSource,
     out: Option<PathBuf>,
 ) -> Result<Comparison> {
-    let comparison = compare(run_a, run_b, threshold)?;
+    let comparison = compare(run_a, run_b, threshold, source)?;
     let out = out.unwrap_or_else(|| run_b.to_owned());
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let text = markdown(&comparison);
@@ -538,13 +307,24 @@ pub fn write_comparison(
     println!("json: {}", json.display());
     if comparison.regressions() > 0 {
         eprintln!(
-            "{} point(s) got slower or no longer succeed: exit status 2",
-            comparison.regressions()
+            "{} point(s) got slower or no longer succeed: exit status {}",
+            comparison.regressions(),
+            Outcome::Regression.exit_code()
         );
     }
     Ok(comparison)
 }
 
+pub mod calibration;
+pub mod judge;
+pub mod key;
+mod markdown;
 mod notes;
+mod relative;
+#[cfg(test)]
+mod sessions_tests;
+#[cfg(test)]
+pub mod synthetic;
 #[cfg(test)]
 mod tests;
+mod verdict;

@@ -91,7 +91,11 @@ impl Cell {
 
 /// What the intervals of the map are taken over: between sessions when any margin's is.
 pub fn basis(cells: &[Cell]) -> Basis {
-    match cells.iter().filter_map(|c| c.margin.map(|m| m.sessions)).max() {
+    match cells
+        .iter()
+        .filter_map(|c| c.margin.map(|m| m.sessions))
+        .max()
+    {
         Some(n) if n >= 2 => Basis::BetweenSessions(n),
         _ => Basis::WithinOneSession,
     }

@@ -31,9 +31,8 @@ pub fn warmup_paragraph(rows: &[ProbeRow]) -> String {
             }
         }
         sessions.sort_unstable();
-        let (all, discarded): (usize, usize) = sessions
-            .iter()
-            .fold((0, 0), |(a, d), s| (a + s.1, d + s.2));
+        let (all, discarded): (usize, usize) =
+            sessions.iter().fold((0, 0), |(a, d), s| (a + s.1, d + s.2));
         let each: Vec<String> = sessions
             .iter()
             .map(|(session, n, d)| format!("{d} of {n} in session {session}"))
@@ -181,7 +180,10 @@ mod tests {
             Basis::BetweenSessions(2),
             "a session with only discarded rows gives no value"
         );
-        assert_eq!(Basis::of(&rows, TargetKind::Sqlite), Basis::WithinOneSession);
+        assert_eq!(
+            Basis::of(&rows, TargetKind::Sqlite),
+            Basis::WithinOneSession
+        );
         assert!(
             Basis::WithinOneSession
                 .times_paragraph()

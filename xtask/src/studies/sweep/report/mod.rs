@@ -1,15 +1,18 @@
 //! A sweep run's reports, derived from its results.csv: its points and summary.csv
 //! ([`points`]), summary.md ([`summary`]) with its table of clocks ([`clocks`]), its charts
 //! ([`chart`]), a grid run's decision map ([`decision`], drawn by [`decision_map`]), what sampling
-//! the isolate's heap cost ([`heap_cost`]), and two sweep runs compared ([`compare`]); what every
-//! interval of them is taken over ([`intervals`]); for a run both Workers measured, the
-//! instrument's cost ([`instrument`]).
+//! the isolate's heap cost ([`heap_cost`]), two sweep runs compared ([`compare`]), compare's A/A
+//! test on one run ([`calibrate`]), a run's measures for continuous benchmarking ([`export`]);
+//! what every interval of them is taken over ([`intervals`]); for a run both Workers measured,
+//! the instrument's cost ([`instrument`]).
 
+pub mod calibrate;
 pub mod chart;
 pub mod clocks;
 pub mod compare;
 pub mod decision;
 pub mod decision_map;
+pub mod export;
 pub mod heap_cost;
 pub mod instrument;
 pub mod intervals;

@@ -108,7 +108,11 @@ impl Point<'_> {
     }
 
     /// The point's values of `measure` that `keep` keeps, by the session they were measured in.
-    fn by_session(&self, measure: Measure, keep: impl Fn(f64) -> bool) -> BTreeMap<usize, Vec<f64>> {
+    fn by_session(
+        &self,
+        measure: Measure,
+        keep: impl Fn(f64) -> bool,
+    ) -> BTreeMap<usize, Vec<f64>> {
         let mut groups: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
         for row in &self.rows {
             if let Some(value) = measure.value(row).filter(|v| keep(*v)) {
@@ -174,8 +178,7 @@ impl Point<'_> {
             .collect();
         let mut by_session: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
         for r in &self.rows {
-            let Some(denominator) = theirs.get(&(r.session, r.repeat)).filter(|d| **d > 0.0)
-            else {
+            let Some(denominator) = theirs.get(&(r.session, r.repeat)).filter(|d| **d > 0.0) else {
                 continue;
             };
             if let Some(value) = Measure::MsPer1000Rows.value(r) {
@@ -612,7 +615,8 @@ mod tests {
         );
         let literal = lines[1 + Measure::SUMMARIZED.len()];
         assert!(
-            literal.ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,,,,,,,0.0,0"),
+            literal
+                .ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,,,,,,,0.0,0"),
             "{literal}"
         );
     }
@@ -717,7 +721,13 @@ mod tests {
         assert!(csv.iter().all(|r| r.precision == Some(0.05)));
     }
 
-    fn in_session(target: &str, strategy: Strategy, session: usize, repeat: usize, ms: f64) -> ProbeRow {
+    fn in_session(
+        target: &str,
+        strategy: Strategy,
+        session: usize,
+        repeat: usize,
+        ms: f64,
+    ) -> ProbeRow {
         ProbeRow {
             session,
             ..at(target, strategy, repeat, ms)
@@ -734,9 +744,27 @@ mod tests {
         for (s, l) in level.iter().enumerate() {
             for repeat in 0..2 {
                 let noise = 1.0 + 0.01 * repeat as f64;
-                rows.push(in_session("local", Strategy::Bound, s, repeat, 100.0 * l * noise));
-                rows.push(in_session("local", Strategy::Literal, s, repeat, 50.0 * l * noise));
-                rows.push(in_session("sqlite", Strategy::Bound, s, repeat, 10.0 * l * noise));
+                rows.push(in_session(
+                    "local",
+                    Strategy::Bound,
+                    s,
+                    repeat,
+                    100.0 * l * noise,
+                ));
+                rows.push(in_session(
+                    "local",
+                    Strategy::Literal,
+                    s,
+                    repeat,
+                    50.0 * l * noise,
+                ));
+                rows.push(in_session(
+                    "sqlite",
+                    Strategy::Bound,
+                    s,
+                    repeat,
+                    10.0 * l * noise,
+                ));
             }
         }
         // A discarded row that would move every figure if it counted.
@@ -752,21 +780,37 @@ mod tests {
                 .unwrap()
         };
         let ms = get("ms_per_1000_rows", Strategy::Bound, TargetKind::Local);
-        assert_eq!((ms.n, ms.sessions, ms.ci_method), (6, 3, Some("between-sessions")));
+        assert_eq!(
+            (ms.n, ms.sessions, ms.ci_method),
+            (6, 3, Some("between-sessions"))
+        );
         let medians: Vec<f64> = level.iter().map(|l| 1000.0 * l * 1.005).collect();
         let over = over_sessions(&medians, 0.95).unwrap();
         assert!((ms.median.unwrap() - over.center).abs() < 1e-9, "{ms:?}");
         assert!((ms.ci_low.unwrap() - over.interval.unwrap().low).abs() < 1e-9);
-        assert_eq!(ms.max, Some(1000.0 * 1.2 * 1.01), "the discarded row is not the max");
+        assert_eq!(
+            ms.max,
+            Some(1000.0 * 1.2 * 1.01),
+            "the discarded row is not the max"
+        );
         // literal ÷ bound: 0.5 in every pair of every session, so no spread at all.
         let ratio = get("ratio_to_bound", Strategy::Literal, TargetKind::Local);
         assert!((ratio.median.unwrap() - 0.5).abs() < 1e-12);
-        assert_eq!((ratio.sessions, ratio.ci_method), (3, Some("between-sessions")));
+        assert_eq!(
+            (ratio.sessions, ratio.ci_method),
+            (3, Some("between-sessions"))
+        );
         assert!((ratio.ci_high.unwrap() - 0.5).abs() < 1e-9);
         // local ÷ sqlite: 10 in every session beside its baseline's, whatever the level.
         let baseline = get("ratio_to_sqlite", Strategy::Bound, TargetKind::Local);
-        assert!((baseline.median.unwrap() - 10.0).abs() < 1e-9, "{baseline:?}");
+        assert!(
+            (baseline.median.unwrap() - 10.0).abs() < 1e-9,
+            "{baseline:?}"
+        );
         assert!((baseline.ci_low.unwrap() - 10.0).abs() < 1e-9);
-        assert_eq!((baseline.sessions, baseline.ci_method), (3, Some("between-sessions")));
+        assert_eq!(
+            (baseline.sessions, baseline.ci_method),
+            (3, Some("between-sessions"))
+        );
     }
 }

@@ -443,7 +443,12 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
     for line in reconciliation_lines(rows, record) {
         writeln!(out, "{line}").unwrap();
     }
-    writeln!(out, "\n{}", super::intervals::warmup_paragraph(rows).trim_end()).unwrap();
+    writeln!(
+        out,
+        "\n{}",
+        super::intervals::warmup_paragraph(rows).trim_end()
+    )
+    .unwrap();
 
     let basis = Basis::of(rows, target);
     writeln!(

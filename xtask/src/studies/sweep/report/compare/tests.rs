@@ -1,13 +1,32 @@
 //! Tests of `compare.rs`, apart so that file holds only what it is for: most of it the expected
 //! texts of compare.md (the command on real SQLite runs is tested in `tasks::reports`).
 
-use super::*;
-use crate::records::run_record::RunInfo;
-use crate::studies::sweep::row::tests_support;
-use d1bench_core::Outcome;
+use std::path::Path;
 
-/// Repeats of one point on sqlite: 100 rows each, so ms per 1,000 rows is 10 × `times`.
-fn repeats(strategy: Strategy, columns: usize, times: &[f64]) -> Vec<ProbeRow> {
+use d1bench_core::{Outcome, Strategy};
+
+use super::synthetic::{record, write_run};
+use super::*;
+use crate::studies::sweep::row::tests_support;
+
+/// Judges `a` against `b` with one threshold (a fraction: 0.05 for 5%) for every point.
+pub(super) fn compare_rows(
+    a: &[ProbeRow],
+    b: &[ProbeRow],
+    axis: Axis,
+    threshold: f64,
+) -> (Vec<ComparedPoint>, Vec<PointKey>, Vec<PointKey>) {
+    let judged = judge(a, b, axis, &ThresholdRule::Given(threshold * 100.0));
+    (judged.points, judged.only_in_a, judged.only_in_b)
+}
+
+/// `compare` with one threshold in percent and no calibration.
+fn compare_at(a: &Path, b: &Path, threshold: f64) -> Result<Comparison> {
+    compare(a, b, Some(threshold), &CalibrationSource::Off)
+}
+
+/// Repeats of one point on sqlite, in one session: 100 rows each, so ms per 1,000 rows is 10 × `times`.
+pub(super) fn repeats(strategy: Strategy, columns: usize, times: &[f64]) -> Vec<ProbeRow> {
     times
         .iter()
         .enumerate()
@@ -44,7 +63,7 @@ fn compare_calls_a_2x_slowdown_slower_and_a_halving_faster() {
     let doubled = A.map(|t| t * 2.0);
     let p = one_point(&A, &doubled);
     assert_eq!(p.ratio, Some(2.0));
-    assert_eq!(p.a.median_ms_per_1000_rows, Some(100.0));
+    assert_eq!(p.a.ms_per_1000_rows, Some(100.0));
     assert_eq!((p.a.n, p.b.n), (5, 5));
     let (lo, hi) = interval(&p);
     assert!(1.05 < lo && lo <= 2.0, "{lo}");
@@ -193,36 +212,6 @@ fn compare_lists_points_only_one_run_has() {
     assert!(only_b.iter().any(|d| d.contains("rows 200,")));
 }
 
-fn record(experiment: &str, kind: StudyKind) -> RunRecord {
-    let base = crate::records::run_record::tests_support::record();
-    RunRecord {
-        run: RunInfo {
-            experiment: experiment.into(),
-            kind,
-            x_axis: (kind == StudyKind::Sweep).then_some(Axis::Columns),
-            ..base.run
-        },
-        studies: vec![crate::records::run_record::tests_support::study(experiment)],
-        // A quiet machine, whatever this one's load is now.
-        machine: crate::records::run_record::Machine {
-            load_at_start: Some(0.5),
-            load_at_end: Some(0.5),
-            ..crate::records::run_record::machine()
-        },
-        ..base
-    }
-}
-
-/// A run directory written through the records API.
-fn write_run(dir: &Path, record: &RunRecord, rows: Option<&[ProbeRow]>) -> PathBuf {
-    std::fs::create_dir_all(dir).unwrap();
-    record.write(&dir.join("run.toml")).unwrap();
-    if let Some(rows) = rows {
-        csv::write(&dir.join("results.csv"), rows).unwrap();
-    }
-    dir.to_owned()
-}
-
 #[test]
 fn compare_refuses_what_is_not_two_sweeps_of_one_experiment_naming_the_path() {
     let root = tempfile::tempdir().unwrap();
@@ -249,7 +238,7 @@ fn compare_refuses_what_is_not_two_sweeps_of_one_experiment_naming_the_path() {
     std::fs::create_dir_all(at("plain")).unwrap();
     std::fs::create_dir_all(at("garbage")).unwrap();
     std::fs::write(at("garbage/run.toml"), "run = [").unwrap();
-    let err = |a: &Path, b: &Path| format!("{:#}", compare(a, b, 5.0).unwrap_err());
+    let err = |a: &Path, b: &Path| format!("{:#}", compare_at(a, b, 5.0).unwrap_err());
     let shown = |p: &Path| p.display().to_string();
     let cases = [
         (
@@ -320,13 +309,13 @@ fn compare_refuses_what_is_not_two_sweeps_of_one_experiment_naming_the_path() {
         assert!(got.starts_with(&want), "got:  {got}\nwant: {want}");
     }
     for threshold in [-1.0, 100.0, f64::NAN] {
-        let got = format!("{:#}", compare(&good, &good, threshold).unwrap_err());
+        let got = format!("{:#}", compare_at(&good, &good, threshold).unwrap_err());
         assert!(
             got.contains("a percentage from 0 up to (not including) 100"),
             "{got}"
         );
     }
-    assert_eq!(compare(&good, &good, 0.0).unwrap().points.len(), 1);
+    assert_eq!(compare_at(&good, &good, 0.0).unwrap().points.len(), 1);
 }
 
 #[test]
@@ -343,13 +332,13 @@ fn a_run_on_a_shared_machine_is_noted_as_such() {
     busy.machine.load_at_start = Some(1.5);
     busy.machine.load_at_end = Some(3.25);
     let b = write_run(&root.path().join("b"), &busy, Some(&rows));
-    let quiet = compare(&a, &a, 5.0).unwrap();
+    let quiet = compare_at(&a, &a, 5.0).unwrap();
     assert!(
         !markdown(&quiet).contains("shared its machine"),
         "{}",
         markdown(&quiet)
     );
-    let md = markdown(&compare(&a, &b, 5.0).unwrap());
+    let md = markdown(&compare_at(&a, &b, 5.0).unwrap());
     assert!(
         md.contains(
             "**Note:** run b shared its machine with other work (1-minute load average 1.50 at \
@@ -384,7 +373,7 @@ fn compare_md_states_the_runs_the_method_the_table_and_what_was_left_out() {
     invalid.machine.cpus = 64;
     invalid.machine.cpu = "Big Iron".into();
     let b = write_run(&root.path().join("b"), &invalid, Some(&b_rows));
-    let c = compare(&a, &b, 5.0).unwrap();
+    let c = compare_at(&a, &b, 5.0).unwrap();
     assert_eq!(c.regressions(), 1);
     let m = crate::records::run_record::machine();
     let md = markdown(&c);
@@ -392,20 +381,25 @@ fn compare_md_states_the_runs_the_method_the_table_and_what_was_left_out() {
         "# compare: column-sweep\n\n\
          - a: `{}` (run 20261129T235502Z-sqlite, sqlite, profile smoke, commit `c0ffee`, complete)\n\
          - b: `{}` (run 20261129T235502Z-sqlite, sqlite, profile smoke, commit `c0ffee`, invalid)\n\n\
-         b ÷ a of the median time per 1,000 rows on the outside clock less the target's \
-         preparation, at each point both runs measured (same target, series, strategy and parameters). The interval aims at 95%: \
-         each run's median with its order-statistic interval at the square root of that, divided \
-         (the runs are independent, so it holds with at least the product of the two coverages; \
-         `compare.json` gives it per point). Threshold 5%: `slower` when the interval's lower \
-         end is above 1.05, `faster` when its upper end is below 0.95, else `no detectable \
-         change` (`interval too wide` when it reaches past both). A verdict needs 3 successful \
-         repeats in each run. The interval covers the spread of the repeats within each run, \
-         not a change of machine or of load on it between the runs.\n\n\
+         b ÷ a of the time per 1,000 rows on the outside clock less the target's preparation, \
+         at each point both runs measured (same target, series, strategy and parameters).\n\n\
+         **Within one session** (2 points): a run has a single session there, so the verdict \
+         cannot include the variance between runs. It falls back to the rule compare had before \
+         sessions: each run's median with its order-statistic interval at the square root of \
+         95%, divided (a lower bound of its coverage in `compare.json`); `slower` when the whole \
+         interval is above the threshold, `faster` when it is below its inverse; no \
+         multiplicity correction. Threshold: 5% (`--threshold`). A verdict needs 3 successful \
+         repeats in each run. Two runs of one commit judged this way called 8 of 26 points \
+         slower: run two sessions or more (`--sessions`) for verdicts to rely on.\n\n\
+         **Own ratios** (strategy ÷ bound, target ÷ bare SQLite, where the runner's speed \
+         cancels) are judged over sessions only: no point has two sessions or more of them in \
+         both runs.\n\n\
          **Note:** run b is `invalid`, not complete: see its run.toml before trusting its times.\n\n\
          **Note:** a ran on {} × {} ({} {}) and b on 64 × Big Iron ({} {}): a change of machine \
          is measured along with any change of code.\n\n\
-         | target | strategy | columns | a ms/1k rows | b ms/1k rows | b ÷ a (95% interval) | verdict |\n\
-         | --- | --- | --- | --- | --- | --- | --- |\n",
+         | target | strategy | columns | a ms/1k rows | b ms/1k rows | b ÷ a (95% interval) | \
+         threshold | verdict |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- |\n",
         a.display(),
         b.display(),
         m.cpus,
@@ -421,8 +415,9 @@ fn compare_md_states_the_runs_the_method_the_table_and_what_was_left_out() {
     assert_eq!(
         rest,
         format!(
-            "| sqlite | bound | 8 | 100 (n=5) | 200 (n=5) | 2.00 ({lo:.2}–{hi:.2}) | slower |\n\
-             | sqlite | literal | 8 | 100 (n=5) | 100 (n=5) | 1.00 ({:.2}–{:.2}) | no detectable change (interval too wide) |\n\n\
+            "| sqlite | bound | 8 | 100 (n=5) | 200 (n=5) | 2.00 ({lo:.2}–{hi:.2}) | 1.05 | slower |\n\
+             | sqlite | literal | 8 | 100 (n=5) | 100 (n=5) | 1.00 ({:.2}–{:.2}) | 1.05 | \
+             no detectable change (interval too wide) |\n\n\
              2 points compared: 1 slower, 1 no detectable change (interval too wide).\n\n\
              Only in run b, not compared:\n\n\
              - sqlite literal: columns 16, row-bytes 1000, rows 100, escape-share 0, \

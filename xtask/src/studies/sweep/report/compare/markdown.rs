@@ -1,0 +1,266 @@
+//! `compare.md`: the runs, the method (over sessions with its multiplicity correction, or within
+//! one session, and where the thresholds came from), the table with each run's own ratios beside
+//! the times, the tallies and the points not compared.
+
+use std::fmt::Write;
+
+use super::judge::{Basis, ComparedPoint, shown_interval, tally};
+use super::relative::{Reading, RelativeChange};
+use super::verdict::{ThresholdSource, Verdict};
+use super::{Comparison, RunRef, ThresholdChoice};
+use crate::base::numbers::num;
+
+fn run_line(which: &str, run: &RunRef) -> String {
+    format!(
+        "- {which}: `{}` (run {}, {}, profile {}, commit `{}`{}, {})\n",
+        run.dir.display(),
+        run.id,
+        run.target,
+        run.profile,
+        run.commit.short(12),
+        if run.dirty { " dirty" } else { "" },
+        run.status
+    )
+}
+
+/// The paragraph on the points judged over sessions.
+fn over_sessions(c: &Comparison) -> String {
+    let threshold = match &c.threshold {
+        ThresholdChoice::Given { percent } => format!(
+            "{percent}% for every point (`--threshold`): `slower` above {}, `faster` below {}",
+            ratio(1.0 + percent / 100.0),
+            ratio(1.0 / (1.0 + percent / 100.0))
+        ),
+        ThresholdChoice::Calibrated { file } => format!(
+            "each point's noise floor as calibrated in `{}` (`cargo xtask calibrate`: the \
+             smallest change two interleaved halves of one run could tell apart), or the pair's \
+             own noise floor where the calibration lacks the point",
+            file.display()
+        ),
+        ThresholdChoice::NoiseFloor => "each point's own noise floor (the half-width of its \
+             interval, as a factor): no calibration of this experiment, profile and target was \
+             found under reports/ (`cargo xtask calibrate` makes one)"
+            .to_owned(),
+    };
+    format!(
+        "**Over sessions** ({} points): each session's value at a point is the median of its \
+         repeats; b ÷ a is the ratio of the two runs' geometric means over sessions, with its \
+         {:.0}% interval and p-value from Welch's t on the logarithms of the sessions' values, so \
+         both include the variance between sessions, and so between runs. The verdicts are held \
+         to a false discovery rate of {:.0}% by Benjamini–Hochberg over these points (of the \
+         points called changed, at most that share are expected to be false alarms; with no \
+         change at all, that is the chance of any alarm): a point is `slower` or `faster` only \
+         when it is a discovery and b ÷ a lies beyond its threshold (`changed, within the \
+         threshold` otherwise). Threshold: {threshold}. A verdict over sessions needs {} \
+         sessions with a time in each run.\n",
+        c.on(Basis::BetweenSessions),
+        c.confidence * 100.0,
+        c.false_discovery_rate * 100.0,
+        c.min_sessions
+    )
+}
+
+/// The paragraph on the points judged within one session.
+fn within_one_session(c: &Comparison) -> String {
+    format!(
+        "**Within one session** ({} points): a run has a single session there, so the verdict \
+         cannot include the variance between runs. It falls back to the rule compare had before \
+         sessions: each run's median with its order-statistic interval at the square root of \
+         {:.0}%, divided (a lower bound of its coverage in `compare.json`); `slower` when the \
+         whole interval is above the threshold, `faster` when it is below its inverse; no \
+         multiplicity correction. Threshold: {}. A verdict needs {} successful repeats in each \
+         run. Two runs of one commit judged this way called 8 of 26 points slower: run two \
+         sessions or more (`--sessions`) for verdicts to rely on.\n",
+        c.on(Basis::WithinOneSession),
+        c.confidence * 100.0,
+        match &c.threshold {
+            ThresholdChoice::Given { percent } => format!("{percent}% (`--threshold`)"),
+            ThresholdChoice::Calibrated { file } => format!(
+                "each point's calibrated noise floor (`{}`), else 5%",
+                file.display()
+            ),
+            ThresholdChoice::NoiseFloor => "5% (no calibration found)".to_owned(),
+        },
+        c.min_repeats
+    )
+}
+
+/// A ratio to two decimals.
+fn ratio(r: f64) -> String {
+    format!("{r:.2}")
+}
+
+fn side_cell(p: &ComparedPoint, side: &super::Side) -> String {
+    match side.ms_per_1000_rows {
+        Some(ms) if side.sessions >= 2 => {
+            format!("{} (n={}, {} sessions)", num(ms), side.n, side.sessions)
+        }
+        Some(ms) => format!("{} (n={})", num(ms), side.n),
+        None if p.basis == Basis::NoRatio || side.n == 0 => {
+            format!("– ({} refused, {} errors)", side.refused, side.errors)
+        }
+        None => "–".into(),
+    }
+}
+
+fn ratio_cell(p: &ComparedPoint) -> String {
+    match (p.ratio, shown_interval(p)) {
+        (Some(r), Some((lo, hi))) => format!("{} ({}–{})", ratio(r), ratio(lo), ratio(hi)),
+        (Some(r), None) => ratio(r),
+        _ => "–".into(),
+    }
+}
+
+fn threshold_cell(p: &ComparedPoint) -> String {
+    match p.threshold {
+        Some(t) if p.basis != Basis::NoRatio => {
+            let source = match t.source {
+                ThresholdSource::Given => String::new(),
+                other => format!(" {}", other.text()),
+            };
+            format!("{}{source}", ratio(t.factor))
+        }
+        _ => "–".into(),
+    }
+}
+
+/// The verdict, its p-value over sessions, and its basis when the table mixes both.
+fn verdict_cell(p: &ComparedPoint, mixed: bool) -> String {
+    let text = p.verdict.text();
+    match (p.basis, p.p_value) {
+        (Basis::BetweenSessions, Some(pv)) => format!("{text} (p={pv:.3})"),
+        (Basis::WithinOneSession, _) if mixed => format!("{text} (one session)"),
+        _ => text,
+    }
+}
+
+fn relative_cell(r: Option<RelativeChange>) -> String {
+    match r {
+        Some(r) => format!(
+            "{} → {}: {}",
+            ratio(r.a),
+            ratio(r.b),
+            match r.verdict {
+                Verdict::NoDetectableChange | Verdict::IntervalTooWide => "unchanged".to_owned(),
+                other => other.text(),
+            }
+        ),
+        None => "–".into(),
+    }
+}
+
+/// The paragraph on the own ratios, when some were judged.
+const OWN_RATIOS: &str = "**Own ratios**, where the runner's speed cancels: each run's strategy ÷ bound at the \
+         point (paired repeat by repeat within each session) and target ÷ bare SQLite (session \
+         by session), a's → b's, each kind judged like the times over sessions (Welch's t, \
+         Benjamini–Hochberg over the points, then the threshold: `--threshold` when given, \
+         else its own noise floor). The last column says which changed: the time alone is the \
+         machine (its speed or load), not what is measured.\n\n";
+
+/// The sentence on the own ratios, when none could be judged.
+const NO_OWN_RATIOS: &str = "**Own ratios** (strategy ÷ bound, target ÷ bare SQLite, where the \
+     runner's speed cancels) are judged over sessions only: no point has two sessions or more of \
+     them in both runs.\n\n";
+
+/// `compare.md`.
+pub fn markdown(c: &Comparison) -> String {
+    let mut out = format!("# compare: {}\n\n", c.experiment);
+    out.push_str(&run_line("a", &c.a));
+    out.push_str(&run_line("b", &c.b));
+    out.push_str(
+        "\nb ÷ a of the time per 1,000 rows on the outside clock less the target's preparation, \
+         at each point both runs measured (same target, series, strategy and parameters).\n\n",
+    );
+    if c.on(Basis::BetweenSessions) > 0 || c.on(Basis::WithinOneSession) == 0 {
+        writeln!(out, "{}", over_sessions(c)).unwrap();
+    }
+    if c.on(Basis::WithinOneSession) > 0 {
+        writeln!(out, "{}", within_one_session(c)).unwrap();
+    }
+    let relative = c
+        .points
+        .iter()
+        .any(|p| p.relative.reading != Reading::NotJudged);
+    let mixed = c.on(Basis::BetweenSessions) > 0 && c.on(Basis::WithinOneSession) > 0;
+    out.push_str(if relative { OWN_RATIOS } else { NO_OWN_RATIOS });
+    for note in &c.notes {
+        writeln!(out, "**Note:** {note}.\n").unwrap();
+    }
+    let labelled = c.points.iter().any(|p| !p.key.label.is_empty());
+    let mut header = vec!["target", "strategy"];
+    if labelled {
+        header.push("series");
+    }
+    header.extend([
+        c.x_axis.name(),
+        "a ms/1k rows",
+        "b ms/1k rows",
+        "b ÷ a (95% interval)",
+        "threshold",
+        "verdict",
+    ]);
+    if relative {
+        header.extend(["÷ bound", "÷ sqlite", "which changed"]);
+    }
+    writeln!(out, "| {} |", header.join(" | ")).unwrap();
+    writeln!(out, "|{}", " --- |".repeat(header.len())).unwrap();
+    for p in &c.points {
+        let mut cells = vec![p.key.target.to_string(), p.key.strategy.to_string()];
+        if labelled {
+            cells.push(p.key.label.clone());
+        }
+        cells.extend([
+            c.x_axis.format(p.x),
+            side_cell(p, &p.a),
+            side_cell(p, &p.b),
+            ratio_cell(p),
+            threshold_cell(p),
+            verdict_cell(p, mixed),
+        ]);
+        if relative {
+            cells.extend([
+                relative_cell(p.relative.vs_bound),
+                relative_cell(p.relative.vs_baseline),
+                p.relative.reading.text().to_owned(),
+            ]);
+        }
+        writeln!(out, "| {} |", cells.join(" | ")).unwrap();
+    }
+    let tally: Vec<String> = tally(&c.points)
+        .into_iter()
+        .map(|(v, n)| format!("{n} {}", v.text()))
+        .collect();
+    writeln!(
+        out,
+        "\n{} points compared: {}.",
+        c.points.len(),
+        if tally.is_empty() {
+            "none".to_owned()
+        } else {
+            tally.join(", ")
+        }
+    )
+    .unwrap();
+    let reading = |r: Reading| c.points.iter().filter(|p| p.relative.reading == r).count();
+    if relative {
+        writeln!(
+            out,
+            "Time and own ratio both changed at {}, the time alone (the machine) at {}, an own \
+             ratio alone at {}, neither at {} points.",
+            reading(Reading::Measured),
+            reading(Reading::Machine),
+            reading(Reading::RatioOnly),
+            reading(Reading::Unchanged)
+        )
+        .unwrap();
+    }
+    for (which, keys) in [("a", &c.only_in_a), ("b", &c.only_in_b)] {
+        if !keys.is_empty() {
+            writeln!(out, "\nOnly in run {which}, not compared:\n").unwrap();
+            for key in keys {
+                writeln!(out, "- {}", key.describe()).unwrap();
+            }
+        }
+    }
+    out
+}

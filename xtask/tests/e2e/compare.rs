@@ -1,0 +1,313 @@
+//! compare, calibrate and export through the binary, on real bare-SQLite runs with sessions:
+//! compare's exit status on every path (0 no change, 1 a regression, 2 trouble), a
+//! `--debug-slow 20` run caught and two normal runs left quiet, calibrate running an experiment
+//! in sessions and analysing a run already made, and export's Bencher Metric Format.
+
+use std::path::{Path, PathBuf};
+
+use crate::harness::Trial;
+use crate::support::{read_csv, run_dir, run_toml, text, xtask};
+
+/// Longest first (as measured), for `main.rs` to start the longest early.
+pub fn tests() -> Vec<Trial> {
+    tests!(compare:
+        compare_catches_a_20_percent_slowdown_and_stays_quiet_between_two_normal_runs,
+        calibrate_runs_an_experiment_in_sessions_and_compare_takes_its_noise_floors,
+        compare_exits_0_1_2_as_diff_does_and_export_writes_bmf,
+    )
+}
+
+/// `cargo xtask run column-sweep --target sqlite --profile smoke` with `args`, into `out`: the
+/// run directory it made.
+fn sqlite_run(out: &Path, args: &[&str]) -> PathBuf {
+    let output = xtask(&[
+        "run",
+        "column-sweep",
+        "--target",
+        "sqlite",
+        "--profile",
+        "smoke",
+    ])
+    .args(args)
+    .arg("--out")
+    .arg(out)
+    .output()
+    .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    run_dir(out)
+}
+
+/// `cargo xtask compare a b` with `args`, its exit code and its output.
+fn compare(a: &Path, b: &Path, args: &[&str]) -> (i32, String) {
+    let output = xtask(&["compare"])
+        .arg(a)
+        .arg(b)
+        .args(args)
+        .output()
+        .unwrap();
+    (output.status.code().unwrap(), text(&output))
+}
+
+/// The verdicts of a compare.json, and how many are each of `slower` and `faster`.
+fn verdicts_in(dir: &Path) -> (Vec<String>, usize, usize) {
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("compare.json")).unwrap()).unwrap();
+    let verdicts: Vec<String> = json["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["verdict"].as_str().unwrap().to_owned())
+        .collect();
+    let count = |v: &str| verdicts.iter().filter(|x| *x == v).count();
+    let (slower, faster) = (count("slower"), count("faster"));
+    (verdicts, slower, faster)
+}
+
+pub fn compare_catches_a_20_percent_slowdown_and_stays_quiet_between_two_normal_runs() {
+    let root = tempfile::tempdir().unwrap();
+    let at = |name: &str| root.path().join(name);
+    // 16 points (five strategies at 1, 8 and 100 columns, per-row at 8), six sessions of three.
+    let shape = [
+        "--only",
+        "columns=1|8|100",
+        "--repeats",
+        "3",
+        "--sessions",
+        "6",
+    ];
+    let a = sqlite_run(&at("a"), &[&shape[..], &["--seed", "1"]].concat());
+    let b = sqlite_run(&at("b"), &[&shape[..], &["--seed", "2"]].concat());
+    let slow = sqlite_run(
+        &at("slow"),
+        &[&shape[..], &["--seed", "2", "--debug-slow", "20"]].concat(),
+    );
+    assert_eq!(
+        run_toml(&slow)["run"]["debug_slow_percent"].as_integer(),
+        Some(20)
+    );
+    // Two normal runs: at most one point called changed (the false discovery rate is 5%).
+    let ab = at("ab");
+    let (code, out) = compare(&a, &b, &["--no-calibration", "--out", ab.to_str().unwrap()]);
+    let (verdicts, slower, faster) = verdicts_in(&ab);
+    assert_eq!(verdicts.len(), 16, "{out}");
+    assert!(
+        slower + faster <= 1,
+        "A/A: {slower} slower, {faster} faster\n{out}"
+    );
+    assert_eq!(code, i32::from(slower > 0), "{out}");
+    assert!(out.contains("**Over sessions** (16 points)"), "{out}");
+    // Every probe's window stretched by 20%: caught, and the exit status says so. The stretch
+    // is a sleep, which overshoots on the smallest probes (6 to 40 times their time measured
+    // here) while 20% of the largest is within this shared machine's noise between sessions
+    // (noise floors of 1.5 to 2 measured beside the other end-to-end tests): at least the
+    // small ones must be caught, and nothing may be called faster.
+    let cmp = at("slow-cmp");
+    let (code, out) = compare(
+        &a,
+        &slow,
+        &["--no-calibration", "--out", cmp.to_str().unwrap()],
+    );
+    let (_, slower, faster) = verdicts_in(&cmp);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        slower >= 5 && faster == 0,
+        "--debug-slow 20: {slower} of 16 slower\n{out}"
+    );
+    assert!(
+        out.contains("got slower or no longer succeed: exit status 1"),
+        "{out}"
+    );
+}
+
+pub fn calibrate_runs_an_experiment_in_sessions_and_compare_takes_its_noise_floors() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("calibrated");
+    let output = xtask(&[
+        "calibrate",
+        "column-sweep",
+        "--target",
+        "sqlite",
+        "--sessions",
+        "4",
+        "--out",
+    ])
+    .arg(&out)
+    .output()
+    .unwrap();
+    let said = text(&output);
+    assert!(output.status.success(), "{said}");
+    let dir = run_dir(&out);
+    assert_eq!(run_toml(&dir)["run"]["sessions"].as_integer(), Some(4));
+    assert!(said.contains("**False-alarm rate: "), "{said}");
+    assert!(
+        said.contains("its 4 sessions split into two interleaved halves of 2"),
+        "{said}"
+    );
+    let rows = read_csv(&dir.join("calibration.csv"));
+    assert_eq!(rows.len(), 26);
+    assert!(rows.iter().all(|r| r["splits_judged"] == "2"), "{rows:?}");
+    assert!(dir.join("calibration.md").is_file());
+    // Again from the run, and compare at its floors.
+    let again = xtask(&["calibrate", "--from"]).arg(&dir).output().unwrap();
+    assert!(again.status.success(), "{}", text(&again));
+    let calibration = dir.join("calibration.csv");
+    let (code, said) = compare(
+        &dir,
+        &dir,
+        &["--calibration", calibration.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{said}");
+    assert!(
+        said.contains("each point's noise floor as calibrated in"),
+        "{said}"
+    );
+    // What calibrate refuses, exit 1 with the reason (or clap's 2).
+    let smoke = sqlite_run(&root.path().join("smoke"), &[]);
+    for (args, code, want) in [
+        (
+            vec!["calibrate", "--from", smoke.to_str().unwrap()],
+            1,
+            "the run has 2 session(s): calibrate needs 4 or more",
+        ),
+        (
+            vec![
+                "calibrate",
+                "column-sweep",
+                "--target",
+                "sqlite",
+                "--sessions",
+                "5",
+            ],
+            1,
+            "--sessions 5: an even number from 4",
+        ),
+        (
+            vec!["calibrate", "columns", "--target", "sqlite"],
+            1,
+            "is a ladder study: calibrate applies to sweeps",
+        ),
+        (
+            vec!["calibrate", "column-sweep", "--from", "x"],
+            2,
+            "cannot be used with",
+        ),
+    ] {
+        let output = xtask(&args).output().unwrap();
+        let said = text(&output);
+        assert_eq!(output.status.code(), Some(code), "{args:?}: {said}");
+        assert!(said.contains(want), "{args:?}: {said}");
+    }
+}
+
+/// A copy of the run in `from` at `to`, every outside time multiplied by `factor`.
+fn slowed_copy(from: &Path, to: &Path, factor: f64) -> PathBuf {
+    std::fs::create_dir_all(to).unwrap();
+    std::fs::copy(from.join("run.toml"), to.join("run.toml")).unwrap();
+    let mut reader = csv::Reader::from_path(from.join("results.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let column = headers.iter().position(|h| h == "outside_ms").unwrap();
+    let mut writer = csv::Writer::from_path(to.join("results.csv")).unwrap();
+    writer.write_record(&headers).unwrap();
+    for record in reader.records() {
+        let record = record.unwrap();
+        let fields: Vec<String> = record
+            .iter()
+            .enumerate()
+            .map(|(i, f)| match (i == column, f.parse::<f64>()) {
+                (true, Ok(ms)) => (ms * factor).to_string(),
+                _ => f.to_owned(),
+            })
+            .collect();
+        writer.write_record(&fields).unwrap();
+    }
+    writer.flush().unwrap();
+    to.to_owned()
+}
+
+pub fn compare_exits_0_1_2_as_diff_does_and_export_writes_bmf() {
+    let root = tempfile::tempdir().unwrap();
+    let at = |name: &str| root.path().join(name);
+    let a = sqlite_run(
+        &at("a"),
+        &["--repeats", "3", "--sessions", "4", "--only", "columns=1|8"],
+    );
+    let cmp = at("cmp");
+    let out = ["--out", cmp.to_str().unwrap()];
+    // 0: a run against itself.
+    let (code, said) = compare(&a, &a, &out);
+    assert_eq!(code, 0, "{said}");
+    // 1: against itself made 100 times slower (twice was not always enough: two sessions of
+    // sub-millisecond probes on a loaded machine can differ by more than that).
+    let slow = slowed_copy(&a, &at("slow"), 100.0);
+    let (code, said) = compare(&a, &slow, &out);
+    assert_eq!(code, 1, "{said}");
+    let (code, said) = compare(&slow, &a, &out);
+    assert_eq!(code, 0, "faster is no regression: {said}");
+    // 2: trouble, each with its reason.
+    let ladder = at("ladder");
+    std::fs::create_dir_all(&ladder).unwrap();
+    let toml = std::fs::read_to_string(a.join("run.toml")).unwrap();
+    std::fs::write(
+        ladder.join("run.toml"),
+        toml.replace("kind = \"sweep\"", "kind = \"ladder\""),
+    )
+    .unwrap();
+    let missing = at("missing");
+    for (b, args, want) in [
+        (&missing, &[][..], "run b: "),
+        (&ladder, &[], "is a ladder run"),
+        (
+            &a,
+            &["--threshold", "abc"],
+            "invalid value 'abc' for '--threshold <PERCENT>'",
+        ),
+        (
+            &a,
+            &["--threshold", "100"],
+            "--threshold 100: a percentage from 0",
+        ),
+        (
+            &a,
+            &["--calibration", "/nonexistent/calibration.csv"],
+            "cannot read the calibration",
+        ),
+        (&a, &["--frobnicate"], "unexpected argument '--frobnicate'"),
+    ] {
+        let (code, said) = compare(&a, b, args);
+        assert_eq!(code, 2, "{args:?}: {said}");
+        assert!(said.contains(want), "{args:?}: {want} not in {said}");
+    }
+    let help = xtask(&["compare", "--help"]).output().unwrap();
+    assert!(help.status.success());
+    assert!(
+        text(&help).contains("Exit status, as diff has it: 0"),
+        "{}",
+        text(&help)
+    );
+    // export: the run as BMF on stdout, every point with its interval over four sessions.
+    let output = xtask(&["export"])
+        .arg(&a)
+        .args(["--format", "bmf"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let bmf: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let benchmarks = bmf.as_object().unwrap();
+    // Five strategies at 1 and 8 columns, per-row at 8.
+    assert_eq!(benchmarks.len(), 11, "{bmf}");
+    for (name, measures) in benchmarks {
+        let m = &measures["ms-per-1000-rows"];
+        let (low, value, high) = (
+            m["lower_value"].as_f64().unwrap(),
+            m["value"].as_f64().unwrap(),
+            m["upper_value"].as_f64().unwrap(),
+        );
+        assert!(low <= value && value <= high, "{name}: {m}");
+    }
+    let output = xtask(&["export"])
+        .arg(&a)
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+}
