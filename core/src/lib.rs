@@ -4,6 +4,7 @@
 //! - [`probe`]: the probe request the xtask sends and the result the Worker answers;
 //! - [`generate`]: the deterministic row generator both sides can replay;
 //! - [`sql`]: literal escaping and the SQL plan of each [`probe::Strategy`];
+//! - [`handover`]: a probe's INSERTs as either Worker hands them to D1's binding;
 //! - [`checksum`]: the content checksum of a table, in SQL and on the host;
 //! - [`refusal`]: the classification of D1 error texts into refusal kinds;
 //! - [`workload`]: workload experiments' table, operations, SQL, requests and answers;
@@ -13,6 +14,7 @@
 
 pub mod checksum;
 pub mod generate;
+pub mod handover;
 pub mod ladder;
 pub mod limits;
 pub mod probe;

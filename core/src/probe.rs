@@ -444,9 +444,10 @@ pub struct VerifyResult {
 }
 
 /// What the Worker measured for one probe, inside one invocation. Its clocks, in the order they
-/// run: [`ProbeResult::prepare_ms`], then the window of [`ProbeResult::inside_ms`], which holds
-/// [`ProbeResult::bind_ms`] and the D1 calls (D1's own share of them is
-/// [`ProbeResult::d1_ms`]).
+/// run: [`ProbeResult::prepare_ms`], then the window of [`ProbeResult::inside_ms`], whose parts
+/// are, in order, [`ProbeResult::handover_ms`], [`ProbeResult::bind_ms`],
+/// [`ProbeResult::call_ms`] (D1's own share of it is [`ProbeResult::d1_ms`]) and
+/// [`ProbeResult::read_ms`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProbeResult {
@@ -481,11 +482,26 @@ pub struct ProbeResult {
     /// Worker's clock only advances on I/O in production (locally it runs on), so there the
     /// window's start reads the time of the last I/O before it, and the preparation falls in.
     pub inside_ms: f64,
-    /// Milliseconds, within `inside_ms`, handing the statements and their values to the
-    /// binding (`prepare` and `bind`) before the first D1 call. `None` from a target that does
-    /// not say.
+    /// The window's first part, within `inside_ms`: milliseconds handing the values over to
+    /// JavaScript before any statement is prepared (the Rust Worker: its values, payloads or
+    /// script and the SQL texts made JavaScript values; the JavaScript Worker has its values
+    /// as JavaScript's already, so its part is what doing nothing measures). `None` from a
+    /// target that does not say.
+    #[serde(default)]
+    pub handover_ms: Option<f64>,
+    /// The window's second part: milliseconds preparing each statement on the binding and
+    /// binding its values (`prepare` and `bind`), before the first D1 call. `None` from a
+    /// target that does not say.
     #[serde(default)]
     pub bind_ms: Option<f64>,
+    /// The window's third part: milliseconds from the first D1 call until its last answer
+    /// arrived. `None` from a target that does not say.
+    #[serde(default)]
+    pub call_ms: Option<f64>,
+    /// The window's last part: milliseconds reading D1's answers (`meta.changes` and
+    /// `meta.duration` of each). `None` from a target that does not say.
+    #[serde(default)]
+    pub read_ms: Option<f64>,
     /// Milliseconds D1 reported in `meta.duration`, summed over the INSERT statements; `None`
     /// when D1 answered none, or one without a duration (never a made-up 0).
     pub d1_ms: Option<f64>,

@@ -2,23 +2,28 @@
 //!
 //! In the order they run, each on the Worker's clock (`Date.now()`, whole milliseconds):
 //! - `prepare_ms`: generating the rows and building every statement (its SQL text, and the
-//!   bound values of all statements as one JSON text, see [`sql::values_json`]; for `json`, each
-//!   statement's JSON payload; for `exec`, the script), before the window opens;
-//! - `inside_ms`, the window: `bind_ms` (one `JSON.parse` of those values, then each statement
-//!   prepared on the binding and its values bound; for `exec`, the script handed to
-//!   JavaScript), then the D1 calls until their answers arrive, then D1's answers read:
-//!   `meta.changes` (the rows acknowledged) and `meta.duration` (`d1_ms`); for `exec`, `count`
-//!   (the statements D1 ran, whose planned rows are the rows acknowledged) and `duration`.
+//!   bound values of all statements as one JSON text, see [`d1bench_core::sql::values_json`];
+//!   for `json`, each statement's JSON payload; for `exec`, the script: see
+//!   [`d1bench_core::handover`]), before the window opens;
+//! - `inside_ms`, the window, in four parts: `handover_ms` (one `JSON.parse` of those values,
+//!   and each distinct SQL text, payload or the script made a JavaScript string, each freed
+//!   from the Worker's memory as JavaScript gets it), `bind_ms` (each statement prepared on the
+//!   binding and its values bound, in one call into JavaScript: `bind.js`), `call_ms` (the D1
+//!   calls until their answers arrive), `read_ms` (D1's answers read in one call into
+//!   JavaScript: `meta.changes`, the rows acknowledged, and `meta.duration`, `d1_ms`; for
+//!   `exec`, `count`, the statements D1 ran, whose planned rows are the rows acknowledged, and
+//!   `duration`).
 //!
 //! With `debug_slow_percent` (`--debug-slow`, debugging the harness), the window ends with a
 //! timer of that share of its time so far.
 //!
 //! Its D1 calls are exactly the INSERT calls, so only they meet the per-invocation query budget.
 
-use d1bench_core::sql;
-use d1bench_core::{CallShape, Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy, Value};
+use d1bench_core::handover::{Inserts, Values};
+use d1bench_core::{CallShape, Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy};
 use js_sys::{Array, Date, Function, JsString, Reflect};
 use std::time::Duration;
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::{D1Database as Binding, D1PreparedStatement as Bound};
@@ -34,9 +39,9 @@ pub async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Res
     };
     let db = ctx.env.d1(BINDING)?;
     let started = Date::now();
-    let prepared = Prepared::of(&probe);
+    let prepared = Inserts::of(&probe);
     let prepare_ms = Date::now() - started;
-    match perform(&db, &probe, &prepared, prepare_ms).await {
+    match perform(&db, &probe, prepared, prepare_ms).await {
         Ok(result) => Response::from_json(&result),
         Err(e) => json_error(
             500,
@@ -50,78 +55,28 @@ pub async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Res
     }
 }
 
-/// A probe's statements, ready for the binding: a few strings, so that little is left to free
-/// after the writes.
-struct Prepared {
-    /// The SQL texts of the INSERTs, each once (all of a bound probe's full statements are the
-    /// same text).
-    texts: Vec<String>,
-    /// Which of `texts` each INSERT runs, in order.
-    text_of: Vec<usize>,
-    /// What the INSERTs bind, or the script that replaces them.
-    values: Values,
-    /// The rows each INSERT writes, in order.
-    statement_rows: Vec<usize>,
-    statements: usize,
-    rows_per_statement: usize,
-    max_statement_bytes: usize,
-    corrupt: Option<String>,
+/// A probe's INSERTs handed over to JavaScript, before any statement is prepared.
+enum Handed {
+    /// Each distinct SQL text as a JavaScript string, and each statement's array of values
+    /// (`undefined`: nothing bound).
+    Statements { texts: Array, values: JsValue },
+    /// The script for `db.exec()`.
+    Script(JsValue),
 }
 
-impl Prepared {
-    fn of(probe: &ProbeRequest) -> Self {
-        let mut plan = sql::plan(probe);
-        let binds = plan.inserts.iter().any(|s| !s.params.is_empty());
-        let values = match probe.strategy {
-            Strategy::Exec => Values::Script(sql::exec_script(&plan.inserts)),
-            // Each payload is already JSON: bound as the string it is, not encoded again.
-            Strategy::Json => Values::Payloads(
-                plan.inserts
-                    .iter_mut()
-                    .map(|s| match s.params.pop() {
-                        Some(Value::Text(payload)) => payload,
-                        other => unreachable!("a json statement binds one text, not {other:?}"),
-                    })
-                    .collect(),
-            ),
-            _ if binds => Values::Json(sql::values_json(&plan.inserts)),
-            _ => Values::None,
-        };
-        let statement_rows = plan.inserts.iter().map(|s| s.rows).collect();
-        let (rows_per_statement, max_statement_bytes) =
-            (plan.rows_per_statement(), plan.max_statement_bytes());
-        let statements = plan.inserts.len();
-        let mut texts: Vec<String> = Vec::new();
-        let mut text_of = Vec::with_capacity(statements);
-        for statement in plan.inserts {
-            if texts.last() != Some(&statement.sql) {
-                texts.push(statement.sql);
-            }
-            text_of.push(texts.len() - 1);
-        }
-        Prepared {
-            texts,
-            text_of,
-            values,
-            statement_rows,
-            statements,
-            rows_per_statement,
-            max_statement_bytes,
-            corrupt: plan.corrupt,
-        }
-    }
-}
-
-/// What a probe's INSERTs bind, ready before the window opens.
-enum Values {
-    /// Nothing bound (literal).
-    None,
-    /// The values of every statement as one JSON text (see [`sql::values_json`]).
-    Json(String),
-    /// `json`: each statement's one parameter, the JSON text of its rows.
-    Payloads(Vec<String>),
-    /// `exec`: no statements are prepared, the script is run as it is.
-    Script(String),
+#[wasm_bindgen(module = "/src/bind.js")]
+extern "C" {
+    /// Every statement prepared and bound, in one call (see `bind.js`).
+    #[wasm_bindgen(catch, js_name = bindAll)]
+    fn bind_all_in_js(
+        db: &Binding,
+        texts: &Array,
+        text_of: &[u32],
+        values: &JsValue,
+    ) -> std::result::Result<Array, JsValue>;
+    /// `meta.changes` and `meta.duration` of every answer summed, in one call (see `bind.js`).
+    #[wasm_bindgen(js_name = readAnswers)]
+    fn read_answers_in_js(answers: &Array) -> Vec<f64>;
 }
 
 /// The INSERTs handed to JavaScript, ready for their D1 calls.
@@ -133,29 +88,38 @@ enum Ready {
 }
 
 /// Writes the rows, and nothing else: the table was created by `POST /setup`, and the rows are
-/// counted by `POST /verify`.
+/// counted by `POST /verify`. The window's four parts are timed apart: handing the values over,
+/// preparing and binding, the D1 calls, reading the answers.
 async fn perform(
     db: &D1Database,
     probe: &ProbeRequest,
-    prepared: &Prepared,
+    mut prepared: Inserts,
     prepare_ms: f64,
 ) -> Result<ProbeResult> {
     let binding: &Binding = db.as_ref().unchecked_ref();
 
     let opened = Date::now();
-    let bound = bind_all(binding, prepared);
+    // The values leave the Worker's memory as they are handed over: no second copy of them
+    // stays alive during the call.
+    let values = std::mem::replace(&mut prepared.values, Values::None);
+    let handed = hand_over(&prepared.texts, values);
+    let handed_at = Date::now();
+    let prepared = &prepared;
+    let bound = handed.and_then(|handed| bind_all(binding, prepared, handed));
     let bound_at = Date::now();
     let calls = match bound {
         Ok(ready) => call(binding, probe.strategy, ready).await,
         Err(e) => Calls::failed(0, 0, e),
     };
+    let called_at = Date::now();
     let answers = match &calls.exec {
         Some(answer) => Answers::read_exec(answer, &prepared.statement_rows)?,
-        None => Answers::read(&calls.answers)?,
+        None => Answers::read(&calls.answers),
     };
+    let read_at = Date::now();
     // Debugging the harness only (`--debug-slow`): a wait inside the window, its share of the
-    // window so far (a timer, so the clock moves on Cloudflare too).
-    let slow_ms = probe.debug_slow_ms(Date::now() - opened);
+    // window so far (a timer, so the clock moves on Cloudflare too); in none of its parts.
+    let slow_ms = probe.debug_slow_ms(read_at - opened);
     if slow_ms > 0.0 {
         Delay::from(Duration::from_micros((slow_ms * 1000.0) as u64)).await;
     }
@@ -179,14 +143,17 @@ async fn perform(
         columns: probe.columns,
         row_bytes: probe.row_bytes,
         rows_expected: answers.changes,
-        statements_planned: prepared.statements,
+        statements_planned: prepared.statements(),
         statements_sent: calls.statements_sent,
         d1_calls: calls.d1_calls,
         rows_per_statement: prepared.rows_per_statement,
         max_statement_bytes: prepared.max_statement_bytes,
         prepare_ms: Some(prepare_ms),
         inside_ms,
-        bind_ms: Some(bound_at - opened),
+        handover_ms: Some(handed_at - opened),
+        bind_ms: Some(bound_at - handed_at),
+        call_ms: Some(called_at - bound_at),
+        read_ms: Some(read_at - called_at),
         d1_ms: answers.duration_ms,
         outcome,
         refusal,
@@ -194,64 +161,60 @@ async fn perform(
     })
 }
 
-/// Every INSERT prepared on the binding with its values bound, in an array as `db.batch()`
-/// takes them: one `JSON.parse` for all the values, then per statement its SQL text (each
-/// distinct text passed to JavaScript once) and one variadic `bind` of its array of values. The
-/// `worker` crate's `bind` takes one JavaScript value per value, each a call across the
-/// boundary and a string decoded, and its `prepare` copies and decodes the text every time.
-fn bind_all(binding: &Binding, prepared: &Prepared) -> std::result::Result<Ready, String> {
-    if let Values::Script(script) = &prepared.values {
-        return Ok(Ready::Script(
-            JsValue::from_str(script),
-            prepared.statements,
-        ));
-    }
-    let prepare: Function = Reflect::get(binding, &JsValue::from_str("prepare"))
-        .map_err(js_error_text)?
-        .unchecked_into();
-    let texts: Vec<JsValue> = prepared
-        .texts
-        .iter()
-        .map(|text| JsValue::from_str(text))
-        .collect();
-    let values: Option<Array> = match &prepared.values {
-        Values::None | Values::Script(_) => None,
-        Values::Json(json) => Some(
-            js_sys::JSON::parse(json)
-                .map_err(js_error_text)?
-                .unchecked_into(),
-        ),
+/// The values, payloads or script and each distinct SQL text made JavaScript values (one
+/// `JSON.parse` for all the values of a bound probe, one string per payload), each freed from
+/// the Worker's memory once JavaScript has it.
+fn hand_over(texts: &[String], values: Values) -> std::result::Result<Handed, String> {
+    let texts = || texts.iter().map(|t| JsValue::from_str(t)).collect();
+    Ok(match values {
+        Values::Script(script) => Handed::Script(JsValue::from_str(&script)),
+        Values::None => Handed::Statements {
+            texts: texts(),
+            values: JsValue::UNDEFINED,
+        },
+        Values::Json(json) => Handed::Statements {
+            texts: texts(),
+            values: js_sys::JSON::parse(&json).map_err(js_error_text)?,
+        },
         // One string per statement, each its one parameter.
-        Values::Payloads(payloads) => Some(
-            payloads
-                .iter()
-                .map(|p| Array::of1(&JsValue::from_str(p)))
-                .collect(),
-        ),
+        Values::Payloads(payloads) => Handed::Statements {
+            texts: texts(),
+            values: payloads
+                .into_iter()
+                .map(|p| Array::of1(&JsValue::from_str(&p)))
+                .collect::<Array>()
+                .into(),
+        },
+    })
+}
+
+/// Every INSERT prepared on the binding with its values bound, in an array as `db.batch()`
+/// takes them, in one call into JavaScript for the whole batch (`bind.js`), which text each
+/// statement runs given as a typed array viewing the Worker's memory. From Rust, each
+/// statement's `prepare`, `bind` and array of values would cost a crossing each (the `worker`
+/// crate's `bind` one per value, its `prepare` the text decoded every time).
+fn bind_all(
+    binding: &Binding,
+    prepared: &Inserts,
+    handed: Handed,
+) -> std::result::Result<Ready, String> {
+    let (texts, values) = match handed {
+        Handed::Script(script) => return Ok(Ready::Script(script, prepared.statements())),
+        Handed::Statements { texts, values } => (texts, values),
     };
-    let statements = Array::new();
-    for (k, &text) in prepared.text_of.iter().enumerate() {
-        let statement: Bound = prepare
-            .call1(binding, &texts[text])
-            .map_err(js_error_text)?
-            .unchecked_into();
-        let statement = match &values {
-            Some(values) => statement
-                .bind(values.get(k as u32).unchecked_into())
-                .map_err(js_error_text)?,
-            None => statement,
-        };
-        statements.push(&statement);
-    }
-    Ok(Ready::Statements(statements))
+    let text_of: Vec<u32> = prepared.text_of.iter().map(|&t| t as u32).collect();
+    bind_all_in_js(binding, &texts, &text_of, &values)
+        .map(Ready::Statements)
+        .map_err(js_error_text)
 }
 
 /// The D1 calls of a probe and D1's answers to them, before they are read.
 struct Calls {
     statements_sent: usize,
     d1_calls: usize,
-    /// D1's answer (a `D1Result`) to each statement it reported done, in order.
-    answers: Vec<JsValue>,
+    /// D1's answer (a `D1Result`) to each statement it reported done, in order, left in
+    /// JavaScript until they are read.
+    answers: Array,
     /// D1's answer to a `db.exec()` (a `D1ExecResult`: `count` and `duration`).
     exec: Option<JsValue>,
     /// D1's error text, when a call failed.
@@ -263,7 +226,7 @@ impl Calls {
         Calls {
             statements_sent,
             d1_calls,
-            answers: Vec::new(),
+            answers: Array::new(),
             exec: None,
             error: Some(error),
         }
@@ -284,7 +247,7 @@ async fn call(binding: &Binding, strategy: Strategy, ready: Ready) -> Calls {
             let mut calls = Calls {
                 statements_sent: 0,
                 d1_calls: 0,
-                answers: Vec::with_capacity(planned),
+                answers: Array::new(),
                 exec: None,
                 error: None,
             };
@@ -292,7 +255,9 @@ async fn call(binding: &Binding, strategy: Strategy, ready: Ready) -> Calls {
                 calls.statements_sent += 1;
                 calls.d1_calls += 1;
                 match settle(statement.unchecked_into::<Bound>().run()).await {
-                    Ok(answer) => calls.answers.push(answer),
+                    Ok(answer) => {
+                        calls.answers.push(&answer);
+                    }
                     Err(e) => {
                         calls.error = Some(e);
                         break;
@@ -305,7 +270,7 @@ async fn call(binding: &Binding, strategy: Strategy, ready: Ready) -> Calls {
             Ok(answers) => Calls {
                 statements_sent: planned,
                 d1_calls: 1,
-                answers: answers.unchecked_into::<Array>().to_vec(),
+                answers: answers.unchecked_into(),
                 exec: None,
                 error: None,
             },
@@ -325,7 +290,7 @@ async fn exec(binding: &Binding, script: &JsValue, lines: usize) -> Calls {
         Ok(answer) => Calls {
             statements_sent: lines,
             d1_calls: 1,
-            answers: Vec::new(),
+            answers: Array::new(),
             exec: Some(answer),
             error: None,
         },
@@ -364,33 +329,17 @@ impl Answers {
         })
     }
 
-    /// Reads `meta.changes` and `meta.duration` of each answer directly (the `worker` crate's
-    /// `meta()` converts every field of every answer, thousands of calls across the boundary
-    /// for a bound batch).
-    fn read(answers: &[JsValue]) -> Result<Self> {
-        let (meta, changes, duration) = (
-            JsValue::from_str("meta"),
-            JsValue::from_str("changes"),
-            JsValue::from_str("duration"),
-        );
-        let mut read = Answers {
-            changes: 0,
-            duration_ms: (!answers.is_empty()).then_some(0.0),
-        };
-        for answer in answers {
-            let meta = Reflect::get(answer, &meta)?;
-            if !meta.is_object() {
-                read.duration_ms = None;
-                continue;
-            }
-            let changed = Reflect::get(&meta, &changes)?.as_f64().unwrap_or(0.0);
-            read.changes += changed as usize;
-            read.duration_ms = match (read.duration_ms, Reflect::get(&meta, &duration)?.as_f64()) {
-                (Some(sum), Some(ms)) => Some(sum + ms),
-                _ => None,
-            };
+    /// Reads `meta.changes` and `meta.duration` of every answer in one call into JavaScript
+    /// (`bind.js`): from Rust each field of each answer is a crossing (three per answer, and
+    /// the `worker` crate's `meta()` converts every field of every answer).
+    fn read(answers: &Array) -> Self {
+        match read_answers_in_js(answers)[..] {
+            [changes, duration] => Answers {
+                changes: changes as usize,
+                duration_ms: (!duration.is_nan()).then_some(duration),
+            },
+            _ => unreachable!("readAnswers answers two numbers"),
         }
-        Ok(read)
     }
 }
 

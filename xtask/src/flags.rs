@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::base::{AccountPlan, DebugCorruption, HeapSampling, Location, TargetKind};
+use crate::base::{AccountPlan, DebugCorruption, HeapSampling, Location, TargetKind, WorkerKind};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -101,6 +101,16 @@ pub struct Run {
     #[arg(long, value_enum, value_name = "WHICH", num_args = 0..=1, require_equals = true,
           default_missing_value = "every")]
     pub isolate_heap: Option<HeapSampling>,
+    /// Which Worker measures on the local target: `rust` (worker/, the default) or `js`
+    /// (worker-js/, plain JavaScript writing the same statements). Sweeps only.
+    #[arg(long, value_enum, default_value = "rust")]
+    pub worker: WorkerKind,
+    /// On the local target, alternate a sweep's sessions between the two Workers in ABBA
+    /// order (session 0 the Rust Worker, 1 and 2 the JavaScript Worker, 3 the Rust Worker, and
+    /// so on), to measure the instrument's cost: summary.md then gives Rust ÷ JavaScript per
+    /// point on the inside clock with its interval over sessions. Needs 4 sessions or more.
+    #[arg(long, conflicts_with = "worker")]
+    pub alternate_workers: bool,
     /// Debugging the harness: corrupt every probe's table after its writes, to see
     /// reconciliation catch it. The run is then invalid and exits non-zero.
     #[arg(long, value_enum, value_name = "KIND")]
@@ -175,6 +185,8 @@ impl Run {
             profile: None,
             out: None,
             no_baseline: false,
+            worker: WorkerKind::Rust,
+            alternate_workers: false,
             isolate_heap: None,
             debug_corrupt: None,
             debug_slow: None,

@@ -29,6 +29,17 @@ impl Paths {
     pub fn worker(&self) -> PathBuf {
         self.root.join("worker")
     }
+    /// The JavaScript Worker's folder (plain JavaScript, no build step).
+    pub fn worker_js(&self) -> PathBuf {
+        self.root.join("worker-js")
+    }
+    /// The folder of `worker`'s sources and wrangler configuration.
+    pub fn worker_of(&self, worker: crate::base::WorkerKind) -> PathBuf {
+        match worker {
+            crate::base::WorkerKind::Rust => self.worker(),
+            crate::base::WorkerKind::Js => self.worker_js(),
+        }
+    }
     pub fn node_modules(&self) -> PathBuf {
         self.worker().join("node_modules")
     }

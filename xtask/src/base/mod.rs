@@ -11,4 +11,4 @@ pub mod text;
 
 pub use corruption::DebugCorruption;
 pub use heap::HeapSampling;
-pub use target::{AccountPlan, Location, TargetKind};
+pub use target::{AccountPlan, Location, TargetKind, WorkerKind};

@@ -33,6 +33,59 @@ impl TargetKind {
     }
 }
 
+/// Which Worker measures on a target that runs one: the instrument.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    ValueEnum,
+    Serialize,
+    Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkerKind {
+    /// The Rust Worker (`worker/`, workers-rs compiled to wasm): plans and generates its rows
+    /// itself. The default.
+    #[default]
+    Rust,
+    /// The plain JavaScript Worker (`worker-js/`, no build step): takes the statements the
+    /// host planned with the same planner, and writes them as a JavaScript Worker does.
+    Js,
+}
+
+impl WorkerKind {
+    pub const ALL: [WorkerKind; 2] = [WorkerKind::Rust, WorkerKind::Js];
+
+    /// The Worker of `session` in a run that alternates them (`--alternate-workers`): ABBA,
+    /// so that a drift over the run falls on both alike.
+    pub fn of_session(session: usize) -> WorkerKind {
+        if matches!(session % 4, 1 | 2) {
+            WorkerKind::Js
+        } else {
+            WorkerKind::Rust
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkerKind::Rust => "rust",
+            WorkerKind::Js => "js",
+        }
+    }
+}
+
+impl std::fmt::Display for WorkerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl std::fmt::Display for TargetKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

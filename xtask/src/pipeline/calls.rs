@@ -64,6 +64,10 @@ impl Target for Clocked {
         Some(self.inside_ms())
     }
 
+    fn worker(&self) -> Option<crate::base::WorkerKind> {
+        self.inner.worker()
+    }
+
     fn isolate_heap_peak_bytes(&self) -> Option<u64> {
         self.inner.isolate_heap_peak_bytes()
     }

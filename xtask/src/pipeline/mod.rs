@@ -27,10 +27,11 @@ use anyhow::{Context, Result, bail};
 use d1bench_core::Corruption;
 use xshell::Shell;
 
-use crate::base::{DebugCorruption, TargetKind};
+use crate::base::{DebugCorruption, TargetKind, WorkerKind};
 use crate::flags;
 use crate::paths::Paths;
 use crate::records::run_history::SessionTime;
+use crate::records::run_record::StudyKind;
 use crate::records::run_record::{self, RunInfo, ToolVersions};
 use crate::records::{RunDir, RunRecord, RunStatus, Totals};
 pub use crate::studies::kind::RunPlan;
@@ -84,6 +85,9 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         debug_corrupt: flags.debug_corrupt,
         isolate_heap: flags.isolate_heap.is_some(),
         isolate_heap_alternate: flags.isolate_heap == Some(crate::base::HeapSampling::Alternate),
+        worker: (flags.target.runs_the_worker() && !flags.alternate_workers)
+            .then_some(flags.worker),
+        alternate_workers: flags.alternate_workers,
         order_seed: None,
         precision: None,
         max_repeats: None,
@@ -165,6 +169,7 @@ fn measure(
         remote: tools.remote,
         warnings: &warnings,
         sample_heap: flags.isolate_heap,
+        worker: flags.worker,
     };
     // Each session of the target and of the baseline (same probes, bare SQLite), alternating,
     // into the same results.csv.
@@ -188,6 +193,13 @@ fn measure(
                     "the same probes on the baseline: bare SQLite in-process (not D1), D1's limits applied"
                 );
             }
+            let start = Start {
+                worker: match flags.alternate_workers {
+                    true => WorkerKind::of_session(session),
+                    false => flags.worker,
+                },
+                ..start
+            };
             let on = On {
                 target,
                 session,
@@ -262,7 +274,7 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
     let profile = flags.profile.as_deref().or_else(|| {
         picks_free_profile(flags, |name| study.priced(Some(name)).is_ok()).then_some(FREE_PROFILE)
     });
-    study.plan(Ask {
+    let plan = study.plan(Ask {
         experiment: flags.experiment(),
         profile,
         target: flags.target,
@@ -271,7 +283,32 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         debug_slow_percent: flags.debug_slow,
         overrides,
         root: &paths.root,
-    })
+    })?;
+    if flags.alternate_workers && plan.work.sessions() < 4 {
+        bail!(
+            "--alternate-workers needs 4 sessions or more (2 for each Worker, in ABBA order), \
+             and this plan has {}: give the profile `sessions = 4` or more, or --sessions",
+            plan.work.sessions()
+        );
+    }
+    if flags.worker == WorkerKind::Js || flags.alternate_workers {
+        if flags.target != TargetKind::Local {
+            bail!(
+                "--worker js runs on the local target only, not --target {}: the JavaScript \
+                 Worker is not deployed to Cloudflare, and sqlite runs no Worker",
+                flags.target
+            );
+        }
+        if plan.work.kind().name() != StudyKind::Sweep {
+            bail!(
+                "--worker js runs sweeps only: `{}` is a {:?} study, and the JavaScript Worker \
+                 answers only the sweeps' /setup, /probe and /verify",
+                flags.experiment(),
+                plan.work.kind().name()
+            );
+        }
+    }
+    Ok(plan)
 }
 
 /// The profile a study sizes to fit the Free plan's daily quotas.

@@ -135,6 +135,8 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
         } else {
             HeapSampling::Every
         }),
+        worker: run.worker.unwrap_or_default(),
+        alternate_workers: run.alternate_workers,
         location,
         plan,
         keep: given.keep,

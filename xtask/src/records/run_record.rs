@@ -9,7 +9,7 @@ use xshell::{Shell, cmd};
 
 use crate::base::clock::utc_now;
 use crate::base::text::serde_as_text;
-use crate::base::{DebugCorruption, TargetKind};
+use crate::base::{DebugCorruption, TargetKind, WorkerKind};
 use crate::records::reconcile::Totals;
 use crate::records::run_history::{Planned, Resumption, SessionTime};
 use crate::studies::overrides::Overrides;
@@ -122,6 +122,14 @@ pub struct RunInfo {
     /// (`--isolate-heap`): that sampling's work is inside those requests' timings.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub isolate_heap: bool,
+    /// Which Worker measured (`--worker`), on a target that runs one; absent for a run on
+    /// sqlite, and in records written before there was a choice (the Rust Worker's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<WorkerKind>,
+    /// Set when the sweep's sessions alternated between the two Workers
+    /// (`--alternate-workers`; results.csv's `worker` says which measured each probe).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub alternate_workers: bool,
     /// Set when the heap was sampled during about half of the measured requests, interleaved
     /// (`--isolate-heap=alternate`), to measure what sampling costs the timings.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -7,10 +7,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use d1bench_core::ladder::{RungCall, RungRequest, Step};
-use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
+use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult, handover};
 use serde::Deserialize;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+
+use crate::base::WorkerKind;
 
 use super::{HEALTH_TIMEOUT, REQUEST_TIMEOUT, STEP_TIMEOUT, TargetError};
 
@@ -35,6 +37,9 @@ pub struct WorkerClient {
     agent: ureq::Agent,
     base_url: String,
     authorization: String,
+    /// Which Worker answers: the JavaScript Worker takes the statements the host planned in
+    /// each probe's bodies ([`d1bench_core::handover`]), the Rust Worker the probe alone.
+    worker: WorkerKind,
 }
 
 /// Largest answer accepted from the Worker (a result is a few hundred bytes; an error page more).
@@ -46,7 +51,13 @@ const MAX_ANSWER_BYTES: u64 = 1024 * 1024;
 const MAX_CHECK_ANSWER_BYTES: u64 = 64 * 1024 * 1024;
 
 impl WorkerClient {
+    /// A client of the Rust Worker (the remote target's, and the default).
     pub fn new(base_url: &str, token: &str) -> Self {
+        WorkerClient::of(WorkerKind::Rust, base_url, token)
+    }
+
+    /// A client of `worker` at `base_url`.
+    pub fn of(worker: WorkerKind, base_url: &str, token: &str) -> Self {
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(REQUEST_TIMEOUT))
@@ -56,6 +67,7 @@ impl WorkerClient {
             agent: ureq::Agent::new_with_config(config),
             base_url: base_url.trim_end_matches('/').to_owned(),
             authorization: format!("Bearer {token}"),
+            worker,
         }
     }
 
@@ -86,21 +98,45 @@ impl WorkerClient {
         })
     }
 
+    /// The body of a probe's step for this client's Worker: the probe request for the Rust
+    /// Worker; for the JavaScript Worker, the probe with the SQL the step runs, planned here by
+    /// the same planner the Rust Worker runs ([`d1bench_core::handover`]).
+    fn probe_body(&self, path: &str, probe: &ProbeRequest) -> String {
+        let probe_json = serde_json::to_string(probe).expect("a probe always serializes");
+        match (self.worker, path) {
+            (WorkerKind::Rust, _) => probe_json,
+            (WorkerKind::Js, "/setup") => handover::js_setup_body(probe, &probe_json),
+            (WorkerKind::Js, "/verify") => handover::js_verify_body(probe, &probe_json),
+            (WorkerKind::Js, _) => handover::Inserts::of(probe).js_body(&probe_json),
+        }
+    }
+
     /// `POST /setup`: the probe's table, in an invocation of its own.
     pub fn setup(&self, probe: &ProbeRequest) -> Result<SetupResult, TargetError> {
-        self.post_json("/setup", probe, STEP_TIMEOUT, MAX_ANSWER_BYTES)
+        let body = self.probe_body("/setup", probe);
+        self.post("/setup", body, STEP_TIMEOUT, MAX_ANSWER_BYTES)
             .result
     }
 
-    /// `POST /probe`: the writes, timed around the whole exchange.
+    /// `POST /probe`: the writes, timed around the whole exchange (the body is built before
+    /// the clock starts). The JavaScript Worker leaves the classification of D1's error texts
+    /// to the host, which applies the Rust Worker's rules ([`d1bench_core::ladder::classify`]).
     pub fn probe(&self, probe: &ProbeRequest) -> Timed<ProbeResult> {
-        self.post_json("/probe", probe, REQUEST_TIMEOUT, MAX_ANSWER_BYTES)
+        let body = self.probe_body("/probe", probe);
+        let mut timed: Timed<ProbeResult> =
+            self.post("/probe", body, REQUEST_TIMEOUT, MAX_ANSWER_BYTES);
+        if let (WorkerKind::Js, Ok(result)) = (self.worker, &mut timed.result) {
+            (result.outcome, result.refusal) =
+                d1bench_core::ladder::classify(result.error.as_deref());
+        }
+        timed
     }
 
     /// `POST /verify`: whether the probe's table exists, its rows and their checksum, computed in
     /// SQL by the Worker, which then drops the table. Not part of any measurement.
     pub fn verify(&self, probe: &ProbeRequest) -> Result<VerifyResult, TargetError> {
-        self.post_json("/verify", probe, STEP_TIMEOUT, MAX_ANSWER_BYTES)
+        let body = self.probe_body("/verify", probe);
+        self.post("/verify", body, STEP_TIMEOUT, MAX_ANSWER_BYTES)
             .result
     }
 
@@ -150,8 +186,19 @@ impl WorkerClient {
         timeout: Duration,
         limit: u64,
     ) -> Timed<T> {
-        let url = format!("{}{path}", self.base_url);
         let body = serde_json::to_string(body).expect("a request always serializes");
+        self.post(path, body, timeout, limit)
+    }
+
+    /// [`Self::post_json`] with the body's JSON text already written.
+    fn post<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: String,
+        timeout: Duration,
+        limit: u64,
+    ) -> Timed<T> {
+        let url = format!("{}{path}", self.base_url);
         let started = Instant::now();
         let answer = self
             .agent

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::http::{Health, WorkerClient};
+use crate::base::WorkerKind;
 use crate::paths::Paths;
 use crate::procs::ProcessGroup;
 use crate::toolchain::Toolchain;
@@ -69,7 +70,11 @@ pub fn log_tail(path: &Path, lines: usize) -> String {
 impl LocalWorker {
     /// Starts wrangler dev and waits until the Worker answers `/health`; the client that
     /// reaches it, and what it answered.
-    pub fn start(paths: &Paths, tools: &Toolchain) -> Result<(Self, WorkerClient, Health)> {
+    pub fn start(
+        paths: &Paths,
+        tools: &Toolchain,
+        worker: WorkerKind,
+    ) -> Result<(Self, WorkerClient, Health)> {
         let port = free_port()?;
         let inspector_port = free_port()?;
         let dir = paths.scratch().join("local").join(port.to_string());
@@ -93,7 +98,7 @@ impl LocalWorker {
             .arg(&tools.wrangler_js)
             .arg("dev")
             .arg("--config")
-            .arg(paths.worker().join("wrangler.toml"))
+            .arg(paths.worker_of(worker).join("wrangler.toml"))
             .args(["--ip", "127.0.0.1", "--port", &port.to_string()])
             .args(["--inspector-port", &inspector_port.to_string()])
             .arg("--persist-to")
@@ -107,7 +112,7 @@ impl LocalWorker {
                 "--log-level",
                 "warn",
             ])
-            .current_dir(paths.worker())
+            .current_dir(paths.worker_of(worker))
             .env("PATH", prepend_path(&tools.node_bin_dir))
             .env("XDG_CONFIG_HOME", dir.join("config"))
             .env("WRANGLER_LOG_PATH", dir.join("logs"))
@@ -126,7 +131,7 @@ impl LocalWorker {
         }
         let mut process = ProcessGroup::spawn(command, "wrangler dev")?;
         let base_url = format!("http://127.0.0.1:{port}");
-        let client = WorkerClient::new(&base_url, &token);
+        let client = WorkerClient::of(worker, &base_url, &token);
 
         let started = Instant::now();
         let health = loop {
@@ -218,4 +223,22 @@ fn write_private(path: &Path, contents: &str) -> Result<()> {
         .with_context(|| format!("cannot create {}", path.display()))?;
     file.write_all(contents.as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::paths::project_root;
+
+    /// The JavaScript Worker's `/health` answers the workspace's version, as the Rust
+    /// Worker's does (run.toml records it).
+    #[test]
+    fn the_js_worker_answers_the_workspaces_version() {
+        let source =
+            std::fs::read_to_string(project_root().join("worker-js/src/index.js")).unwrap();
+        let line = format!("const VERSION = \"{}\";", env!("CARGO_PKG_VERSION"));
+        assert!(
+            source.contains(&line),
+            "worker-js/src/index.js lacks `{line}`"
+        );
+    }
 }

@@ -30,7 +30,7 @@ use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
 pub use error::TargetError;
 pub use http::Timed;
 
-use crate::base::TargetKind;
+use crate::base::{TargetKind, WorkerKind};
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
 
@@ -57,6 +57,10 @@ pub trait Target {
     fn target(&self) -> TargetKind;
     /// Whether answers carry D1's own clock (`meta.duration`).
     fn has_d1_clock(&self) -> bool;
+    /// Which Worker measures, on a target that runs one.
+    fn worker(&self) -> Option<WorkerKind> {
+        None
+    }
     /// Milliseconds spent inside this session's calls so far, for a session that times its
     /// calls (the pipeline's clocked session); `None` for the others.
     fn calls_ms(&self) -> Option<f64> {
@@ -139,6 +143,8 @@ pub struct Start<'a> {
     pub warnings: &'a [String],
     /// Whether a local Worker's isolate heap is sampled during each measured request
     /// (`--isolate-heap`).
+    /// Which Worker runs on the local target (`--worker`).
+    pub worker: WorkerKind,
     pub sample_heap: Option<crate::base::HeapSampling>,
 }
 
@@ -155,6 +161,7 @@ pub fn open(kind: TargetKind, start: &Start) -> Result<Box<dyn Session>> {
                 start.paths,
                 tools,
                 start.sample_heap,
+                start.worker,
             )?)
         }
         TargetKind::Remote => {

@@ -19,7 +19,7 @@ use super::local::LocalWorker;
 use super::remote::{self, RemoteHost};
 use super::workload::WorkloadClient;
 use super::{Described, Probes, Rungs, Target, TargetError, Workloads};
-use crate::base::{HeapSampling, TargetKind};
+use crate::base::{HeapSampling, TargetKind, WorkerKind};
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
 
@@ -45,6 +45,8 @@ pub struct WorkerSession {
     heap_warned: bool,
     /// Which measured requests the heap is sampled during (`--isolate-heap`; local only).
     sample_heap: Option<HeapSampling>,
+    /// Which Worker answers.
+    worker: WorkerKind,
 }
 
 /// Every `served_by_region` and `served_by_colo` D1 reported so far.
@@ -95,10 +97,12 @@ impl WorkerSession {
         paths: &Paths,
         tools: &Toolchain,
         sample_heap: Option<HeapSampling>,
+        worker: WorkerKind,
     ) -> Result<Self> {
-        let (worker, client, health) = LocalWorker::start(paths, tools)?;
-        let mut session = WorkerSession::new(Host::Local(worker), client, health);
+        let (local, client, health) = LocalWorker::start(paths, tools, worker)?;
+        let mut session = WorkerSession::new(Host::Local(local), client, health);
         session.sample_heap = sample_heap;
+        session.worker = worker;
         Ok(session)
     }
 
@@ -125,6 +129,7 @@ impl WorkerSession {
             heap_peak_bytes: None,
             heap_warned: false,
             sample_heap: None,
+            worker: WorkerKind::Rust,
         }
     }
 
@@ -179,6 +184,10 @@ impl Target for WorkerSession {
 
     fn has_d1_clock(&self) -> bool {
         true
+    }
+
+    fn worker(&self) -> Option<WorkerKind> {
+        Some(self.worker)
     }
 
     fn isolate_heap_peak_bytes(&self) -> Option<u64> {

@@ -3,7 +3,7 @@
 //! restarts), both workerd processes killed (the proxy in front does not forward again), the
 //! xtask itself killed with -9 (with and without its watchdogs), and wrangler dev killed
 //! whole. Each test waits until probes are being measured, injects the fault, and checks how
-//! the run ended, within how long, what it kept on disk, and that nothing it started still runs.
+//! the run ended, after what, what it kept on disk, and that nothing it started still runs.
 //!
 //! Each starts its own wrangler dev (on a port of its own) and so may run beside the other
 //! end-to-end tests, except the one that kills the xtask with -9: the next run is the one that
@@ -317,9 +317,19 @@ pub fn the_workers_runtime_killed_mid_run_costs_one_probe_and_the_run_completes(
         killed_at - run.started
     );
     assert!(status.success(), "{status}:\n{}", run.stderr());
-    // Not a time-out: wrangler restarted the runtime and the run went on, which the records
-    // below show (every other probe answered, exactly one lost), however long the restart took
-    // on a loaded machine.
+    // Not a time-out: the probe in flight failed because its runtime went away (not because its
+    // request ran out of time), and the run went on after wrangler restarted the runtime (the
+    // success above: a recovery wait that ran out fails the run).
+    let lost = run
+        .stderr()
+        .lines()
+        .filter(|l| l.contains("warning: the target gave no answer for probe "))
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
+    assert!(
+        lost.iter().all(|l| !l.contains("timeout")),
+        "the lost probe timed out: {lost:#?}"
+    );
     assert!(
         wrangler
             .log()
@@ -387,10 +397,8 @@ pub fn both_workerd_killed_mid_run_fail_the_run_after_the_recovery_wait_not_late
         killed_at - run.started
     );
     assert_eq!(status.code(), Some(1), "{status}:\n{}", run.stderr());
-    assert!(
-        (Duration::from_secs(60)..Duration::from_secs(90)).contains(&after_kill),
-        "{after_kill:?}"
-    );
+    // It waited out the 60 s recovery wait (and gave up then: the error below is that wait's).
+    assert!(after_kill >= Duration::from_secs(60), "{after_kill:?}");
     let dir = run.dir().unwrap();
     let record = run_toml(&dir);
     assert_eq!(status_of(&record), "failed", "{record:#?}");
@@ -415,7 +423,8 @@ pub fn both_workerd_killed_mid_run_fail_the_run_after_the_recovery_wait_not_late
     assert_nothing_left(&run, Duration::ZERO);
 }
 
-/// A few seconds: the run ends within a second of the kill (0.1 to 1.7 s measured).
+/// A few seconds: the run ends as soon as it sees wrangler exit (0.1 to 1.7 s after the kill,
+/// measured).
 pub fn wrangler_killed_whole_fails_the_run_at_once_and_keeps_what_was_measured() {
     let mut run = Run::start(SMOKE);
     run.wait_for_rows(ROWS_BEFORE_FAULT);
@@ -431,7 +440,6 @@ pub fn wrangler_killed_whole_fails_the_run_at_once_and_keeps_what_was_measured()
         killed_at - run.started
     );
     assert_eq!(status.code(), Some(1), "{status}:\n{}", run.stderr());
-    assert!(after_kill < Duration::from_secs(10), "{after_kill:?}");
     let dir = run.dir().unwrap();
     let record = run_toml(&dir);
     assert_eq!(status_of(&record), "failed", "{record:#?}");
@@ -443,6 +451,9 @@ pub fn wrangler_killed_whole_fails_the_run_at_once_and_keeps_what_was_measured()
     ] {
         assert!(error.contains(expected), "no {expected:?} in: {error}");
     }
+    // At once: the run saw wrangler's exit, not a target that stopped answering and was waited
+    // for (that failure says "did not answer again within").
+    assert!(!error.contains("did not answer again"), "{error}");
     assert!(
         run.stderr()
             .contains("wrangler dev exited (signal: 9 (SIGKILL))"),

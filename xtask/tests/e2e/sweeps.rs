@@ -25,6 +25,7 @@ pub fn tests() -> Vec<Trial> {
         hostile_text_reaches_local_d1_intact_through_every_escaping_strategy,
         row_size_smoke_reaches_literals_wall,
         smoke_run_reconciles_and_draws,
+        js_worker_smoke_run_reconciles,
         decision_map_smoke_reconciles_and_answers_every_cell,
         a_table_corrupted_by_one_byte_is_caught_and_the_run_is_invalid,
         a_table_with_values_swapped_between_rows_is_caught_and_the_run_is_invalid,
@@ -207,6 +208,163 @@ pub fn decision_map_smoke_reconciles_and_answers_every_cell() {
     assert_eq!(run_toml(&dir)["run"]["status"].as_str(), Some("complete"));
 }
 
+/// The column sweep's smoke profile ran every strategy.
+fn every_strategy_ran(rows: &[&crate::support::Row]) {
+    for strategy in [
+        "bound",
+        "literal",
+        "per-row",
+        "json",
+        "batched-rows",
+        "exec",
+    ] {
+        assert!(
+            rows.iter().any(|r| r["strategy"] == strategy),
+            "no {strategy} probe ran"
+        );
+    }
+}
+
+/// A probe of the column sweep's smoke profile on local D1, measured by `worker`: reconciled by
+/// count and checksum, its clocks nested, the window's four parts adding up to it, and its
+/// statements as its strategy plans them.
+fn assert_local_probe(row: &crate::support::Row, worker: &str) {
+    assert_eq!(row["worker"], worker, "{row:?}");
+    // The window's parts are read one after the other on the Worker's clock: they add up to
+    // it exactly.
+    let parts: f64 = ["handover_ms", "bind_ms", "call_ms", "read_ms"]
+        .iter()
+        .map(|part| ms(row, part))
+        .sum();
+    assert_eq!(parts, ms(row, "inside_ms"), "{row:?}");
+    assert_eq!(row["reconciled"], "true", "{row:?}");
+    assert_eq!(
+        num(row, "rows_present"),
+        num(row, "rows_expected"),
+        "{row:?}"
+    );
+    assert_eq!(num(row, "rows_expected"), num(row, "rows"), "{row:?}");
+    // Content: the checksum D1 computed equals the host's, and counts the rows sent.
+    assert_eq!(row["checksum_equal"], "true", "{row:?}");
+    assert_eq!(row["checksum_present"], row["checksum_expected"], "{row:?}");
+    assert!(
+        row["checksum_present"].starts_with(&format!("{}:", row["rows"])),
+        "{row:?}"
+    );
+    // The clocks nest: prepare, then inside (bind within it), all within outside; D1's
+    // own clock is there, summed from its answers (the Worker's clock counts whole ms).
+    let outside = ms(row, "outside_ms");
+    let (prepare, inside, bind) = (
+        ms(row, "prepare_ms"),
+        ms(row, "inside_ms"),
+        ms(row, "bind_ms"),
+    );
+    assert!(
+        outside > 0.0 && outside >= prepare + inside,
+        "outside {outside} ms < prepare {prepare} + inside {inside} ms"
+    );
+    assert!(prepare >= 0.0 && (0.0..=inside).contains(&bind), "{row:?}");
+    assert!(ms(row, "d1_ms") >= 0.0, "{row:?}");
+    assert!(
+        (ms(row, "overhead_ms") - (outside - (prepare + inside))).abs() < 1e-6,
+        "{row:?}"
+    );
+    let columns = num(row, "columns");
+    match row["strategy"].as_str() {
+        "bound" => {
+            assert_eq!(
+                num(row, "rows_per_statement"),
+                (100 / columns).max(1),
+                "{row:?}"
+            );
+            assert_eq!(num(row, "d1_calls"), 1);
+        }
+        "literal" => {
+            assert!(num(row, "max_statement_bytes") <= 100_000, "{row:?}");
+            assert_eq!(num(row, "d1_calls"), 1);
+        }
+        "per-row" => assert_eq!(num(row, "d1_calls"), num(row, "rows")),
+        // 500 rows of 1,000 bytes fit one payload at every column count: one statement,
+        // its SQL text small (the rows travel in its one parameter).
+        "json" => {
+            assert_eq!(num(row, "statements"), 1, "{row:?}");
+            assert_eq!(num(row, "rows_per_statement"), num(row, "rows"));
+            assert!(num(row, "max_statement_bytes") < 2_000, "{row:?}");
+            assert_eq!(num(row, "d1_calls"), 1);
+        }
+        "batched-rows" => {
+            assert_eq!(num(row, "statements"), num(row, "rows"), "{row:?}");
+            assert_eq!(num(row, "rows_per_statement"), 1);
+            assert_eq!(num(row, "d1_calls"), 1);
+        }
+        // The rows acknowledged come from the statements D1 says its exec ran.
+        "exec" => {
+            assert!(num(row, "max_statement_bytes") <= 100_000, "{row:?}");
+            assert!(num(row, "statements") > 1, "{row:?}");
+            assert_eq!(num(row, "d1_calls"), 1);
+        }
+        other => panic!("unexpected strategy {other}"),
+    }
+}
+
+/// The column sweep's smoke profile measured by the JavaScript Worker (`--worker js`): the same
+/// probes as the Rust Worker's, every one reconciled by count and checksum, the Worker recorded
+/// in results.csv and run.toml; and `--worker js` refused where there is no JavaScript Worker.
+pub fn js_worker_smoke_run_reconciles() {
+    let out = tempfile::tempdir().unwrap();
+    let status = xtask_run(
+        &["column-sweep", "--profile", "smoke", "--worker", "js"],
+        out.path(),
+    );
+    assert!(
+        status.success(),
+        "the JavaScript Worker's smoke run failed: {status}"
+    );
+    let dir = run_dir(out.path());
+    let all = read_csv(&dir.join("results.csv"));
+    let (rows, baseline): (Vec<_>, Vec<_>) = all.iter().partition(|r| r["target"] == "local");
+    assert_eq!(
+        rows.len(),
+        baseline.len(),
+        "the baseline runs the same probes"
+    );
+    for row in &rows {
+        assert_eq!(row["outcome"], "ok", "{row:?}");
+        assert_local_probe(row, "js");
+    }
+    every_strategy_ran(&rows);
+    let record = run_toml(&dir);
+    assert_eq!(record["run"]["status"].as_str(), Some("complete"));
+    assert_eq!(record["run"]["worker"].as_str(), Some("js"));
+    assert!(
+        record["versions"]["worker"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("d1bench-worker-js ")),
+        "{:?}",
+        record["versions"]
+    );
+    for (args, says) in [
+        (
+            &["column-sweep", "--target", "sqlite"][..],
+            "--worker js runs on the local target only",
+        ),
+        (&["query-budget"][..], "--worker js runs sweeps only"),
+    ] {
+        let output = Command::new(XTASK)
+            .arg("run")
+            .args(args)
+            .args(["--worker", "js", "--dry-run"])
+            .current_dir(project_root())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !output.status.success() && stderr.contains(says),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 pub fn smoke_run_reconciles_and_draws() {
     let out = tempfile::tempdir().unwrap();
     let status = xtask_run(
@@ -238,6 +396,7 @@ pub fn smoke_run_reconciles_and_draws() {
         );
         assert_eq!(ms(row, "overhead_ms"), 0.0, "{row:?}");
         assert_eq!(row["isolate_heap_peak_bytes"], "", "no isolate: {row:?}");
+        assert_eq!(row["worker"], "", "no Worker: {row:?}");
     }
     for row in &rows {
         assert_eq!(row["outcome"], "ok", "{row:?}");
@@ -247,88 +406,9 @@ pub fn smoke_run_reconciles_and_draws() {
             num(row, "isolate_heap_peak_bytes") > 100_000,
             "an isolate holds more than that: {row:?}"
         );
-        assert_eq!(row["reconciled"], "true", "{row:?}");
-        assert_eq!(
-            num(row, "rows_present"),
-            num(row, "rows_expected"),
-            "{row:?}"
-        );
-        assert_eq!(num(row, "rows_expected"), num(row, "rows"), "{row:?}");
-        // Content: the checksum D1 computed equals the host's, and counts the rows sent.
-        assert_eq!(row["checksum_equal"], "true", "{row:?}");
-        assert_eq!(row["checksum_present"], row["checksum_expected"], "{row:?}");
-        assert!(
-            row["checksum_present"].starts_with(&format!("{}:", row["rows"])),
-            "{row:?}"
-        );
-        // The clocks nest: prepare, then inside (bind within it), all within outside; D1's
-        // own clock is there, summed from its answers (the Worker's clock counts whole ms).
-        let outside = ms(row, "outside_ms");
-        let (prepare, inside, bind) = (
-            ms(row, "prepare_ms"),
-            ms(row, "inside_ms"),
-            ms(row, "bind_ms"),
-        );
-        assert!(
-            outside > 0.0 && outside >= prepare + inside,
-            "outside {outside} ms < prepare {prepare} + inside {inside} ms"
-        );
-        assert!(prepare >= 0.0 && (0.0..=inside).contains(&bind), "{row:?}");
-        assert!(ms(row, "d1_ms") >= 0.0, "{row:?}");
-        assert!(
-            (ms(row, "overhead_ms") - (outside - (prepare + inside))).abs() < 1e-6,
-            "{row:?}"
-        );
-        let columns = num(row, "columns");
-        match row["strategy"].as_str() {
-            "bound" => {
-                assert_eq!(
-                    num(row, "rows_per_statement"),
-                    (100 / columns).max(1),
-                    "{row:?}"
-                );
-                assert_eq!(num(row, "d1_calls"), 1);
-            }
-            "literal" => {
-                assert!(num(row, "max_statement_bytes") <= 100_000, "{row:?}");
-                assert_eq!(num(row, "d1_calls"), 1);
-            }
-            "per-row" => assert_eq!(num(row, "d1_calls"), num(row, "rows")),
-            // 500 rows of 1,000 bytes fit one payload at every column count: one statement,
-            // its SQL text small (the rows travel in its one parameter).
-            "json" => {
-                assert_eq!(num(row, "statements"), 1, "{row:?}");
-                assert_eq!(num(row, "rows_per_statement"), num(row, "rows"));
-                assert!(num(row, "max_statement_bytes") < 2_000, "{row:?}");
-                assert_eq!(num(row, "d1_calls"), 1);
-            }
-            "batched-rows" => {
-                assert_eq!(num(row, "statements"), num(row, "rows"), "{row:?}");
-                assert_eq!(num(row, "rows_per_statement"), 1);
-                assert_eq!(num(row, "d1_calls"), 1);
-            }
-            // The rows acknowledged come from the statements D1 says its exec ran.
-            "exec" => {
-                assert!(num(row, "max_statement_bytes") <= 100_000, "{row:?}");
-                assert!(num(row, "statements") > 1, "{row:?}");
-                assert_eq!(num(row, "d1_calls"), 1);
-            }
-            other => panic!("unexpected strategy {other}"),
-        }
+        assert_local_probe(row, "rust");
     }
-    for strategy in [
-        "bound",
-        "literal",
-        "per-row",
-        "json",
-        "batched-rows",
-        "exec",
-    ] {
-        assert!(
-            rows.iter().any(|r| r["strategy"] == strategy),
-            "no {strategy} probe ran"
-        );
-    }
+    every_strategy_ran(&rows);
 
     let record = run_toml(&dir);
     assert_eq!(record["run"]["status"].as_str(), Some("complete"));

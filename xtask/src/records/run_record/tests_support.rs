@@ -19,6 +19,8 @@ pub fn record() -> RunRecord {
             debug_corrupt: None,
             debug_slow_percent: None,
             isolate_heap: false,
+            worker: None,
+            alternate_workers: false,
             isolate_heap_alternate: false,
             order_seed: None,
             precision: None,

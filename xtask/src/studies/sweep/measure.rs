@@ -150,6 +150,7 @@ fn measure_one(
     let before = session.calls_ms();
     let mut row = attempt(session, experiment, planned, expectations);
     row.label = planned.label.clone();
+    row.worker = session.worker();
     row.calls_ms = session
         .calls_ms()
         .zip(before)

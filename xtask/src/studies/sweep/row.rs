@@ -3,7 +3,7 @@
 use d1bench_core::{Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy};
 use serde::{Deserialize, Serialize};
 
-use crate::base::TargetKind;
+use crate::base::{TargetKind, WorkerKind};
 use crate::studies::sweep::Axis;
 
 /// One probe as measured: a row of `results.csv`.
@@ -132,6 +132,23 @@ pub struct ProbeRow {
     /// every report. False in a results.csv written before the rule existed.
     #[serde(default)]
     pub warmup_discarded: bool,
+    /// The window's first part, within `inside_ms`: milliseconds handing the values over to
+    /// JavaScript (see `ProbeResult::handover_ms`); empty for a target without a Worker or a
+    /// results.csv written before the window had parts.
+    #[serde(default)]
+    pub handover_ms: Option<f64>,
+    /// The window's third part: milliseconds from the first D1 call until its last answer
+    /// arrived (after `handover_ms` and `bind_ms`); empty as `handover_ms`.
+    #[serde(default)]
+    pub call_ms: Option<f64>,
+    /// The window's last part: milliseconds reading D1's answers; empty as `handover_ms`.
+    #[serde(default)]
+    pub read_ms: Option<f64>,
+    /// Which Worker measured the probe (`rust` or `js`); empty on a target without one (the
+    /// sqlite baseline), and in a results.csv written before it was recorded (when the Rust
+    /// Worker was the only one).
+    #[serde(default)]
+    pub worker: Option<WorkerKind>,
 }
 
 impl ProbeRow {
@@ -166,6 +183,9 @@ impl ProbeRow {
             ),
             prepare_ms: result.prepare_ms,
             bind_ms: result.bind_ms,
+            handover_ms: result.handover_ms,
+            call_ms: result.call_ms,
+            read_ms: result.read_ms,
             reconcile_note: String::new(),
             target_failed: false,
             ..ProbeRow::unanswered(experiment, target, series, repeat, probe, outside_ms)
@@ -262,6 +282,10 @@ impl ProbeRow {
             isolate_heap_peak_bytes: None,
             session: 0,
             warmup_discarded: false,
+            handover_ms: None,
+            call_ms: None,
+            read_ms: None,
+            worker: None,
         }
     }
 
@@ -361,7 +385,10 @@ mod tests {
             max_statement_bytes: 700,
             prepare_ms: Some(1.25),
             inside_ms: 2.0,
+            handover_ms: Some(0.25),
             bind_ms: Some(0.5),
+            call_ms: Some(1.0),
+            read_ms: Some(0.25),
             d1_ms: Some(0.5),
             outcome: Outcome::Refused,
             refusal: Some(RefusalKind::StatementTooLong),
@@ -391,6 +418,11 @@ mod tests {
             "a measured row is an answer of the target"
         );
         writer.append(&first).unwrap();
+        let js = ProbeRow {
+            worker: Some(WorkerKind::Js),
+            ..first.clone()
+        };
+        writer.append(&js).unwrap();
         let second = ProbeRow::target_failure(
             "column-sweep",
             TargetKind::Local,
@@ -401,8 +433,9 @@ mod tests {
             "HTTP 500",
         );
         writer.append(&second).unwrap();
-        assert_eq!(read::<ProbeRow>(&path).unwrap(), vec![first, second]);
+        assert_eq!(read::<ProbeRow>(&path).unwrap(), vec![first, js, second]);
         let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(",0.25,1.0,0.25,js\n"), "{text}");
         assert!(text.contains(",refused,statement-too-long,"), "{text}");
     }
 
@@ -421,7 +454,8 @@ mod tests {
              probe_id,series,seed,statements_sent,max_statement_bytes,reconciled,reconcile_note,\
              label,escape_share,non_ascii_share,indexes,overhead_ms,\
              checksum_expected,checksum_present,checksum_equal,target_failed,started_ms,calls_ms,\
-             prepare_ms,bind_ms,nul_share,isolate_heap_peak_bytes,session,warmup_discarded"
+             prepare_ms,bind_ms,nul_share,isolate_heap_peak_bytes,session,warmup_discarded,\
+             handover_ms,call_ms,read_ms,worker"
         );
     }
 
@@ -534,6 +568,10 @@ pub mod tests_support {
             isolate_heap_peak_bytes: None,
             session: 0,
             warmup_discarded: false,
+            handover_ms: None,
+            call_ms: None,
+            read_ms: None,
+            worker: None,
         }
     }
 }

@@ -3,7 +3,8 @@
 //! ([`chart`]), a grid run's decision map ([`decision`], drawn by [`decision_map`]), what sampling
 //! the isolate's heap cost ([`heap_cost`]), two sweep runs compared ([`compare`]), compare's A/A
 //! test on one run ([`calibrate`]), a run's measures for continuous benchmarking ([`export`]);
-//! what every interval of them is taken over ([`intervals`]).
+//! what every interval of them is taken over ([`intervals`]); for a run both Workers measured,
+//! the instrument's cost ([`instrument`]).
 
 pub mod calibrate;
 pub mod chart;
@@ -13,6 +14,7 @@ pub mod decision;
 pub mod decision_map;
 pub mod export;
 pub mod heap_cost;
+pub mod instrument;
 pub mod intervals;
 pub mod points;
 pub mod summary;
@@ -41,11 +43,14 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
     std::fs::write(run_dir.summary_csv(), summary_csv)
         .with_context(|| format!("cannot write {}", run_dir.summary_csv().display()))?;
     let drawn = chart::render_run(run_dir, &rows, axis, target, titles)?;
-    std::fs::write(
-        run_dir.summary_md(),
-        summary::markdown(record, &rows, &drawn),
-    )
-    .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
+    let mut md = summary::markdown(record, &rows, &drawn);
+    let instrument = instrument::markdown(&rows, axis);
+    if let Some(section) = &instrument {
+        md.push('\n');
+        md.push_str(section);
+    }
+    std::fs::write(run_dir.summary_md(), md)
+        .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
     let basis = intervals::Basis::of(&rows, target);
     let mut tables = format!(
         "time per 1,000 rows on {target} (outside clock less preparation, {}):\n{}",
@@ -60,6 +65,9 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
         tables.push_str(&format!(
             "median ms per probe on {target}, clock by clock:\n{table}"
         ));
+    }
+    if let Some(section) = instrument {
+        tables.push_str(&section);
     }
     Ok(Rendered {
         charts: drawn.into_iter().flat_map(chart_files).collect(),

@@ -1,0 +1,290 @@
+//! The instrument's cost, from a sweep run whose sessions were measured by both Workers: per
+//! point, the Rust Worker's inside clock ÷ the JavaScript Worker's, with its interval over
+//! sessions, and whether the instrument moves a finding (literal ÷ bound at a column count).
+//!
+//! The unit is the session (a fresh `wrangler dev` and database, the unit that varies between
+//! runs): each session's value at a point is the median of its repeats' `inside_ms` (records
+//! marked as warm-up left out), and the two Workers' sessions are compared by Welch's t on the
+//! logs ([`sessions::change_between`]), so the interval carries the drift between sessions. The
+//! verdicts of all points at once are held to a false discovery rate with Benjamini–Hochberg
+//! ([`sessions::benjamini_hochberg`]).
+
+use std::collections::BTreeMap;
+
+use d1bench_core::{Outcome, Strategy};
+
+use crate::base::{TargetKind, WorkerKind};
+use crate::stats::sessions::{self, Change, FALSE_DISCOVERY_RATE};
+use crate::stats::{CONFIDENCE, median};
+use crate::studies::sweep::Axis;
+use crate::studies::sweep::row::ProbeRow;
+
+/// One point of the sweep, as the two Workers measured it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstrumentPoint {
+    pub strategy: Strategy,
+    pub label: String,
+    /// The point's value on the sweep's axis.
+    pub x: f64,
+    /// Sessions that measured it, per Worker.
+    pub rust_sessions: usize,
+    pub js_sessions: usize,
+    /// Rust ÷ JavaScript on the inside clock, with its interval and p-value; `None` without two
+    /// sessions of each.
+    pub ratio: Option<Change>,
+    /// Whether the ratio differs from 1 at the run's false discovery rate, over every point.
+    pub differs: bool,
+}
+
+/// Each Worker's session values (median `inside_ms` of the session's repeats) per point.
+type Sessions = BTreeMap<WorkerKind, BTreeMap<usize, Vec<f64>>>;
+
+fn by_point(rows: &[ProbeRow], axis: Axis) -> BTreeMap<(Strategy, String, u64), Sessions> {
+    let mut points: BTreeMap<(Strategy, String, u64), Sessions> = BTreeMap::new();
+    for row in rows {
+        let Some(worker) = row.worker else { continue };
+        if row.target != TargetKind::Local
+            || row.outcome != Outcome::Ok
+            || row.target_failed
+            || row.warmup_discarded
+        {
+            continue;
+        }
+        points
+            .entry((row.strategy, row.label.clone(), row.at(axis).to_bits()))
+            .or_default()
+            .entry(worker)
+            .or_default()
+            .entry(row.session)
+            .or_default()
+            .push(row.inside_ms);
+    }
+    points
+}
+
+fn session_values(sessions: &Sessions, worker: WorkerKind) -> Vec<f64> {
+    sessions
+        .get(&worker)
+        .map(|s| s.values().filter_map(|v| median(v)).collect())
+        .unwrap_or_default()
+}
+
+/// Every point both Workers measured, Rust ÷ JavaScript with its interval over sessions;
+/// empty for a run measured by one Worker.
+pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<InstrumentPoint> {
+    let mut points: Vec<InstrumentPoint> = by_point(rows, axis)
+        .into_iter()
+        .filter(|(_, sessions)| sessions.len() == 2)
+        .map(|((strategy, label, x), sessions)| {
+            let (rust, js) = (
+                session_values(&sessions, WorkerKind::Rust),
+                session_values(&sessions, WorkerKind::Js),
+            );
+            InstrumentPoint {
+                strategy,
+                label,
+                x: f64::from_bits(x),
+                rust_sessions: rust.len(),
+                js_sessions: js.len(),
+                ratio: sessions::change_between(&js, &rust, CONFIDENCE),
+                differs: false,
+            }
+        })
+        .collect();
+    let p_values: Vec<Option<f64>> = points
+        .iter()
+        .map(|p| p.ratio.as_ref().map(|c| c.p_value))
+        .collect();
+    for (point, differs) in points.iter_mut().zip(sessions::benjamini_hochberg(
+        &p_values,
+        FALSE_DISCOVERY_RATE,
+    )) {
+        point.differs = differs;
+    }
+    points
+}
+
+/// literal ÷ bound at each value of the axis, on the inside clock (geometric means over
+/// sessions), with each Worker: where the two Workers disagree on which is faster, the
+/// instrument moves that finding. One line per value of the axis both strategies have.
+pub fn moved_findings(rows: &[ProbeRow], axis: Axis) -> Vec<String> {
+    let by = by_point(rows, axis);
+    let center = |strategy: Strategy, x: u64, worker: WorkerKind| {
+        let sessions = by.get(&(strategy, String::new(), x))?;
+        sessions::over_sessions(&session_values(sessions, worker), CONFIDENCE).map(|o| o.center)
+    };
+    let xs: Vec<u64> = by
+        .keys()
+        .filter(|(s, label, _)| *s == Strategy::Bound && label.is_empty())
+        .map(|(_, _, x)| *x)
+        .collect();
+    xs.into_iter()
+        .filter_map(|x| {
+            let ratio = |worker| {
+                Some(center(Strategy::Literal, x, worker)? / center(Strategy::Bound, x, worker)?)
+            };
+            let (rust, js) = (ratio(WorkerKind::Rust)?, ratio(WorkerKind::Js)?);
+            let moved = (rust < 1.0) != (js < 1.0);
+            Some(format!(
+                "{} = {}: literal ÷ bound {rust:.2} with the Rust Worker, {js:.2} with the \
+                 JavaScript Worker{}",
+                axis.name(),
+                f64::from_bits(x),
+                if moved {
+                    ": the instrument moves this finding (the faster strategy differs)"
+                } else {
+                    ""
+                }
+            ))
+        })
+        .collect()
+}
+
+/// summary.md's section on the instrument, for a run both Workers measured; `None` otherwise.
+pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
+    let points = points(rows, axis);
+    if points.is_empty() {
+        return None;
+    }
+    let mut md = format!(
+        "## The instrument: Rust Worker ÷ JavaScript Worker\n\nPer point, the Rust Worker's \
+         inside clock ÷ the JavaScript Worker's: the ratio of their geometric means over \
+         sessions (each session's value the median of its repeats), its {:.0}% interval by \
+         Welch's t on the logs, and `differs` where it excludes 1 with every point's verdict \
+         held to a {:.0}% false discovery rate (Benjamini–Hochberg).\n\n\
+         | strategy | {} | sessions (Rust, JS) | Rust ÷ JS | interval | differs |\n\
+         | --- | --- | --- | --- | --- | --- |\n",
+        CONFIDENCE * 100.0,
+        FALSE_DISCOVERY_RATE * 100.0,
+        axis.name()
+    );
+    for p in &points {
+        let (ratio, interval) = match &p.ratio {
+            Some(c) => (
+                format!("{:.2}", c.ratio),
+                format!("{:.2}–{:.2}", c.interval.low, c.interval.high),
+            ),
+            None => ("–".into(), "needs two sessions of each".into()),
+        };
+        md.push_str(&format!(
+            "| {}{} | {} | {}, {} | {ratio} | {interval} | {} |\n",
+            p.strategy,
+            if p.label.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", p.label)
+            },
+            p.x,
+            p.rust_sessions,
+            p.js_sessions,
+            if p.differs { "yes" } else { "no" }
+        ));
+    }
+    let findings = moved_findings(rows, axis);
+    if !findings.is_empty() {
+        md.push_str("\nWhere the instrument moves a finding:\n\n");
+        for line in findings {
+            md.push_str(&format!("- {line}\n"));
+        }
+    }
+    Some(md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::studies::sweep::row::tests_support::row;
+
+    /// Rows of one point: `sessions` sessions per Worker, each of three repeats around
+    /// `rust_ms` or `js_ms` with a session effect.
+    fn rows_of(strategy: Strategy, columns: usize, rust_ms: f64, js_ms: f64) -> Vec<ProbeRow> {
+        let mut rows = Vec::new();
+        for session in 0..4 {
+            let worker = if session % 4 == 0 || session % 4 == 3 {
+                WorkerKind::Rust
+            } else {
+                WorkerKind::Js
+            };
+            let base = if worker == WorkerKind::Rust {
+                rust_ms
+            } else {
+                js_ms
+            };
+            let drift = [1.0, 1.03, 0.98, 1.01][session];
+            for repeat in 0..3 {
+                rows.push(ProbeRow {
+                    strategy,
+                    columns,
+                    worker: Some(worker),
+                    session,
+                    repeat,
+                    outcome: Outcome::Ok,
+                    target_failed: false,
+                    inside_ms: base * drift * (1.0 + 0.01 * repeat as f64),
+                    ..row()
+                });
+            }
+        }
+        rows
+    }
+
+    #[test]
+    fn a_ratio_far_from_one_differs_and_one_at_one_does_not() {
+        let mut rows = rows_of(Strategy::Bound, 8, 200.0, 100.0);
+        rows.extend(rows_of(Strategy::Literal, 8, 100.0, 100.0));
+        let points = points(&rows, Axis::Columns);
+        assert_eq!(points.len(), 2);
+        let bound = &points[0];
+        assert_eq!(
+            (bound.strategy, bound.rust_sessions, bound.js_sessions),
+            (Strategy::Bound, 2, 2)
+        );
+        let change = bound.ratio.as_ref().unwrap();
+        assert!((change.ratio - 2.0).abs() < 0.1, "{change:?}");
+        assert!(change.interval.low > 1.0 && bound.differs, "{change:?}");
+        let literal = points[1].ratio.as_ref().unwrap();
+        assert!(literal.interval.low < 1.0 && literal.interval.high > 1.0);
+        assert!(!points[1].differs);
+    }
+
+    #[test]
+    fn warmups_other_targets_and_one_worker_runs_are_left_out() {
+        let mut rows = rows_of(Strategy::Bound, 8, 200.0, 100.0);
+        for row in rows.iter_mut().filter(|r| r.session == 1) {
+            row.warmup_discarded = true;
+        }
+        rows.push(ProbeRow {
+            target: TargetKind::Sqlite,
+            worker: None,
+            ..row()
+        });
+        let points = points(&rows, Axis::Columns);
+        assert_eq!((points[0].rust_sessions, points[0].js_sessions), (2, 1));
+        assert_eq!(
+            points[0].ratio, None,
+            "one JavaScript session gives no interval"
+        );
+        let one_worker: Vec<ProbeRow> = rows
+            .into_iter()
+            .filter(|r| r.worker == Some(WorkerKind::Rust))
+            .collect();
+        assert!(super::points(&one_worker, Axis::Columns).is_empty());
+        assert_eq!(markdown(&one_worker, Axis::Columns), None);
+    }
+
+    #[test]
+    fn a_finding_the_instrument_flips_is_named() {
+        // Literal beats bound with the Rust Worker (90 ÷ 100) but not with the JavaScript one
+        // (120 ÷ 100): the instrument moves that finding.
+        let mut rows = rows_of(Strategy::Bound, 64, 100.0, 100.0);
+        rows.extend(rows_of(Strategy::Literal, 64, 90.0, 120.0));
+        let lines = moved_findings(&rows, Axis::Columns);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].contains("the instrument moves this finding"),
+            "{lines:?}"
+        );
+        let md = markdown(&rows, Axis::Columns).unwrap();
+        assert!(md.contains("| literal | 64 | 2, 2 |"), "{md}");
+    }
+}
