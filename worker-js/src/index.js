@@ -146,7 +146,9 @@ async function probe(db, inserts, started) {
   // window so far, as the Rust Worker's; in none of its parts.
   const slowMs = ((readAt - opened) * (probe.debug_slow_percent ?? 0)) / 100;
   if (slowMs > 0) await new Promise((resolve) => setTimeout(resolve, slowMs));
-  const closed = Date.now();
+  // Without the wait, the window closes where the reading ended, so that the four parts add up
+  // to it exactly (the local runtime's clock may tick between two statements).
+  const closed = slowMs > 0 ? Date.now() : readAt;
 
   // Debugging the harness only: after the clock stopped.
   if (inserts.corrupt) await db.prepare(inserts.corrupt).run();
