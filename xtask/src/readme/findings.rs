@@ -61,8 +61,8 @@ impl Side {
     }
 }
 
-/// literal ÷ bound on `target` at each point of the sweep run in `dir`, from its own files.
-fn literal_to_bound(dir: &Path, target: TargetKind) -> Result<Vec<SummaryRow>> {
+/// The sweep run in `dir` read back: its record, its rows and its summary rows.
+fn sweep_run(dir: &Path) -> Result<(RunRecord, Vec<ProbeRow>, Vec<SummaryRow>)> {
     let run_dir = RunDir::new(dir.to_owned());
     let record = RunRecord::read(&run_dir.run_toml())?;
     let rows: Vec<ProbeRow> = csv::read(&run_dir.results_csv())?;
@@ -70,7 +70,14 @@ fn literal_to_bound(dir: &Path, target: TargetKind) -> Result<Vec<SummaryRow>> {
         .run
         .x_axis
         .with_context(|| format!("{} is not a sweep", run_dir.run_toml().display()))?;
-    Ok(summary_rows(&rows, axis, record.run.precision)
+    let summary = summary_rows(&rows, axis, record.run.precision);
+    Ok((record, rows, summary))
+}
+
+/// literal ÷ bound on `target` at each point of the sweep run in `dir`, from its own files.
+fn literal_to_bound(dir: &Path, target: TargetKind) -> Result<Vec<SummaryRow>> {
+    let (_, _, summary) = sweep_run(dir)?;
+    Ok(summary
         .into_iter()
         .filter(|r| {
             r.strategy == Strategy::Literal
@@ -85,15 +92,8 @@ fn literal_to_bound(dir: &Path, target: TargetKind) -> Result<Vec<SummaryRow>> {
 /// as `link` (e.g. `docs/example-run`); with `replicate` (a second run's directory and link), a
 /// difference between strategies is stated only where both runs' intervals show it.
 pub fn section(dir: &Path, link: &str, replicate: Option<(&Path, &str)>) -> Result<String> {
-    let run_dir = RunDir::new(dir.to_owned());
-    let record = RunRecord::read(&run_dir.run_toml())?;
-    let rows: Vec<ProbeRow> = csv::read(&run_dir.results_csv())?;
-    let axis = record
-        .run
-        .x_axis
-        .with_context(|| format!("{} is not a sweep", run_dir.run_toml().display()))?;
+    let (record, rows, summary) = sweep_run(dir)?;
     let target = record.run.target;
-    let summary = summary_rows(&rows, axis, record.run.precision);
     let of = |strategy: Strategy, on: TargetKind, measure: &str| -> Vec<&SummaryRow> {
         summary
             .iter()
@@ -344,6 +344,30 @@ mod tests {
         let root = project_root();
         let expected = section(&root.join("docs/example-run"), "docs/example-run", None).unwrap();
         assert!(expected.contains("literal ÷ bound"), "{expected}");
+    }
+
+    /// The README says compare calls no point of the example run and its replicate changed:
+    /// the two runs' A/A test, on their committed files.
+    #[test]
+    fn the_example_run_and_its_replicate_pass_their_a_a_test() {
+        use crate::studies::sweep::report::compare::{CalibrationSource, compare};
+        let root = project_root();
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        assert!(
+            readme.contains("A/A\ntest: it calls no point changed")
+                || readme.contains("A/A test: it calls no point changed"),
+            "the README no longer states the A/A result this test checks"
+        );
+        let c = compare(
+            &root.join(crate::readme::EXAMPLE_RUN),
+            &root.join(crate::readme::REPLICATE_RUN),
+            None,
+            &CalibrationSource::Off,
+        )
+        .unwrap();
+        assert!(c.points.len() >= 100, "{} points", c.points.len());
+        let changed: Vec<_> = c.points.iter().filter(|p| p.verdict.is_change()).collect();
+        assert!(changed.is_empty(), "{changed:#?}");
     }
 
     #[test]
