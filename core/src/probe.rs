@@ -444,8 +444,8 @@ pub struct VerifyResult {
 }
 
 /// What the Worker measured for one probe, inside one invocation. Its clocks, in the order they
-/// run: [`ProbeResult::prepare_ms`], then the window of [`ProbeResult::inside_ms`], whose parts
-/// are, in order, [`ProbeResult::handover_ms`], [`ProbeResult::bind_ms`],
+/// run: [`ProbeResult::prepare_ms`], [`ProbeResult::handover_ms`], then the window of
+/// [`ProbeResult::inside_ms`], whose parts are, in order, [`ProbeResult::bind_ms`],
 /// [`ProbeResult::call_ms`] (D1's own share of it is [`ProbeResult::d1_ms`]) and
 /// [`ProbeResult::read_ms`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -482,19 +482,19 @@ pub struct ProbeResult {
     /// Worker's clock only advances on I/O in production (locally it runs on), so there the
     /// window's start reads the time of the last I/O before it, and the preparation falls in.
     pub inside_ms: f64,
-    /// The window's first part, within `inside_ms`: milliseconds handing the values over to
-    /// JavaScript before any statement is prepared (the Rust Worker: its values, payloads or
-    /// script and the SQL texts made JavaScript values; the JavaScript Worker has its values
-    /// as JavaScript's already, so its part is what doing nothing measures). `None` from a
-    /// target that does not say.
+    /// Before the window, after `prepare_ms`: milliseconds making the values JavaScript values
+    /// (the Rust Worker: its values, payloads or script and the SQL texts handed over, one
+    /// `JSON.parse` of the values; the JavaScript Worker: its one `JSON.parse` of the request).
+    /// Outside the window so that both Workers' windows time the same work: this part is the
+    /// instrument's own cost, reported beside it. `None` from a target that does not say.
     #[serde(default)]
     pub handover_ms: Option<f64>,
-    /// The window's second part: milliseconds preparing each statement on the binding and
+    /// The window's first part: milliseconds preparing each statement on the binding and
     /// binding its values (`prepare` and `bind`), before the first D1 call. `None` from a
     /// target that does not say.
     #[serde(default)]
     pub bind_ms: Option<f64>,
-    /// The window's third part: milliseconds from the first D1 call until its last answer
+    /// The window's second part: milliseconds from the first D1 call until its last answer
     /// arrived. `None` from a target that does not say.
     #[serde(default)]
     pub call_ms: Option<f64>,

@@ -10,11 +10,12 @@
 // `script`), or `verification` (the SQL of /verify). So both Workers write exactly the same
 // statements, and their rows reconcile by the same count and content checksum.
 //
-// The clocks of /probe, on `Date.now()` as the Rust Worker's: `prepare_ms` is reading the body
-// (one JSON.parse) before the window opens; the window (`inside_ms`) has the same four parts:
-// `handover_ms` (nothing to hand over: the values are JavaScript's already), `bind_ms` (each
-// statement prepared and its values bound), `call_ms` (the D1 calls until their answers
-// arrive), `read_ms` (`meta.changes` and `meta.duration` of each answer read). Errors come back
+// The clocks of /probe, on `Date.now()` as the Rust Worker's, before the window: `prepare_ms`
+// reading the body, `handover_ms` its one JSON.parse (the values become JavaScript values, as
+// the Rust Worker's `handover_ms` makes its values JavaScript's); the window (`inside_ms`) has
+// the same three parts as the Rust Worker's: `bind_ms` (each statement prepared and its values
+// bound), `call_ms` (the D1 calls until their answers arrive), `read_ms` (`meta.changes` and
+// `meta.duration` of each answer read). Errors come back
 // as D1's text; the host classifies them with the same rules as the Rust Worker's
 // (`RefusalKind::classify`), so this Worker answers `outcome` `ok` or `error` only.
 //
@@ -35,15 +36,20 @@ export default {
     if (!handler) return error(404, `no route ${route} in the JavaScript Worker`);
     const started = Date.now();
     let body;
+    let bodyRead;
+    let parsed;
     try {
-      body = JSON.parse(await request.text());
+      const text = await request.text();
+      bodyRead = Date.now();
+      body = JSON.parse(text);
+      parsed = Date.now();
     } catch (e) {
       return error(400, `invalid probe: ${e.message}`);
     }
     const missing = ["probe", ...handler.needs].find((key) => body?.[key] === undefined);
     if (missing) return error(400, `invalid probe: missing \`${missing}\``, missing);
     try {
-      return json(await handler(env.DB, body, started));
+      return json(await handler(env.DB, body, { started, bodyRead, parsed }));
     } catch (e) {
       return error(500, `probe ${body.probe.probe_id} failed outside its writes: ${errorText(e)}`);
     }
@@ -120,14 +126,13 @@ async function verify(db, { probe, verification }) {
 verify.needs = ["verification"];
 
 // `POST /probe`: the rows written and nothing else, and the window's clocks.
-async function probe(db, inserts, started) {
-  const { probe, texts, text_of: textOf } = inserts;
+async function probe(db, inserts, { started, bodyRead, parsed }) {
+  const { probe, text_of: textOf } = inserts;
   const statementsPlanned = textOf.length;
-  const prepareMs = Date.now() - started;
 
+  // The values became JavaScript values when the body was parsed, before the window, as the
+  // Rust Worker hands its values over before its window.
   const opened = Date.now();
-  // Nothing to hand over: the values are JavaScript values since the body was read.
-  const handedAt = Date.now();
   let ready = null;
   let failed = null;
   try {
@@ -146,7 +151,7 @@ async function probe(db, inserts, started) {
   // window so far, as the Rust Worker's; in none of its parts.
   const slowMs = ((readAt - opened) * (probe.debug_slow_percent ?? 0)) / 100;
   if (slowMs > 0) await new Promise((resolve) => setTimeout(resolve, slowMs));
-  // Without the wait, the window closes where the reading ended, so that the four parts add up
+  // Without the wait, the window closes where the reading ended, so that the three parts add up
   // to it exactly (the local runtime's clock may tick between two statements).
   const closed = slowMs > 0 ? Date.now() : readAt;
 
@@ -164,10 +169,10 @@ async function probe(db, inserts, started) {
     d1_calls: calls.d1Calls,
     rows_per_statement: inserts.rows_per_statement,
     max_statement_bytes: inserts.max_statement_bytes,
-    prepare_ms: prepareMs,
+    prepare_ms: bodyRead - started,
     inside_ms: closed - opened,
-    handover_ms: handedAt - opened,
-    bind_ms: boundAt - handedAt,
+    handover_ms: parsed - bodyRead,
+    bind_ms: boundAt - opened,
     call_ms: calledAt - boundAt,
     read_ms: readAt - calledAt,
     d1_ms: read.durationMs,

@@ -4,10 +4,13 @@
 //! - `prepare_ms`: generating the rows and building every statement (its SQL text, and the
 //!   bound values of all statements as one JSON text, see [`d1bench_core::sql::values_json`];
 //!   for `json`, each statement's JSON payload; for `exec`, the script: see
-//!   [`d1bench_core::handover`]), before the window opens;
-//! - `inside_ms`, the window, in four parts: `handover_ms` (one `JSON.parse` of those values,
-//!   and each distinct SQL text, payload or the script made a JavaScript string, each freed
-//!   from the Worker's memory as JavaScript gets it), `bind_ms` (each statement prepared on the
+//!   [`d1bench_core::handover`]);
+//! - `handover_ms`: one `JSON.parse` of those values, and each distinct SQL text, payload or
+//!   the script made a JavaScript string, each freed from the Worker's memory as JavaScript
+//!   gets it. Also before the window: the JavaScript Worker's counterpart is its `JSON.parse`
+//!   of the request, and both windows open with the values JavaScript's, so the two
+//!   instruments' windows time the same work and this part is the Rust Worker's own cost;
+//! - `inside_ms`, the window, in three parts: `bind_ms` (each statement prepared on the
 //!   binding and its values bound, in one call into JavaScript: `bind.js`), `call_ms` (the D1
 //!   calls until their answers arrive), `read_ms` (D1's answers read in one call into
 //!   JavaScript: `meta.changes`, the rows acknowledged, and `meta.duration`, `d1_ms`; for
@@ -88,8 +91,8 @@ enum Ready {
 }
 
 /// Writes the rows, and nothing else: the table was created by `POST /setup`, and the rows are
-/// counted by `POST /verify`. The window's four parts are timed apart: handing the values over,
-/// preparing and binding, the D1 calls, reading the answers.
+/// counted by `POST /verify`. Handing the values over is timed before the window, and the window's
+/// three parts apart: preparing and binding, the D1 calls, reading the answers.
 async fn perform(
     db: &D1Database,
     probe: &ProbeRequest,
@@ -98,12 +101,15 @@ async fn perform(
 ) -> Result<ProbeResult> {
     let binding: &Binding = db.as_ref().unchecked_ref();
 
-    let opened = Date::now();
-    // The values leave the Worker's memory as they are handed over: no second copy of them
-    // stays alive during the call.
+    // Handing over comes before the window, as the JavaScript Worker's `JSON.parse` of its
+    // body does: both windows open with the values JavaScript values already, so they time
+    // the same work (the D1 binding is JavaScript's, whatever the Worker is written in). The
+    // values leave the Worker's memory as they are handed over: no second copy of them stays
+    // alive during the call.
+    let handing = Date::now();
     let values = std::mem::replace(&mut prepared.values, Values::None);
     let handed = hand_over(&prepared.texts, values);
-    let handed_at = Date::now();
+    let opened = Date::now();
     let prepared = &prepared;
     let bound = handed.and_then(|handed| bind_all(binding, prepared, handed));
     let bound_at = Date::now();
@@ -120,10 +126,15 @@ async fn perform(
     // Debugging the harness only (`--debug-slow`): a wait inside the window, its share of the
     // window so far (a timer, so the clock moves on Cloudflare too); in none of its parts.
     let slow_ms = probe.debug_slow_ms(read_at - opened);
-    if slow_ms > 0.0 {
+    // Without the wait, the window closes where the reading ended, so that its three parts add
+    // up to it exactly (the local runtime's clock may tick between two statements).
+    let closed = if slow_ms > 0.0 {
         Delay::from(Duration::from_micros((slow_ms * 1000.0) as u64)).await;
-    }
-    let inside_ms = Date::now() - opened;
+        Date::now()
+    } else {
+        read_at
+    };
+    let inside_ms = closed - opened;
 
     // Debugging the harness only (see `ProbeRequest::debug_corrupt`): after the clock stopped.
     if let Some(corrupt) = &prepared.corrupt {
@@ -150,8 +161,8 @@ async fn perform(
         max_statement_bytes: prepared.max_statement_bytes,
         prepare_ms: Some(prepare_ms),
         inside_ms,
-        handover_ms: Some(handed_at - opened),
-        bind_ms: Some(bound_at - handed_at),
+        handover_ms: Some(opened - handing),
+        bind_ms: Some(bound_at - opened),
         call_ms: Some(called_at - bound_at),
         read_ms: Some(read_at - called_at),
         d1_ms: answers.duration_ms,

@@ -226,13 +226,15 @@ fn every_strategy_ran(rows: &[&crate::support::Row]) {
 }
 
 /// A probe of the column sweep's smoke profile on local D1, measured by `worker`: reconciled by
-/// count and checksum, its clocks nested, the window's four parts adding up to it, and its
+/// count and checksum, its clocks nested, the window's three parts adding up to it, the values'
+/// handover timed before it, and its
 /// statements as its strategy plans them.
 fn assert_local_probe(row: &crate::support::Row, worker: &str) {
     assert_eq!(row["worker"], worker, "{row:?}");
     // The window's parts are read one after the other on the Worker's clock: they add up to
-    // it exactly.
-    let parts: f64 = ["handover_ms", "bind_ms", "call_ms", "read_ms"]
+    // it exactly. The handover comes before it, on both Workers.
+    assert!(ms(row, "handover_ms") >= 0.0, "{row:?}");
+    let parts: f64 = ["bind_ms", "call_ms", "read_ms"]
         .iter()
         .map(|part| ms(row, part))
         .sum();

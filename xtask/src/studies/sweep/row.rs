@@ -132,13 +132,14 @@ pub struct ProbeRow {
     /// every report. False in a results.csv written before the rule existed.
     #[serde(default)]
     pub warmup_discarded: bool,
-    /// The window's first part, within `inside_ms`: milliseconds handing the values over to
-    /// JavaScript (see `ProbeResult::handover_ms`); empty for a target without a Worker or a
-    /// results.csv written before the window had parts.
+    /// Before the window: milliseconds making the values JavaScript values (see
+    /// `ProbeResult::handover_ms`; inside the window's start in results.csv files written before
+    /// 2026-12-02); empty for a target without a Worker or a results.csv written before the
+    /// window had parts.
     #[serde(default)]
     pub handover_ms: Option<f64>,
-    /// The window's third part: milliseconds from the first D1 call until its last answer
-    /// arrived (after `handover_ms` and `bind_ms`); empty as `handover_ms`.
+    /// The window's second part: milliseconds from the first D1 call until its last answer
+    /// arrived (after `bind_ms`); empty as `handover_ms`.
     #[serde(default)]
     pub call_ms: Option<f64>,
     /// The window's last part: milliseconds reading D1's answers; empty as `handover_ms`.
