@@ -390,7 +390,7 @@ fn measure_on(on: &On, plan: &RunPlan, run_dir: &RunDir, record: &mut RunRecord)
     let mut session = Clocked::new(session);
     let described = session.describe();
     if target == record.run.target {
-        record.versions.worker = described.worker;
+        record.versions.worker = described.worker.clone();
         record.remote = described.remote;
     }
     record.write(&run_dir.run_toml())?;
@@ -425,6 +425,7 @@ fn measure_on(on: &On, plan: &RunPlan, run_dir: &RunDir, record: &mut RunRecord)
         calls,
         stop_ms,
         warmup_discarded: settled.as_ref().ok().copied().flatten(),
+        worker: (!described.worker.is_empty()).then(|| described.worker.clone()),
     });
     if target == record.run.target {
         record.remote = described.remote;

@@ -385,7 +385,10 @@ mod tests {
             listed(&alone, "wholly below 1, at "),
             listed(&itself, "wholly below 1 in both, at "),
         );
-        assert!(itself.contains("overlap at 12 of 12 column counts"), "{itself}");
+        assert!(
+            itself.contains("overlap at 12 of 12 column counts"),
+            "{itself}"
+        );
         // ...and against the replicate, no more than either run states alone.
         let replicate = root.join("docs/runs/column-sweep-replicate");
         let other = section(&replicate, "r", None).unwrap();

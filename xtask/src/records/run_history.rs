@@ -43,6 +43,11 @@ pub struct SessionTime {
     /// (kept in results.csv, marked `warmup_discarded`); absent for a kind that keeps them all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_discarded: Option<usize>,
+    /// The Worker that measured the session, as `[versions] worker` names it (which records
+    /// the last session's): with `--alternate-workers` the sessions' Workers differ. Absent on
+    /// a target without a Worker, and in records written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
 }
 
 impl SessionTime {
@@ -76,6 +81,7 @@ impl SessionTime {
                             (None, None) => None,
                             (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
                         },
+                        worker: sum.worker,
                     },
                 })
             })
@@ -153,6 +159,7 @@ mod tests {
             target,
             session: 0,
             warmup_discarded: None,
+            worker: None,
             start_ms: 1.0,
             wall_ms,
             calls_ms,

@@ -596,6 +596,7 @@ mod tests {
                 target: TargetKind::Local,
                 session: 1,
                 warmup_discarded: Some(3),
+                worker: None,
                 start_ms: 1.0,
                 wall_ms: 2.0,
                 calls_ms: 1.5,

@@ -281,6 +281,7 @@ memory_gib = 1.0
             target,
             session: 0,
             warmup_discarded: None,
+            worker: None,
             start_ms: 1_500.0,
             wall_ms,
             calls_ms,

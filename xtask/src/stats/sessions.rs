@@ -65,7 +65,7 @@ fn mean_and_sd(logs: &[f64]) -> (f64, f64) {
 /// The geometric mean of `values` (one per session, each positive) and its t interval on the
 /// logs at `level`; `None` when there is no value or one is not positive.
 pub fn over_sessions(values: &[f64], level: f64) -> Option<OverSessions> {
-    if values.is_empty() || values.iter().any(|v| !(*v > 0.0) || !v.is_finite()) {
+    if values.is_empty() || values.iter().any(|v| !v.is_finite() || *v <= 0.0) {
         return None;
     }
     let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();

@@ -77,7 +77,7 @@ mod tests {
             // 23.5% slower at the start (the example run's first round), 5% noise.
             let s = series(&mut rng, n, 0.05, slow, 0.235);
             let cut = mser_truncation(&s, n / 2);
-            assert!(cut <= n / 2 && cut % BATCH == 0, "{cut}");
+            assert!(cut <= n / 2 && cut.is_multiple_of(BATCH), "{cut}");
             cut_total += cut;
             // What is kept starts where the slowdown is below 5%: its first 79% is cut.
             missed += usize::from(cut < 15);

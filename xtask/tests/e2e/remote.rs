@@ -436,9 +436,11 @@ pub fn remote_run(
         .collect();
     // Each session of the remote target is a fresh database and Worker, torn down before the
     // next: the whole lifecycle once per session run.toml recorded on `remote`.
-    let sessions = record["sessions"]
-        .as_array()
-        .map_or(0, |s| s.iter().filter(|s| s["target"].as_str() == Some("remote")).count());
+    let sessions = record["sessions"].as_array().map_or(0, |s| {
+        s.iter()
+            .filter(|s| s["target"].as_str() == Some("remote"))
+            .count()
+    });
     assert!(sessions >= 1, "{record}");
     let lifecycle = [
         "create",
@@ -491,7 +493,10 @@ pub fn a_sweep_runs_end_to_end_on_the_remote_target_through_the_stand_in() {
     let sessions = record["sessions"].as_array().unwrap();
     let planned = record["run"]["sessions"].as_integer().unwrap() as usize;
     for target in ["remote", "sqlite"] {
-        let ran = sessions.iter().filter(|s| s["target"].as_str() == Some(target)).count();
+        let ran = sessions
+            .iter()
+            .filter(|s| s["target"].as_str() == Some(target))
+            .count();
         assert_eq!(ran, planned, "{target}: {record}");
     }
     assert!(

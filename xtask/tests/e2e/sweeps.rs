@@ -26,6 +26,7 @@ pub fn tests() -> Vec<Trial> {
         row_size_smoke_reaches_literals_wall,
         smoke_run_reconciles_and_draws,
         js_worker_smoke_run_reconciles,
+        alternate_workers_smoke_run_reports_the_instrument,
         decision_map_smoke_reconciles_and_answers_every_cell,
         a_table_corrupted_by_one_byte_is_caught_and_the_run_is_invalid,
         a_table_with_values_swapped_between_rows_is_caught_and_the_run_is_invalid,
@@ -365,6 +366,65 @@ pub fn js_worker_smoke_run_reconciles() {
             "{args:?}: {stderr}"
         );
     }
+}
+
+/// A sweep whose sessions alternate between the two Workers (`--alternate-workers`, ABBA): each
+/// session measured by the Worker its place says, every probe reconciled, each session's Worker
+/// in run.toml, and summary.md's instrument section with Rust ÷ JavaScript per point, the
+/// handover of each Worker and the JavaScript Worker's reconciliation; the other tables the
+/// Rust Worker's alone.
+pub fn alternate_workers_smoke_run_reports_the_instrument() {
+    let out = tempfile::tempdir().unwrap();
+    let status = xtask_run(
+        &[
+            "column-sweep",
+            "--profile",
+            "smoke",
+            "--alternate-workers",
+            "--sessions",
+            "4",
+            "--no-baseline",
+            "--only",
+            "columns=8|64,strategy=bound|literal",
+        ],
+        out.path(),
+    );
+    assert!(
+        status.success(),
+        "the alternating smoke run failed: {status}"
+    );
+    let dir = run_dir(out.path());
+    let rows = read_csv(&dir.join("results.csv"));
+    assert_eq!(rows.len(), 4 * 4, "4 points in each of 4 sessions");
+    for row in &rows {
+        let worker = match row["session"].as_str() {
+            "0" | "3" => "rust",
+            "1" | "2" => "js",
+            other => panic!("session {other}"),
+        };
+        assert_local_probe(row, worker);
+    }
+    let record = run_toml(&dir);
+    let sessions = record["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 4, "{sessions:?}");
+    for session in sessions {
+        let name = session["worker"].as_str().unwrap();
+        let js = matches!(session["session"].as_integer(), Some(1 | 2));
+        assert_eq!(name.starts_with("d1bench-worker-js "), js, "{session:?}");
+    }
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    let section = md
+        .split("## The instrument: Rust Worker ÷ JavaScript Worker")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no instrument section: {md}"));
+    for point in ["| bound | 8 | 2, 2 |", "| literal | 64 | 2, 2 |"] {
+        assert!(section.contains(point), "{point}: {section}");
+    }
+    assert!(
+        section.contains("The tables and charts above are the Rust Worker's sessions only")
+            && section.contains("`local`: 8 probes"),
+        "{section}"
+    );
 }
 
 pub fn smoke_run_reconciles_and_draws() {

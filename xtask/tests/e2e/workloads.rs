@@ -309,7 +309,9 @@ pub fn write_contention_on_local_d1_retries_nothing_and_writes_exactly_once() {
                 for retry in ["none", "fixed", "exponential"] {
                     for op in ["write", "batch-write"] {
                         assert!(
-                            measured.iter().any(|r| r["retry"] == retry && r["op"] == op),
+                            measured
+                                .iter()
+                                .any(|r| r["retry"] == retry && r["op"] == op),
                             "{target}: no {op} under {retry}"
                         );
                     }
@@ -466,7 +468,10 @@ pub fn the_cache_on_local_d1_hits_misses_and_is_never_staler_than_its_ttl() {
         .lines()
         .filter(|l| l.starts_with("| local | ") && l.contains("· max "))
         .count();
-    for (chart, drawn) in [("hit-ratio-vs-ttl", true), ("staleness-vs-ttl", stale_reads > 0)] {
+    for (chart, drawn) in [
+        ("hit-ratio-vs-ttl", true),
+        ("staleness-vs-ttl", stale_reads > 0),
+    ] {
         for ext in ["png", "svg", "pdf"] {
             assert_eq!(
                 dir.join(format!("{chart}.{ext}")).is_file(),

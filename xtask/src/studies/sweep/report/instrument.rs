@@ -1,6 +1,8 @@
 //! The instrument's cost, from a sweep run whose sessions were measured by both Workers: per
 //! point, the Rust Worker's inside clock ÷ the JavaScript Worker's, with its interval over
-//! sessions, and whether the instrument moves a finding (literal ÷ bound at a column count).
+//! sessions, whether the instrument moves a finding (literal ÷ bound at a column count), and
+//! what each Worker spends making the values JavaScript values before its window
+//! (`handover_ms`, the instrument's own cost that no window holds).
 //!
 //! The unit is the session (a fresh `wrangler dev` and database, the unit that varies between
 //! runs): each session's value at a point is the median of its repeats' `inside_ms` (records
@@ -34,22 +36,64 @@ pub struct InstrumentPoint {
     pub ratio: Option<Change>,
     /// Whether the ratio differs from 1 at the run's false discovery rate, over every point.
     pub differs: bool,
+    /// Median `handover_ms` (before the window) of each Worker's probes at the point.
+    pub rust_handover_ms: Option<f64>,
+    pub js_handover_ms: Option<f64>,
+}
+
+/// How much slower than the JavaScript Worker the Rust Worker may be on the inside clock for
+/// the instrument to count as not moving a figure: a point whose interval for Rust ÷ JS stays
+/// above this is named in summary.md.
+pub const TOLERANCE: f64 = 1.05;
+
+impl InstrumentPoint {
+    /// Whether the interval shows the Rust Worker more than [`TOLERANCE`] slower; `false`
+    /// without an interval.
+    pub fn beyond_tolerance(&self) -> bool {
+        self.ratio
+            .as_ref()
+            .is_some_and(|c| c.interval.low > TOLERANCE)
+    }
 }
 
 /// Each Worker's session values (median `inside_ms` of the session's repeats) per point.
 type Sessions = BTreeMap<WorkerKind, BTreeMap<usize, Vec<f64>>>;
 
+/// The probes that count: the local target's, measured by a Worker, done, and not warm-up.
+fn counted(row: &ProbeRow) -> Option<WorkerKind> {
+    let worker = row.worker?;
+    (row.target == TargetKind::Local
+        && row.outcome == Outcome::Ok
+        && !row.target_failed
+        && !row.warmup_discarded)
+        .then_some(worker)
+}
+
+/// Median `handover_ms` of each Worker's counted probes at each point.
+fn handovers(rows: &[ProbeRow], axis: Axis) -> BTreeMap<(Strategy, String, u64, WorkerKind), f64> {
+    let mut all: BTreeMap<(Strategy, String, u64, WorkerKind), Vec<f64>> = BTreeMap::new();
+    for row in rows {
+        let (Some(worker), Some(ms)) = (counted(row), row.handover_ms) else {
+            continue;
+        };
+        all.entry((
+            row.strategy,
+            row.label.clone(),
+            row.at(axis).to_bits(),
+            worker,
+        ))
+        .or_default()
+        .push(ms);
+    }
+    all.into_iter()
+        .filter_map(|(key, values)| Some((key, median(&values)?)))
+        .collect()
+}
+
 fn by_point(rows: &[ProbeRow], axis: Axis) -> BTreeMap<(Strategy, String, u64), Sessions> {
     let mut points: BTreeMap<(Strategy, String, u64), Sessions> = BTreeMap::new();
     for row in rows {
-        let Some(worker) = row.worker else { continue };
-        if row.target != TargetKind::Local
-            || row.outcome != Outcome::Ok
-            || row.target_failed
-            || row.warmup_discarded
-        {
-            continue;
-        }
+        let Some(worker) = counted(row) else { continue };
         points
             .entry((row.strategy, row.label.clone(), row.at(axis).to_bits()))
             .or_default()
@@ -72,6 +116,7 @@ fn session_values(sessions: &Sessions, worker: WorkerKind) -> Vec<f64> {
 /// Every point both Workers measured, Rust ÷ JavaScript with its interval over sessions;
 /// empty for a run measured by one Worker.
 pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<InstrumentPoint> {
+    let handovers = handovers(rows, axis);
     let mut points: Vec<InstrumentPoint> = by_point(rows, axis)
         .into_iter()
         .filter(|(_, sessions)| sessions.len() == 2)
@@ -80,7 +125,14 @@ pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<InstrumentPoint> {
                 session_values(&sessions, WorkerKind::Rust),
                 session_values(&sessions, WorkerKind::Js),
             );
+            let handover = |worker| {
+                handovers
+                    .get(&(strategy, label.clone(), x, worker))
+                    .copied()
+            };
             InstrumentPoint {
+                rust_handover_ms: handover(WorkerKind::Rust),
+                js_handover_ms: handover(WorkerKind::Js),
                 strategy,
                 label,
                 x: f64::from_bits(x),
@@ -151,9 +203,13 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
          inside clock ÷ the JavaScript Worker's: the ratio of their geometric means over \
          sessions (each session's value the median of its repeats), its {:.0}% interval by \
          Welch's t on the logs, and `differs` where it excludes 1 with every point's verdict \
-         held to a {:.0}% false discovery rate (Benjamini–Hochberg).\n\n\
-         | strategy | {} | sessions (Rust, JS) | Rust ÷ JS | interval | differs |\n\
-         | --- | --- | --- | --- | --- | --- |\n",
+         held to a {:.0}% false discovery rate (Benjamini–Hochberg). Both windows open with \
+         the values JavaScript values; making them so comes before the window on both \
+         Workers (`handover_ms`: the Rust Worker's values handed over from its memory, the \
+         JavaScript Worker's `JSON.parse` of its request), its median per Worker in the last \
+         column: the instrument's own cost, which no window holds.\n\n\
+         | strategy | {} | sessions (Rust, JS) | Rust ÷ JS | interval | differs | handover ms (Rust, JS) |\n\
+         | --- | --- | --- | --- | --- | --- | --- |\n",
         CONFIDENCE * 100.0,
         FALSE_DISCOVERY_RATE * 100.0,
         axis.name()
@@ -167,7 +223,7 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
             None => ("–".into(), "needs two sessions of each".into()),
         };
         md.push_str(&format!(
-            "| {}{} | {} | {}, {} | {ratio} | {interval} | {} |\n",
+            "| {}{} | {} | {}, {} | {ratio} | {interval} | {} | {}, {} |\n",
             p.strategy,
             if p.label.is_empty() {
                 String::new()
@@ -177,9 +233,35 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
             p.x,
             p.rust_sessions,
             p.js_sessions,
-            if p.differs { "yes" } else { "no" }
+            if p.differs { "yes" } else { "no" },
+            ms_or_dash(p.rust_handover_ms),
+            ms_or_dash(p.js_handover_ms),
         ));
     }
+    let beyond: Vec<String> = points
+        .iter()
+        .filter(|p| p.beyond_tolerance())
+        .map(|p| format!("{} at {} = {}", p.strategy, axis.name(), p.x))
+        .collect();
+    let with_interval = points.iter().filter(|p| p.ratio.is_some()).count();
+    md.push_str(&if beyond.is_empty() {
+        format!(
+            "\nAt every point with an interval ({with_interval} of {}), the interval reaches \
+             {TOLERANCE:.2} or below: nowhere does this run show the Rust Worker more than \
+             {:.0}% slower than the JavaScript one.\n",
+            points.len(),
+            (TOLERANCE - 1.0) * 100.0
+        )
+    } else {
+        format!(
+            "\nThe interval stays above {TOLERANCE:.2} at {} of {with_interval} points ({}): \
+             there the Rust Worker is measurably more than {:.0}% slower, and the figures of \
+             those points carry that much of the instrument.\n",
+            beyond.len(),
+            beyond.join(", "),
+            (TOLERANCE - 1.0) * 100.0
+        )
+    });
     let findings = moved_findings(rows, axis);
     if !findings.is_empty() {
         md.push_str("\nWhere the instrument moves a finding:\n\n");
@@ -188,6 +270,10 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
         }
     }
     Some(md)
+}
+
+fn ms_or_dash(ms: Option<f64>) -> String {
+    ms.map_or_else(|| "–".into(), |ms| format!("{ms:.0}"))
 }
 
 #[cfg(test)]
@@ -221,6 +307,7 @@ mod tests {
                     outcome: Outcome::Ok,
                     target_failed: false,
                     inside_ms: base * drift * (1.0 + 0.01 * repeat as f64),
+                    handover_ms: Some(if worker == WorkerKind::Rust { 7.0 } else { 3.0 }),
                     ..row()
                 });
             }
@@ -245,6 +332,13 @@ mod tests {
         let literal = points[1].ratio.as_ref().unwrap();
         assert!(literal.interval.low < 1.0 && literal.interval.high > 1.0);
         assert!(!points[1].differs);
+        // Twice as slow is beyond the tolerance, and named; equal is not.
+        assert!(bound.beyond_tolerance() && !points[1].beyond_tolerance());
+        let md = markdown(&rows, Axis::Columns).unwrap();
+        assert!(
+            md.contains("The interval stays above 1.05 at 1 of 2 points (bound at columns = 8)"),
+            "{md}"
+        );
     }
 
     #[test]
@@ -286,5 +380,7 @@ mod tests {
         );
         let md = markdown(&rows, Axis::Columns).unwrap();
         assert!(md.contains("| literal | 64 | 2, 2 |"), "{md}");
+        assert!(md.contains("| no | 7, 3 |"), "the handover medians: {md}");
+        assert!(md.contains("the interval reaches 1.05 or below"), "{md}");
     }
 }

@@ -21,6 +21,7 @@ pub mod summary;
 
 use anyhow::{Context, Result};
 
+use crate::base::WorkerKind;
 use crate::records::csv;
 use crate::records::{RunDir, RunRecord};
 use crate::reports::{Rendered, chart_files, provenance};
@@ -39,12 +40,45 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
         return render_grid(run_dir, record, &rows, axis, y_axis, titles);
     }
     let target = record.run.target;
+    // A run both Workers measured (`--alternate-workers`): its instrument section holds both;
+    // every other table and chart is the default instrument's, the Rust Worker's sessions, so
+    // that no figure pools two instruments.
+    let all_rows = rows;
+    let both_workers = WorkerKind::ALL
+        .iter()
+        .all(|w| all_rows.iter().any(|r| r.worker == Some(*w)));
+    let rows: Vec<ProbeRow> = if both_workers {
+        all_rows
+            .iter()
+            .filter(|r| r.worker != Some(WorkerKind::Js))
+            .cloned()
+            .collect()
+    } else {
+        all_rows.clone()
+    };
     let summary_csv = points::summary_csv(&rows, axis, record.run.precision)?;
     std::fs::write(run_dir.summary_csv(), summary_csv)
         .with_context(|| format!("cannot write {}", run_dir.summary_csv().display()))?;
     let drawn = chart::render_run(run_dir, &rows, axis, target, titles)?;
     let mut md = summary::markdown(record, &rows, &drawn);
-    let instrument = instrument::markdown(&rows, axis);
+    let instrument = instrument::markdown(&all_rows, axis).map(|mut section| {
+        let js: Vec<ProbeRow> = all_rows
+            .iter()
+            .filter(|r| r.worker == Some(WorkerKind::Js))
+            .cloned()
+            .collect();
+        section.push_str(&format!(
+            "\nThe tables and charts above are the Rust Worker's sessions only; the JavaScript \
+             Worker's probes are in results.csv (`worker = js`) and in this section. Their \
+             reconciliation:\n\n{}\n",
+            summary::reconciliation_lines(&js, record)
+                .into_iter()
+                .filter(|line| !line.starts_with("- whole run"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ));
+        section
+    });
     if let Some(section) = &instrument {
         md.push('\n');
         md.push_str(section);
