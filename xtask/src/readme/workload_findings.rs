@@ -248,6 +248,19 @@ fn first_refusals(run: &Run, op: Operation) -> Vec<(&OpStats, Option<Share>, Opt
         .collect()
 }
 
+/// The point of `writes` where the largest share was refused, if any was.
+fn most_refused<'a, 'b>(
+    writes: &'b [(&'a OpStats, Option<Share>, Option<f64>)],
+) -> Option<&'b (&'a OpStats, Option<Share>, Option<f64>)> {
+    writes
+        .iter()
+        .filter(|(_, share, _)| share.is_some_and(|s| s.k > 0))
+        .max_by(|a, b| {
+            let ratio = |x: &Option<Share>| x.map_or(0.0, |s| s.ratio());
+            ratio(&a.1).total_cmp(&ratio(&b.1))
+        })
+}
+
 fn share_or_dash(share: Option<Share>) -> String {
     share.map_or_else(|| "-".into(), |s| share_text(&s))
 }
@@ -302,14 +315,7 @@ fn write_rows(out: &mut String, single_writer: &Run, local: &Run) {
     )
     .unwrap();
     // The policies at the point where the most no-retry writes were refused.
-    if let Some((worst, _, rate)) = singles
-        .iter()
-        .filter(|(_, share, _)| share.is_some_and(|s| s.k > 0))
-        .max_by(|a, b| {
-            let ratio = |x: &Option<Share>| x.map_or(0.0, |s| s.ratio());
-            ratio(&a.1).total_cmp(&ratio(&b.1))
-        })
-    {
+    if let Some((worst, _, rate)) = most_refused(&singles) {
         let last = |retry: RetryKind| {
             single_writer
                 .stats
@@ -344,14 +350,7 @@ fn write_rows(out: &mut String, single_writer: &Run, local: &Run) {
     }
     // Batching, on SQLite's single writer: single writes and batches at the point where the
     // most single writes were refused, first attempts without retry.
-    if let Some((worst, single, rate)) = singles
-        .iter()
-        .filter(|(_, share, _)| share.is_some_and(|s| s.k > 0))
-        .max_by(|a, b| {
-            let ratio = |x: &Option<Share>| x.map_or(0.0, |s| s.ratio());
-            ratio(&a.1).total_cmp(&ratio(&b.1))
-        })
-    {
+    if let Some((worst, single, rate)) = most_refused(&singles) {
         let batched = first_refusals(single_writer, Operation::BatchWrite)
             .into_iter()
             .find(|(s, _, _)| s.point == worst.point);
