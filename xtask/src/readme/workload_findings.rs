@@ -139,7 +139,11 @@ fn point_of<'a>(run: &'a Run, key: &Key) -> Option<(&'a OpStats, Option<&'a Poin
 fn load_of(run: &Run, key: &Key) -> String {
     match point_of(run, key) {
         Some((stats, Some(row))) => {
-            format!("utilisation {:.2}, {}", row.utilisation, stats.load.describe())
+            format!(
+                "utilisation {:.2}, {}",
+                row.utilisation,
+                stats.load.describe()
+            )
         }
         Some((stats, None)) => stats.load.describe(),
         None => "-".into(),
@@ -148,8 +152,10 @@ fn load_of(run: &Run, key: &Key) -> String {
 
 /// `utilisation 0.02–0.10, all below saturation`: the range over the points of `answers`.
 fn loads_of(run: &Run, answers: &[&Answer]) -> String {
-    let points: Vec<(&OpStats, Option<&PointRow>)> =
-        answers.iter().filter_map(|a| point_of(run, &a.key)).collect();
+    let points: Vec<(&OpStats, Option<&PointRow>)> = answers
+        .iter()
+        .filter_map(|a| point_of(run, &a.key))
+        .collect();
     let us: Vec<f64> = points
         .iter()
         .filter_map(|(_, row)| row.map(|r| r.utilisation))
@@ -167,7 +173,10 @@ fn loads_of(run: &Run, answers: &[&Answer]) -> String {
     if saturated == 0 {
         format!("{range}all below saturation")
     } else {
-        format!("{range}{saturated} of {} saturated (no verdict there)", points.len())
+        format!(
+            "{range}{saturated} of {} saturated (no verdict there)",
+            points.len()
+        )
     }
 }
 
@@ -191,7 +200,9 @@ fn read_rows(out: &mut String, run: &Run) {
         let on_d1 = inside
             .iter()
             .find(|i| i.key == a.key)
-            .map_or(String::new(), |i| format!("; inside the Worker {}", ratio_short(i)));
+            .map_or(String::new(), |i| {
+                format!("; inside the Worker (block means) {}", ratio_short(i))
+            });
         writeln!(
             out,
             "| A covering index saves about 40% of read latency (a ratio of 0.60) | covering ÷ key index, aggregate over {} rows, p50 latency {}{on_d1} | {} | {} |",
@@ -240,8 +251,7 @@ fn first_refusals(run: &Run, op: Operation) -> Vec<(&OpStats, Option<Share>, Opt
         .iter()
         .filter(|s| s.key.op == op && s.key.retry == RetryKind::None)
         .map(|s| {
-            let refused =
-                s.first_refused.iter().map(|(_, n)| n).sum::<usize>() + s.first_failed;
+            let refused = s.first_refused.iter().map(|(_, n)| n).sum::<usize>() + s.first_failed;
             let rate = point_of(run, &s.key).and_then(|(_, row)| row.map(|r| r.rate));
             (s, Share::of(refused, s.n), rate)
         })
@@ -271,7 +281,7 @@ fn write_rows(out: &mut String, single_writer: &Run, local: &Run) {
     let singles = first_refusals(single_writer, Operation::Write);
     let at: Vec<String> = singles
         .iter()
-          .map(|(_, share, rate)| {
+        .map(|(_, share, rate)| {
             let rate = rate.map_or_else(|| "-".into(), |r| format!("{r:.0}"));
             match share {
                 Some(share) => format!(
@@ -388,9 +398,8 @@ fn write_rows(out: &mut String, single_writer: &Run, local: &Run) {
         0 => "no write refused".to_owned(),
         n => format!("{n} first attempts refused"),
     };
-    if let Some((point, (goodput, offered, _))) = points
-        .iter()
-        .max_by(|a, b| a.1.0.total_cmp(&b.1.0))
+    if let Some((point, (goodput, offered, _))) =
+        points.iter().max_by(|a, b| a.1.0.total_cmp(&b.1.0))
     {
         let saturated: Vec<String> = points
             .iter()

@@ -121,12 +121,26 @@ impl std::fmt::Display for Verdict {
     }
 }
 
+/// What of each arm's requests a comparison divides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Statistic {
+    /// The percentile `q` (of the point, or of each time block).
+    Percentile,
+    /// The mean of each time block: the inside clock reads whole milliseconds, so a block's
+    /// median can only move in whole steps (7 ÷ 6 = 1.17 for a difference of a fraction of a
+    /// millisecond), while the mean of readings taken at every phase of the clock's tick
+    /// resolves fractions of it.
+    Mean,
+}
+
 /// One comparison of the read path against a claim of the write-up, or the control.
 pub struct Answer {
     pub key: Key,
     pub what: Comparison,
     pub clock: Clock,
+    /// The percentile compared (0.5 also for a comparison of means: the centre).
     pub q: f64,
+    pub statistic: Statistic,
     pub ratio: f64,
     pub ci: Option<Interval>,
     pub design: Design,
@@ -182,20 +196,25 @@ impl Answer {
     }
 }
 
-/// The nearest-rank `q` percentile of each block's values of `of`, for two arms block by block.
+/// The nearest-rank `q` percentile (or the mean) of each block's values of `of`, for two arms
+/// block by block.
 fn block_pairs(
     mine: &[Block],
     theirs: &[Block],
     of: fn(&Block) -> &Vec<f64>,
     q: f64,
+    statistic: Statistic,
 ) -> Vec<Option<(f64, f64)>> {
     // Enough requests in a block that its percentile is one of them, not the extreme.
     let least = (2.0 / (1.0 - q)).ceil() as usize;
     let at = |values: &Vec<f64>| -> Option<f64> {
-        (values.len() >= least.max(5)).then(|| {
-            let mut v = values.clone();
-            v.sort_by(f64::total_cmp);
-            v[nearest_rank(v.len(), q) - 1]
+        (values.len() >= least.max(5)).then(|| match statistic {
+            Statistic::Mean => values.iter().sum::<f64>() / values.len() as f64,
+            Statistic::Percentile => {
+                let mut v = values.clone();
+                v.sort_by(f64::total_cmp);
+                v[nearest_rank(v.len(), q) - 1]
+            }
         })
     };
     mine.iter()
@@ -245,22 +264,49 @@ pub fn answers(stats: &[OpStats]) -> Vec<Answer> {
             };
             let latency: fn(&Block) -> &Vec<f64> = |b| &b.latency;
             let inside: fn(&Block) -> &Vec<f64> = |b| &b.inside;
-            for (clock, mine, theirs, of, q) in [
-                (Clock::Latency, &s.latencies, &base.latencies, latency, 0.5),
-                (Clock::Latency, &s.latencies, &base.latencies, latency, 0.95),
-                (Clock::Inside, &s.inside, &base.inside, inside, 0.5),
+            for (clock, mine, theirs, of, q, statistic) in [
+                (
+                    Clock::Latency,
+                    &s.latencies,
+                    &base.latencies,
+                    latency,
+                    0.5,
+                    Statistic::Percentile,
+                ),
+                (
+                    Clock::Latency,
+                    &s.latencies,
+                    &base.latencies,
+                    latency,
+                    0.95,
+                    Statistic::Percentile,
+                ),
+                (
+                    Clock::Inside,
+                    &s.inside,
+                    &base.inside,
+                    inside,
+                    0.5,
+                    Statistic::Mean,
+                ),
             ] {
                 let Some((whole, apart_ci)) = percentile_ratio(mine, theirs, q) else {
                     continue;
                 };
                 let answer = if s.point == base.point {
-                    let pairs = block_pairs(&s.blocks, &base.blocks, of, q);
+                    let pairs = block_pairs(&s.blocks, &base.blocks, of, q, statistic);
                     let blocks = batch_means::ratio_over_blocks(&pairs, CONFIDENCE);
                     Answer {
                         key: s.key,
                         what,
                         clock,
                         q,
+                        // A ratio of means needs its blocks: without them, the percentiles'.
+                        statistic: if blocks.is_some() {
+                            statistic
+                        } else {
+                            Statistic::Percentile
+                        },
                         ratio: blocks.map_or(whole, |b| b.ratio),
                         ci: blocks.map(|b| b.interval),
                         design: Design::Interleaved,
@@ -274,6 +320,7 @@ pub fn answers(stats: &[OpStats]) -> Vec<Answer> {
                         what,
                         clock,
                         q,
+                        statistic: Statistic::Percentile,
                         ratio: whole,
                         ci: apart_ci,
                         design: Design::Apart,
@@ -363,7 +410,7 @@ pub fn ratio_text(ratio: f64, ci: Option<Interval>) -> String {
 
 pub fn answers_table(answers: &[Answer]) -> String {
     let mut out = String::from(
-        "| target | rows | compared | other setting | operation | rate/s | clock | percentile | ratio (interval, coverage ≥) | claimed (or expected) | verdict |\n\
+        "| target | rows | compared | other setting | operation | rate/s | clock | statistic | ratio (interval, coverage ≥) | claimed (or expected) | verdict |\n\
          | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     let interleaved = answers.iter().any(|a| a.design == Design::Interleaved);
@@ -380,7 +427,7 @@ pub fn answers_table(answers: &[Answer]) -> String {
         let ratio = ratio_text(a.ratio, a.ci);
         writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | p{} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             a.key.target,
             a.key.table_rows,
             a.what.label(),
@@ -388,7 +435,10 @@ pub fn answers_table(answers: &[Answer]) -> String {
             a.key.op,
             a.key.rate,
             a.clock,
-            (a.q * 100.0).round(),
+            match a.statistic {
+                Statistic::Mean => "mean".to_owned(),
+                Statistic::Percentile => format!("p{}", (a.q * 100.0).round()),
+            },
             ratio,
             match a.what {
                 Comparison::IndexControl => "1 (control)".to_owned(),
@@ -407,7 +457,9 @@ pub fn answers_table(answers: &[Answer]) -> String {
             out,
             "\nArms that shared a point: each ratio is the geometric mean of the point's {} time \
              blocks' ratios, its interval Student's t over their logs (batch means: the block is \
-             the unit, so queueing and drift widen it); a ratio counts as differing from 1 only \
+             the unit, so queueing and drift widen it; on the inside clock, which reads whole \
+             milliseconds, each block's mean, which resolves fractions of a tick where a median \
+             cannot); a ratio counts as differing from 1 only \
              if Benjamini–Hochberg keeps it at a false discovery rate of {:.0}% over the run's {} \
              such comparisons.",
             batch_means::BLOCKS,
