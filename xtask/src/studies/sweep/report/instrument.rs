@@ -156,6 +156,37 @@ pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<InstrumentPoint> {
     points
 }
 
+/// The comparison's A/A test: one Worker's sessions split into two halves balanced in time (the
+/// first and last of each four in one half, the middle two in the other: for sessions 0, 3, 4
+/// and 7, {0, 7} against {3, 4}), each point judged as Rust ÷ JavaScript is (Welch's t on the
+/// logs, Benjamini–Hochberg at the run's false discovery rate). How many points, of how many
+/// judged, it calls different: a working comparison calls about none.
+pub fn a_a(rows: &[ProbeRow], axis: Axis, worker: WorkerKind) -> (usize, usize) {
+    let mut p_values = Vec::new();
+    for sessions in by_point(rows, axis).values() {
+        let Some(mine) = sessions.get(&worker) else {
+            continue;
+        };
+        let (mut first, mut second) = (Vec::new(), Vec::new());
+        for (k, values) in mine.values().enumerate() {
+            let Some(m) = median(values) else { continue };
+            if matches!(k % 4, 0 | 3) {
+                first.push(m);
+            } else {
+                second.push(m);
+            }
+        }
+        if let Some(change) = sessions::change_between(&first, &second, CONFIDENCE) {
+            p_values.push(Some(change.p_value));
+        }
+    }
+    let called = sessions::benjamini_hochberg(&p_values, FALSE_DISCOVERY_RATE)
+        .into_iter()
+        .filter(|d| *d)
+        .count();
+    (called, p_values.len())
+}
+
 /// literal ÷ bound at each value of the axis, on the inside clock (geometric means over
 /// sessions), with each Worker: where the two Workers disagree on which is faster, the
 /// instrument moves that finding. One line per value of the axis both strategies have.
@@ -262,6 +293,25 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
             (TOLERANCE - 1.0) * 100.0
         )
     });
+    let a_a_line = |worker: WorkerKind, name: &str| {
+        let (called, judged) = a_a(rows, axis, worker);
+        (judged > 0).then(|| format!("the {name} Worker's sessions, {called} of {judged} points"))
+    };
+    let tests: Vec<String> = [
+        a_a_line(WorkerKind::Rust, "Rust"),
+        a_a_line(WorkerKind::Js, "JavaScript"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !tests.is_empty() {
+        md.push_str(&format!(
+            "\nThe comparison's A/A test: each Worker's own sessions split into two halves \
+             balanced in time (of each four sessions, the first and last against the middle \
+             two) and judged the same way; points called different: {}.\n",
+            tests.join("; ")
+        ));
+    }
     let findings = moved_findings(rows, axis);
     if !findings.is_empty() {
         md.push_str("\nWhere the instrument moves a finding:\n\n");
@@ -364,6 +414,39 @@ mod tests {
             .collect();
         assert!(super::points(&one_worker, Axis::Columns).is_empty());
         assert_eq!(markdown(&one_worker, Axis::Columns), None);
+    }
+
+    #[test]
+    fn the_a_a_test_splits_each_workers_sessions_in_balanced_halves() {
+        // Eight sessions, four per Worker (ABBA): each Worker's halves are equal but for the
+        // session drift, so nothing differs; a Worker with one session per half gives nothing
+        // to judge.
+        let mut rows = Vec::new();
+        for session in 0..8 {
+            let worker = WorkerKind::of_session(session);
+            for repeat in 0..3 {
+                rows.push(ProbeRow {
+                    strategy: Strategy::Bound,
+                    columns: 8,
+                    worker: Some(worker),
+                    session,
+                    repeat,
+                    outcome: Outcome::Ok,
+                    target_failed: false,
+                    inside_ms: 100.0 * [1.0, 1.02, 0.99, 1.01, 0.98, 1.03, 1.0, 0.97][session],
+                    ..row()
+                });
+            }
+        }
+        assert_eq!(a_a(&rows, Axis::Columns, WorkerKind::Rust), (0, 1));
+        assert_eq!(a_a(&rows, Axis::Columns, WorkerKind::Js), (0, 1));
+        let md = markdown(&rows, Axis::Columns).unwrap();
+        assert!(
+            md.contains("points called different: the Rust Worker's sessions, 0 of 1 points"),
+            "{md}"
+        );
+        let four = rows_of(Strategy::Bound, 8, 100.0, 100.0);
+        assert_eq!(a_a(&four, Axis::Columns, WorkerKind::Rust), (0, 0));
     }
 
     #[test]
