@@ -68,6 +68,35 @@ pub fn ratio_over_blocks(pairs: &[Option<(f64, f64)>], level: f64) -> Option<Blo
     })
 }
 
+/// A sign test over blocks of two arms: blocks where the first arm's value is the larger, the
+/// smaller (ties left out), and the two-sided exact p-value of "neither tends to be larger".
+/// For counts that come in bursts (writes refused while a lock is held): a share with a
+/// Wilson interval counts every write as independent, a block is one piece of evidence
+/// whatever happened inside it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SignTest {
+    pub larger: usize,
+    pub smaller: usize,
+    pub p_value: f64,
+}
+
+/// [`SignTest`] of the pairs `(a, b)`, block by block.
+pub fn sign_test(pairs: &[(f64, f64)]) -> SignTest {
+    let larger = pairs.iter().filter(|(a, b)| a > b).count();
+    let smaller = pairs.iter().filter(|(a, b)| a < b).count();
+    let n = larger + smaller;
+    let p_value = if n == 0 {
+        1.0
+    } else {
+        (2.0 * super::order::binomial_half_cdf(n, larger.min(smaller))).min(1.0)
+    };
+    SignTest {
+        larger,
+        smaller,
+        p_value,
+    }
+}
+
 /// The block (0 to `BLOCKS − 1`) a request due at `scheduled_ms` falls in, of a measured span
 /// of `span_ms`.
 pub fn block_of(scheduled_ms: f64, span_ms: f64) -> usize {
@@ -177,5 +206,19 @@ mod tests {
         assert_eq!(block_of(999.9, 1000.0), BLOCKS - 1);
         assert_eq!(block_of(5000.0, 1000.0), BLOCKS - 1);
         assert_eq!(block_of(5.0, 0.0), 0);
+    }
+
+    #[test]
+    fn the_sign_test_counts_blocks_and_is_exact() {
+        // 14 blocks larger, none smaller, 6 ties: p = 2 · 2^-14.
+        let mut pairs = vec![(1.0, 0.0); 14];
+        pairs.extend(vec![(0.0, 0.0); 6]);
+        let t = sign_test(&pairs);
+        assert_eq!((t.larger, t.smaller), (14, 0));
+        assert_eq!(t.p_value, 2.0 / 16384.0);
+        // Balanced: no evidence either way; nothing but ties: p = 1.
+        let even = sign_test(&[(1.0, 0.0), (0.0, 1.0), (2.0, 1.0), (1.0, 2.0)]);
+        assert_eq!(even.p_value, 1.0);
+        assert_eq!(sign_test(&[(0.0, 0.0)]).p_value, 1.0);
     }
 }

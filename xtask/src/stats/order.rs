@@ -102,7 +102,7 @@ impl RankInterval {
 /// few ulps beyond. Written out rather than taken from `statrs`, whose CDF goes through the
 /// incomplete beta function and is off in the last digits (0.9375000000000004 for the
 /// coverage at 5 repeats), which would show in summary.csv.
-fn binomial_half_cdf(n: usize, k: usize) -> f64 {
+pub(crate) fn binomial_half_cdf(n: usize, k: usize) -> f64 {
     assert!(
         n <= MAX_N,
         "{n} values: intervals are computed from at most {MAX_N}"

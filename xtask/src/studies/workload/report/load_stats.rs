@@ -128,11 +128,22 @@ pub struct OpStats {
 }
 
 /// One time block of one arm at one point: its successful requests' latencies and inside
-/// times, ms.
+/// times, ms, and how many of its requests there were, were refused at their first attempt, and
+/// were not acknowledged in the end.
 #[derive(Debug, Clone, Default)]
 pub struct Block {
     pub latency: Vec<f64>,
     pub inside: Vec<f64>,
+    pub requests: usize,
+    pub first_refused: usize,
+    pub unacknowledged: usize,
+}
+
+impl Block {
+    /// The share of the block's requests not acknowledged in the end; `None` when it had none.
+    pub fn unacknowledged_share(&self) -> Option<f64> {
+        (self.requests > 0).then(|| self.unacknowledged as f64 / self.requests as f64)
+    }
 }
 
 /// Every operation at every point of `rows` (measured requests only), in report order.
@@ -173,11 +184,14 @@ pub fn stats_capped(rows: &[OpRow], cap: Option<usize>) -> Vec<OpStats> {
             let load = loads[&(key.target, group[0].point)].clone();
             let span_ms = *point_n as f64 / key.rate * 1000.0;
             let mut blocks = vec![Block::default(); batch_means::BLOCKS];
-            for r in group
-                .iter()
-                .filter(|r| !r.target_failed && r.outcome == Outcome::Ok)
-            {
+            for r in &group {
                 let block = &mut blocks[batch_means::block_of(r.scheduled_ms, span_ms)];
+                block.requests += 1;
+                block.first_refused += usize::from(r.first_failed || r.first_refusal.is_some());
+                if r.target_failed || r.outcome != Outcome::Ok {
+                    block.unacknowledged += 1;
+                    continue;
+                }
                 block.latency.push(r.latency_ms);
                 block.inside.extend(r.inside_ms);
             }
