@@ -1,11 +1,12 @@
 //! The README's generated sections, in one place: which sections there are, the markers around
 //! each, how one is replaced, and what each must read as the committed files give it (the
 //! parity tables under `reports/`, the example run under `docs/example-run`, the example
-//! workloads under `docs/example-workloads`). [`parity`], [`findings`] and
-//! [`workload_findings`] write the sections' text and know nothing of the README; the tests here
+//! workloads under `docs/example-workloads`, the two-Worker run). [`parity`], [`findings`],
+//! [`workload_findings`] and [`instrument`] write the sections' text and know nothing of the README; the tests here
 //! fail when the README and the committed files disagree.
 
 pub mod findings;
+pub mod instrument;
 pub mod workload_findings;
 
 use std::path::PathBuf;
@@ -30,11 +31,18 @@ pub enum Section {
     Findings,
     /// The workloads' figures, from the runs under `docs/example-workloads`.
     Workloads,
+    /// The instrument's cost, from the two-Worker run [`instrument::TWO_WORKERS`].
+    Instrument,
 }
 
 impl Section {
     /// Every section, in the order the README is rewritten.
-    pub const ALL: [Section; 3] = [Section::Parity, Section::Findings, Section::Workloads];
+    pub const ALL: [Section; 4] = [
+        Section::Parity,
+        Section::Findings,
+        Section::Workloads,
+        Section::Instrument,
+    ];
 
     /// The markers the section's text stands between.
     pub fn markers(self) -> (&'static str, &'static str) {
@@ -42,6 +50,7 @@ impl Section {
             Section::Parity => ("<!-- parity:begin -->", "<!-- parity:end -->"),
             Section::Findings => ("<!-- findings:begin -->", "<!-- findings:end -->"),
             Section::Workloads => ("<!-- workloads:begin -->", "<!-- workloads:end -->"),
+            Section::Instrument => ("<!-- instrument:begin -->", "<!-- instrument:end -->"),
         }
     }
 
@@ -55,6 +64,7 @@ impl Section {
                 Some((&paths.root.join(REPLICATE_RUN), REPLICATE_RUN)),
             ),
             Section::Workloads => workload_findings::section(&paths.root),
+            Section::Instrument => instrument::section(&paths.root),
         }
     }
 
@@ -137,6 +147,11 @@ mod tests {
     #[test]
     fn the_readme_states_the_example_runs_findings_as_its_files_give_them() {
         assert_readme_holds(Section::Findings, "docs/example-run's files");
+    }
+
+    #[test]
+    fn the_readme_states_the_instruments_cost_as_the_two_worker_run_gives_it() {
+        assert_readme_holds(Section::Instrument, "docs/runs/two-workers");
     }
 
     #[test]
