@@ -467,8 +467,10 @@ pub fn section(root: &Path) -> Result<String> {
          runtimes on this machine: compare ratios, not milliseconds, with production). What is \
          compared shares one load point, each request's arm drawn at random, and latency is \
          compared below saturation only; intervals are 95%, over ten time blocks of the point \
-         (batch means) for ratios, Wilson for shares; whether a ratio differs from 1 is held to \
-         a 5% false discovery rate over the run (Benjamini–Hochberg). The full tables are in \
+         (batch means) for ratios, Wilson for shares (which count every request as \
+         independent: refusals come in bursts, so the retry policies are also compared block \
+         by block); whether a ratio differs from 1 is held to a 5% false discovery rate over the \
+         run (Benjamini–Hochberg). The full tables are in \
          each run's summary.md.\n\n\
          | claim | measured | verdict | load |\n| --- | --- | --- | --- |\n",
     );
