@@ -82,6 +82,20 @@ fn parse_stat(stat: &str) -> Option<Stat> {
     })
 }
 
+/// CPU seconds (user and system) the calling thread has used so far, from `getrusage`
+/// (`RUSAGE_THREAD`); 0 where it fails. Read by a thread just before it ends, since a thread's
+/// own times leave `/proc` with it.
+pub fn this_thread_s() -> f64 {
+    // SAFETY: an all-zero `rusage` is a valid value of the plain C struct that getrusage fills.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes only into `usage`, which lives for the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    s(usage.ru_utime) + s(usage.ru_stime)
+}
+
 fn ticks_per_s() -> f64 {
     // SAFETY: sysconf reads a constant of the system; it has no memory effects.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };

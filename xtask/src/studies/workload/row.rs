@@ -230,6 +230,11 @@ pub struct PointRow {
     pub cpu_generator_s: f64,
     pub cpu_workerd_s: f64,
     pub cpu_wrangler_s: f64,
+    /// Of `cpu_generator_s`, the threads that sent the requests and waited for their answers
+    /// (the HTTP client; with in-process SQLite, SQLite's work too), from each thread's own
+    /// times as it ended; empty in points.csv files written before it was recorded.
+    #[serde(default)]
+    pub cpu_senders_s: Option<f64>,
 }
 
 /// One check of the workload table: a row of `checks.csv`.

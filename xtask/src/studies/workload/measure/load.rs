@@ -44,6 +44,10 @@ pub struct LoadRun {
     pub sent: usize,
     /// Ms from the load's start to the last answer.
     pub wall_ms: f64,
+    /// CPU seconds of the threads that sent the requests and waited for their answers (with
+    /// in-process SQLite as the target, they run its statements too), apart from the rest of
+    /// the process: the timetable, and recording each answer.
+    pub senders_cpu_s: f64,
 }
 
 /// Sends `jobs` at `rate` per second on an open-loop timetable, at most `max_in_flight` at a
@@ -67,12 +71,14 @@ pub fn open_loop<J: Sync, T: Send>(
     let (done_tx, done_rx) = mpsc::channel::<Done<T>>();
     let mut first_error = None;
     let mut sent = 0;
+    let senders_cpu_s = Mutex::new(0.0f64);
     std::thread::scope(|scope| {
         let halt = &halt;
         let start_at = &start_at;
         for _ in 0..max_in_flight.min(jobs.len()) {
             let done_tx = done_tx.clone();
             let due_rx = &due_rx;
+            let senders_cpu_s = &senders_cpu_s;
             scope.spawn(move || {
                 loop {
                     let next = due_rx.lock().map(|rx| rx.recv());
@@ -98,6 +104,9 @@ pub fn open_loop<J: Sync, T: Send>(
                     if done_tx.send(done).is_err() {
                         break;
                     }
+                }
+                if let Ok(mut total) = senders_cpu_s.lock() {
+                    *total += crate::cpu::this_thread_s();
                 }
             });
         }
@@ -135,6 +144,7 @@ pub fn open_loop<J: Sync, T: Send>(
         None => Ok(LoadRun {
             sent,
             wall_ms: start.elapsed().as_secs_f64() * 1000.0,
+            senders_cpu_s: senders_cpu_s.into_inner().unwrap_or(0.0),
         }),
     }
 }
@@ -172,6 +182,33 @@ mod tests {
             assert!(d.latency_ms >= queue + 29.0, "{d:?}");
         }
         assert!(seen[19].latency_ms > 400.0);
+    }
+
+    /// The sending threads' CPU is their own, summed as each ends: each request here spins
+    /// until its thread has used 20 ms more CPU (on the thread's own clock, whatever the
+    /// machine's load), so 6 requests on 3 threads take at least 0.12 CPU s among the senders,
+    /// and a sleeping target takes almost none.
+    #[test]
+    fn the_senders_cpu_is_counted_from_each_threads_own_times() {
+        let jobs: Vec<usize> = (0..6).collect();
+        let spin = |_: &usize| {
+            let until = crate::cpu::this_thread_s() + 0.02;
+            while crate::cpu::this_thread_s() < until {
+                std::hint::black_box(0u64);
+            }
+        };
+        let run = open_loop(&jobs, 1000.0, 3, &spin, &|| false, |_, _| Ok(())).unwrap();
+        assert!(run.senders_cpu_s >= 0.12, "{run:?}");
+        let idle = open_loop(
+            &jobs,
+            1000.0,
+            3,
+            &|_| std::thread::sleep(Duration::from_millis(20)),
+            &|| false,
+            |_, _| Ok(()),
+        )
+        .unwrap();
+        assert!(idle.senders_cpu_s < run.senders_cpu_s / 2.0, "{idle:?}");
     }
 
     /// With enough threads the timetable is kept: requests leave while earlier ones are still

@@ -32,6 +32,7 @@ pub(super) struct Senders {
 struct PhaseRun {
     rows: Vec<OpRow>,
     wall_ms: f64,
+    senders_cpu_s: f64,
 }
 
 /// Runs `point`: calibration, warm-up and measured load; its row of `points.csv`.
@@ -66,6 +67,7 @@ pub(super) fn run(
     };
     let mut cpu = crate::cpu::CpuTimes::default();
     let mut measured_s = 0.0;
+    let mut senders_cpu_s = 0.0;
     for (which, seconds) in [
         (Phase::Warmup, plan.warmup_s),
         (Phase::Measure, plan.duration_s),
@@ -84,6 +86,7 @@ pub(super) fn run(
         if which == Phase::Measure {
             cpu = before.until(&CpuTimes::now(pgid));
             measured_s = ran.wall_ms / 1000.0;
+            senders_cpu_s = ran.senders_cpu_s;
         }
         let failed = ran.rows.iter().filter(|r| r.outcome != Outcome::Ok).count();
         let late = ran
@@ -126,6 +129,7 @@ pub(super) fn run(
         cpu_generator_s: cpu.own_s,
         cpu_workerd_s: cpu.of("workerd"),
         cpu_wrangler_s: cpu.of("node"),
+        cpu_senders_s: Some(senders_cpu_s),
     })
 }
 
@@ -198,6 +202,7 @@ fn phase(
         return Ok(PhaseRun {
             rows: Vec::new(),
             wall_ms: 0.0,
+            senders_cpu_s: 0.0,
         });
     }
     let started_ms = recorder.clock.elapsed().as_secs_f64() * 1000.0;
@@ -249,5 +254,6 @@ fn phase(
     Ok(PhaseRun {
         rows,
         wall_ms: ran.wall_ms,
+        senders_cpu_s: ran.senders_cpu_s,
     })
 }

@@ -32,9 +32,20 @@ pub fn section(stats: &[OpStats], points: &[PointRow]) -> String {
          rows per second) and its queue growth. `generator late p99`: the load generator's own \
          lateness (due → handed to a thread), apart from the target. CPU: seconds while the \
          point was measured, of this process (the load generator; with in-process SQLite, the \
-         target too), workerd and wrangler.\n\n\
+         target too), workerd and wrangler.{}\n\n\
          | target | point | rows | operations | arms | rate/s (planned) | utilisation | service ms p50 | latency ms p50 | load | queue growth s/s | capacity req/s (rows/s) | generator late p99 ms | CPU s generator / workerd / wrangler |\n\
          | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    )
+    .replace(
+        "{}",
+        if points.iter().any(|p| p.cpu_senders_s.is_some()) {
+            " `sending`: of the process's seconds, those of the threads that sent the requests \
+             and waited for their answers (each read from the thread's own times as it ended): \
+             the HTTP client, or with in-process SQLite SQLite's work, the target's; the rest is \
+             the timetable and recording the answers."
+        } else {
+            ""
+        },
     );
     let mut warnings = Vec::new();
     for p in points {
@@ -57,7 +68,7 @@ pub fn section(stats: &[OpStats], points: &[PointRow]) -> String {
         let opt = |v: Option<f64>| v.map_or("-".to_owned(), num);
         writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} ({}) | {:.2} | {} | {} | {} | {:.4} | {} | {}{} | {:.1} / {:.1} / {:.1} |",
+            "| {} | {} | {} | {} | {} | {} ({}) | {:.2} | {} | {} | {} | {:.4} | {} | {}{} | {:.1}{} / {:.1} / {:.1} |",
             p.target,
             p.point,
             p.table_rows,
@@ -78,19 +89,27 @@ pub fn section(stats: &[OpStats], points: &[PointRow]) -> String {
             opt(load.late_p99_ms),
             if load.generator_behind { " **behind**" } else { "" },
             p.cpu_generator_s,
+            p.cpu_senders_s
+                .map_or(String::new(), |s| format!(" (sending {s:.1})")),
             p.cpu_workerd_s,
             p.cpu_wrangler_s,
         )
         .unwrap();
-        let cores = p.cpu_generator_s / p.measured_s.max(1e-9);
-        // In-process, the generator's threads run the target too: no share to tell apart.
-        let apart = p.cpu_workerd_s + p.cpu_wrangler_s > 0.0;
+        // In-process, the sending threads run the target: the generator is the rest. Without
+        // the threads' own times there is no share to tell apart.
+        let in_process = p.cpu_workerd_s + p.cpu_wrangler_s == 0.0;
+        let generator_s = match (in_process, p.cpu_senders_s) {
+            (true, Some(sending)) => (p.cpu_generator_s - sending).max(0.0),
+            _ => p.cpu_generator_s,
+        };
+        let cores = generator_s / p.measured_s.max(1e-9);
+        let apart = !in_process || p.cpu_senders_s.is_some();
         if apart && cores > GENERATOR_CORES_WARNING {
             warnings.push(format!(
                 "- **Warning**: at point {} on {} the load generator used {cores:.2} cores \
                  ({:.1} CPU s in {:.1} s): on two cores it could have taken time the target \
                  needed, and shaped this point's latency.",
-                p.point, p.target, p.cpu_generator_s, p.measured_s,
+                p.point, p.target, generator_s, p.measured_s,
             ));
         }
     }
