@@ -12,24 +12,13 @@ use d1bench_core::Strategy;
 
 use crate::base::WorkerKind;
 use crate::records::{RunRecord, csv};
+use crate::stats::median;
 use crate::studies::sweep::Axis;
 use crate::studies::sweep::report::instrument::{self, InstrumentPoint, TOLERANCE};
 use crate::studies::sweep::row::ProbeRow;
 
 /// The committed two-Worker run, relative to the project's root.
 pub const TWO_WORKERS: &str = "docs/runs/two-workers";
-
-fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    (n > 0).then(|| {
-        if n % 2 == 1 {
-            values[n / 2]
-        } else {
-            (values[n / 2 - 1] + values[n / 2]) / 2.0
-        }
-    })
-}
 
 /// The point of `strategy` at `columns`, if the run has it.
 fn at(points: &[InstrumentPoint], strategy: Strategy, columns: f64) -> Option<&InstrumentPoint> {
@@ -75,7 +64,7 @@ pub fn section(root: &Path) -> Result<String> {
         sessions.0,
         sessions.1,
         with.len(),
-        median(ratios.clone()).unwrap_or(f64::NAN),
+        median(&ratios).unwrap_or(f64::NAN),
         with.len(),
     );
     if beyond.is_empty() {

@@ -379,12 +379,13 @@ fn write_rows(out: &mut String, single_writer: &Run, local: &Run) {
         let batched = first_refusals(single_writer, Operation::BatchWrite)
             .into_iter()
             .find(|(s, _, _)| s.point == worst.point);
-        let (single, batched) = (single.map(|s| s.ratio()), batched.and_then(|b| b.1));
+        let (single_share, batched) = (*single, batched.and_then(|b| b.1));
+        let single = single_share.map(|s| s.ratio());
         writeln!(
             out,
             "| Batching writes reduces lock contention | at {} requests/s on SQLite's single writer, the same rows a second sent both ways, refused at the first attempt: single writes {}, 10-row batches {} | {} | same point |",
             rate.map_or_else(|| "-".into(), |r| format!("{r:.0}")),
-            share_or_dash(singles.iter().find(|(s, _, _)| s.point == worst.point).and_then(|x| x.1)),
+            share_or_dash(single_share),
             share_or_dash(batched),
             match (single, batched) {
                 (Some(s), Some(b)) if b.high < s => "holds: fewer batches refused",

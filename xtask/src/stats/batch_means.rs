@@ -208,6 +208,47 @@ mod tests {
         assert_eq!(block_of(5.0, 0.0), 0);
     }
 
+    /// The sign test's A/A: two arms refused alike, in bursts (each block's lock held with
+    /// probability 0.3, and then writes of both arms refused with a share drawn per arm and
+    /// block), compared block by block as the retry policies are. Over 4,000 simulated points
+    /// it calls a difference at 5% no more often than 5%, where a Wilson comparison of the two
+    /// arms' pooled shares, which counts every write as independent, calls one far more often.
+    #[test]
+    fn the_sign_test_holds_its_level_on_bursty_refusals_where_pooled_shares_do_not() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        let (trials, writes) = (4000, 60);
+        let (mut by_block, mut pooled) = (0, 0);
+        for _ in 0..trials {
+            let mut pairs = Vec::new();
+            let mut refused = [0usize; 2];
+            for _ in 0..BLOCKS {
+                let burst = rng.f64() < 0.3;
+                let mut share = [0.0; 2];
+                for (arm, s) in share.iter_mut().enumerate() {
+                    let p = if burst { 0.2 * rng.f64() } else { 0.0 };
+                    let k = (0..writes).filter(|_| rng.f64() < p).count();
+                    refused[arm] += k;
+                    *s = k as f64 / writes as f64;
+                }
+                pairs.push((share[0], share[1]));
+            }
+            by_block += usize::from(sign_test(&pairs).p_value < 0.05);
+            let n = BLOCKS * writes;
+            let (a, b) = (
+                crate::stats::Share::of(refused[0], n).unwrap(),
+                crate::stats::Share::of(refused[1], n).unwrap(),
+            );
+            pooled += usize::from(a.high < b.low || b.high < a.low);
+        }
+        let rate = |k: usize| k as f64 / trials as f64;
+        assert!(rate(by_block) <= 0.05, "sign test: {}", rate(by_block));
+        assert!(
+            rate(pooled) > 2.0 * rate(by_block).max(0.01),
+            "pooled Wilson: {}",
+            rate(pooled)
+        );
+    }
+
     #[test]
     fn the_sign_test_counts_blocks_and_is_exact() {
         // 14 blocks larger, none smaller, 6 ties: p = 2 · 2^-14.

@@ -71,11 +71,7 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
             "\nThe tables and charts above are the Rust Worker's sessions only; the JavaScript \
              Worker's probes are in results.csv (`worker = js`) and in this section. Their \
              reconciliation:\n\n{}\n",
-            summary::reconciliation_lines(&js, record)
-                .into_iter()
-                .filter(|line| !line.starts_with("- whole run"))
-                .collect::<Vec<_>>()
-                .join("\n")
+            summary::target_lines(&js).join("\n")
         ));
         section
     });

@@ -318,10 +318,19 @@ pub fn baseline_table(rows: &[ProbeRow], axis: Axis, target: TargetKind) -> Opti
 /// The reconciliation totals of each target in `rows` (warm-ups are not in results.csv, so
 /// they are taken from run.toml's totals).
 pub fn reconciliation_lines(rows: &[ProbeRow], record: &RunRecord) -> Vec<String> {
+    let mut lines = target_lines(rows);
+    if let Some(all) = &record.reconciliation {
+        lines.push(format!("- whole run (run.toml): {}", all.line("probes")));
+    }
+    lines
+}
+
+/// The reconciliation totals of each target in `rows` alone, one line each.
+pub fn target_lines(rows: &[ProbeRow]) -> Vec<String> {
     let mut targets: Vec<TargetKind> = rows.iter().map(|r| r.target).collect();
     targets.sort();
     targets.dedup();
-    let mut lines: Vec<String> = targets
+    targets
         .into_iter()
         .map(|target| {
             let mut totals = Totals::default();
@@ -337,11 +346,7 @@ pub fn reconciliation_lines(rows: &[ProbeRow], record: &RunRecord) -> Vec<String
             // Warm-ups are not in results.csv: run.toml counts them, for the run as a whole.
             format!("- {name}: {}", totals.line("probes"))
         })
-        .collect();
-    if let Some(all) = &record.reconciliation {
-        lines.push(format!("- whole run (run.toml): {}", all.line("probes")));
-    }
-    lines
+        .collect()
 }
 
 /// `summary.md`: what was run and where, the reconciliation, the key tables, the charts with
