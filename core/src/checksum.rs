@@ -573,6 +573,9 @@ pub fn checksum_sql(table: &str, columns: usize) -> String {
     )
 }
 
+mod stored;
+pub use stored::{StoredRows, StoredValue};
+
 #[cfg(test)]
 mod mutations;
 

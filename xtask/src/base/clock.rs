@@ -1,6 +1,12 @@
-//! The wall clock as the records write it: UTC in RFC 3339, and a compact form for names.
+//! The wall clock as the records write it: UTC in RFC 3339, and a compact form for names; and
+//! elapsed time in the unit every record uses, milliseconds.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// Milliseconds since `start`, as results.csv records every duration.
+pub fn ms_since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1000.0
+}
 
 /// `(2026-11-29T23:15:02Z, 20261129T231502Z)`: RFC 3339 and a compact form for directory names.
 pub fn utc_now() -> (String, String) {
