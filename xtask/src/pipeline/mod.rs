@@ -20,6 +20,7 @@ pub mod calls;
 pub mod dry_run;
 pub mod resume;
 
+use crate::base::clock::ms_since;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -237,12 +238,16 @@ fn measure(
     Ok(())
 }
 
-/// The totals of a resumed run: every record in results.csv, and the warm-ups of this attempt
-/// (an attempt that did not end recorded no totals, so earlier warm-ups are not counted).
+/// The totals of a resumed run: every record in results.csv, warm-ups included where the kind
+/// records them (a sweep); otherwise the warm-ups of this attempt (an attempt that did not end
+/// recorded no totals, so earlier warm-ups are not counted).
 fn whole_run_totals(plan: &RunPlan, run_dir: &RunDir, attempt: &Totals) -> Result<Totals> {
     let mut totals = plan.work.recorded_totals(run_dir)?;
-    totals.warmups = attempt.warmups;
-    totals.warmups_reconciled = attempt.warmups_reconciled;
+    if totals.warmups == 0 {
+        totals.warmups = attempt.warmups;
+        totals.warmups_reconciled = attempt.warmups_reconciled;
+        totals.warmups_target_failed = attempt.warmups_target_failed;
+    }
     Ok(totals)
 }
 
@@ -447,10 +452,6 @@ fn measure_on(on: &On, plan: &RunPlan, run_dir: &RunDir, record: &mut RunRecord)
     }
 }
 
-fn ms_since(start: Instant) -> f64 {
-    start.elapsed().as_secs_f64() * 1000.0
-}
-
 /// `<out>/<UTC time>-<target>`, made unique if two runs start in the same second.
 pub fn create_run_dir(out: &Path, target: TargetKind) -> Result<RunDir> {
     let (_, compact) = crate::base::clock::utc_now();
@@ -490,5 +491,15 @@ fn versions(sh: &Shell, paths: &Paths, target: TargetKind) -> ToolVersions {
             .quiet()
             .read()
             .unwrap_or_else(|_| "unknown".into()),
+        // Read after `tools` made sure the committed build is today's sources'.
+        worker_build: target
+            .runs_the_worker()
+            .then(|| {
+                crate::worker_build::Manifest::read(&paths.root)
+                    .ok()
+                    .flatten()
+            })
+            .flatten()
+            .map(|m| m.sources),
     }
 }

@@ -364,9 +364,9 @@ impl Totals {
         }
         let warmups = match (self.warmups, self.warmups_target_failed) {
             (0, _) => String::new(),
-            (warmups, 0) => format!("; {warmups} warm-ups not recorded"),
+            (warmups, 0) => format!("; {warmups} warm-ups, not in the figures"),
             (warmups, lost) => {
-                format!("; {warmups} warm-ups not recorded, {lost} of them lost to target failures")
+                format!("; {warmups} warm-ups, not in the figures, {lost} of them lost to target failures")
             }
         };
         let warmups = match self.warmup_discarded {
@@ -613,7 +613,7 @@ mod tests {
         assert!(totals.all_reconciled());
         assert_eq!(
             totals.line("probes"),
-            "1 probes (0 refused, 0 errors; 1 warm-ups not recorded); 100 rows expected, 100 present, \
+            "1 probes (0 refused, 0 errors; 1 warm-ups, not in the figures); 100 rows expected, 100 present, \
              checksums equal; every probe reconciled"
         );
         let mut corrupted = row.clone();
@@ -671,7 +671,7 @@ mod tests {
         assert!(
             totals
                 .line("probes")
-                .contains("; 2 warm-ups not recorded, 1 of them lost to target failures)"),
+                .contains("; 2 warm-ups, not in the figures, 1 of them lost to target failures)"),
             "{}",
             totals.line("probes")
         );

@@ -309,6 +309,11 @@ pub struct ToolVersions {
     #[serde(default)]
     pub sqlite: String,
     pub rustc: String,
+    /// The committed Worker build the run's Worker came from: the `sources` hash of
+    /// worker/build-manifest.toml (the same hash, the same build). Absent on the sqlite target
+    /// and in records written before 2026-12-03 (their commit's manifest says it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_build: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

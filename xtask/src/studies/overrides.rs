@@ -114,7 +114,9 @@ impl Overrides {
             profile.repeats = toml::Spanned::new(profile.repeats.span(), n);
         }
         if let Some(n) = self.warmup {
+            // `--warmup N` is the whole warm-up: N rounds, no warm-up probes.
             profile.warmup = n;
+            profile.warmup_probes = 0;
         }
         if let Some(seed) = self.seed {
             profile.seed = seed;

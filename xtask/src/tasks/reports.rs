@@ -122,7 +122,9 @@ mod tests {
             let time = |rows: &[ProbeRow]| -> f64 {
                 let at: Vec<&ProbeRow> = rows
                     .iter()
-                    .filter(|r| r.strategy == p.key.strategy && r.columns == p.key.columns)
+                    .filter(|r| {
+                        r.counts() && r.strategy == p.key.strategy && r.columns == p.key.columns
+                    })
                     .collect();
                 assert_eq!(at.len(), 1, "{:?}", p.key);
                 (at[0].outside_ms - at[0].prepare_ms.unwrap()) * 1000.0 / at[0].rows as f64

@@ -199,7 +199,9 @@ fn a_record_that_is_not_the_plans_is_refused_by_its_line() {
         (
             Box::new(move |r| r.probe_id = warmup),
             format!(
-                "results.csv:3: probe {warmup} is not a measured probe of the run's plan made again"
+                "results.csv:3: probe {warmup} is session 0 series 1 repeat 0 literal columns 1 \
+                 row-bytes 100 rows 10 escape-share 0 non-ascii-share 0 indexes 0 seed 1 in \
+                 results.csv, but warm-up session 0 series 1 repeat 0 bound"
             ),
         ),
         (
@@ -410,15 +412,17 @@ fn a_sweep_cut_short_resumes_to_every_probe_once_and_reconciles() {
         "{err}"
     );
 
-    // Cut short in its second session: the first is whole on disk, the second has 4 records.
-    let full: Vec<ProbeRow> = cut_short(&run_dir, 30);
+    // Cut short in its second session: the first is whole on disk, the second has 4 records
+    // (its 2 warm-ups and 2 measured probes).
+    let full: Vec<ProbeRow> = cut_short(&run_dir, 32);
     assert_eq!(
         full.len(),
-        52,
-        "the smoke profile measures 26 points once in each of 2 sessions"
+        56,
+        "the smoke profile measures 26 points once in each of 2 sessions, after 2 warm-ups"
     );
-    assert!(full[..26].iter().all(|r| r.session == 0));
-    assert!(full[26..].iter().all(|r| r.session == 1));
+    assert!(full[..28].iter().all(|r| r.session == 0));
+    assert!(full[28..].iter().all(|r| r.session == 1));
+    assert_eq!(full.iter().filter(|r| r.warmup).count(), 4);
 
     // Refused, leaving the run as it was: the experiment file changed...
     let file = root.path().join("experiments/column-sweep.toml");
@@ -451,25 +455,25 @@ fn a_sweep_cut_short_resumes_to_every_probe_once_and_reconciles() {
     assert_eq!(status(&run_dir), RunStatus::Interrupted);
     assert_eq!(
         csv::read::<ProbeRow>(&run_dir.results_csv()).unwrap().len(),
-        30
+        32
     );
 
     run(&paths, &sh, &resume).unwrap();
     let rows: Vec<ProbeRow> = csv::read(&run_dir.results_csv()).unwrap();
     assert_eq!(
-        rows[..30],
-        full[..30],
+        rows[..32],
+        full[..32],
         "the rows recorded before stay as they were"
     );
     assert!(
-        rows[30..].iter().all(|r| r.session == 1),
+        rows[32..].iter().all(|r| r.session == 1 && !r.warmup),
         "what was left was the second session's, and keeps its index"
     );
     let mut ids: Vec<u64> = rows.iter().map(|r| r.probe_id).collect();
     ids.sort_unstable();
     let mut expected: Vec<u64> = full.iter().map(|r| r.probe_id).collect();
     expected.sort_unstable();
-    assert_eq!(ids, expected, "every measured probe once, none twice");
+    assert_eq!(ids, expected, "every probe once, none twice");
     assert!(
         rows.iter().all(|r| r.reconciled && r.checksum_equal),
         "{rows:?}"
@@ -480,14 +484,14 @@ fn a_sweep_cut_short_resumes_to_every_probe_once_and_reconciles() {
     let totals = record.reconciliation.unwrap();
     assert!(totals.all_reconciled());
     assert_eq!((totals.records, totals.reconciled), (52, 52));
-    // The first session is not started again; in the second, the points of its first 4 probes
-    // were complete: their warm-ups are not sent again.
-    assert_eq!(totals.warmups, 22);
+    // The first session is not started again; the second's warm-ups were recorded before it
+    // was cut short, so it goes on without them: every probe once.
+    assert_eq!(totals.warmups, 4);
     let resumed = &record.resumed[0];
     assert_eq!(resumed.was, RunStatus::Interrupted);
     assert_eq!(
         (resumed.skipped, resumed.warmups_skipped, resumed.remaining),
-        (30, 30, 44)
+        (32, 4, 24)
     );
     let sessions: Vec<usize> = record.sessions.iter().map(|s| s.session).collect();
     assert_eq!(
@@ -497,7 +501,7 @@ fn a_sweep_cut_short_resumes_to_every_probe_once_and_reconciles() {
     );
     let summary = std::fs::read_to_string(run_dir.summary_md()).unwrap();
     assert!(
-        summary.contains("(the run was interrupted): 30 probes already recorded"),
+        summary.contains("(the run was interrupted): 32 probes already recorded"),
         "{summary}"
     );
     assert!(summary.contains("status complete"), "{summary}");

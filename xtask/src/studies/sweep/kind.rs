@@ -208,8 +208,8 @@ impl PlannedStudy for SweepWork {
 
 impl SweepWork {
     /// The probes of `probes` still to send on `target`: those results.csv does not hold, with
-    /// the warm-ups of their points (a point whose measured probes are all recorded is skipped
-    /// whole, warm-ups included).
+    /// the warm-ups of their points not recorded either (a point whose measured probes are all
+    /// recorded is skipped whole, warm-ups included).
     pub fn remaining(&self, probes: &[PlannedProbe], target: TargetKind) -> Vec<PlannedProbe> {
         let recorded = |p: &PlannedProbe| self.recorded.contains(&(target, p.request.probe_id));
         let open: HashSet<String> = probes
@@ -221,7 +221,7 @@ impl SweepWork {
             .iter()
             .filter(|p| {
                 if p.warmup {
-                    open.contains(&point_key(p))
+                    open.contains(&point_key(p)) && !recorded(p)
                 } else {
                     !recorded(p)
                 }

@@ -1,7 +1,9 @@
 //! A sweep's session: every probe of it, in the session's shuffled rounds, set up, written
 //! (timed), verified and reconciled in invocations of their own, and appended to `results.csv`
-//! as it lands with when it started (warm-ups are reconciled, not recorded).
+//! as it lands with when it started and what its setup and verification cost the host (warm-ups
+//! too, marked as such).
 
+use crate::base::clock::ms_since;
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
@@ -82,11 +84,10 @@ pub fn measure(
                 // The target was stopped under this probe: its failure is the interrupt's.
                 continue;
             }
-            if planned.warmup {
-                totals.add_warmup(&row);
-            } else {
-                writer.append(&row)?;
-                totals.add(&row);
+            row.warmup = planned.warmup;
+            writer.append(&row)?;
+            row.tally(&mut totals);
+            if !planned.warmup {
                 times.add(planned, &row);
             }
             progress.record(&row, planned.warmup);
@@ -170,10 +171,12 @@ fn attempt(
     let failure = |outside_ms: f64, e: &str| {
         ProbeRow::target_failure(experiment, target, series, repeat, probe, outside_ms, e)
     };
+    let setup_started = Instant::now();
     let setup = match session.setup(probe) {
         Ok(setup) => setup,
         Err(e) => return failure(0.0, &e.to_string()),
     };
+    let setup_ms = ms_since(setup_started);
     // A refused setup is data: nothing was written, and nothing may be there.
     let (mut row, result) = match setup.error {
         Some(error) => (
@@ -206,8 +209,13 @@ fn attempt(
     if !session.has_d1_clock() {
         row.d1_ms = None;
     }
+    row.setup_ms = Some(setup_ms);
+    let verify_started = Instant::now();
     let verified = match session.verify(probe) {
-        Ok(verified) => Ok(verified),
+        Ok(verified) => {
+            row.verify_ms = Some(ms_since(verify_started));
+            Ok(verified)
+        }
         // Without the verification nothing of the probe can be trusted, whatever the writes
         // answered: a target failure like any other (outcome `error`), the writes' answer kept
         // in the error text.
@@ -295,6 +303,7 @@ description = "d"
 x-axis = "columns"
 [profile.full]
 repeats = 2
+warmup-probes = 3
 warmup = 1
 order-seed = 3
 [[profile.full.series]]
@@ -304,22 +313,25 @@ row-bytes = [100]
 rows = 20
 "#,
         );
-        let measured: Vec<(u64, usize, usize)> = plan
+        let planned: Vec<(u64, bool, usize, usize)> = plan
             .probes()
             .iter()
-            .filter(|p| !p.warmup)
-            .map(|p| (p.request.probe_id, p.request.columns, p.repeat))
+            .map(|p| (p.request.probe_id, p.warmup, p.request.columns, p.repeat))
             .collect();
-        let recorded: Vec<(u64, usize, usize)> = rows
+        let recorded: Vec<(u64, bool, usize, usize)> = rows
             .iter()
-            .map(|r| (r.probe_id, r.columns, r.repeat))
+            .map(|r| (r.probe_id, r.warmup, r.columns, r.repeat))
             .collect();
-        assert_eq!(
-            recorded, measured,
-            "the plan's order, warm-ups not recorded"
+        assert_eq!(recorded, planned, "the plan's order, warm-ups recorded too");
+        // 3 warm-up probes, then a warm-up round of 6, then 2 measured rounds.
+        let warmups: Vec<bool> = rows.iter().map(|r| r.warmup).collect();
+        assert_eq!(warmups, [vec![true; 9], vec![false; 12]].concat());
+        assert!(
+            rows.iter()
+                .all(|r| r.setup_ms.is_some() && r.verify_ms.is_some()),
+            "every probe records what its setup and verification cost"
         );
         let started: Vec<f64> = rows.iter().map(|r| r.started_ms.unwrap()).collect();
-        assert!(started[0] > 0.0, "the warm-ups ran first: {started:?}");
         assert!(
             started.windows(2).all(|w| w[0] < w[1]),
             "each probe starts after the one before: {started:?}"

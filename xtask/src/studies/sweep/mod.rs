@@ -129,8 +129,15 @@ pub struct Profile {
     /// The most measured repetitions of a point, with `precision`.
     #[serde(default)]
     pub max_repeats: Option<Spanned<MaxRepeats>>,
-    /// Repetitions of every point sent before the measured ones and not recorded as results:
-    /// they warm the target's caches and code paths (in every session).
+    /// Probes sent at the start of every session before any other, to wake a fresh target (its
+    /// runtime's code paths, SQLite's caches): the first this many of one more shuffled round.
+    /// Recorded in results.csv as warm-ups (`warmup`) and left out of every figure; the summary
+    /// says how much slower they and the first measured probes were than the rest, so a run
+    /// shows whether its warm-up was enough.
+    #[serde(default)]
+    pub warmup_probes: usize,
+    /// Repetitions of every point sent before the measured ones (after the warm-up probes),
+    /// recorded as warm-ups like them (in every session).
     #[serde(default)]
     pub warmup: usize,
     /// Sessions: each a fresh target (a new `wrangler dev` and database, a new database
@@ -460,6 +467,7 @@ impl SweepStudy {
             points: (profile.series.0.iter().enumerate())
                 .flat_map(|(index, series)| expand_series(series.get_ref(), profile, index))
                 .collect(),
+            warmup_probes: profile.warmup_probes,
             warmup: profile.warmup,
             repeats: profile.repeats.get_ref().get(),
             until: profile

@@ -1,6 +1,8 @@
-//! A sweep resumed: the probes results.csv holds (by target and probe id), each checked against
-//! the plan made again, are skipped with the warm-ups of the points whose probes are all
-//! recorded; a profile that repeats until a precision cannot be resumed.
+//! A sweep resumed: the probes results.csv holds (by target and probe id, warm-ups too), each
+//! checked against the plan made again, are skipped with the warm-ups of the points whose probes
+//! are all recorded; a profile that repeats until a precision cannot be resumed. Every probe is
+//! recorded once: a session resumed after its warm-ups were recorded goes on without them, and
+//! its summary's check of the first measured probes shows whether that mattered.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -39,11 +41,8 @@ pub fn recorded(
         return Ok(recorded);
     }
     let probes = plan.probes();
-    let planned: HashMap<u64, &PlannedProbe> = probes
-        .iter()
-        .filter(|p| !p.warmup)
-        .map(|p| (p.request.probe_id, p))
-        .collect();
+    let planned: HashMap<u64, &PlannedProbe> =
+        probes.iter().map(|p| (p.request.probe_id, p)).collect();
     for (i, row) in csv::read::<ProbeRow>(&results)?.iter().enumerate() {
         let at = format!("{}:{}", results.display(), i + 2);
         if !targets.contains(&row.target) {
@@ -76,8 +75,7 @@ pub fn recorded(
 pub fn recorded_totals(run_dir: &RunDir) -> Result<Totals> {
     let mut totals = Totals::default();
     for row in csv::read::<ProbeRow>(&run_dir.results_csv())? {
-        totals.add(&row);
-        totals.warmup_discarded += usize::from(row.warmup_discarded);
+        row.tally(&mut totals);
     }
     Ok(totals)
 }
@@ -85,8 +83,9 @@ pub fn recorded_totals(run_dir: &RunDir) -> Result<Totals> {
 /// A recorded probe's place in the plan: series, repeat and parameters.
 fn recorded_point(row: &ProbeRow) -> String {
     format!(
-        "session {} series {} repeat {} {} columns {} row-bytes {} rows {} escape-share {} \
+        "{}session {} series {} repeat {} {} columns {} row-bytes {} rows {} escape-share {} \
          non-ascii-share {} indexes {} seed {}",
+        if row.warmup { "warm-up " } else { "" },
         row.session,
         row.series + 1,
         row.repeat,
@@ -104,8 +103,9 @@ fn recorded_point(row: &ProbeRow) -> String {
 fn planned_point(probe: &PlannedProbe) -> String {
     let p = &probe.request;
     format!(
-        "session {} series {} repeat {} {} columns {} row-bytes {} rows {} escape-share {} \
+        "{}session {} series {} repeat {} {} columns {} row-bytes {} rows {} escape-share {} \
          non-ascii-share {} indexes {} seed {}",
+        if probe.warmup { "warm-up " } else { "" },
         probe.session,
         probe.series + 1,
         probe.repeat,

@@ -4,6 +4,7 @@ use d1bench_core::{Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy};
 use serde::{Deserialize, Serialize};
 
 use crate::base::{TargetKind, WorkerKind};
+use crate::records::Totals;
 use crate::studies::sweep::Axis;
 
 /// One probe as measured: a row of `results.csv`.
@@ -150,9 +151,61 @@ pub struct ProbeRow {
     /// Worker was the only one).
     #[serde(default)]
     pub worker: Option<WorkerKind>,
+    /// A warm-up probe of its session (the profile's `warmup-probes`, or a probe of its `warmup`
+    /// rounds): sent, reconciled and recorded like any other, left out of every report, so that
+    /// whether a warm-up was needed can be read off the run itself (`stats` of the summary's
+    /// warm-up section). False in a results.csv written before warm-ups were recorded (they were
+    /// sent, and only counted in run.toml).
+    #[serde(default)]
+    pub warmup: bool,
+    /// The harness's own cost, outside both clocks: milliseconds the host waited for the probe's
+    /// setup (its table and indexes created, an invocation of its own). Empty in a results.csv
+    /// written before 2026-12-03, and after a setup that failed.
+    #[serde(default)]
+    pub setup_ms: Option<f64>,
+    /// The harness's own cost, outside both clocks: milliseconds the host waited for the probe's
+    /// verification (count, content checksum, drop: an invocation of its own). Empty as
+    /// `setup_ms`, and after a verification that failed.
+    #[serde(default)]
+    pub verify_ms: Option<f64>,
 }
 
 impl ProbeRow {
+    /// Whether the row counts in reports: a measured probe, neither a warm-up of the profile
+    /// nor one the warm-up rule discarded (`warmup_discarded`).
+    pub fn counts(&self) -> bool {
+        !self.warmup && !self.warmup_discarded
+    }
+
+    /// What the row shares with every repeat of its point and strategy in its session (its
+    /// series, label, strategy and parameters): the key of a point's median within a session.
+    pub fn point_key(&self) -> String {
+        format!(
+            "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
+            self.series,
+            self.label,
+            self.strategy,
+            self.columns,
+            self.row_bytes,
+            self.rows,
+            self.escape_share,
+            self.nul_share,
+            self.non_ascii_share,
+            self.indexes
+        )
+    }
+
+    /// Adds the row to `totals`: a warm-up as a warm-up, any other as a record (counting it
+    /// discarded when the warm-up rule discarded it).
+    pub fn tally(&self, totals: &mut Totals) {
+        if self.warmup {
+            totals.add_warmup(self);
+        } else {
+            totals.add(self);
+            totals.warmup_discarded += usize::from(self.warmup_discarded);
+        }
+    }
+
     /// A row from what the target answered for `probe`; reconciliation fills in the rest.
     pub fn measured(
         experiment: &str,
@@ -287,6 +340,9 @@ impl ProbeRow {
             call_ms: None,
             read_ms: None,
             worker: None,
+            warmup: false,
+            setup_ms: None,
+            verify_ms: None,
         }
     }
 
@@ -436,7 +492,7 @@ mod tests {
         writer.append(&second).unwrap();
         assert_eq!(read::<ProbeRow>(&path).unwrap(), vec![first, js, second]);
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains(",0.25,1.0,0.25,js\n"), "{text}");
+        assert!(text.contains(",0.25,1.0,0.25,js,false,,\n"), "{text}");
         assert!(text.contains(",refused,statement-too-long,"), "{text}");
     }
 
@@ -456,7 +512,7 @@ mod tests {
              label,escape_share,non_ascii_share,indexes,overhead_ms,\
              checksum_expected,checksum_present,checksum_equal,target_failed,started_ms,calls_ms,\
              prepare_ms,bind_ms,nul_share,isolate_heap_peak_bytes,session,warmup_discarded,\
-             handover_ms,call_ms,read_ms,worker"
+             handover_ms,call_ms,read_ms,worker,warmup,setup_ms,verify_ms"
         );
     }
 
@@ -573,6 +629,9 @@ pub mod tests_support {
             call_ms: None,
             read_ms: None,
             worker: None,
+            warmup: false,
+            setup_ms: None,
+            verify_ms: None,
         }
     }
 }

@@ -26,7 +26,11 @@ use d1bench_core::{ProbeRequest, Strategy};
 pub struct SweepPlan {
     /// Every point, in the order of the experiment file (series, then its lists).
     pub points: Vec<PlannedPoint>,
-    /// Unrecorded repeats of every point before the measured ones.
+    /// Warm-up probes at the start of every session, before its warm-up rounds: the first this
+    /// many probes of one more shuffled round (a few probes to wake a fresh target, rather than
+    /// a repeat of every point).
+    pub warmup_probes: usize,
+    /// Warm-up repeats of every point before the measured ones.
     pub warmup: usize,
     /// Measured repeats of every point; with `until`, the fewest.
     pub repeats: usize,
@@ -96,7 +100,13 @@ impl SweepPlan {
     /// The most probes one session may send, warm-ups included: what its ids are reserved for.
     pub fn most_probes_per_session(&self) -> usize {
         let per_round: usize = self.points.iter().map(|p| p.strategies.len()).sum();
-        per_round * (self.warmup + self.max_repeats())
+        self.warmup_probes + per_round * (self.warmup + self.max_repeats())
+    }
+
+    /// Rounds a session hands out before its measured ones: the round of warm-up probes, if
+    /// any, and the warm-up rounds.
+    fn warmup_rounds(&self) -> usize {
+        usize::from(self.warmup_probes > 0) + self.warmup
     }
 
     /// The most measured repeats a point may take.
@@ -147,8 +157,13 @@ impl Schedule<'_> {
     ) -> Option<Vec<PlannedProbe>> {
         let plan = self.plan;
         let round = self.round;
-        let warmup = round < plan.warmup;
-        let repeat = if warmup { round } else { round - plan.warmup };
+        let warmup = round < plan.warmup_rounds();
+        // The warm-up probes' round, when there is one, counts as the warm-ups' repeat 0.
+        let repeat = if warmup {
+            round
+        } else {
+            round - plan.warmup_rounds()
+        };
         if !warmup && repeat >= plan.max_repeats() {
             return None;
         }
@@ -165,6 +180,21 @@ impl Schedule<'_> {
         }
         self.round += 1;
         self.rng.shuffle(&mut order);
+        // The warm-up probes: the first `warmup_probes` of shuffled rounds, as many as it takes.
+        let take = (round == 0 && plan.warmup_probes > 0).then_some(plan.warmup_probes);
+        let order: Vec<usize> = match take {
+            None => order,
+            Some(n) => {
+                let per_round: usize = order.iter().map(|&i| plan.points[i].strategies.len()).sum();
+                let rounds = n.div_ceil(per_round.max(1));
+                let mut more = order.clone();
+                for _ in 1..rounds {
+                    self.rng.shuffle(&mut more);
+                    order.extend_from_slice(&more);
+                }
+                order
+            }
+        };
         let mut probes = Vec::new();
         for index in order {
             let point = &plan.points[index];
@@ -182,6 +212,13 @@ impl Schedule<'_> {
                 });
                 self.next_id += 1;
             }
+        }
+        if let Some(n) = take {
+            probes.truncate(n);
+            // Ids stay consecutive: the ids of what was cut are not taken.
+            self.next_id = probes
+                .last()
+                .map_or(self.next_id, |p| p.request.probe_id + 1);
         }
         Some(probes)
     }
@@ -238,6 +275,7 @@ mod tests {
             points: [1, 2, 4, 8, 16, 32, 64, 100]
                 .map(|c| point(c, &both))
                 .to_vec(),
+            warmup_probes: 0,
             warmup: 1,
             repeats: 3,
             until: None,

@@ -8,8 +8,8 @@
 //! ([`crate::stats::settling`]), cutting at most half of the session's measured probes and never
 //! into its last measured round (so every point keeps a value in every session). Every measured
 //! probe that ran before the first one kept (refused or failed ones too) is discarded. A session
-//! of one measured round has nothing the rule may cut. The profile's `warmup` rounds still run
-//! first, unrecorded.
+//! of one measured round has nothing the rule may cut. The profile's warm-up probes run first;
+//! they are recorded (`warmup`) and the rule leaves them alone.
 
 use std::collections::HashMap;
 
@@ -28,7 +28,8 @@ use crate::stats::{median, settling};
 pub fn settle(run_dir: &RunDir, target: TargetKind, session: usize) -> Result<usize> {
     let path = run_dir.results_csv();
     let mut rows: Vec<ProbeRow> = csv::read(&path)?;
-    let of_session = |r: &ProbeRow| r.target == target && r.session == session;
+    // The profile's warm-up probes are recorded too, and never part of the series.
+    let of_session = |r: &ProbeRow| r.target == target && r.session == session && !r.warmup;
     let mut ours: Vec<&ProbeRow> = rows.iter().filter(|r| of_session(r)).collect();
     ours.sort_by_key(|r| r.probe_id);
     let first_kept = first_kept(&ours);
@@ -49,21 +50,7 @@ pub fn settle(run_dir: &RunDir, target: TargetKind, session: usize) -> Result<us
 fn first_kept(rows: &[&ProbeRow]) -> Option<u64> {
     let last_round = rows.iter().map(|r| r.repeat).max()?;
     // Each successful probe's value, and its point's median in this session.
-    let point = |r: &ProbeRow| {
-        format!(
-            "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
-            r.series,
-            r.label,
-            r.strategy,
-            r.columns,
-            r.row_bytes,
-            r.rows,
-            r.escape_share,
-            r.nul_share,
-            r.non_ascii_share,
-            r.indexes
-        )
-    };
+    let point = |r: &ProbeRow| r.point_key();
     let valued: Vec<(&ProbeRow, f64)> = rows
         .iter()
         .filter_map(|r| Measure::MsPer1000Rows.value(r).map(|v| (*r, v)))

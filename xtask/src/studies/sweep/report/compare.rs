@@ -183,7 +183,7 @@ pub fn load(path: &Path, which: &str) -> Result<Loaded> {
     let rows: Vec<ProbeRow> =
         csv::read(&results).with_context(|| format!("{which}: cannot read its results"))?;
     // What a session measured before it settled is left out, as every report leaves it out.
-    let rows: Vec<ProbeRow> = rows.into_iter().filter(|r| !r.warmup_discarded).collect();
+    let rows: Vec<ProbeRow> = rows.into_iter().filter(|r| r.counts()).collect();
     if rows.is_empty() {
         bail!(
             "{which}: {} holds no results: the run ({}) measured nothing",

@@ -65,8 +65,8 @@ fn counted(row: &ProbeRow) -> Option<WorkerKind> {
     (row.target == TargetKind::Local
         && row.outcome == Outcome::Ok
         && !row.target_failed
-        && !row.warmup_discarded)
-        .then_some(worker)
+        && row.counts())
+    .then_some(worker)
 }
 
 /// Median `handover_ms` of each Worker's counted probes at each point.

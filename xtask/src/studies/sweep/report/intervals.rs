@@ -3,46 +3,168 @@
 //! otherwise, which every report labels as such. The text of summary.md, the README's findings,
 //! the decision map and the charts' captions comes from here, so they cannot disagree.
 
+use std::collections::HashMap;
+
+use super::points::Measure;
 use crate::base::TargetKind;
+use crate::base::numbers::num;
+use crate::stats::sessions::{OverSessions, over_sessions};
+use crate::stats::{CONFIDENCE, median};
 use crate::studies::sweep::row::ProbeRow;
 
-/// What the warm-up rule discarded, session by session and target by target, from `rows`
-/// (results.csv: what every report leaves out); a paragraph of summary.md.
+/// Measured probes of each session compared with their points, as the warm-up's check, when
+/// a session sent no warm-up probes to count them by.
+const FIRST_MEASURED: usize = 5;
+
+/// The warm-up, as `rows` (results.csv) show it, target by target; a paragraph of summary.md:
+/// the warm-up probes each session sent (recorded, left out of every figure) and how much
+/// slower they, and the session's first measured probes, ran than the measured probes of the
+/// same points in that session; then what the warm-up rule discarded, if anything. A first
+/// measured probes' interval wholly above 1 says the warm-up was too short.
 pub fn warmup_paragraph(rows: &[ProbeRow]) -> String {
     let mut targets: Vec<TargetKind> = rows.iter().map(|r| r.target).collect();
     targets.sort();
     targets.dedup();
-    let warmup = "Warm-up: each session first ran its profile's unrecorded warm-up rounds; then \
-         the warm-up rule (MSER-5 over the session's probes in the order they ran, each as the \
-         log of its time over its point's median in that session; at most half the session, \
-         never into its last round) discarded the measured probes that ran before the session's \
-         times settled. They stay in results.csv (`warmup_discarded`) and are left out of every \
-         figure here.";
-    let mut parts = Vec::new();
-    for target in targets {
-        let mut sessions: Vec<(usize, usize, usize)> = Vec::new();
-        for row in rows.iter().filter(|r| r.target == target) {
-            match sessions.iter_mut().find(|s| s.0 == row.session) {
-                Some(s) => {
-                    s.1 += 1;
-                    s.2 += usize::from(row.warmup_discarded);
+    let mut measured = Vec::new();
+    let mut discards = Vec::new();
+    for &target in &targets {
+        let ours: Vec<&ProbeRow> = rows.iter().filter(|r| r.target == target).collect();
+        let warmups = ours.iter().filter(|r| r.warmup).count();
+        let excess = warmup_excess(&ours);
+        let ratio = |e: Option<OverSessions>| match e {
+            Some(OverSessions {
+                center,
+                interval: Some(i),
+                sessions,
+                ..
+            }) => format!(
+                "{}× ({}–{}, {} sessions)",
+                num(center),
+                num(i.low),
+                num(i.high),
+                sessions
+            ),
+            Some(e) => format!("{}× (1 session)", num(e.center)),
+            None => "no value".to_owned(),
+        };
+        let first = format!(
+            "the first {} measured probes of each session {}",
+            excess.first_n,
+            ratio(excess.first)
+        );
+        measured.push(if warmups == 0 {
+            format!("`{target}`: no warm-up probe recorded; {first}")
+        } else {
+            format!(
+                "`{target}`: {warmups} warm-up probes, {}; {first}",
+                ratio(excess.warmups)
+            )
+        });
+        let (all, discarded) = ours.iter().filter(|r| !r.warmup).fold((0, 0), |(a, d), r| {
+            (a + 1, d + usize::from(r.warmup_discarded))
+        });
+        if discarded > 0 {
+            let mut sessions: Vec<(usize, usize, usize)> = Vec::new();
+            for row in ours.iter().filter(|r| !r.warmup) {
+                match sessions.iter_mut().find(|s| s.0 == row.session) {
+                    Some(s) => {
+                        s.1 += 1;
+                        s.2 += usize::from(row.warmup_discarded);
+                    }
+                    None => sessions.push((row.session, 1, usize::from(row.warmup_discarded))),
                 }
-                None => sessions.push((row.session, 1, usize::from(row.warmup_discarded))),
             }
+            sessions.sort_unstable();
+            let each: Vec<String> = sessions
+                .iter()
+                .map(|(session, n, d)| format!("{d} of {n} in session {session}"))
+                .collect();
+            discards.push(format!(
+                "`{target}`: {discarded} of {all} ({})",
+                each.join(", ")
+            ));
         }
-        sessions.sort_unstable();
-        let (all, discarded): (usize, usize) =
-            sessions.iter().fold((0, 0), |(a, d), s| (a + s.1, d + s.2));
-        let each: Vec<String> = sessions
-            .iter()
-            .map(|(session, n, d)| format!("{d} of {n} in session {session}"))
-            .collect();
-        parts.push(format!(
-            "`{target}`: {discarded} of {all} ({})",
-            each.join(", ")
+    }
+    let mut text = format!(
+        "Warm-up: each session first sent its profile's warm-up probes, recorded in results.csv \
+         (`warmup`) and left out of every figure. Against the measured probes of the same point \
+         and strategy in the same session (ms per 1,000 rows on the outside clock; geometric mean \
+         over sessions of each session's mean ratio, 95%): {}. An interval of the first measured \
+         probes wholly above 1 says the warm-up was too short.",
+        measured.join("; ")
+    );
+    if !discards.is_empty() {
+        text.push_str(&format!(
+            " Then the warm-up rule (MSER-5 over the session's measured probes in the order they \
+             ran, each as the log of its time over its point's median in that session; at most \
+             half the session, never into its last round) discarded the measured probes that ran \
+             before the session's times settled; they stay in results.csv (`warmup_discarded`) \
+             and are left out of every figure: {}.",
+            discards.join("; ")
         ));
     }
-    format!("{warmup} Discarded: {}.\n\n", parts.join("; "))
+    text.push_str("\n\n");
+    text
+}
+
+/// How much slower than their points' measured probes (each session's mean of
+/// `value ÷ its point's median in the session`, over sessions) a target's warm-up probes ran,
+/// and its first measured ones.
+struct WarmupExcess {
+    warmups: Option<OverSessions>,
+    first: Option<OverSessions>,
+    /// How many measured probes of each session `first` counts: as many as the session's
+    /// warm-ups, [`FIRST_MEASURED`] when it had none.
+    first_n: usize,
+}
+
+fn warmup_excess(rows: &[&ProbeRow]) -> WarmupExcess {
+    let mut sessions: Vec<usize> = rows.iter().map(|r| r.session).collect();
+    sessions.sort_unstable();
+    sessions.dedup();
+    let warmups_per_session = rows.iter().filter(|r| r.warmup).count() / sessions.len().max(1);
+    let first_n = if warmups_per_session == 0 {
+        FIRST_MEASURED
+    } else {
+        warmups_per_session
+    };
+    let (mut warm, mut first) = (Vec::new(), Vec::new());
+    for session in sessions {
+        let mut ours: Vec<(&ProbeRow, f64)> = rows
+            .iter()
+            .filter(|r| r.session == session)
+            .filter_map(|r| Measure::MsPer1000Rows.value(r).map(|v| (*r, v)))
+            .filter(|(_, v)| *v > 0.0)
+            .collect();
+        ours.sort_by_key(|(r, _)| r.probe_id);
+        let mut by_point: HashMap<String, Vec<f64>> = HashMap::new();
+        for (r, v) in ours.iter().filter(|(r, _)| r.counts()) {
+            by_point.entry(r.point_key()).or_default().push(*v);
+        }
+        let medians: HashMap<String, f64> = by_point
+            .into_iter()
+            .filter_map(|(k, vs)| median(&vs).map(|m| (k, m)))
+            .collect();
+        let mean_ratio = |picked: Vec<&(&ProbeRow, f64)>| {
+            let logs: Vec<f64> = picked
+                .iter()
+                .filter_map(|(r, v)| medians.get(&r.point_key()).map(|m| (v / m).ln()))
+                .collect();
+            (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+        };
+        warm.extend(mean_ratio(ours.iter().filter(|(r, _)| r.warmup).collect()));
+        first.extend(mean_ratio(
+            ours.iter()
+                .filter(|(r, _)| r.counts())
+                .take(first_n)
+                .collect(),
+        ));
+    }
+    WarmupExcess {
+        warmups: over_sessions(&warm, CONFIDENCE),
+        first: over_sessions(&first, CONFIDENCE),
+        first_n,
+    }
 }
 
 /// What the intervals of a run's reports are taken over.
@@ -60,7 +182,7 @@ impl Basis {
     pub fn of(rows: &[ProbeRow], target: TargetKind) -> Basis {
         let mut sessions: Vec<usize> = rows
             .iter()
-            .filter(|r| r.target == target && !r.warmup_discarded)
+            .filter(|r| r.target == target && r.counts())
             .map(|r| r.session)
             .collect();
         sessions.sort_unstable();

@@ -13,6 +13,7 @@ pub mod compare;
 pub mod decision;
 pub mod decision_map;
 pub mod export;
+pub mod harness;
 pub mod heap_cost;
 pub mod instrument;
 pub mod intervals;

@@ -253,7 +253,7 @@ impl Ord for OrderedX {
 /// before it settled (`warmup_discarded`) are left out.
 pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<Point<'_>> {
     let mut grouped: BTreeMap<(Line, OrderedX), Vec<&ProbeRow>> = BTreeMap::new();
-    for row in rows.iter().filter(|r| !r.warmup_discarded) {
+    for row in rows.iter().filter(|r| r.counts()) {
         let line = Line {
             target: row.target,
             label: row.label.clone(),

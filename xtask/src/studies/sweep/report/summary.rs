@@ -335,15 +335,13 @@ pub fn target_lines(rows: &[ProbeRow]) -> Vec<String> {
         .map(|target| {
             let mut totals = Totals::default();
             for row in rows.iter().filter(|r| r.target == target) {
-                totals.add(row);
-                totals.warmup_discarded += usize::from(row.warmup_discarded);
+                row.tally(&mut totals);
             }
             let name = if target == TargetKind::Sqlite {
                 "bare SQLite (baseline)".to_owned()
             } else {
                 format!("`{target}`")
             };
-            // Warm-ups are not in results.csv: run.toml counts them, for the run as a whole.
             format!("- {name}: {}", totals.line("probes"))
         })
         .collect()
@@ -446,7 +444,8 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
 
     out.push_str("## Reconciliation\n\n");
     out.push_str(
-        "Every probe's rows were counted and checksummed in SQL by the target, and compared with \
+        "Every probe's rows were counted and checksummed by the target (in SQL by the Worker; \
+         read back and summed in-process by bare SQLite, the same numbers), and compared with \
          the host's count and checksum of the rows the generator made.\n\n",
     );
     for line in reconciliation_lines(rows, record) {
@@ -458,6 +457,10 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
         super::intervals::warmup_paragraph(rows).trim_end()
     )
     .unwrap();
+    let harness = super::harness::paragraph(rows);
+    if !harness.is_empty() {
+        writeln!(out, "\n{}", harness.trim_end()).unwrap();
+    }
 
     let basis = Basis::of(rows, target);
     writeln!(

@@ -72,10 +72,7 @@ impl PointKey {
 /// The rows that count: every measured row but those the run marked as warm-up discarded
 /// (before its session's times settled).
 pub fn measured(rows: &[ProbeRow]) -> Vec<ProbeRow> {
-    rows.iter()
-        .filter(|r| !r.warmup_discarded)
-        .cloned()
-        .collect()
+    rows.iter().filter(|r| r.counts()).cloned().collect()
 }
 
 /// Each session's value at the point: the median of its repeats' ms per 1,000 rows.
