@@ -7,6 +7,8 @@
 
 pub mod findings;
 pub mod instrument;
+#[cfg(test)]
+mod links;
 pub mod workload_findings;
 
 use std::path::PathBuf;
