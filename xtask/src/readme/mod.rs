@@ -25,6 +25,9 @@ pub const EXAMPLE_RUN: &str = "docs/example-run";
 /// difference only where both show it.
 pub const REPLICATE_RUN: &str = "docs/runs/column-sweep-replicate";
 
+/// The most README.md may hold, in bytes: the long tables live under `docs/`.
+pub const README_MAX_BYTES: usize = 12_000;
+
 /// A generated section of the README or of a file under `docs/` ([`Section::file`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
@@ -198,6 +201,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The README stays short: what is long lives under `docs/`.
+    #[test]
+    fn the_readme_is_at_most_its_size() {
+        let bytes = std::fs::metadata(project_root().join("README.md"))
+            .unwrap()
+            .len();
+        assert!(
+            bytes <= README_MAX_BYTES as u64,
+            "README.md is {bytes} bytes, more than {README_MAX_BYTES}: move what is long into docs/"
+        );
     }
 
     /// The parity table is exactly what the committed tables of real runs say.
