@@ -29,9 +29,10 @@ pub enum Task {
     /// Install what running the Worker needs, and build it only if the committed build in
     /// worker/build is not the build of the sources; runs nothing.
     Setup,
-    /// Rewrite the README's generated sections: the parity table (from the committed parity CSVs,
-    /// replaced by those of `run limits` runs given here), the findings of docs/example-run and
-    /// the workload figures of docs/example-workloads.
+    /// Rewrite the generated sections of the README and the docs: the parity table of
+    /// docs/limits.md (from the committed parity CSVs, replaced by those of `run limits` runs
+    /// given here), the README's findings of docs/example-run and the workload figures of
+    /// docs/example-workloads in docs/workload-findings.md.
     ParityReadme(ParityReadme),
     /// Delete the Workers and D1 databases remote runs left on the Cloudflare account.
     CleanRemote(CleanRemote),

@@ -131,7 +131,7 @@ pub fn section(dir: &Path, link: &str, replicate: Option<(&Path, &str)>) -> Resu
         out,
         "From [`{link}/`]({link}/) (run `{}` of `{}` on `{target}`, profile `{}`, commit `{}`, \
          {} cores; {} probes, {} rows expected and {} present, status {}); {measured} (see \
-         [Intervals](docs/reference.md#intervals)):\n",
+         [Intervals](docs/run-outputs.md#intervals)):\n",
         record.run.id,
         record.run.experiment,
         record.run.profile,

@@ -1,12 +1,15 @@
-//! The README's generated sections, in one place: which sections there are, the markers around
-//! each, how one is replaced, and what each must read as the committed files give it (the
-//! parity tables under `reports/`, the example run under `docs/example-run`, the example
-//! workloads under `docs/example-workloads`, the two-Worker run). [`parity`], [`findings`],
-//! [`workload_findings`] and [`instrument`] write the sections' text and know nothing of the README; the tests here
-//! fail when the README and the committed files disagree.
+//! The generated sections of the README and the docs, in one place: which sections there are,
+//! the file each lives in, the markers around each, how one is replaced, and what each must read
+//! as the committed files give it (the parity tables under `reports/`, the example run under
+//! `docs/example-run`, the example workloads under `docs/example-workloads`, the two-Worker
+//! run). [`parity`], [`findings`], [`workload_findings`] and [`instrument`] write the sections'
+//! text and know nothing of the files they go into; the tests here fail when a file and the
+//! committed runs disagree.
 
 pub mod findings;
 pub mod instrument;
+#[cfg(test)]
+mod links;
 pub mod workload_findings;
 
 use std::path::PathBuf;
@@ -22,10 +25,13 @@ pub const EXAMPLE_RUN: &str = "docs/example-run";
 /// difference only where both show it.
 pub const REPLICATE_RUN: &str = "docs/runs/column-sweep-replicate";
 
-/// A generated section of the README.
+/// The most README.md may hold, in bytes: the long tables live under `docs/`.
+pub const README_MAX_BYTES: usize = 12_000;
+
+/// A generated section of the README or of a file under `docs/` ([`Section::file`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
-    /// "Local and production": the limits parity table, from `reports/parity-*.csv`.
+    /// The limits parity table, from `reports/parity-*.csv`.
     Parity,
     /// The sweep's findings, from [`EXAMPLE_RUN`] and its replicate [`REPLICATE_RUN`].
     Findings,
@@ -43,6 +49,16 @@ impl Section {
         Section::Workloads,
         Section::Instrument,
     ];
+
+    /// The file the section lives in, relative to the project's root. Links in its text are
+    /// relative to that file's directory.
+    pub fn file(self) -> &'static str {
+        match self {
+            Section::Parity => "docs/limits.md",
+            Section::Findings | Section::Instrument => "README.md",
+            Section::Workloads => "docs/workload-findings.md",
+        }
+    }
 
     /// The markers the section's text stands between.
     pub fn markers(self) -> (&'static str, &'static str) {
@@ -68,43 +84,60 @@ impl Section {
         }
     }
 
-    /// `readme` with the text between this section's markers replaced by `text`.
-    pub fn replace(self, readme: &str, text: &str) -> Result<String> {
+    /// `content` (of the section's [`file`](Section::file)) with the text between this
+    /// section's markers replaced by `text`.
+    pub fn replace(self, content: &str, text: &str) -> Result<String> {
+        let file = self.file();
         let (begin, end) = self.markers();
-        let start = readme
+        let start = content
             .find(begin)
-            .ok_or_else(|| anyhow!("README.md has no `{begin}` marker"))?;
-        let stop = readme
+            .ok_or_else(|| anyhow!("{file} has no `{begin}` marker"))?;
+        let stop = content
             .find(end)
-            .ok_or_else(|| anyhow!("README.md has no `{end}` marker"))?;
+            .ok_or_else(|| anyhow!("{file} has no `{end}` marker"))?;
         if stop < start {
-            bail!("README.md's `{end}` comes before `{begin}`");
+            bail!("{file}'s `{end}` comes before `{begin}`");
         }
         Ok(format!(
             "{}{begin}\n{text}{}",
-            &readme[..start],
-            &readme[stop..]
+            &content[..start],
+            &content[stop..]
         ))
     }
 }
 
-/// `readme` with every generated section as the committed files give it.
-pub fn regenerated(readme: &str, paths: &Paths) -> Result<String> {
-    let mut readme = readme.to_owned();
+/// Every file that holds a generated section, each once, in the order of [`Section::ALL`].
+pub fn files() -> Vec<&'static str> {
+    let mut files: Vec<&'static str> = Vec::new();
     for section in Section::ALL {
-        readme = section.replace(&readme, &section.expected(paths)?)?;
+        if !files.contains(&section.file()) {
+            files.push(section.file());
+        }
     }
-    Ok(readme)
+    files
 }
 
-/// Rewrites every generated section of the project's README.md; returns its path.
-pub fn rewrite(paths: &Paths) -> Result<PathBuf> {
-    let path = paths.root.join("README.md");
-    let readme = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    std::fs::write(&path, regenerated(&readme, paths)?)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(path)
+/// `content` of `file` with every section that lives in it as the committed files give it.
+pub fn regenerated(file: &str, content: &str, paths: &Paths) -> Result<String> {
+    let mut content = content.to_owned();
+    for section in Section::ALL.into_iter().filter(|s| s.file() == file) {
+        content = section.replace(&content, &section.expected(paths)?)?;
+    }
+    Ok(content)
+}
+
+/// Rewrites every generated section in the files they live in; returns those files' paths.
+pub fn rewrite(paths: &Paths) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    for file in files() {
+        let path = paths.root.join(file);
+        let content = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        std::fs::write(&path, regenerated(file, &content, paths)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
 }
 
 #[cfg(test)]
@@ -125,22 +158,66 @@ mod tests {
         assert!(Section::Parity.replace(&backwards, "x").is_err());
     }
 
-    /// The README says what the committed files say, section by section, so a failure names
-    /// the files to look at.
+    /// The section's file says what the committed files say, section by section, so a failure
+    /// names the files to look at.
     fn assert_readme_holds(section: Section, files: &str) {
         let paths = Paths::new(project_root());
-        let readme = std::fs::read_to_string(paths.root.join("README.md")).unwrap();
+        let file = section.file();
+        let content = std::fs::read_to_string(paths.root.join(file)).unwrap();
         let expected = section.expected(&paths).unwrap();
         assert!(
-            section.replace(&readme, &expected).unwrap() == readme,
-            "README.md's {section:?} section differs from {files}: run `cargo xtask parity-readme` \
+            section.replace(&content, &expected).unwrap() == content,
+            "{file}'s {section:?} section differs from {files}: run `cargo xtask parity-readme` \
              to write it"
         );
     }
 
-    /// The README's table is exactly what the committed tables of real runs say.
+    /// Each section's markers are in its own file, once, and in no other file a reader might
+    /// take for the generated text: a stale copy left behind fails.
     #[test]
-    fn the_readme_parity_section_matches_the_committed_tables() {
+    fn each_section_is_in_its_own_file_only() {
+        let root = project_root();
+        let mut candidates = vec!["README.md".to_owned()];
+        for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "md") {
+                let name = path.file_name().unwrap().to_str().unwrap();
+                candidates.push(format!("docs/{name}"));
+            }
+        }
+        for section in Section::ALL {
+            let (begin, end) = section.markers();
+            for candidate in &candidates {
+                let content = std::fs::read_to_string(root.join(candidate)).unwrap();
+                let expected = usize::from(candidate == section.file());
+                for marker in [begin, end] {
+                    assert_eq!(
+                        content.matches(marker).count(),
+                        expected,
+                        "{candidate} should hold `{marker}` {expected} time(s): the {section:?} \
+                         section lives in {}",
+                        section.file()
+                    );
+                }
+            }
+        }
+    }
+
+    /// The README stays short: what is long lives under `docs/`.
+    #[test]
+    fn the_readme_is_at_most_its_size() {
+        let bytes = std::fs::metadata(project_root().join("README.md"))
+            .unwrap()
+            .len();
+        assert!(
+            bytes <= README_MAX_BYTES as u64,
+            "README.md is {bytes} bytes, more than {README_MAX_BYTES}: move what is long into docs/"
+        );
+    }
+
+    /// The parity table is exactly what the committed tables of real runs say.
+    #[test]
+    fn the_limits_parity_section_matches_the_committed_tables() {
         assert_readme_holds(Section::Parity, "reports/parity-*.csv");
     }
 
@@ -155,7 +232,7 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_states_the_example_workloads_as_their_files_give_them() {
+    fn the_workload_findings_state_the_example_workloads_as_their_files_give_them() {
         assert_readme_holds(Section::Workloads, "docs/example-workloads");
     }
 }

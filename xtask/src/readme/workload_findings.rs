@@ -1,9 +1,10 @@
-//! The README's workload section, generated from the committed example workload runs
-//! (`docs/example-workloads/read-path`, `write-contention`, `write-contention-sqlite` and
-//! `cache`) as the sweep's findings are from `docs/example-run`: one row per claim of the
-//! production write-up (the covering index, reused statements, write-lock refusals, retries,
-//! batching, the KV cache), with the measured ratio or share, its interval, the verdict and the
-//! load it was measured at; a test fails when the README and the runs disagree.
+//! The workload findings (`docs/workload-findings.md`), generated from the committed example
+//! workload runs (`docs/example-workloads/read-path`, `write-contention`,
+//! `write-contention-sqlite` and `cache`) as the sweep's findings are from `docs/example-run`:
+//! one row per claim of the production write-up (the covering index, reused statements,
+//! write-lock refusals, retries, batching, the KV cache), with the measured ratio or share, its
+//! interval, the verdict and the load it was measured at; a test fails when that file and the
+//! runs disagree.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -67,8 +68,10 @@ fn load(root: &Path, dir: &str) -> Result<Run> {
     })
 }
 
-/// `(run `…` of `read-path` on `local`, profile `full`, commit `abc1234`, …)`.
+/// `(run `…` of `read-path` on `local`, profile `full`, commit `abc1234`, …)`, the run's
+/// directory linked from `docs/`, where the section lives (`docs/workload-findings.md`).
 fn provenance(dir: &str, run: &Run) -> String {
+    let link = dir.strip_prefix("docs/").unwrap_or(dir);
     let r = &run.record;
     let status = if r.run.status == RunStatus::Complete {
         "complete, every record reconciled".to_owned()
@@ -80,7 +83,7 @@ fn provenance(dir: &str, run: &Run) -> String {
         _ => String::new(),
     };
     format!(
-        "[`{dir}/`]({dir}/) (run `{}` of `{}` on `{}`, profile `{}`, commit `{}`, {} CPUs{load}; {} measured requests; {status})",
+        "[`{dir}/`]({link}/) (run `{}` of `{}` on `{}`, profile `{}`, commit `{}`, {} CPUs{load}; {} measured requests; {status})",
         r.run.id,
         r.run.experiment,
         r.run.target,
@@ -457,7 +460,7 @@ fn cache_rows(out: &mut String, run: &Run) {
     .unwrap();
 }
 
-/// The README section from the committed runs under `root`: one row per claim of the write-up.
+/// The section from the committed runs under `root`: one row per claim of the write-up.
 pub fn section(root: &Path) -> Result<String> {
     let read = load(root, READ_PATH)?;
     let single_writer = load(root, CONTENTION_SQLITE)?;
@@ -495,7 +498,7 @@ mod tests {
     use super::*;
     use crate::paths::project_root;
 
-    /// Whether the README quotes this text is checked in [`crate::readme`].
+    /// Whether docs/workload-findings.md quotes this text is checked in [`crate::readme`].
     #[test]
     fn the_example_workloads_answer_each_claim_in_a_row() {
         let root = project_root();

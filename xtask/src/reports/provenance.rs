@@ -158,13 +158,13 @@ mod tests {
     use crate::records::{RunStatus, StudyKind};
     use crate::targets::remote::RemoteRecord;
 
-    /// docs/reference.md quotes the example run's harness share per target: it must be what
+    /// docs/run-outputs.md quotes the example run's harness share per target: it must be what
     /// that run's own run.toml gives.
     #[test]
     fn the_reference_quotes_the_example_runs_harness_share() {
         let root = crate::paths::project_root();
         let record = RunRecord::read(&root.join("docs/example-run/run.toml")).unwrap();
-        let reference = std::fs::read_to_string(root.join("docs/reference.md")).unwrap();
+        let reference = std::fs::read_to_string(root.join("docs/run-outputs.md")).unwrap();
         let reference = reference.split_whitespace().collect::<Vec<_>>().join(" ");
         for (target, label) in [
             (TargetKind::Local, "local"),
@@ -184,7 +184,7 @@ mod tests {
             let share = format!("{:.1}%", 100.0 * t.harness_share().unwrap());
             assert!(
                 reference.contains(&quoted) && reference.contains(&share),
-                "docs/reference.md should quote `{quoted}` and `{share}` from docs/example-run"
+                "docs/run-outputs.md should quote `{quoted}` and `{share}` from docs/example-run"
             );
         }
     }

@@ -463,11 +463,11 @@ rows = 5
         assert!(table.contains("warning: 2 probe(s)"), "{table}");
     }
 
-    /// The README's cost table is what this module computes for the column sweep.
+    /// docs/cloudflare.md's cost table is what this module computes for the column sweep.
     #[test]
     fn the_readme_cost_table_matches_the_experiment_file() {
         let root = crate::paths::project_root();
-        let readme = std::fs::read_to_string(root.join("docs/reference.md")).unwrap();
+        let readme = std::fs::read_to_string(root.join("docs/cloudflare.md")).unwrap();
         for profile in ["smoke", "full"] {
             let jobs = jobs(
                 &root.join("experiments"),
@@ -485,7 +485,7 @@ rows = 5
             );
             assert!(
                 readme.contains(&row),
-                "docs/reference.md's cost table lacks `{row}`: update it from `cargo xtask matrix --format table`"
+                "docs/cloudflare.md's cost table lacks `{row}`: update it from `cargo xtask matrix --format table`"
             );
         }
     }

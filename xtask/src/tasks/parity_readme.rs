@@ -1,5 +1,6 @@
 //! `cargo xtask parity-readme`: publishes ladder runs' parity tables under `reports/` and
-//! rewrites the README's generated sections from them and the committed example runs.
+//! rewrites the generated sections of the README and the docs (`docs/limits.md`,
+//! `docs/workload-findings.md`) from them and the committed example runs.
 
 use anyhow::{Context, Result, bail};
 
@@ -56,11 +57,9 @@ impl flags::ParityReadme {
                 dest.display()
             );
         }
-        let readme = readme::rewrite(paths)?;
-        eprintln!(
-            "rewrote the parity table and the findings in {}",
-            readme.display()
-        );
+        for file in readme::rewrite(paths)? {
+            eprintln!("rewrote the generated sections of {}", file.display());
+        }
         Ok(())
     }
 }

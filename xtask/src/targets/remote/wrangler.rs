@@ -76,7 +76,7 @@ impl Credentials {
             _ => bail!(
                 "{} is not set: a remote run needs {} (an API token with the permissions \
                  Workers Scripts: Edit, D1: Edit and Account Settings: Read) and {} (the \
-                 account's id) in the environment; see \"Running on Cloudflare\" in docs/reference.md",
+                 account's id) in the environment; see docs/cloudflare.md",
                 missing.join(" and "),
                 Self::TOKEN_VAR,
                 Self::ACCOUNT_VAR

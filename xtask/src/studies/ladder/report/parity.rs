@@ -1,10 +1,10 @@
 //! The limits parity table: for each documented D1 limit, the value a ladder found on a target,
-//! whether the target enforces it, and the error text it answered with; and the README's
-//! "Local and production" table, generated from committed parity tables of real runs.
+//! whether the target enforces it, and the error text it answered with; and the table of
+//! `docs/limits.md`, generated from committed parity tables of real runs.
 //!
 //! `cargo xtask parity-readme --local <run-dir> [--sqlite <run-dir>]` copies the runs'
-//! `parity.csv` into `reports/parity-<target>.csv` ([`committed`]) and rewrites the README's
-//! generated sections ([`crate::readme`], which also checks that the README's table is
+//! `parity.csv` into `reports/parity-<target>.csv` ([`committed`]) and rewrites the generated
+//! sections ([`crate::readme`], which also checks that docs/limits.md's table is
 //! [`expected_section`]).
 
 use std::collections::BTreeMap;
@@ -358,12 +358,12 @@ pub fn markdown(rows: &[ParityRow]) -> String {
     out
 }
 
-/// The committed parity tables the README is generated from.
+/// The committed parity tables docs/limits.md's table is generated from.
 pub fn committed(paths: &Paths, target: &str) -> PathBuf {
     paths.reports().join(format!("parity-{target}.csv"))
 }
 
-/// The README section: the local table, with the SQLite baseline and Cloudflare beside it
+/// The docs/limits.md section: the local table, with the SQLite baseline and Cloudflare beside it
 /// (`remote` is `None` until a remote `limits` run's parity.csv is committed).
 pub fn readme_section(
     local: &[ParityRow],
@@ -428,7 +428,7 @@ pub fn readme_section(
     out
 }
 
-/// The README section as the committed tables say it should read.
+/// The docs/limits.md section as the committed tables say it should read.
 pub fn expected_section(paths: &Paths) -> Result<String> {
     let local: Vec<ParityRow> = read_csv(&committed(paths, "local"))?;
     let sqlite_path = committed(paths, "sqlite");
