@@ -48,7 +48,8 @@ pub fn warmup_paragraph(rows: &[ProbeRow]) -> String {
             None => "no value".to_owned(),
         };
         let first = format!(
-            "the first {} measured probes of each session {}",
+            "the first {} measured probes of each session, against their points over every \
+             session, {}",
             excess.first_n,
             ratio(excess.first)
         );
@@ -128,6 +129,18 @@ fn warmup_excess(rows: &[&ProbeRow]) -> WarmupExcess {
     } else {
         warmups_per_session
     };
+    // With one measured round a session, a point's median in the session is the probe itself:
+    // the first measured probes are judged against their point's median over every session.
+    let mut everywhere: HashMap<String, Vec<f64>> = HashMap::new();
+    for r in rows.iter().filter(|r| r.counts()) {
+        if let Some(v) = Measure::MsPer1000Rows.value(r).filter(|v| *v > 0.0) {
+            everywhere.entry(r.point_key()).or_default().push(v);
+        }
+    }
+    let overall: HashMap<String, f64> = everywhere
+        .into_iter()
+        .filter_map(|(k, vs)| median(&vs).map(|m| (k, m)))
+        .collect();
     let (mut warm, mut first) = (Vec::new(), Vec::new());
     for session in sessions {
         let mut ours: Vec<(&ProbeRow, f64)> = rows
@@ -145,19 +158,20 @@ fn warmup_excess(rows: &[&ProbeRow]) -> WarmupExcess {
             .into_iter()
             .filter_map(|(k, vs)| median(&vs).map(|m| (k, m)))
             .collect();
-        let mean_ratio = |picked: Vec<&(&ProbeRow, f64)>| {
+        let mean_ratio = |picked: Vec<&(&ProbeRow, f64)>, against: &HashMap<String, f64>| {
             let logs: Vec<f64> = picked
                 .iter()
-                .filter_map(|(r, v)| medians.get(&r.point_key()).map(|m| (v / m).ln()))
+                .filter_map(|(r, v)| against.get(&r.point_key()).map(|m| (v / m).ln()))
                 .collect();
             (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
         };
-        warm.extend(mean_ratio(ours.iter().filter(|(r, _)| r.warmup).collect()));
+        warm.extend(mean_ratio(
+            ours.iter().filter(|(r, _)| r.warmup).collect(),
+            &medians,
+        ));
         first.extend(mean_ratio(
-            ours.iter()
-                .filter(|(r, _)| r.counts())
-                .take(first_n)
-                .collect(),
+            ours.iter().filter(|(r, _)| r.counts()).take(first_n).collect(),
+            &overall,
         ));
     }
     WarmupExcess {
