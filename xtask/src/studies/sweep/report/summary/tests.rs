@@ -242,7 +242,7 @@ fn summary_md_says_what_ran_where_how_it_reconciled_and_shows_every_chart() {
         "| 8 | bound | 1 | 40.0 | – | 20.0 | – | 2.0 | 4.0 |",
         "## Time per 1,000 rows on `local` (outside clock less the target's preparation, interval within one session)",
         "confidence interval **within one session**",
-        "`local`: no warm-up probe recorded; the first 5 measured probes of each session 1.00× (1 session); `sqlite`: no warm-up probe recorded",
+        "`local`: no warm-up probe recorded; the first 5 measured probes of each session, against their points over every session, 1.00× (1 session); `sqlite`: no warm-up probe recorded",
         "![time-per-1000-rows-vs-columns](time-per-1000-rows-vs-columns.png)",
         "*Median time per 1,000 rows.* ([SVG](time-per-1000-rows-vs-columns.svg), [PDF](time-per-1000-rows-vs-columns.pdf))",
         "- wrangler: 4.164.0",
