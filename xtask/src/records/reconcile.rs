@@ -366,7 +366,9 @@ impl Totals {
             (0, _) => String::new(),
             (warmups, 0) => format!("; {warmups} warm-ups, not in the figures"),
             (warmups, lost) => {
-                format!("; {warmups} warm-ups, not in the figures, {lost} of them lost to target failures")
+                format!(
+                    "; {warmups} warm-ups, not in the figures, {lost} of them lost to target failures"
+                )
             }
         };
         let warmups = match self.warmup_discarded {

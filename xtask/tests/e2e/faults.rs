@@ -338,7 +338,7 @@ pub fn the_workers_runtime_killed_mid_run_costs_one_probe_and_the_run_completes(
         wrangler.log()
     );
     let dir = run.dir().unwrap();
-    let rows = read_csv(&dir.join("results.csv"));
+    let rows = crate::support::measured(read_csv(&dir.join("results.csv")));
     let (measured, warmups) = smoke_plan();
     assert_eq!(rows.len(), measured, "every probe is recorded, lost or not");
     let failed = target_failures_apart(&rows);

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use crate::harness::Trial;
 
 use crate::support::{
-    XTASK, live_members, ms, num, processes, project_root, read_csv, run_dir, run_toml,
+    XTASK, live_members, measured, ms, num, processes, project_root, read_csv, run_dir, run_toml,
 };
 
 /// Longest first (as measured), for `main.rs` to start the longest early.
@@ -102,7 +102,7 @@ pub fn hostile_text_reaches_local_d1_intact_through_every_escaping_strategy() {
         status.success(),
         "the escape sweep's smoke run failed: {status}"
     );
-    let all = read_csv(&run_dir(out.path()).join("results.csv"));
+    let all = measured(read_csv(&run_dir(out.path()).join("results.csv")));
     for strategy in ["bound", "literal", "json", "exec"] {
         for target in ["local", "sqlite"] {
             let mine: Vec<_> = all
@@ -137,7 +137,7 @@ pub fn decision_map_smoke_reconciles_and_answers_every_cell() {
         "the decision map's smoke run failed: {status}"
     );
     let dir = run_dir(out.path());
-    let all = read_csv(&dir.join("results.csv"));
+    let all = measured(read_csv(&dir.join("results.csv")));
     // 2 columns × (5 strategies at 1,000 bytes + 3 at 100,000) × 3 repeats, on both targets.
     assert_eq!(all.len(), 2 * 2 * (5 + 3) * 3, "{} probes", all.len());
     for row in &all {
@@ -394,7 +394,7 @@ pub fn alternate_workers_smoke_run_reports_the_instrument() {
         "the alternating smoke run failed: {status}"
     );
     let dir = run_dir(out.path());
-    let rows = read_csv(&dir.join("results.csv"));
+    let rows = measured(read_csv(&dir.join("results.csv")));
     assert_eq!(rows.len(), 4 * 4, "4 points in each of 4 sessions");
     for row in &rows {
         let worker = match row["session"].as_str() {
@@ -436,7 +436,7 @@ pub fn smoke_run_reconciles_and_draws() {
     assert!(status.success(), "the smoke run failed: {status}");
     let dir = run_dir(out.path());
 
-    let all = read_csv(&dir.join("results.csv"));
+    let all = measured(read_csv(&dir.join("results.csv")));
     let (rows, baseline): (Vec<_>, Vec<_>) = all.iter().partition(|r| r["target"] == "local");
     assert!(rows.len() >= 10, "only {} probes", rows.len());
     assert_eq!(
@@ -481,8 +481,14 @@ pub fn smoke_run_reconciles_and_draws() {
         totals["checksums_equal"].as_integer(),
         Some(all.len() as i64)
     );
-    // One warm-up per point in each session, reconciled but not recorded.
-    assert_eq!(totals["warmups"].as_integer(), Some(all.len() as i64));
+    // The warm-up probes of each session, reconciled and recorded apart.
+    let warmups = read_csv(&dir.join("results.csv")).len() - all.len();
+    assert_eq!(
+        warmups,
+        2 * 2 * 2,
+        "2 warm-up probes in each of 2 sessions on both targets"
+    );
+    assert_eq!(totals["warmups"].as_integer(), Some(warmups as i64));
     // Two sessions, each a fresh target, the baseline's alternating with local's (ABBA); one
     // measured round each, so the warm-up rule had nothing it may cut.
     assert_eq!(record["run"]["sessions"].as_integer(), Some(2));
@@ -517,7 +523,7 @@ pub fn smoke_run_reconciles_and_draws() {
     }
     assert_eq!(
         totals["warmups_reconciled"].as_integer(),
-        Some(all.len() as i64)
+        Some(warmups as i64)
     );
     assert_eq!(
         record["versions"]["wrangler"]
@@ -584,7 +590,7 @@ pub fn smoke_run_reconciles_and_draws() {
         "## Environment",
         "(outside clock less the target's preparation, 95% interval over 2 sessions)",
         "its 95% confidence interval between sessions",
-        "Discarded: `local`: 0 of",
+        "`local`: 4 warm-up probes, ",
         "The probes ran in 2 sessions, each a fresh target with its own warm-up rounds, the \
          baseline's alternating with the target's",
     ] {

@@ -54,6 +54,14 @@ pub fn run_dir(out: &Path) -> PathBuf {
     dirs.into_iter().next().unwrap()
 }
 
+/// A sweep's rows less its recorded warm-up probes (`warmup = true`), which every report
+/// leaves out too.
+pub fn measured(rows: Vec<Row>) -> Vec<Row> {
+    rows.into_iter()
+        .filter(|r| r.get("warmup").is_none_or(|w| w != "true"))
+        .collect()
+}
+
 /// Every row of the CSV file at `path`.
 pub fn read_csv(path: &Path) -> Vec<Row> {
     let mut reader = csv::Reader::from_path(path)

@@ -170,7 +170,10 @@ fn warmup_excess(rows: &[&ProbeRow]) -> WarmupExcess {
             &medians,
         ));
         first.extend(mean_ratio(
-            ours.iter().filter(|(r, _)| r.counts()).take(first_n).collect(),
+            ours.iter()
+                .filter(|(r, _)| r.counts())
+                .take(first_n)
+                .collect(),
             &overall,
         ));
     }
