@@ -66,7 +66,10 @@ fn verdicts_in(dir: &Path) -> (Vec<String>, usize, usize) {
 pub fn compare_catches_a_fourfold_slowdown_and_stays_quiet_between_two_normal_runs() {
     let root = tempfile::tempdir().unwrap();
     let at = |name: &str| root.path().join(name);
-    // 16 points (five strategies at 1, 8 and 100 columns, per-row at 8), six sessions of three.
+    // 16 points (five strategies at 1, 8 and 100 columns, per-row at 8), six sessions of three,
+    // each after a whole warm-up round (as the smoke profile had when this test was written; with
+    // its 2 warm-up probes the A/A half called points at 100 columns faster twice in three tries
+    // on a machine shared with the other tests: issue 28's A/A question, noted there).
     let shape = [
         "--only",
         "columns=1|8|100",
@@ -74,6 +77,8 @@ pub fn compare_catches_a_fourfold_slowdown_and_stays_quiet_between_two_normal_ru
         "3",
         "--sessions",
         "6",
+        "--warmup",
+        "1",
     ];
     let a = sqlite_run(&at("a"), &[&shape[..], &["--seed", "1"]].concat());
     let b = sqlite_run(&at("b"), &[&shape[..], &["--seed", "2"]].concat());
