@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::base::{AccountPlan, DebugCorruption, HeapSampling, Location, TargetKind, WorkerKind};
+use crate::studies::sweep::report::compare::Gate;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -46,7 +47,8 @@ pub enum Task {
     ///
     /// Exit status, as diff has it: 0 when no regression is detected, 1 when a point got
     /// slower or no longer succeeds, 2 on trouble (bad flags, runs missing, unreadable or not
-    /// comparable).
+    /// comparable). "Slower" is judged on each run's own ratios by default, which the runner's
+    /// speed cannot move (`--gate`).
     Compare(Compare),
     /// Measure compare's false-alarm rate on this machine (an A/A test): run the experiment
     /// with an even number of sessions, split them into interleaved halves, judge every point
@@ -281,6 +283,11 @@ pub struct Compare {
     /// Use no calibration: each point's own noise floor.
     #[arg(long, conflicts_with = "threshold")]
     pub no_calibration: bool,
+    /// What the exit status judges: `ratios` (the default), each run's own ratios, which the
+    /// runner's speed cannot move (strategy ÷ bound, target ÷ bare SQLite); `time`, the times
+    /// themselves, for two runs on one quiet machine that did not change.
+    #[arg(long, value_enum, default_value_t = Gate::Ratios)]
+    pub gate: Gate,
     /// Where compare.md and compare.json are written (default: run b's directory).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

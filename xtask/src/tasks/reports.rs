@@ -23,7 +23,14 @@ impl flags::Compare {
             (None, true) => CalibrationSource::Off,
             (None, false) => CalibrationSource::Newest(paths.reports()),
         };
-        compare::write_comparison(&self.run_a, &self.run_b, self.threshold, &source, self.out)
+        compare::write_comparison(
+            &self.run_a,
+            &self.run_b,
+            self.threshold,
+            &source,
+            self.gate,
+            self.out,
+        )
     }
 }
 
@@ -92,6 +99,7 @@ mod tests {
         let a = real_sqlite_run(root.path(), "smoke", &root.path().join("a"));
         let b = real_sqlite_run(root.path(), "smoke", &root.path().join("b"));
         let c = flags::Compare {
+            gate: compare::Gate::Ratios,
             run_a: a.clone(),
             run_b: b.clone(),
             threshold: Some(5.0),
@@ -144,7 +152,7 @@ mod tests {
         // The table shows such a ratio without its zero-width interval.
         for p in &c.points {
             let row = format!(
-                "| {:.2} | 1.05 | too few repeats (3 needed) |\n",
+                "| {:.2} | 1.05 | – | too few repeats (3 needed) |\n",
                 p.ratio.unwrap()
             );
             assert!(md.contains(&row), "{row} not in\n{md}");

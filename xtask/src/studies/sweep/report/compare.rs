@@ -58,6 +58,30 @@ pub enum CalibrationSource {
     Off,
 }
 
+/// What compare's exit status is judged on (`--gate`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Gate {
+    /// Each run's own ratios (strategy ÷ bound, target ÷ bare SQLite), in which the runner's
+    /// speed cancels: a point fails when one of them got slower or the point no longer succeeds.
+    /// A time that moved while its ratios held is reported as the machine, not failed. Where no
+    /// point has an own ratio to judge (runs of one session), the times are gated instead, and
+    /// compare.md says so. The default: CI runners and shared machines change speed.
+    #[default]
+    Ratios,
+    /// The times themselves: for two runs on one quiet machine that did not change.
+    Time,
+}
+
+impl Gate {
+    pub fn name(self) -> &'static str {
+        match self {
+            Gate::Ratios => "ratios",
+            Gate::Time => "time",
+        }
+    }
+}
+
 /// Two runs compared: what `compare.json` holds and `compare.md` shows.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
@@ -66,6 +90,11 @@ pub struct Comparison {
     pub a: RunRef,
     pub b: RunRef,
     pub threshold: ThresholdChoice,
+    /// The gate asked for (`--gate`).
+    pub gate: Gate,
+    /// The gate the exit status was judged on: [`Gate::Time`] also when the ratio gate was
+    /// asked for and no point had an own ratio to judge.
+    pub gated_on: Gate,
     /// The false discovery rate Benjamini–Hochberg holds the verdicts over sessions to.
     pub false_discovery_rate: f64,
     /// The coverage each ratio's interval aims at (each point reports what it reaches).
@@ -103,13 +132,54 @@ impl Outcome {
     }
 }
 
+/// Whether the point fails the gate `gate`: it no longer succeeds, or (on the times) its time
+/// got slower, or (on the ratios) one of its own ratios did.
+fn fails(p: &ComparedPoint, gate: Gate) -> bool {
+    match gate {
+        Gate::Time => p.verdict.is_regression(),
+        Gate::Ratios => {
+            p.verdict == Verdict::NoLongerSucceeds
+                || [p.relative.vs_bound, p.relative.vs_baseline]
+                    .into_iter()
+                    .flatten()
+                    .any(|r| r.verdict.is_regression())
+        }
+    }
+}
+
+/// The gate judged on when `asked` is: the ratios only where some point has one to judge.
+fn gated_on(asked: Gate, points: &[ComparedPoint]) -> Gate {
+    let judged = points
+        .iter()
+        .any(|p| p.relative.vs_bound.is_some() || p.relative.vs_baseline.is_some());
+    match asked {
+        Gate::Ratios if judged => Gate::Ratios,
+        _ => Gate::Time,
+    }
+}
+
 impl Comparison {
-    /// Points that got slower or stopped succeeding.
+    /// Points that fail the gate: got slower (on what it judges) or stopped succeeding.
     pub fn regressions(&self) -> usize {
         self.points
             .iter()
-            .filter(|p| p.verdict.is_regression())
+            .filter(|p| fails(p, self.gated_on))
             .count()
+    }
+
+    /// Points whose time got slower though they pass the gate (the machine, on the ratio gate).
+    pub fn slower_in_time_only(&self) -> usize {
+        self.points
+            .iter()
+            .filter(|p| p.verdict == Verdict::Slower && !fails(p, self.gated_on))
+            .count()
+    }
+
+    /// Sets the gate the exit status is judged on.
+    pub fn gate(mut self, gate: Gate) -> Comparison {
+        self.gate = gate;
+        self.gated_on = gated_on(gate, &self.points);
+        self
     }
 
     pub fn outcome(&self) -> Outcome {
@@ -267,12 +337,15 @@ pub fn compare(
         (None, None) => (ThresholdRule::NoiseFloor, ThresholdChoice::NoiseFloor),
     };
     let judged = judge(&run_a.rows, &run_b.rows, run_a.axis, &rule);
+    let gate = Gate::default();
     Ok(Comparison {
         experiment: ra.experiment.clone(),
         x_axis: run_a.axis,
         a: run_ref(a, &run_a.record),
         b: run_ref(b, &run_b.record),
         threshold,
+        gate,
+        gated_on: gated_on(gate, &judged.points),
         false_discovery_rate: FALSE_DISCOVERY_RATE,
         confidence: stats::CONFIDENCE,
         min_repeats: MIN_REPEATS,
@@ -291,9 +364,10 @@ pub fn write_comparison(
     run_b: &Path,
     threshold: Option<f64>,
     source: &CalibrationSource,
+    gate: Gate,
     out: Option<PathBuf>,
 ) -> Result<Comparison> {
-    let comparison = compare(run_a, run_b, threshold, source)?;
+    let comparison = compare(run_a, run_b, threshold, source)?.gate(gate);
     let out = out.unwrap_or_else(|| run_b.to_owned());
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let text = markdown(&comparison);
@@ -307,9 +381,17 @@ pub fn write_comparison(
     println!("json: {}", json.display());
     if comparison.regressions() > 0 {
         eprintln!(
-            "{} point(s) got slower or no longer succeed: exit status {}",
+            "{} point(s) got slower or no longer succeed (gate: {}): exit status {}",
             comparison.regressions(),
+            comparison.gated_on.name(),
             Outcome::Regression.exit_code()
+        );
+    }
+    if comparison.slower_in_time_only() > 0 {
+        eprintln!(
+            "{} point(s) slower in time while their own ratios held: the machine, not gated \
+             (`--gate time` gates the times, for two runs on one quiet machine)",
+            comparison.slower_in_time_only()
         );
     }
     Ok(comparison)

@@ -8,7 +8,9 @@ use serde::Serialize;
 
 use super::key::{PointKey, keyed, measured, session_values};
 use super::relative::{self, Relative};
-use super::verdict::{MIN_REPEATS, MIN_SESSIONS, Threshold, ThresholdRule, Verdict, verdict_at};
+use super::verdict::{
+    Detectable, MIN_REPEATS, MIN_SESSIONS, Threshold, ThresholdRule, Verdict, verdict_at,
+};
 use crate::stats::sessions::{Change, FALSE_DISCOVERY_RATE, benjamini_hochberg, change_between};
 use crate::stats::{self, CONFIDENCE, Interval, median, ratio_of_medians};
 use crate::studies::sweep::Axis;
@@ -93,6 +95,8 @@ pub struct ComparedPoint {
     /// Over sessions: the smallest change this pair of runs can tell from none at the point
     /// (1.10 = 10%).
     pub noise_floor: Option<f64>,
+    /// Over sessions: the smallest change this pair of runs detects here with 80% power.
+    pub detectable: Option<Detectable>,
     pub threshold: Option<Threshold>,
     pub verdict: Verdict,
     /// The change of each run's own ratios at the point, where the runner's speed cancels.
@@ -100,6 +104,15 @@ pub struct ComparedPoint {
 }
 
 impl ComparedPoint {
+    /// "slower" or "faster" for a changed time, else "unchanged".
+    pub fn verdict_word(&self) -> &'static str {
+        match self.verdict {
+            Verdict::Slower => "slower",
+            Verdict::Faster => "faster",
+            _ => "unchanged",
+        }
+    }
+
     fn interval(&self) -> Option<(f64, f64)> {
         Some((self.ci_low?, self.ci_high?))
     }
@@ -166,6 +179,7 @@ fn measure(key: PointKey, a: &Point, b: &Point, rule: &ThresholdRule) -> Pending
         p_value: change.map(|c| c.p_value),
         discovery: false,
         noise_floor: change.map(|c| c.noise_floor),
+        detectable: None,
         threshold,
         verdict: Verdict::NoDetectableChange,
         relative: Relative::default(),
@@ -222,17 +236,23 @@ pub fn judge(a: &[ProbeRow], b: &[ProbeRow], axis: Axis, rule: &ThresholdRule) -
         .map(|p| p.change.map(|c| c.p_value))
         .collect();
     let discoveries = benjamini_hochberg(&p_values, FALSE_DISCOVERY_RATE);
+    let tested = p_values.iter().flatten().count();
     let mut points: Vec<ComparedPoint> = pending
         .into_iter()
         .zip(discoveries)
         .map(|(Pending { mut point, change }, discovery)| {
             if let (Some(c), Some(t)) = (change, point.threshold) {
+                let detectable = Detectable::of(&c, tested);
                 point.discovery = discovery;
-                point.verdict = verdict_at(
-                    c.ratio,
-                    (c.interval.low, c.interval.high),
-                    discovery,
-                    t.factor,
+                point.detectable = Some(detectable);
+                point.verdict = rule.or_cannot_tell(
+                    verdict_at(
+                        c.ratio,
+                        (c.interval.low, c.interval.high),
+                        discovery,
+                        t.factor,
+                    ),
+                    detectable,
                 );
             }
             point

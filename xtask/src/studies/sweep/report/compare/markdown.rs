@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use super::judge::{Basis, ComparedPoint, shown_interval, tally};
 use super::relative::{Reading, RelativeChange};
-use super::verdict::{ThresholdSource, Verdict};
-use super::{Comparison, RunRef, ThresholdChoice};
+use super::verdict::{DEFAULT_QUESTION_PERCENT, Detectable, ThresholdSource, Verdict};
+use super::{Comparison, Gate, RunRef, ThresholdChoice};
 use crate::base::numbers::num;
 
 fn run_line(which: &str, run: &RunRef) -> String {
@@ -38,8 +38,9 @@ fn over_sessions(c: &Comparison) -> String {
             file.display()
         ),
         ThresholdChoice::NoiseFloor => "each point's own noise floor (the half-width of its \
-             interval, as a factor): no calibration of this experiment, profile and target was \
-             found under reports/ (`cargo xtask calibrate` makes one)"
+             interval, as a factor), which every discovery passes, so the verdict is the \
+             discovery alone: no calibration of this experiment, profile and target was found \
+             under reports/ (`cargo xtask calibrate` makes one) and no `--threshold` was given"
             .to_owned(),
     };
     format!(
@@ -137,16 +138,84 @@ fn verdict_cell(p: &ComparedPoint, mixed: bool) -> String {
 fn relative_cell(r: Option<RelativeChange>) -> String {
     match r {
         Some(r) => format!(
-            "{} → {}: {}",
+            "{} → {}: {} (detects {})",
             ratio(r.a),
             ratio(r.b),
             match r.verdict {
                 Verdict::NoDetectableChange | Verdict::IntervalTooWide => "unchanged".to_owned(),
                 other => other.text(),
-            }
+            },
+            ratio(r.detectable.among)
         ),
         None => "–".into(),
     }
+}
+
+fn detectable_cell(d: Option<Detectable>) -> String {
+    match d {
+        Some(d) => format!("{} / {}", ratio(d.alone), ratio(d.among)),
+        None => "–".into(),
+    }
+}
+
+/// The median and range of `factors` (finite ones), as "1.25 (1.10–1.90)".
+fn spread(factors: &[f64]) -> Option<String> {
+    let mut f: Vec<f64> = factors.iter().copied().filter(|x| x.is_finite()).collect();
+    f.sort_by(f64::total_cmp);
+    let median = crate::stats::median(&f)?;
+    Some(format!(
+        "{} ({}–{})",
+        ratio(median),
+        ratio(f[0]),
+        ratio(f[f.len() - 1])
+    ))
+}
+
+/// The paragraph on what the comparison could have detected, where it judged over sessions.
+fn detectable(c: &Comparison) -> String {
+    let times: Vec<Detectable> = c.points.iter().filter_map(|p| p.detectable).collect();
+    let vs_bound: Vec<Detectable> = c
+        .points
+        .iter()
+        .filter_map(|p| p.relative.vs_bound.map(|r| r.detectable))
+        .collect();
+    let vs_baseline: Vec<Detectable> = c
+        .points
+        .iter()
+        .filter_map(|p| p.relative.vs_baseline.map(|r| r.detectable))
+        .collect();
+    let Some(alone) = spread(&times.iter().map(|d| d.alone).collect::<Vec<_>>()) else {
+        return String::new();
+    };
+    let among = spread(&times.iter().map(|d| d.among).collect::<Vec<_>>()).unwrap_or_default();
+    let mut out = format!(
+        "**What these runs could detect** (80% power, from each point's own variance between \
+         sessions; the table's `detectable` column, alone / among): the time at one point, judged \
+         alone at 5%, {alone} (median over {} points, and range); judged among them as \
+         Benjamini–Hochberg judges a single change (at 5% ÷ {}), {among}.",
+        times.len(),
+        times.len()
+    );
+    for (name, d) in [
+        ("strategy ÷ bound", &vs_bound),
+        ("target ÷ bare SQLite", &vs_baseline),
+    ] {
+        if let Some(among) = spread(&d.iter().map(|d| d.among).collect::<Vec<_>>()) {
+            write!(out, " Each point's {name}, among the {}: {among}.", d.len()).unwrap();
+        }
+    }
+    let question = match c.threshold {
+        ThresholdChoice::Given { percent } => format!("{percent}% (`--threshold`)"),
+        _ => format!("{DEFAULT_QUESTION_PERCENT}% (`--threshold` sets it)"),
+    };
+    writeln!(
+        out,
+        " A change smaller than these can pass unseen; a point that saw none and could not have \
+         seen a change of {question} among them says `cannot tell at this precision`, not `no \
+         detectable change`."
+    )
+    .unwrap();
+    out
 }
 
 /// The paragraph on the own ratios, when some were judged.
@@ -161,6 +230,35 @@ const OWN_RATIOS: &str = "**Own ratios**, where the runner's speed cancels: each
 const NO_OWN_RATIOS: &str = "**Own ratios** (strategy ÷ bound, target ÷ bare SQLite, where the \
      runner's speed cancels) are judged over sessions only: no point has two sessions or more of \
      them in both runs.\n\n";
+
+/// The paragraph on what the exit status judged.
+fn gate(c: &Comparison) -> String {
+    let judged = match (c.gate, c.gated_on) {
+        (Gate::Ratios, Gate::Ratios) => "each run's own ratios (`--gate ratios`, the default): a \
+             point fails when its strategy ÷ bound or its target ÷ bare SQLite got slower, or when \
+             it no longer succeeds. A time that moved while the point's own ratios held is the \
+             runner's speed, reported and not failed; so is a time at a point with no own ratio \
+             (bound on bare SQLite). A slowdown that moves every strategy and the baseline alike \
+             cannot be told from a slower machine this way: `--gate time` judges the times, for \
+             two runs on one quiet machine"
+            .to_owned(),
+        (Gate::Ratios, Gate::Time) => "the times: the ratio gate (the default) was asked for, \
+             but no point has an own ratio judged over two sessions or more in both runs, so the \
+             times are gated instead; they move with the runner's speed"
+            .to_owned(),
+        (Gate::Time, _) => "the times (`--gate time`): a point fails when its time got slower \
+             or it no longer succeeds, so a slower or busier machine fails it too"
+            .to_owned(),
+    };
+    format!(
+        "**Exit status** judged {judged}. {} point(s) fail it{}.\n",
+        c.regressions(),
+        match c.slower_in_time_only() {
+            0 => String::new(),
+            n => format!("; {n} more are slower in time alone, not failed"),
+        }
+    )
+}
 
 /// `compare.md`.
 pub fn markdown(c: &Comparison) -> String {
@@ -183,6 +281,11 @@ pub fn markdown(c: &Comparison) -> String {
         .any(|p| p.relative.reading != Reading::NotJudged);
     let mixed = c.on(Basis::BetweenSessions) > 0 && c.on(Basis::WithinOneSession) > 0;
     out.push_str(if relative { OWN_RATIOS } else { NO_OWN_RATIOS });
+    writeln!(out, "{}", gate(c)).unwrap();
+    let detectable_paragraph = detectable(c);
+    if !detectable_paragraph.is_empty() {
+        writeln!(out, "{detectable_paragraph}").unwrap();
+    }
     for note in &c.notes {
         writeln!(out, "**Note:** {note}.\n").unwrap();
     }
@@ -197,6 +300,7 @@ pub fn markdown(c: &Comparison) -> String {
         "b ms/1k rows",
         "b ÷ a (95% interval)",
         "threshold",
+        "detectable",
         "verdict",
     ]);
     if relative {
@@ -215,6 +319,7 @@ pub fn markdown(c: &Comparison) -> String {
             side_cell(p, &p.b),
             ratio_cell(p),
             threshold_cell(p),
+            detectable_cell(p.detectable),
             verdict_cell(p, mixed),
         ]);
         if relative {

@@ -10,7 +10,7 @@ use d1bench_core::Strategy;
 use serde::Serialize;
 
 use super::key::{PointKey, session_values};
-use super::verdict::{MIN_SESSIONS, ThresholdRule, Verdict, verdict_at};
+use super::verdict::{Detectable, MIN_SESSIONS, ThresholdRule, Verdict, verdict_at};
 use crate::base::TargetKind;
 use crate::stats::sessions::{
     Change, FALSE_DISCOVERY_RATE, benjamini_hochberg, change_between, over_sessions,
@@ -31,6 +31,8 @@ pub struct RelativeChange {
     pub p_value: f64,
     /// Whether Benjamini–Hochberg calls it changed, over this kind of ratio at every point.
     pub discovery: bool,
+    /// The smallest change of this ratio the pair detects with 80% power.
+    pub detectable: Detectable,
     /// A discovery past the threshold: `--threshold` when given, else its own noise floor.
     pub verdict: Verdict,
 }
@@ -172,9 +174,11 @@ pub fn judge_relative(
             .map(|c| c.map(|(_, _, c)| c.p_value))
             .collect();
         let discoveries = benjamini_hochberg(&p_values, FALSE_DISCOVERY_RATE);
+        let tested = p_values.iter().flatten().count();
         for ((r, change), discovery) in relative.iter_mut().zip(changes).zip(discoveries) {
             let Some((ra, rb, c)) = change else { continue };
             let threshold = rule.for_ratio(c.noise_floor);
+            let detectable = Detectable::of(&c, tested);
             let judged = RelativeChange {
                 a: ra,
                 b: rb,
@@ -183,11 +187,15 @@ pub fn judge_relative(
                 ci_high: c.interval.high,
                 p_value: c.p_value,
                 discovery,
-                verdict: verdict_at(
-                    c.ratio,
-                    (c.interval.low, c.interval.high),
-                    discovery,
-                    threshold,
+                detectable,
+                verdict: rule.or_cannot_tell(
+                    verdict_at(
+                        c.ratio,
+                        (c.interval.low, c.interval.high),
+                        discovery,
+                        threshold,
+                    ),
+                    detectable,
                 ),
             };
             match kind {

@@ -220,6 +220,8 @@ fn own_ratios_tell_a_slower_machine_from_a_slower_target() {
         a: run_ref(Path::new("a"), &record("column-sweep", StudyKind::Sweep)),
         b: run_ref(Path::new("b"), &record("column-sweep", StudyKind::Sweep)),
         threshold: ThresholdChoice::NoiseFloor,
+        gate: Gate::Ratios,
+        gated_on: Gate::Ratios,
         false_discovery_rate: FALSE_DISCOVERY_RATE,
         confidence: stats::CONFIDENCE,
         min_repeats: MIN_REPEATS,
@@ -357,5 +359,81 @@ fn compare_takes_the_newest_calibration_of_the_same_experiment_profile_and_targe
     assert!(
         err.starts_with(&format!("cannot read the calibration {}", bad.display())),
         "{err}"
+    );
+}
+
+#[test]
+fn the_ratio_gate_passes_a_slower_machine_and_fails_a_slower_target() {
+    let root = tempfile::tempdir().unwrap();
+    let shape = local_shape();
+    let mut rng = fastrand::Rng::with_seed(11);
+    let sweep = record("column-sweep", StudyKind::Sweep);
+    let run =
+        |name: &str, rows: Vec<ProbeRow>| write_run(&root.path().join(name), &sweep, Some(&rows));
+    let a = run("a", shape.run(&mut rng, |_| 1.0));
+    // Everything 30% slower, the baseline too: the machine.
+    let machine = run("machine", shape.run(&mut rng, |_| 1.3));
+    // The local target alone 30% slower, its baseline not.
+    let target = run(
+        "target",
+        shape.run(&mut rng, |r| {
+            if r.target == TargetKind::Local {
+                1.3
+            } else {
+                1.0
+            }
+        }),
+    );
+    let judged = |b: &Path, gate: Gate| {
+        compare(&a, b, None, &CalibrationSource::Off)
+            .unwrap()
+            .gate(gate)
+    };
+    let on_ratios = judged(&machine, Gate::Ratios);
+    assert_eq!(on_ratios.gated_on, Gate::Ratios);
+    assert_eq!(on_ratios.outcome(), Outcome::NoRegression);
+    assert_eq!(on_ratios.slower_in_time_only(), on_ratios.points.len());
+    let md = markdown(&on_ratios);
+    assert!(
+        md.contains("**Exit status** judged each run's own ratios"),
+        "{md}"
+    );
+    assert!(
+        md.contains("0 point(s) fail it; 12 more are slower in time alone"),
+        "{md}"
+    );
+    let on_time = judged(&machine, Gate::Time);
+    assert_eq!(on_time.outcome(), Outcome::Regression);
+    assert_eq!(on_time.regressions(), on_time.points.len());
+    let slower_target = judged(&target, Gate::Ratios);
+    assert_eq!(slower_target.outcome(), Outcome::Regression);
+    for p in &slower_target.points {
+        let local = p.key.target == TargetKind::Local;
+        assert_eq!(fails(p, Gate::Ratios), local, "{:?}", p.key);
+    }
+}
+
+#[test]
+fn the_ratio_gate_falls_back_on_the_times_where_no_ratio_can_be_judged() {
+    let root = tempfile::tempdir().unwrap();
+    let shape = Shape::sqlite(1);
+    let mut rng = fastrand::Rng::with_seed(12);
+    let sweep = record("column-sweep", StudyKind::Sweep);
+    let a = write_run(
+        &root.path().join("a"),
+        &sweep,
+        Some(&shape.run(&mut rng, |_| 1.0)),
+    );
+    let b = write_run(
+        &root.path().join("b"),
+        &sweep,
+        Some(&shape.run(&mut rng, |_| 1.0)),
+    );
+    let c = compare(&a, &b, None, &CalibrationSource::Off).unwrap();
+    assert_eq!((c.gate, c.gated_on), (Gate::Ratios, Gate::Time));
+    assert!(
+        markdown(&c).contains("no point has an own ratio judged over two sessions or more"),
+        "{}",
+        markdown(&c)
     );
 }

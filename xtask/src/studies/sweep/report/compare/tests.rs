@@ -394,12 +394,15 @@ fn compare_md_states_the_runs_the_method_the_table_and_what_was_left_out() {
          **Own ratios** (strategy ÷ bound, target ÷ bare SQLite, where the runner's speed \
          cancels) are judged over sessions only: no point has two sessions or more of them in \
          both runs.\n\n\
+         **Exit status** judged the times: the ratio gate (the default) was asked for, but no \
+         point has an own ratio judged over two sessions or more in both runs, so the times are \
+         gated instead; they move with the runner's speed. 1 point(s) fail it.\n\n\
          **Note:** run b is `invalid`, not complete: see its run.toml before trusting its times.\n\n\
          **Note:** a ran on {} × {} ({} {}) and b on 64 × Big Iron ({} {}): a change of machine \
          is measured along with any change of code.\n\n\
          | target | strategy | columns | a ms/1k rows | b ms/1k rows | b ÷ a (95% interval) | \
-         threshold | verdict |\n\
-         | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+         threshold | detectable | verdict |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
         a.display(),
         b.display(),
         m.cpus,
@@ -415,8 +418,8 @@ fn compare_md_states_the_runs_the_method_the_table_and_what_was_left_out() {
     assert_eq!(
         rest,
         format!(
-            "| sqlite | bound | 8 | 100 (n=5) | 200 (n=5) | 2.00 ({lo:.2}–{hi:.2}) | 1.05 | slower |\n\
-             | sqlite | literal | 8 | 100 (n=5) | 100 (n=5) | 1.00 ({:.2}–{:.2}) | 1.05 | \
+            "| sqlite | bound | 8 | 100 (n=5) | 200 (n=5) | 2.00 ({lo:.2}–{hi:.2}) | 1.05 | – | slower |\n\
+             | sqlite | literal | 8 | 100 (n=5) | 100 (n=5) | 1.00 ({:.2}–{:.2}) | 1.05 | – | \
              no detectable change (interval too wide) |\n\n\
              2 points compared: 1 slower, 1 no detectable change (interval too wide).\n\n\
              Only in run b, not compared:\n\n\

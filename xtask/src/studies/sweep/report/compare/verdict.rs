@@ -19,6 +19,36 @@ pub const MIN_SESSIONS: usize = 2;
 /// calibration gives one (compare's fixed default before sessions).
 pub const WITHIN_SESSION_DEFAULT_PERCENT: f64 = 5.0;
 
+/// The change a comparison is asked to see when `--threshold` does not say: 20%, the size a
+/// regression check of a write strategy must catch (issue 28). Where a point could not have
+/// detected it (its [`Detectable::among`] is larger), its verdict is [`Verdict::CannotTell`].
+pub const DEFAULT_QUESTION_PERCENT: f64 = 20.0;
+
+/// The smallest change a point's comparison detects with 80% power ([`stats::sessions::POWER`]),
+/// as a factor (1.20 = 20%), from its own variance.
+///
+/// [`stats::sessions::POWER`]: crate::stats::sessions::POWER
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Detectable {
+    /// Judged alone, at the false discovery rate as a plain level (5%).
+    pub alone: f64,
+    /// Judged among the m points compared, when it alone changed: Benjamini–Hochberg then
+    /// calls it only at 5% ÷ m.
+    pub among: f64,
+}
+
+impl Detectable {
+    /// From the change's standard error and degrees of freedom, among `m` points tested.
+    pub fn of(change: &crate::stats::sessions::Change, m: usize) -> Detectable {
+        use crate::stats::sessions::{FALSE_DISCOVERY_RATE, POWER, detectable};
+        let at = |alpha: f64| detectable(change.se, change.df, alpha, POWER);
+        Detectable {
+            alone: at(FALSE_DISCOVERY_RATE),
+            among: at(FALSE_DISCOVERY_RATE / m.max(1) as f64),
+        }
+    }
+}
+
 /// What a point's comparison says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -34,6 +64,10 @@ pub enum Verdict {
     NoDetectableChange,
     /// Not a discovery, and the interval reaches past both 1 ÷ threshold and the threshold.
     IntervalTooWide,
+    /// Not a discovery, and the point could not have detected the change asked about (the
+    /// threshold given, else [`DEFAULT_QUESTION_PERCENT`]) with 80% power among the points
+    /// compared: its silence says nothing.
+    CannotTell,
     /// One session, and a run has fewer than [`MIN_REPEATS`] successful repeats here.
     TooFewRepeats,
     /// Repeats succeeded in a and none in b: worse than slower.
@@ -50,6 +84,7 @@ impl Verdict {
             Verdict::WithinThreshold => "changed, within the threshold".into(),
             Verdict::NoDetectableChange => "no detectable change".into(),
             Verdict::IntervalTooWide => "no detectable change (interval too wide)".into(),
+            Verdict::CannotTell => "cannot tell at this precision".into(),
             Verdict::TooFewRepeats => format!("too few repeats ({MIN_REPEATS} needed)"),
             Verdict::NoLongerSucceeds => "no longer succeeds".into(),
             Verdict::NoTimeInA => "no successful repeat in a".into(),
@@ -67,12 +102,13 @@ impl Verdict {
     }
 
     /// Every verdict, in the order the tallies list them.
-    pub const ALL: [Verdict; 8] = [
+    pub const ALL: [Verdict; 9] = [
         Verdict::Slower,
         Verdict::Faster,
         Verdict::WithinThreshold,
         Verdict::NoDetectableChange,
         Verdict::IntervalTooWide,
+        Verdict::CannotTell,
         Verdict::TooFewRepeats,
         Verdict::NoLongerSucceeds,
         Verdict::NoTimeInA,
@@ -155,6 +191,29 @@ impl ThresholdRule<'_> {
 }
 
 impl ThresholdRule<'_> {
+    /// The change asked about, as a factor: the given threshold, else
+    /// [`DEFAULT_QUESTION_PERCENT`].
+    pub fn question(&self) -> f64 {
+        match self {
+            ThresholdRule::Given(percent) => 1.0 + percent / 100.0,
+            _ => 1.0 + DEFAULT_QUESTION_PERCENT / 100.0,
+        }
+    }
+
+    /// A verdict over sessions `verdict` made honest about power: a point that saw no change
+    /// and could not have seen `question` ([`Detectable::among`] larger) cannot tell.
+    pub fn or_cannot_tell(&self, verdict: Verdict, detectable: Detectable) -> Verdict {
+        let silent = matches!(
+            verdict,
+            Verdict::NoDetectableChange | Verdict::IntervalTooWide
+        );
+        if silent && detectable.among > self.question() {
+            Verdict::CannotTell
+        } else {
+            verdict
+        }
+    }
+
     /// The threshold factor of an own ratio's change, whose noise floor is `own`: the given
     /// percentage, else that noise floor (calibrations hold the times' floors, not the ratios').
     pub fn for_ratio(&self, own: f64) -> f64 {
