@@ -63,6 +63,11 @@ pub enum Task {
     /// Pack a run into one .tar.gz: its directory, the experiment files it ran, the lock files,
     /// VERSIONS and SHA256SUMS.
     Archive(Archive),
+    /// Run again, one at a time at this commit, every committed run the README quotes (the
+    /// example run, its replicate, the two-Worker run), each with the command its run.toml
+    /// records; refuse to start one while the load average is above the cores; put each new
+    /// run in place of the committed one and rewrite the README's sections from them.
+    Reproduce(Reproduce),
     /// Rebuild the Worker from its sources into worker/build and rewrite
     /// worker/build-manifest.toml; with --check, rebuild in a scratch copy and compare byte for
     /// byte with what is committed (exit 1 on any difference).
@@ -335,6 +340,16 @@ pub struct Export {
     pub run_dir: PathBuf,
     #[arg(long, value_enum)]
     pub format: ExportFormat,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Reproduce {
+    /// Only the quoted runs whose directory ends with one of these (e.g. `example-run`).
+    #[arg(long, value_name = "DIR", num_args = 1..)]
+    pub only: Vec<String>,
+    /// Print the runs and their commands with how long each took last time; run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -55,5 +55,6 @@ fn run() -> Result<()> {
         Task::LintWorkflows => tasks::workflows::lint(&sh, &paths),
         Task::Archive(archive) => archive.run(&sh, &paths),
         Task::BuildWorker(build) => build.run(&sh, &paths),
+        Task::Reproduce(reproduce) => reproduce.run(&sh, &paths),
     }
 }

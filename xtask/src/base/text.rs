@@ -22,3 +22,16 @@ macro_rules! serde_as_text {
 }
 
 pub(crate) use serde_as_text;
+
+/// `text` as one shell word: as it is when it needs no quotes, else in single quotes.
+pub fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "=,._-+/:".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}

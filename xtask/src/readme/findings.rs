@@ -325,12 +325,115 @@ pub fn section(dir: &Path, link: &str, replicate: Option<(&Path, &str)>) -> Resu
         )
         .unwrap();
     }
+    if let Some((other, other_link)) = replicate {
+        writeln!(
+            out,
+            "\n{}",
+            replicate_changes(dir, link, other, other_link)?
+        )
+        .unwrap();
+    }
+    let mut names = vec![basename(link)];
+    let mut minutes = crate::readme::run_minutes(&record).unwrap_or(f64::NAN);
+    if let Some((dir, link)) = replicate {
+        names.push(basename(link));
+        minutes += RunRecord::read(&dir.join("run.toml"))
+            .ok()
+            .and_then(|r| crate::readme::run_minutes(&r))
+            .unwrap_or(f64::NAN);
+    }
     writeln!(
         out,
-        "\nThese are local figures: compare the shape, not the milliseconds, with production."
+        "\nThese are local figures: compare the shape, not the milliseconds, with production. \
+         Reproduce: `cargo xtask reproduce --only {}` ({minutes:.0} min here, the runs' own \
+         durations).",
+        names.join(" ")
     )
     .unwrap();
     Ok(out)
+}
+
+/// What `compare` says of the two runs, point by point: how many points it calls changed (on the
+/// time or an own ratio) and which, grouped by strategy and target.
+fn replicate_changes(dir: &Path, link: &str, other: &Path, other_link: &str) -> Result<String> {
+    use std::collections::BTreeMap;
+
+    use crate::studies::sweep::report::compare::{CalibrationSource, Verdict, compare};
+    let c = compare(dir, other, None, &CalibrationSource::Off)?;
+    let seeds = [dir, other].map(|d| {
+        RunRecord::read(&d.join("run.toml"))
+            .ok()
+            .and_then(|r| r.overrides.seed)
+            .map_or("?".to_owned(), |s| s.to_string())
+    });
+    // (what changed, direction) → the x values and the range of b ÷ a.
+    let mut groups: BTreeMap<(String, &str), (Vec<String>, f64, f64)> = BTreeMap::new();
+    let mut changed = 0;
+    for p in &c.points {
+        let ratios = [
+            ("÷ bound", p.relative.vs_bound),
+            ("÷ bare SQLite", p.relative.vs_baseline),
+        ];
+        let mut found: Vec<(String, &str, f64)> = Vec::new();
+        if p.verdict.is_change() {
+            let what = format!("{} on {}", p.key.strategy, p.key.target);
+            found.push((what, p.verdict_word(), p.ratio.unwrap_or(f64::NAN)));
+        }
+        for (name, r) in ratios {
+            if let Some(r) = r.filter(|r| r.verdict.is_change()) {
+                let what = format!("{} on {} {name}", p.key.strategy, p.key.target);
+                let word = if r.verdict == Verdict::Slower {
+                    "up"
+                } else {
+                    "down"
+                };
+                found.push((what, word, r.change));
+            }
+        }
+        changed += usize::from(!found.is_empty());
+        for (what, word, ratio) in found {
+            let entry = groups
+                .entry((what, word))
+                .or_insert((Vec::new(), f64::INFINITY, 0.0));
+            entry.0.push(c.x_axis.format(p.x));
+            entry.1 = entry.1.min(ratio);
+            entry.2 = entry.2.max(ratio);
+        }
+    }
+    let mut text = format!(
+        "- **The two runs compared** (`cargo xtask compare {link} {other_link}`; their rows' \
+         seeds {} and {}, run one after the other): {changed} of {} points changed on the time \
+         or an own ratio (Benjamini–Hochberg at 5%)",
+        seeds[0],
+        seeds[1],
+        c.points.len()
+    );
+    let listed: Vec<String> = groups
+        .into_iter()
+        .map(|((what, word), (xs, low, high))| {
+            format!(
+                "{what} {word} at {} {} ({}–{}×)",
+                xs.join(", "),
+                c.x_axis.name(),
+                num(low),
+                num(high)
+            )
+        })
+        .collect();
+    if listed.is_empty() {
+        text.push('.');
+    } else {
+        write!(text, ": {}.", listed.join("; ")).unwrap();
+    }
+    Ok(text)
+}
+
+/// The last component of a path as the README writes it.
+fn basename(link: &str) -> &str {
+    link.trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(link)
 }
 
 #[cfg(test)]
@@ -346,28 +449,32 @@ mod tests {
         assert!(expected.contains("literal ÷ bound"), "{expected}");
     }
 
-    /// The README says compare calls no point of the example run and its replicate changed:
-    /// the two runs' A/A test, on their committed files.
+    /// The findings state what compare says of the two runs: a run against itself changes
+    /// nothing; against a copy with literal twice as slow, literal's points are listed.
     #[test]
-    fn the_example_run_and_its_replicate_pass_their_a_a_test() {
-        use crate::studies::sweep::report::compare::{CalibrationSource, compare};
+    fn the_replicates_comparison_lists_what_changed() {
         let root = project_root();
-        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        let example = root.join(crate::readme::EXAMPLE_RUN);
+        let itself = replicate_changes(&example, "a", &example, "b").unwrap();
+        assert!(itself.contains(": 0 of 130 points changed"), "{itself}");
+        let scratch = tempfile::tempdir().unwrap();
+        std::fs::copy(example.join("run.toml"), scratch.path().join("run.toml")).unwrap();
+        let mut rows: Vec<ProbeRow> = csv::read(&example.join("results.csv")).unwrap();
+        for r in rows.iter_mut().filter(|r| r.strategy == Strategy::Literal) {
+            r.outside_ms *= 2.0;
+        }
+        csv::write(&scratch.path().join("results.csv"), &rows).unwrap();
+        let slower = replicate_changes(&example, "a", scratch.path(), "b").unwrap();
         assert!(
-            readme.contains("A/A\ntest: it calls no point changed")
-                || readme.contains("A/A test: it calls no point changed"),
-            "the README no longer states the A/A result this test checks"
+            slower.contains(
+                "literal on local slower at 1, 2, 4, 8, 16, 25, 32, 50, 51, 64, 80, 100 columns"
+            ),
+            "{slower}"
         );
-        let c = compare(
-            &root.join(crate::readme::EXAMPLE_RUN),
-            &root.join(crate::readme::REPLICATE_RUN),
-            None,
-            &CalibrationSource::Off,
-        )
-        .unwrap();
-        assert!(c.points.len() >= 100, "{} points", c.points.len());
-        let changed: Vec<_> = c.points.iter().filter(|p| p.verdict.is_change()).collect();
-        assert!(changed.is_empty(), "{changed:#?}");
+        assert!(
+            slower.contains("literal on local ÷ bound up at"),
+            "{slower}"
+        );
     }
 
     #[test]

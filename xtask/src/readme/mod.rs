@@ -25,6 +25,18 @@ pub const EXAMPLE_RUN: &str = "docs/example-run";
 /// difference only where both show it.
 pub const REPLICATE_RUN: &str = "docs/runs/column-sweep-replicate";
 
+/// Every committed run the README quotes: what `cargo xtask reproduce` runs again, and what
+/// must have been measured by today's Worker build.
+pub const QUOTED_RUNS: [&str; 3] = [EXAMPLE_RUN, REPLICATE_RUN, instrument::TWO_WORKERS];
+
+/// How long a run measured, in minutes, from its run.toml's start and end.
+pub fn run_minutes(record: &crate::records::RunRecord) -> Option<f64> {
+    use crate::records::run_history::unix_secs;
+    let started = unix_secs(&record.run.started)?;
+    let ended = unix_secs(record.run.ended.as_deref()?)?;
+    Some(ended.checked_sub(started)? as f64 / 60.0)
+}
+
 /// The most README.md may hold, in bytes: the long tables live under `docs/`.
 pub const README_MAX_BYTES: usize = 12_000;
 
@@ -144,6 +156,33 @@ pub fn rewrite(paths: &Paths) -> Result<Vec<PathBuf>> {
 mod tests {
     use super::*;
     use crate::paths::project_root;
+
+    #[test]
+    fn every_quoted_run_was_measured_by_todays_worker_build_at_a_clean_commit() {
+        let root = project_root();
+        let manifest = crate::worker_build::Manifest::read(&root)
+            .unwrap()
+            .expect("worker/build-manifest.toml is committed");
+        for dir in QUOTED_RUNS {
+            let record = crate::records::RunRecord::read(&root.join(dir).join("run.toml")).unwrap();
+            assert_eq!(
+                record.versions.worker_build.as_deref(),
+                Some(manifest.sources.as_str()),
+                "{dir} was measured by another Worker build than today's: `cargo xtask \
+                 reproduce` runs it again"
+            );
+            assert!(
+                !record.git.dirty,
+                "{dir} ran on a tree with uncommitted changes"
+            );
+            assert_eq!(
+                record.run.status,
+                crate::records::RunStatus::Complete,
+                "{dir}"
+            );
+            assert!(run_minutes(&record).is_some(), "{dir}");
+        }
+    }
 
     #[test]
     fn the_section_between_the_markers_is_replaced_and_nothing_else() {

@@ -7,36 +7,57 @@ use std::fmt::Write;
 
 use clap::ValueEnum;
 
-use crate::base::TargetKind;
+use crate::base::text::shell_word;
+use crate::base::{TargetKind, WorkerKind};
 use crate::records::RunRecord;
 use crate::records::run_history::{SessionTime, unix_secs};
 
 /// `cargo xtask run ...` with every flag that decides what the run measured.
 pub fn command(record: &RunRecord) -> String {
+    let args: Vec<String> = command_args(record).iter().map(|a| shell_word(a)).collect();
+    format!("cargo xtask {}", args.join(" "))
+}
+
+/// The arguments of [`command`] after `cargo xtask`, as a process takes them.
+pub fn command_args(record: &RunRecord) -> Vec<String> {
     let run = &record.run;
-    let mut command = format!("cargo xtask run {}", run.experiment);
+    let mut args = vec!["run".to_owned(), run.experiment.clone()];
+    let mut flag = |name: &str, value: Option<String>| {
+        args.push(name.to_owned());
+        args.extend(value);
+    };
     // Ladders that ran different profiles each ran their default: no --profile then.
     if !run.profile.contains('/') {
-        write!(command, " --profile {}", run.profile).unwrap();
+        flag("--profile", Some(run.profile.clone()));
     }
-    write!(command, " --target {}", run.target).unwrap();
+    flag("--target", Some(run.target.to_string()));
     if let Some(remote) = &record.remote {
         if let Some(location) = &remote.location_hint {
-            write!(command, " --location {location}").unwrap();
+            flag("--location", Some(location.to_string()));
         }
-        write!(command, " --plan {}", remote.plan).unwrap();
+        flag("--plan", Some(remote.plan.to_string()));
     }
     if run.baseline.is_none() && run.target.runs_the_worker() && run.x_axis.is_some() {
-        command.push_str(" --no-baseline");
+        flag("--no-baseline", None);
+    }
+    if run.alternate_workers {
+        flag("--alternate-workers", None);
+    } else if run.worker == Some(WorkerKind::Js) {
+        flag("--worker", Some("js".to_owned()));
+    }
+    if run.isolate_heap_alternate {
+        flag("--isolate-heap=alternate", None);
+    } else if run.isolate_heap {
+        flag("--isolate-heap", None);
     }
     if let Some(kind) = run.debug_corrupt.and_then(|k| k.to_possible_value()) {
-        write!(command, " --debug-corrupt {}", kind.get_name()).unwrap();
+        flag("--debug-corrupt", Some(kind.get_name().to_owned()));
     }
     if let Some(percent) = run.debug_slow_percent {
-        write!(command, " --debug-slow {percent}").unwrap();
+        flag("--debug-slow", Some(percent.to_string()));
     }
-    command.push_str(&record.overrides.command_line());
-    command
+    args.extend(record.overrides.args());
+    args
 }
 
 /// One line per resumption, or nothing.
@@ -245,6 +266,7 @@ memory_gib = 1.0
     #[test]
     fn the_command_carries_location_plan_and_overrides() {
         let mut r = record();
+        let axis = r.run.x_axis;
         r.remote = Some(remote(Some("weur"), "paid"));
         // Field by field, so that reports/ names nothing of studies/.
         r.overrides.repeats = Some(2);
@@ -271,6 +293,22 @@ memory_gib = 1.0
         r.run.experiment = "limits".into();
         r.run.profile = "full/smoke".into();
         assert_eq!(command(&r), "cargo xtask run limits --target local");
+        // The Workers: alternating, or the JavaScript one alone.
+        r.run.kind = StudyKind::Sweep;
+        r.run.experiment = "column-sweep".into();
+        r.run.profile = "full".into();
+        r.run.x_axis = axis;
+        r.run.alternate_workers = true;
+        assert!(command(&r).ends_with("--target local --no-baseline --alternate-workers"));
+        r.run.alternate_workers = false;
+        r.run.worker = Some(WorkerKind::Js);
+        r.run.isolate_heap = true;
+        r.run.isolate_heap_alternate = true;
+        assert!(
+            command(&r).ends_with("--no-baseline --worker js --isolate-heap=alternate"),
+            "{}",
+            command(&r)
+        );
     }
 
     #[test]

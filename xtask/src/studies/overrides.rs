@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::sweep::schedule::SweepPlan;
 use super::sweep::{Axis, List, MAX_SESSIONS, PlannedProbe, Profile, Sessions, SweepStudy};
+use crate::base::text::shell_word;
 
 /// Most measured repeats `--repeats` may ask of every point.
 pub const MAX_REPEATS: usize = 1000;
@@ -80,16 +81,24 @@ impl Overrides {
 
     /// The flags that give these overrides, as a command line shows them.
     pub fn command_line(&self) -> String {
-        let mut out = String::new();
+        self.args()
+            .chunks(2)
+            .map(|pair| format!(" {} {}", pair[0], shell_word(&pair[1])))
+            .collect()
+    }
+
+    /// The same flags as arguments, each flag followed by its value.
+    pub fn args(&self) -> Vec<String> {
+        let mut out = Vec::new();
         for (flag, value) in [
             ("--repeats", self.repeats.map(|n| n.to_string())),
             ("--warmup", self.warmup.map(|n| n.to_string())),
             ("--seed", self.seed.map(|n| n.to_string())),
             ("--sessions", self.sessions.map(|n| n.to_string())),
-            ("--only", self.only.as_deref().map(shell_word)),
+            ("--only", self.only.clone()),
         ] {
             if let Some(value) = value {
-                out.push_str(&format!(" {flag} {value}"));
+                out.extend([flag.to_owned(), value]);
             }
         }
         out
@@ -211,19 +220,6 @@ impl Overrides {
             })
             .collect();
         Ok(plan)
-    }
-}
-
-/// `text` as one shell word: as it is when it needs no quotes, else in single quotes.
-fn shell_word(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "=,._-+/:".contains(c));
-    if plain {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
     }
 }
 

@@ -9,6 +9,7 @@ pub mod index;
 pub mod matrix;
 pub mod parity_readme;
 pub mod reports;
+pub mod reproduce;
 pub mod workflows;
 
 use std::sync::Arc;

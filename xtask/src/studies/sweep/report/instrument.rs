@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use d1bench_core::{Outcome, Strategy};
 
 use crate::base::{TargetKind, WorkerKind};
-use crate::stats::sessions::{self, Change, FALSE_DISCOVERY_RATE};
+use crate::stats::sessions::{self, Change, Equivalence, FALSE_DISCOVERY_RATE};
 use crate::stats::{CONFIDENCE, median};
 use crate::studies::sweep::Axis;
 use crate::studies::sweep::row::ProbeRow;
@@ -36,6 +36,9 @@ pub struct InstrumentPoint {
     pub ratio: Option<Change>,
     /// Whether the ratio differs from 1 at the run's false discovery rate, over every point.
     pub differs: bool,
+    /// Whether two one-sided tests show it equivalent to 1 within ±5% or ±10%: the claim "the
+    /// instrument costs nothing here" needs this, not the absence of `differs`.
+    pub equivalence: Option<Equivalence>,
     /// Median `handover_ms` (before the window) of each Worker's probes at the point.
     pub rust_handover_ms: Option<f64>,
     pub js_handover_ms: Option<f64>,
@@ -140,6 +143,7 @@ pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<InstrumentPoint> {
                 js_sessions: js.len(),
                 ratio: sessions::change_between(&js, &rust, CONFIDENCE),
                 differs: false,
+                equivalence: Equivalence::of(&js, &rust),
             }
         })
         .collect();
@@ -234,13 +238,15 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
          inside clock ÷ the JavaScript Worker's: the ratio of their geometric means over \
          sessions (each session's value the median of its repeats), its {:.0}% interval by \
          Welch's t on the logs, and `differs` where it excludes 1 with every point's verdict \
-         held to a {:.0}% false discovery rate (Benjamini–Hochberg). Both windows open with \
+         held to a {:.0}% false discovery rate (Benjamini–Hochberg); `equivalent` where two \
+         one-sided tests at 5% each (the 90% interval) put it within ±5% or ±10% of 1, the only \
+         evidence that the instrument costs nothing there. Both windows open with \
          the values JavaScript values; making them so comes before the window on both \
          Workers (`handover_ms`: the Rust Worker's values handed over from its memory, the \
          JavaScript Worker's `JSON.parse` of its request), its median per Worker in the last \
          column: the instrument's own cost, which no window holds.\n\n\
-         | strategy | {} | sessions (Rust, JS) | Rust ÷ JS | interval | differs | handover ms (Rust, JS) |\n\
-         | --- | --- | --- | --- | --- | --- | --- |\n",
+         | strategy | {} | sessions (Rust, JS) | Rust ÷ JS | interval | differs | equivalent | handover ms (Rust, JS) |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- |\n",
         CONFIDENCE * 100.0,
         FALSE_DISCOVERY_RATE * 100.0,
         axis.name()
@@ -254,7 +260,7 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
             None => ("–".into(), "needs two sessions of each".into()),
         };
         md.push_str(&format!(
-            "| {}{} | {} | {}, {} | {ratio} | {interval} | {} | {}, {} |\n",
+            "| {}{} | {} | {}, {} | {ratio} | {interval} | {} | {} | {}, {} |\n",
             p.strategy,
             if p.label.is_empty() {
                 String::new()
@@ -265,6 +271,7 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
             p.rust_sessions,
             p.js_sessions,
             if p.differs { "yes" } else { "no" },
+            p.equivalence.map_or("–", Equivalence::text),
             ms_or_dash(p.rust_handover_ms),
             ms_or_dash(p.js_handover_ms),
         ));
@@ -275,24 +282,22 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
         .map(|p| format!("{} at {} = {}", p.strategy, axis.name(), p.x))
         .collect();
     let with_interval = points.iter().filter(|p| p.ratio.is_some()).count();
-    md.push_str(&if beyond.is_empty() {
-        format!(
-            "\nAt every point with an interval ({with_interval} of {}), the interval reaches \
-             {TOLERANCE:.2} or below: nowhere does this run show the Rust Worker more than \
-             {:.0}% slower than the JavaScript one.\n",
-            points.len(),
-            (TOLERANCE - 1.0) * 100.0
-        )
-    } else {
-        format!(
+    let (five, ten, not_shown) = equivalence_counts(&points);
+    md.push_str(&format!(
+        "\nEquivalent (two one-sided tests) within ±5% at {five} of {with_interval} points, within \
+         ±10% (not ±5%) at {ten}, shown at neither margin at {not_shown}: there this run cannot \
+         tell a 10% cost of the instrument from none.\n"
+    ));
+    if !beyond.is_empty() {
+        md.push_str(&format!(
             "\nThe interval stays above {TOLERANCE:.2} at {} of {with_interval} points ({}): \
              there the Rust Worker is measurably more than {:.0}% slower, and the figures of \
              those points carry that much of the instrument.\n",
             beyond.len(),
             beyond.join(", "),
             (TOLERANCE - 1.0) * 100.0
-        )
-    });
+        ));
+    }
     let a_a_line = |worker: WorkerKind, name: &str| {
         let (called, judged) = a_a(rows, axis, worker);
         (judged > 0).then(|| format!("the {name} Worker's sessions, {called} of {judged} points"))
@@ -320,6 +325,16 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
         }
     }
     Some(md)
+}
+
+/// How many of `points` are equivalent within ±5%, within ±10% only, and at neither margin.
+pub fn equivalence_counts(points: &[InstrumentPoint]) -> (usize, usize, usize) {
+    let count = |e: Equivalence| points.iter().filter(|p| p.equivalence == Some(e)).count();
+    (
+        count(Equivalence::WithinFive),
+        count(Equivalence::WithinTen),
+        count(Equivalence::NotShown),
+    )
 }
 
 fn ms_or_dash(ms: Option<f64>) -> String {
@@ -463,7 +478,10 @@ mod tests {
         );
         let md = markdown(&rows, Axis::Columns).unwrap();
         assert!(md.contains("| literal | 64 | 2, 2 |"), "{md}");
-        assert!(md.contains("| no | 7, 3 |"), "the handover medians: {md}");
-        assert!(md.contains("the interval reaches 1.05 or below"), "{md}");
+        assert!(md.contains(" | 7, 3 |"), "the handover medians: {md}");
+        assert!(
+            md.contains("Equivalent (two one-sided tests) within ±5% at "),
+            "{md}"
+        );
     }
 }

@@ -12,6 +12,7 @@ pub mod clocks;
 pub mod compare;
 pub mod decision;
 pub mod decision_map;
+pub mod detectable;
 pub mod export;
 pub mod harness;
 pub mod heap_cost;

@@ -331,6 +331,10 @@ pub struct SummaryRow {
     pub nul_share: f64,
     /// Sessions the values came from (1: the interval, if any, is within one session).
     pub sessions: usize,
+    /// Over sessions: the smallest change of this estimate (a factor, 1.20 = 20%) that a
+    /// comparison with a replicate of the same design detects at 80% power judged alone at 5%,
+    /// from the spread between this run's sessions; empty within one session.
+    pub detectable: Option<f64>,
 }
 
 /// What a row of `summary.csv` summarizes: a measure's repeats, or a ratio.
@@ -457,6 +461,14 @@ pub fn summary_rows(rows: &[ProbeRow], axis: Axis, precision: Option<f64>) -> Ve
                 precision_reached,
                 nul_share: first.nul_share,
                 sessions: stat.sessions,
+                detectable: ci.and_then(|ci| {
+                    sessions::detectable_from_interval(
+                        stat.median?,
+                        ci,
+                        stat.sessions,
+                        sessions::FALSE_DISCOVERY_RATE,
+                    )
+                }),
             });
         }
     }
@@ -593,20 +605,21 @@ mod tests {
             lines[0],
             "target,label,strategy,columns,row_bytes,rows,escape_share,non_ascii_share,indexes,\
              rows_per_statement,measure,n,ok,refused,errors,median,p95,min,max,ci_low,ci_high,\
-             ci_coverage,ci_method,n_denominator,precision,precision_reached,nul_share,sessions"
+             ci_coverage,ci_method,n_denominator,precision,precision_reached,nul_share,sessions,\
+             detectable"
         );
         // Every measure of both points, and literal ÷ bound: no pair, as literal was refused.
         assert_eq!(lines.len(), 1 + 2 * Measure::SUMMARIZED.len() + 1);
         let ratio = lines[1 + 2 * Measure::SUMMARIZED.len()];
         assert!(
-            ratio.ends_with(",ratio_to_bound,0,0,1,0,,,,,,,,,0,,,0.0,0"),
+            ratio.ends_with(",ratio_to_bound,0,0,1,0,,,,,,,,,0,,,0.0,0,"),
             "{ratio}"
         );
         // Three repeats: no p95, and the interval is [min, max], covering 75%.
         assert_eq!(
             lines[1],
             "local,,bound,8,1000,100,0.0,0.0,0,12,outside_ms,3,3,0,0,20.0,,10.0,30.0,10.0,30.0,\
-             0.75,order-statistic,,,,0.0,1"
+             0.75,order-statistic,,,,0.0,1,"
         );
         assert!(
             lines[2].contains(",ms_per_1000_rows,3,3,0,0,200.0,"),
@@ -616,7 +629,7 @@ mod tests {
         let literal = lines[1 + Measure::SUMMARIZED.len()];
         assert!(
             literal
-                .ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,,,,,,,0.0,0"),
+                .ends_with("literal,8,1000,100,0.0,0.0,0,12,outside_ms,0,0,1,0,,,,,,,,,,,,0.0,0,"),
             "{literal}"
         );
     }

@@ -461,6 +461,10 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
     if !harness.is_empty() {
         writeln!(out, "\n{}", harness.trim_end()).unwrap();
     }
+    let detectable = super::detectable::paragraph(&super::points::summary_rows(rows, axis, None));
+    if !detectable.is_empty() {
+        writeln!(out, "\n{}", detectable.trim_end()).unwrap();
+    }
 
     let basis = Basis::of(rows, target);
     writeln!(

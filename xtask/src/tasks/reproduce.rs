@@ -1,0 +1,240 @@
+//! `cargo xtask reproduce`: runs again, one at a time at the checked-out commit, every committed
+//! run the README quotes ([`readme::QUOTED_RUNS`]), each with the command its run.toml records;
+//! refuses to start one while the machine's load average is above its cores (the run would
+//! measure the other work); puts each new run in place of the committed one and rewrites the
+//! README's generated sections from them.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use xshell::Shell;
+
+use crate::flags;
+use crate::paths::Paths;
+use crate::readme;
+use crate::records::run_record::{git, load_average};
+use crate::records::{RunRecord, RunStatus};
+use crate::reports::provenance::{command, command_args};
+
+/// A quoted run: where it is committed, and what its run.toml says of it.
+struct Quoted {
+    dir: &'static str,
+    record: RunRecord,
+}
+
+impl Quoted {
+    fn read(paths: &Paths, dir: &'static str) -> Result<Quoted> {
+        let toml = paths.root.join(dir).join("run.toml");
+        let record = RunRecord::read(&toml)
+            .with_context(|| format!("{}: the README quotes this run", toml.display()))?;
+        Ok(Quoted { dir, record })
+    }
+
+    /// How long the committed run measured, from its run.toml.
+    fn minutes(&self) -> Option<f64> {
+        readme::run_minutes(&self.record)
+    }
+}
+
+/// Refuses to start while the 1-minute load average `load` is above the `cores`.
+fn quiet_enough(load: Option<f64>, cores: usize) -> Result<()> {
+    if let Some(load) = load.filter(|l| *l > cores as f64) {
+        bail!(
+            "the load average is {load:.2}, above this machine's {cores} cores: a run now would \
+             measure the other work too. Wait until it is quiet (see `uptime`), then run \
+             `cargo xtask reproduce` again; runs already put in place are kept"
+        );
+    }
+    Ok(())
+}
+
+/// The one run directory `cargo xtask run --out out` left in `out`.
+fn new_run_dir(out: &Path) -> Result<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(out)
+        .with_context(|| format!("cannot read {}", out.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("run.toml").is_file())
+        .collect();
+    match dirs.len() {
+        1 => Ok(dirs.remove(0)),
+        n => bail!("{} holds {n} run directories, not one", out.display()),
+    }
+}
+
+/// `to`'s files replaced by those of the run directory `from` (files only: a run directory has
+/// no subdirectories), leaving no file of the old run behind.
+fn put_in_place(from: &Path, to: &Path) -> Result<()> {
+    if to.is_dir() {
+        std::fs::remove_dir_all(to).with_context(|| format!("cannot remove {}", to.display()))?;
+    }
+    std::fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
+    for entry in
+        std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?
+    {
+        let path = entry?.path();
+        // The index over runs that `report` writes is not the run's.
+        if path.is_file() && path.file_name().is_some_and(|n| n != "index.md") {
+            let dest = to.join(path.file_name().expect("a file has a name"));
+            std::fs::copy(&path, &dest)
+                .with_context(|| format!("cannot copy {} to {}", path.display(), dest.display()))?;
+        }
+    }
+    Ok(())
+}
+
+impl flags::Reproduce {
+    pub fn run(self, sh: &Shell, paths: &Paths) -> Result<()> {
+        let mut quoted = Vec::new();
+        for dir in readme::QUOTED_RUNS {
+            if self.only.is_empty() || self.only.iter().any(|o| dir.ends_with(o.as_str())) {
+                quoted.push(Quoted::read(paths, dir)?);
+            }
+        }
+        if quoted.is_empty() {
+            bail!(
+                "--only {}: the README quotes {}",
+                self.only.join(" "),
+                readme::QUOTED_RUNS.join(", ")
+            );
+        }
+        let total: f64 = quoted.iter().filter_map(Quoted::minutes).sum();
+        eprintln!(
+            "[reproduce] {} run(s), one at a time, about {total:.0} min as last measured:",
+            quoted.len()
+        );
+        for q in &quoted {
+            eprintln!(
+                "  {}: `{}` ({})",
+                q.dir,
+                command(&q.record),
+                q.minutes()
+                    .map_or("duration not recorded".to_owned(), |m| format!(
+                        "{m:.1} min"
+                    ))
+            );
+        }
+        if self.dry_run {
+            return Ok(());
+        }
+        let revision = git(sh);
+        if revision.dirty {
+            bail!(
+                "the tree has uncommitted changes: a reproduced run must name the commit it ran \
+                 (commit them first)"
+            );
+        }
+        let scratch = paths.root.join("target/d1bench/reproduce");
+        for q in &quoted {
+            quiet_enough(
+                load_average(),
+                std::thread::available_parallelism().map_or(1, |n| n.get()),
+            )?;
+            let out = scratch.join(q.dir.replace('/', "+"));
+            if out.exists() {
+                std::fs::remove_dir_all(&out)
+                    .with_context(|| format!("cannot clear {}", out.display()))?;
+            }
+            let mut args = vec!["xtask".to_owned()];
+            args.extend(command_args(&q.record));
+            args.extend(["--out".to_owned(), out.display().to_string()]);
+            let flags::Task::Run(run) = flags::Xtask::try_parse_from(&args)
+                .with_context(|| format!("{}: its recorded command does not parse", q.dir))?
+                .task
+            else {
+                bail!("{}: its recorded command is not a run", q.dir);
+            };
+            eprintln!("[reproduce] {}: {}", q.dir, command(&q.record));
+            run.run(sh, paths)
+                .with_context(|| format!("reproducing {}", q.dir))?;
+            let made = new_run_dir(&out)?;
+            let record = RunRecord::read(&made.join("run.toml"))?;
+            if record.run.status != RunStatus::Complete {
+                bail!(
+                    "{} ended {}, not complete: {} is left as it was",
+                    made.display(),
+                    record.run.status,
+                    q.dir
+                );
+            }
+            put_in_place(&made, &paths.root.join(q.dir))?;
+            eprintln!("[reproduce] {} replaced by {}", q.dir, record.run.id);
+        }
+        for file in readme::rewrite(paths)? {
+            eprintln!(
+                "[reproduce] rewrote the generated sections of {}",
+                file.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::project_root;
+
+    #[test]
+    fn a_load_above_the_cores_is_refused_with_what_to_do() {
+        assert!(quiet_enough(Some(1.9), 2).is_ok());
+        assert!(quiet_enough(None, 2).is_ok());
+        let refused = quiet_enough(Some(2.5), 2).unwrap_err().to_string();
+        assert!(
+            refused.contains("the load average is 2.50, above this machine's 2 cores"),
+            "{refused}"
+        );
+        assert!(
+            refused.contains("runs already put in place are kept"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn every_quoted_run_parses_back_into_the_run_it_was() {
+        let paths = Paths::new(project_root());
+        for dir in readme::QUOTED_RUNS {
+            let q = Quoted::read(&paths, dir).unwrap();
+            let mut args = vec!["xtask".to_owned()];
+            args.extend(command_args(&q.record));
+            let flags::Task::Run(run) = flags::Xtask::try_parse_from(&args).unwrap().task else {
+                panic!("{dir}: not a run");
+            };
+            assert_eq!(
+                run.experiment.as_deref(),
+                Some(q.record.run.experiment.as_str())
+            );
+            assert_eq!(run.target, q.record.run.target, "{dir}");
+            assert_eq!(
+                run.alternate_workers, q.record.run.alternate_workers,
+                "{dir}"
+            );
+            assert_eq!(run.no_baseline, q.record.run.baseline.is_none(), "{dir}");
+            assert!(q.minutes().is_some_and(|m| m > 0.0), "{dir}");
+        }
+    }
+
+    #[test]
+    fn a_run_is_put_in_place_without_leaving_old_files_or_the_index() {
+        let root = tempfile::tempdir().unwrap();
+        let (from, to) = (root.path().join("new"), root.path().join("old"));
+        std::fs::create_dir_all(&from).unwrap();
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::write(from.join("run.toml"), "new").unwrap();
+        std::fs::write(from.join("index.md"), "index").unwrap();
+        std::fs::write(to.join("run.toml"), "old").unwrap();
+        std::fs::write(to.join("stale.csv"), "stale").unwrap();
+        put_in_place(&from, &to).unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(&to)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["run.toml"]);
+        assert_eq!(std::fs::read_to_string(to.join("run.toml")).unwrap(), "new");
+        assert!(
+            new_run_dir(root.path()).is_err(),
+            "no run.toml in either: none found"
+        );
+    }
+}
