@@ -276,14 +276,23 @@ fn run_ref(path: &Path, record: &RunRecord) -> RunRef {
     }
 }
 
-/// The calibration `source` points at, if any: a file given must be readable.
-fn calibration(source: &CalibrationSource, b: &RunRecord) -> Result<Option<Calibration>> {
+/// The calibration `source` points at, if any: a file given must be readable; the newest
+/// found must have halves of `sessions` sessions, those of the runs compared.
+fn calibration(
+    source: &CalibrationSource,
+    b: &RunRecord,
+    sessions: usize,
+) -> Result<Option<Calibration>> {
     match source {
         CalibrationSource::Off => Ok(None),
         CalibrationSource::File(file) => Calibration::read(file).map(Some),
-        CalibrationSource::Newest(reports) => {
-            Calibration::newest(reports, &b.run.experiment, &b.run.profile, b.run.target)
-        }
+        CalibrationSource::Newest(reports) => Calibration::newest(
+            reports,
+            &b.run.experiment,
+            &b.run.profile,
+            b.run.target,
+            sessions,
+        ),
     }
 }
 
@@ -319,10 +328,23 @@ pub fn compare(
             run_b.axis.name()
         );
     }
+    // The sessions each run has: a calibration's floors hold for halves of that many.
+    let sessions = ra.sessions.unwrap_or(1).min(rb.sessions.unwrap_or(1));
     let calibration = match threshold_percent {
         Some(_) => None,
-        None => calibration(source, &run_b.record)?,
+        None => calibration(source, &run_b.record, sessions)?,
     };
+    let mut notes = notes::notes(&run_a.record, &run_b.record);
+    if let Some(half) = calibration
+        .as_ref()
+        .and_then(Calibration::sessions_per_half)
+        .filter(|h| *h != sessions)
+    {
+        notes.push(format!(
+            "the calibration's halves hold {half} sessions and these runs {sessions}: its noise \
+             floors are not these runs' (a floor shrinks about as √sessions grows)"
+        ));
+    }
     let (rule, threshold) = match (threshold_percent, &calibration) {
         (Some(percent), _) => (
             ThresholdRule::Given(percent),
@@ -353,7 +375,7 @@ pub fn compare(
         points: judged.points,
         only_in_a: judged.only_in_a,
         only_in_b: judged.only_in_b,
-        notes: notes::notes(&run_a.record, &run_b.record),
+        notes,
     })
 }
 

@@ -108,14 +108,22 @@ impl Calibration {
             .and_then(|r| r.noise_floor)
     }
 
+    /// The sessions on each side of its splits (the most any row has), if any row says.
+    pub fn sessions_per_half(&self) -> Option<usize> {
+        self.rows.iter().map(|r| r.sessions_per_half).max()
+    }
+
     /// The newest calibration under `reports` (in `reports/<experiment>/<run>/`) of a run of
-    /// `experiment` with `profile` on `target`, by the calibrated run's start; `None` when there
-    /// is none. A run directory whose run.toml cannot be read is passed over.
+    /// `experiment` with `profile` on `target` whose halves hold `sessions` sessions (the runs
+    /// compared: a floor between halves of 2 sessions is about twice one between halves of 8), by
+    /// the calibrated run's start; `None` when there is none. A run directory whose run.toml
+    /// cannot be read is passed over.
     pub fn newest(
         reports: &Path,
         experiment: &str,
         profile: &str,
         target: TargetKind,
+        sessions: usize,
     ) -> Result<Option<Calibration>> {
         let dir = reports.join(experiment);
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -137,6 +145,12 @@ impl Calibration {
             }
         }
         found.sort();
-        found.pop().map(|(_, file)| Self::read(&file)).transpose()
+        while let Some((_, file)) = found.pop() {
+            let calibration = Self::read(&file)?;
+            if calibration.sessions_per_half() == Some(sessions) {
+                return Ok(Some(calibration));
+            }
+        }
+        Ok(None)
     }
 }

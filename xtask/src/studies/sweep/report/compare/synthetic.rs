@@ -72,6 +72,19 @@ impl Shape {
         }
     }
 
+    /// [`Shape::sqlite`] at the noise the committed runs show (the audit of issue 28): a
+    /// session's value at a point spreads about 12%, half of its variance shared by the
+    /// session's other points.
+    pub fn committed_noise(sessions: usize) -> Shape {
+        let half = 0.12 * 0.5f64.sqrt();
+        Shape {
+            session_drift: half,
+            point_drift: half,
+            repeat_noise: 0.0,
+            ..Shape::sqlite(sessions)
+        }
+    }
+
     /// The rows of one run; `factor` stretches a row's time (1.0 for none).
     pub fn run(&self, rng: &mut fastrand::Rng, factor: impl Fn(&ProbeRow) -> f64) -> Vec<ProbeRow> {
         let mut rows = Vec::new();
