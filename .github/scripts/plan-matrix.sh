@@ -8,7 +8,8 @@
 # they are left out with a notice and the local jobs still run; a run left with no job at all fails.
 #
 # Reads EXPERIMENTS, TARGETS (local, remote or both), LOCATIONS, PROFILE (a profile name, or
-# `default` for each experiment's own), PLAN and CLOUDFLARE from the environment, and
+# `default` for each experiment's own), LOCAL_PROFILE (optional: the local jobs' profile where an
+# experiment has it), PLAN and CLOUDFLARE from the environment, and
 # GITHUB_OUTPUT and GITHUB_STEP_SUMMARY as the runner sets them. The xtask tests run it with a stand-in cargo
 # (xtask/src/tasks/workflows.rs).
 set -euo pipefail
@@ -16,6 +17,11 @@ set -euo pipefail
 args=(--experiments "$EXPERIMENTS" --locations "$LOCATIONS" --plan "$PLAN")
 if [ "$PROFILE" != default ]; then
   args+=(--profile "$PROFILE")
+fi
+# The weekly schedule's local jobs run each experiment's `weekly` profile where it has one:
+# enough sessions for the week-on-week comparison to catch a 20% change.
+if [ -n "${LOCAL_PROFILE:-}" ]; then
+  args+=(--local-profile "$LOCAL_PROFILE")
 fi
 
 case "$TARGETS" in

@@ -253,6 +253,11 @@ pub struct Matrix {
     /// Profile every job runs (default: each experiment's default profile).
     #[arg(long)]
     pub profile: Option<String>,
+    /// Profile the local jobs run instead, where an experiment has it (the weekly schedule's
+    /// `weekly`: enough sessions for its comparison to catch a 20% change, where no account's
+    /// quota limits them); the others run `--profile`'s.
+    #[arg(long, value_name = "PROFILE")]
+    pub local_profile: Option<String>,
     /// The account's plan, for the remote jobs and the cost check.
     #[arg(long, value_enum, default_value = "free")]
     pub plan: AccountPlan,

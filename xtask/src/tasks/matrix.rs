@@ -72,18 +72,32 @@ pub fn jobs(dir: &Path, flags: &flags::Matrix) -> Result<Vec<Job>> {
     }
     let mut jobs = Vec::new();
     for name in names {
-        let (profile, cost) = studies::load(dir, &name)?.priced(flags.profile.as_deref())?;
-        let job = |target: TargetKind, location: Option<Location>| Job {
-            name: match location {
-                Some(l) => format!("{name}-{target}-{}", l.name()),
-                None => format!("{name}-{target}"),
-            },
-            experiment: name.clone(),
-            target,
-            location: location.map(|l| l.name().to_owned()).unwrap_or_default(),
-            profile: profile.clone(),
-            plan: flags.plan.name().to_owned(),
-            cost,
+        let study = studies::load(dir, &name)?;
+        let (profile, cost) = study.priced(flags.profile.as_deref())?;
+        // `--local-profile`: local jobs run it where the experiment has it (no account's
+        // quota to fit), the others what `--profile` says.
+        let (local_profile, local_cost) = flags
+            .local_profile
+            .as_deref()
+            .and_then(|p| study.priced(Some(p)).ok())
+            .unwrap_or_else(|| (profile.clone(), cost));
+        let job = |target: TargetKind, location: Option<Location>| {
+            let (profile, cost) = match target {
+                TargetKind::Remote => (&profile, cost),
+                _ => (&local_profile, local_cost),
+            };
+            Job {
+                name: match location {
+                    Some(l) => format!("{name}-{target}-{}", l.name()),
+                    None => format!("{name}-{target}"),
+                },
+                experiment: name.clone(),
+                target,
+                location: location.map(|l| l.name().to_owned()).unwrap_or_default(),
+                profile: profile.clone(),
+                plan: flags.plan.name().to_owned(),
+                cost,
+            }
         };
         if local {
             jobs.push(job(TargetKind::Local, None));
@@ -287,6 +301,39 @@ rows = 5
             flags::Task::Matrix(m) => m,
             _ => unreachable!(),
         }
+    }
+
+    #[test]
+    fn local_jobs_run_the_local_profile_where_the_experiment_has_it() {
+        let dir = experiments();
+        let jobs = jobs(
+            dir.path(),
+            &matrix(&[
+                "--targets",
+                "both",
+                "--profile",
+                "smoke",
+                "--local-profile",
+                "full",
+            ]),
+        )
+        .unwrap();
+        let profiles: Vec<(&str, &str)> = jobs
+            .iter()
+            .map(|j| (j.name.as_str(), j.profile.as_str()))
+            .collect();
+        // narrow has no `full`: its local job runs smoke, as remote jobs always do here.
+        assert_eq!(
+            profiles,
+            [
+                ("narrow-local", "smoke"),
+                ("narrow-remote-weur", "smoke"),
+                ("wide-local", "full"),
+                ("wide-remote-weur", "smoke")
+            ]
+        );
+        // Priced as what each runs: the local full job writes more rows than its remote smoke.
+        assert!(jobs[2].cost.rows_written > jobs[3].cost.rows_written);
     }
 
     #[test]
