@@ -63,15 +63,20 @@ fn run_line(which: &str, run: &RunRef, out: &Path) -> Markup {
     }
 }
 
-/// A side's time: `33.3 (n=8, 5 sessions)`, or why there is none.
-fn side_text(side: &crate::studies::sweep::report::compare::judge::Side) -> String {
-    match side.ms_per_1000_rows {
+/// A side's time, and under it what it was taken over: `33.3`, `n=8, 5 sessions`; or why
+/// there is none.
+fn side_cell(side: &crate::studies::sweep::report::compare::judge::Side) -> Markup {
+    let (value, over) = match side.ms_per_1000_rows {
         Some(ms) if side.sessions >= 2 => {
-            format!("{} (n={}, {} sessions)", num(ms), side.n, side.sessions)
+            (num(ms), format!("n={}, {} sessions", side.n, side.sessions))
         }
-        Some(ms) => format!("{} (n={})", num(ms), side.n),
-        None => format!("– ({} refused, {} errors)", side.refused, side.errors),
-    }
+        Some(ms) => (num(ms), format!("n={}", side.n)),
+        None => (
+            "–".to_owned(),
+            format!("{} refused, {} errors", side.refused, side.errors),
+        ),
+    };
+    html! { (value) small { (over) } }
 }
 
 /// How the points were judged, in a paragraph.
@@ -193,7 +198,7 @@ fn point_row(
             td { (p.key.target) } td { (p.key.strategy) }
             @if labelled { td { (p.key.label) } }
             td.num { (c.x_axis.format(p.x)) }
-            td.num { (side_text(&p.a)) } td.num { (side_text(&p.b)) }
+            td.num { (side_cell(&p.a)) } td.num { (side_cell(&p.b)) }
             td.strip { (strip(scale, p.ratio, interval, threshold, class)) }
             td.num {
                 @match p.ratio {
@@ -203,13 +208,16 @@ fn point_row(
             }
             td.num {
                 @match (threshold, p.threshold) {
-                    (Some(t), Some(source)) => { (format!("{t:.2}")) " " (source.source.text()) },
+                    (Some(t), Some(source)) => { (format!("{t:.2}")) small { (source.source.text()) } },
                     _ => "–",
                 }
             }
             td {
-                span class=(format!("badge {class}")) { (class) } " " (p.verdict.text())
-                @if let (Basis::BetweenSessions, Some(pv)) = (p.basis, p.p_value) { (format!(" (p={pv:.3})")) }
+                span class=(format!("badge {class}")) { (class) }
+                small {
+                    (p.verdict.text())
+                    @if let (Basis::BetweenSessions, Some(pv)) = (p.basis, p.p_value) { (format!(" (p={pv:.3})")) }
+                }
             }
             @if relative { td { (p.relative.reading.text()) } }
         }

@@ -301,7 +301,13 @@ mod tests {
                 rows.push(row(Strategy::Bound, 64, session, repeat, 30.0 + noise));
                 // Faster in one session, slower in another: no side.
                 let factor = [1.2, 0.8, 1.0][session];
-                rows.push(row(Strategy::Literal, 64, session, repeat, (30.0 + noise) * factor));
+                rows.push(row(
+                    Strategy::Literal,
+                    64,
+                    session,
+                    repeat,
+                    (30.0 + noise) * factor,
+                ));
             }
         }
         let target = rows[0].target;
