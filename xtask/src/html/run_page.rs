@@ -226,7 +226,8 @@ fn findings_section(record: &RunRecord, found: &Findings) -> Markup {
                         strong { "Fastest strategy" }
                         " (the paired comparison of repeats, as the decision map ranks them): \
                          told apart from the runner-up at " (clear) " of " (found.answers.len())
-                        " points; the table below names both where it cannot."
+                        @if found.y_axis.is_some() { " cells" } @else { " points" }
+                        "; the table below names both where it cannot."
                     }
                 }
             }
@@ -438,5 +439,24 @@ fn files_section(files: &[RunFile]) -> Markup {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_lists_every_file_but_what_a_report_writes_over_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["run.toml", "index.html", "index.md", "runs.html", "a.svg"] {
+            std::fs::write(dir.path().join(name), "x").unwrap();
+        }
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/index.html"), "xy").unwrap();
+        let files = run_files(dir.path()).unwrap();
+        let names: Vec<String> = files.iter().map(|f| super::super::href(&f.path)).collect();
+        assert_eq!(names, ["a.svg", "run.toml", "sub/index.html"]);
+        assert_eq!(files[2].bytes, 2);
     }
 }

@@ -139,3 +139,70 @@ pub fn page(entries: &[Entry], out_dir: &Path) -> String {
     };
     super::page("d1bench runs", body)
 }
+
+#[cfg(test)]
+mod tests {
+    use d1bench_core::Strategy;
+
+    use super::*;
+    use crate::base::TargetKind;
+    use crate::html::findings::Answer;
+    use crate::stats::Summary;
+    use crate::studies::sweep::Axis;
+    use crate::studies::sweep::report::decision::Cell;
+    use crate::studies::sweep::report::intervals::Basis;
+
+    fn answer(x: f64, strategy: Strategy) -> Answer {
+        Answer {
+            label: String::new(),
+            y: None,
+            cell: Cell {
+                x,
+                y: 0.0,
+                ranked: vec![(strategy, Summary::of(&[1.0]).unwrap())],
+                margin: None,
+                stopped: Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn the_headline_takes_neighbouring_points_with_one_answer_together() {
+        let found = Findings {
+            target: TargetKind::Local,
+            axis: Axis::Columns,
+            y_axis: None,
+            basis: Basis::WithinOneSession,
+            answers: vec![
+                answer(1.0, Strategy::Json),
+                answer(2.0, Strategy::Json),
+                answer(8.0, Strategy::Bound),
+                answer(16.0, Strategy::Exec),
+                answer(100.0, Strategy::Exec),
+            ],
+            literal_to_bound: Vec::new(),
+            baseline: Vec::new(),
+            spreads: Vec::new(),
+        };
+        assert_eq!(
+            headline(&found),
+            "fastest by columns: json at 1–2; bound at 8; exec at 16–100"
+        );
+        let grid = Findings {
+            y_axis: Some(Axis::RowBytes),
+            ..found
+        };
+        assert_eq!(
+            headline(&grid),
+            "fastest, of 5 cells: json in 2; bound in 1; exec in 2"
+        );
+    }
+
+    #[test]
+    fn the_page_over_runs_is_runs_html_where_its_directory_is_a_run() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(file_name(dir.path()), "index.html");
+        std::fs::write(dir.path().join("run.toml"), "").unwrap();
+        assert_eq!(file_name(dir.path()), "runs.html");
+    }
+}

@@ -317,6 +317,31 @@ mod tests {
             ),
             "{text}"
         );
+        // The local run's page: its findings, its charts inline, a link to each of its files
+        // but the page itself; the page over runs links it and each run's files.
+        let page = std::fs::read_to_string(local.join("index.html")).unwrap();
+        assert!(page.contains("<section id=\"findings\">"), "{page}");
+        assert!(
+            page.contains("id=\"chart-time-per-1000-rows-vs-columns\"><svg"),
+            "{page}"
+        );
+        for file in ["results.csv", "run.toml", "summary.md", "summary.csv"] {
+            assert!(
+                page.contains(&format!("<a href=\"{file}\">{file}</a>")),
+                "{file}"
+            );
+        }
+        assert!(!page.contains("href=\"index.html\""), "{page}");
+        write_index(&[root.path().to_owned()], None).unwrap();
+        let over = std::fs::read_to_string(root.path().join("index.html")).unwrap();
+        assert!(
+            over.contains(
+                "href=\"run-column-sweep-local/column-sweep/20261129T235502Z-local/index.html\""
+            ),
+            "{over}"
+        );
+        assert!(over.contains("3 run(s)."), "{over}");
+        assert!(over.contains("setup failed:\nno subdomain"), "{over}");
     }
 
     #[test]

@@ -160,6 +160,15 @@ mod tests {
             );
             assert!(md.contains(&row), "{row} not in\n{md}");
         }
+        // compare.html beside it: every point undecided at a glance, one row and strip each.
+        let html = std::fs::read_to_string(b.join("compare.html")).unwrap();
+        assert_eq!(
+            html.matches("<tr class=\"undecided\">").count(),
+            26,
+            "{html}"
+        );
+        assert!(html.contains("of 26 points"), "{html}");
+        assert_eq!(html.matches("<svg").count(), 26, "{html}");
         let json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(b.join("compare.json")).unwrap()).unwrap();
         assert_eq!(json["points"].as_array().unwrap().len(), 26);
