@@ -186,6 +186,13 @@ fn findings_section(record: &RunRecord, found: &Findings) -> Markup {
                 " rows expected and " (thousands(totals.rows_present)) " present. The same figures \
                  as " a href="summary.md" { "summary.md" } " and " a href="summary.csv" { "summary.csv" } "."
             }
+            @if record.run.alternate_workers {
+                p {
+                    "Both Workers measured this run, session by session: every figure here is the \
+                     Rust Worker's sessions; the JavaScript Worker's are in results.csv (" code { "worker = js" }
+                    ") and in summary.md's instrument section."
+                }
+            }
             div.findings {
                 ul {
                     @for ratios in &found.literal_to_bound {
