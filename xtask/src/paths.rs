@@ -1,6 +1,6 @@
 //! Where things live: the project root, d1bench's scratch space under target/, the tool cache.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// The repository's root (the xtask crate's parent directory).
 pub fn project_root() -> PathBuf {
@@ -8,6 +8,24 @@ pub fn project_root() -> PathBuf {
         .parent()
         .expect("xtask lives one level below the root")
         .to_owned()
+}
+
+/// `to` relative to the directory `from` (both made absolute first), for links in index.md and
+/// the HTML pages.
+pub fn relative(from: &Path, to: &Path) -> PathBuf {
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
+    let (from, to) = (absolute(from), absolute(to));
+    let from: Vec<Component> = from.components().collect();
+    let to: Vec<Component> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..from.len() {
+        out.push("..");
+    }
+    for part in &to[common..] {
+        out.push(part);
+    }
+    out
 }
 
 /// Paths relative to the project root; everything d1bench writes outside `reports/` is under

@@ -1,5 +1,6 @@
 //! Every run committed under docs/ is what today's code derives from its records: `cargo xtask
-//! report` on a copy of each rewrites its summary.md and summary.csv byte for byte as committed.
+//! report` on a copy of each rewrites its summary.md and summary.csv byte for byte as committed,
+//! and its HTML page (index.html) too where one is committed (docs/example-run's).
 //! A change to the statistics or the reports that alters a committed figure fails here, and the
 //! committed runs are regenerated in a commit that says so.
 
@@ -37,6 +38,9 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The files of a committed run that `cargo xtask report` writes, compared where committed.
+const REWRITTEN: [&str; 3] = ["summary.md", "summary.csv", "index.html"];
+
 /// `cargo xtask report` on a copy of `run` under `scratch`: how many of its summary files were
 /// compared, and those (relative to `root`) that came out otherwise than committed.
 fn rewrite(root: &Path, run: &Path, scratch: &Path) -> (usize, Vec<String>) {
@@ -50,7 +54,7 @@ fn rewrite(root: &Path, run: &Path, scratch: &Path) -> (usize, Vec<String>) {
     copy_dir(run, &copy);
     // Removed from the copy, so that a report that skipped the run fails here instead of
     // leaving the committed files to be compared with themselves.
-    for name in ["summary.md", "summary.csv"] {
+    for name in REWRITTEN {
         let _ = std::fs::remove_file(copy.join(name));
     }
     let output = support::xtask(&["report"])
@@ -66,7 +70,7 @@ fn rewrite(root: &Path, run: &Path, scratch: &Path) -> (usize, Vec<String>) {
         String::from_utf8_lossy(&output.stderr)
     );
     let (mut compared, mut differing) = (0, Vec::new());
-    for name in ["summary.md", "summary.csv"] {
+    for name in REWRITTEN {
         let committed = run.join(name);
         if !committed.exists() {
             continue;

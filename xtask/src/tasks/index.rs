@@ -1,14 +1,19 @@
 //! `cargo xtask report <dirs...>`: one `index.md` over many run directories (the experiments
 //! workflow's artifacts, or `reports/`): each run's provenance, summary table and charts, the
-//! charts redrawn from its results.csv as `cargo xtask plot` does.
+//! charts redrawn from its results.csv as `cargo xtask plot` does; and the same in HTML: each
+//! sweep run's `index.html` in its directory, and one page over every run beside index.md
+//! (`crate::html`).
 
 use std::fmt::Write;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use crate::html::run_page;
+use crate::html::runs_page::{self, Entry};
+use crate::paths::relative;
 use crate::records::RunDir;
-use crate::records::RunRecord;
+use crate::records::{RunRecord, StudyKind};
 
 /// Every directory under `roots` (or a root itself) holding a run.toml, sorted.
 pub fn find_runs(roots: &[PathBuf]) -> Result<Vec<PathBuf>> {
@@ -39,27 +44,17 @@ pub fn find_runs(roots: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(runs)
 }
 
-/// `to` relative to the directory `from` (both made absolute first), for links in index.md.
-fn relative(from: &Path, to: &Path) -> PathBuf {
-    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
-    let (from, to) = (absolute(from), absolute(to));
-    let from: Vec<Component> = from.components().collect();
-    let to: Vec<Component> = to.components().collect();
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut out = PathBuf::new();
-    for _ in common..from.len() {
-        out.push("..");
-    }
-    for part in &to[common..] {
-        out.push(part);
-    }
-    out
-}
-
-/// The index.md section of one run; draws its charts on the way.
-fn section(run: &Path, out_dir: &Path) -> Result<String> {
+/// The index.md section of one run; draws its charts on the way, then writes a sweep's HTML page
+/// from them. The run as the page over runs lists it.
+fn section(run: &Path, out_dir: &Path) -> Result<(String, Entry)> {
     let run_dir = RunDir::new(run.to_owned());
     let record = RunRecord::read(&run_dir.run_toml())?;
+    let mut entry = Entry {
+        dir: run.to_owned(),
+        record: record.clone(),
+        page: None,
+        findings: None,
+    };
     let r = &record.run;
     let mut text = String::new();
     let place = match &record.remote {
@@ -127,10 +122,19 @@ fn section(run: &Path, out_dir: &Path) -> Result<String> {
     let empty = std::fs::metadata(&csv).is_ok_and(|m| m.len() == 0);
     if !crate::records::csv::exists(&csv) || empty {
         writeln!(text, "\nNo results.csv: the run ended before measuring.\n").unwrap();
-        return Ok(text);
+        return Ok((text, entry));
     }
     // The same rendering as `cargo xtask plot`: tables and charts from the run's own files.
     let rendered = crate::studies::render(&run_dir, false, false)?;
+    if r.kind == StudyKind::Sweep {
+        let (page, findings) = run_page::write(&run_dir, &record, &rendered.charts)?;
+        text.push_str(&format!(
+            "- page: [`{}`]({})\n",
+            run_page::PAGE,
+            relative(out_dir, &page).display()
+        ));
+        (entry.page, entry.findings) = (Some(page), Some(findings));
+    }
     writeln!(text, "\n{}", rendered.tables).unwrap();
     for chart in rendered
         .charts
@@ -150,7 +154,7 @@ fn section(run: &Path, out_dir: &Path) -> Result<String> {
         )
         .unwrap();
     }
-    Ok(text)
+    Ok((text, entry))
 }
 
 /// `cargo xtask report`: index.md over every run directory under `dirs`, written in `out`
@@ -169,24 +173,33 @@ pub fn write_index(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<()> {
     let out_dir = out.unwrap_or_else(|| dirs[0].clone());
     std::fs::create_dir_all(&out_dir)
         .with_context(|| format!("cannot create {}", out_dir.display()))?;
-    let index = index(&runs, &out_dir)?;
+    let (index, entries) = index(&runs, &out_dir)?;
     let path = out_dir.join("index.md");
     std::fs::write(&path, index).with_context(|| format!("cannot write {}", path.display()))?;
     println!("index: {} ({} runs)", path.display(), runs.len());
+    for page in entries.iter().filter_map(|e| e.page.as_ref()) {
+        println!("page: {}", page.display());
+    }
+    let html = out_dir.join(runs_page::file_name(&out_dir));
+    crate::html::write(&html, &runs_page::page(&entries, &out_dir))?;
+    println!("runs page: {}", html.display());
     Ok(())
 }
 
-/// The whole index.md.
-fn index(runs: &[PathBuf], out_dir: &Path) -> Result<String> {
+/// The whole index.md, and each run as the page over runs lists it.
+fn index(runs: &[PathBuf], out_dir: &Path) -> Result<(String, Vec<Entry>)> {
     let mut text = format!(
         "# d1bench runs\n\n{} run(s). Compare ratios between strategies, not milliseconds between targets.\n\n",
         runs.len()
     );
+    let mut entries = Vec::new();
     for run in runs {
-        text.push_str(&section(run, out_dir)?);
+        let (section, entry) = section(run, out_dir)?;
+        text.push_str(&section);
         text.push('\n');
+        entries.push(entry);
     }
-    Ok(text)
+    Ok((text, entries))
 }
 
 #[cfg(test)]
@@ -258,7 +271,14 @@ mod tests {
 
         let runs = find_runs(&[root.path().to_owned()]).unwrap();
         assert_eq!(runs.len(), 3);
-        let text = index(&runs, root.path()).unwrap();
+        let (text, entries) = index(&runs, root.path()).unwrap();
+        // Only the local sweep measured: it alone has a page.
+        let pages: Vec<_> = entries.iter().filter_map(|e| e.page.clone()).collect();
+        assert_eq!(pages, [local.join("index.html")]);
+        assert!(
+            text.contains("- page: [`index.html`](run-column-sweep-local/"),
+            "{text}"
+        );
         assert!(text.starts_with("# d1bench runs\n\n3 run(s)."), "{text}");
         assert!(
             text.contains("## column-sweep (local, smoke)")
@@ -297,6 +317,31 @@ mod tests {
             ),
             "{text}"
         );
+        // The local run's page: its findings, its charts inline, a link to each of its files
+        // but the page itself; the page over runs links it and each run's files.
+        let page = std::fs::read_to_string(local.join("index.html")).unwrap();
+        assert!(page.contains("<section id=\"findings\">"), "{page}");
+        assert!(
+            page.contains("id=\"chart-time-per-1000-rows-vs-columns\"><svg"),
+            "{page}"
+        );
+        for file in ["results.csv", "run.toml", "summary.md", "summary.csv"] {
+            assert!(
+                page.contains(&format!("<a href=\"{file}\">{file}</a>")),
+                "{file}"
+            );
+        }
+        assert!(!page.contains("href=\"index.html\""), "{page}");
+        write_index(&[root.path().to_owned()], None).unwrap();
+        let over = std::fs::read_to_string(root.path().join("index.html")).unwrap();
+        assert!(
+            over.contains(
+                "href=\"run-column-sweep-local/column-sweep/20261129T235502Z-local/index.html\""
+            ),
+            "{over}"
+        );
+        assert!(over.contains("3 run(s)."), "{over}");
+        assert!(over.contains("setup failed:\nno subdomain"), "{over}");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The commands over run directories already written: `report` (index.md over runs),
+//! The commands over run directories already written: `report` (index.md and the HTML pages),
 //! `compare` (two runs point by point) and `export` (a run's measures for other tools).
 //! Each reads its flags and calls the report that does the work.
 
@@ -16,21 +16,26 @@ impl flags::Report {
 }
 
 impl flags::Compare {
-    /// `cargo xtask compare`: compares, writes compare.md and compare.json, prints the table.
+    /// `cargo xtask compare`: compares, writes compare.md, compare.json and compare.html, prints
+    /// the table.
     pub fn run(self, paths: &Paths) -> Result<Comparison> {
         let source = match (self.calibration, self.no_calibration) {
             (Some(file), _) => CalibrationSource::File(file),
             (None, true) => CalibrationSource::Off,
             (None, false) => CalibrationSource::Newest(paths.reports()),
         };
-        compare::write_comparison(
+        let out = self.out.unwrap_or_else(|| self.run_b.clone());
+        let comparison = compare::write_comparison(
             &self.run_a,
             &self.run_b,
             self.threshold,
             &source,
             self.gate,
-            self.out,
-        )
+            Some(out.clone()),
+        )?;
+        let page = crate::html::compare_page::write(&comparison, &out)?;
+        println!("page: {}", page.display());
+        Ok(comparison)
     }
 }
 
@@ -157,6 +162,15 @@ mod tests {
             );
             assert!(md.contains(&row), "{row} not in\n{md}");
         }
+        // compare.html beside it: every point undecided at a glance, one row and strip each.
+        let html = std::fs::read_to_string(b.join("compare.html")).unwrap();
+        assert_eq!(
+            html.matches("<tr class=\"undecided\">").count(),
+            26,
+            "{html}"
+        );
+        assert!(html.contains("of 26 points"), "{html}");
+        assert_eq!(html.matches("<svg").count(), 26, "{html}");
         let json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(b.join("compare.json")).unwrap()).unwrap();
         assert_eq!(json["points"].as_array().unwrap().len(), 26);

@@ -131,6 +131,35 @@ pub fn cells(rows: &[ProbeRow], target: TargetKind, x_axis: Axis, y_axis: Axis) 
     out
 }
 
+/// The cells of a sweep along one axis on `target`: one series (label) after the other, each
+/// ordered by x, ranked as a grid's cells are. A sweep has no second axis: each cell's `y` is 0.
+pub fn cells_along(rows: &[ProbeRow], target: TargetKind, axis: Axis) -> Vec<(String, Cell)> {
+    let mine: Vec<ProbeRow> = rows
+        .iter()
+        .filter(|r| r.target == target)
+        .cloned()
+        .collect();
+    let mut strategies: Vec<Strategy> = mine.iter().map(|r| r.strategy).collect();
+    strategies.sort();
+    strategies.dedup();
+    let mut labels: Vec<String> = mine.iter().map(|r| r.label.clone()).collect();
+    labels.sort();
+    labels.dedup();
+    let mut out = Vec::new();
+    for label in labels {
+        let slice: Vec<ProbeRow> = mine.iter().filter(|r| r.label == label).cloned().collect();
+        let slice_points = points(&slice, axis);
+        let mut xs: Vec<f64> = slice_points.iter().map(|p| p.x).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        for x in xs {
+            let here: Vec<&Point> = slice_points.iter().filter(|p| p.x == x).collect();
+            out.push((label.clone(), cell(x, 0.0, &here, &strategies)));
+        }
+    }
+    out
+}
+
 fn cell(x: f64, y: f64, here: &[&Point], strategies: &[Strategy]) -> Cell {
     let mut ranked: Vec<(Strategy, Summary, &Point)> = Vec::new();
     let mut stopped = Vec::new();
@@ -234,7 +263,7 @@ fn rank<'p>(
 }
 
 /// `1.82 (1.51–2.04)`, or the median alone without an interval.
-fn with_interval(summary: &Summary, decimals: usize) -> String {
+pub fn with_interval(summary: &Summary, decimals: usize) -> String {
     match summary.ci {
         Some(ci) => format!(
             "{:.d$} ({:.d$}–{:.d$})",

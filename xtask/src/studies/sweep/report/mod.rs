@@ -42,22 +42,8 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
         return render_grid(run_dir, record, &rows, axis, y_axis, titles);
     }
     let target = record.run.target;
-    // A run both Workers measured (`--alternate-workers`): its instrument section holds both;
-    // every other table and chart is the default instrument's, the Rust Worker's sessions, so
-    // that no figure pools two instruments.
     let all_rows = rows;
-    let both_workers = WorkerKind::ALL
-        .iter()
-        .all(|w| all_rows.iter().any(|r| r.worker == Some(*w)));
-    let rows: Vec<ProbeRow> = if both_workers {
-        all_rows
-            .iter()
-            .filter(|r| r.worker != Some(WorkerKind::Js))
-            .cloned()
-            .collect()
-    } else {
-        all_rows.clone()
-    };
+    let rows = default_instrument(&all_rows);
     let summary_csv = points::summary_csv(&rows, axis, record.run.precision)?;
     std::fs::write(run_dir.summary_csv(), summary_csv)
         .with_context(|| format!("cannot write {}", run_dir.summary_csv().display()))?;
@@ -105,6 +91,19 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
         charts: drawn.into_iter().flat_map(chart_files).collect(),
         tables,
     })
+}
+
+/// The rows every figure but the instrument section is taken from. A run both Workers measured
+/// (`--alternate-workers`): the default instrument's, the Rust Worker's sessions, so that no
+/// figure pools two instruments; any other run: all of them.
+pub fn default_instrument(rows: &[ProbeRow]) -> Vec<ProbeRow> {
+    let both_workers = WorkerKind::ALL
+        .iter()
+        .all(|w| rows.iter().any(|r| r.worker == Some(*w)));
+    rows.iter()
+        .filter(|r| !both_workers || r.worker != Some(WorkerKind::Js))
+        .cloned()
+        .collect()
 }
 
 /// A grid run's reports: summary.csv, the decision map (`decision-map.csv` and its chart) and

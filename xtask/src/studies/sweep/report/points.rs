@@ -171,6 +171,13 @@ impl Point<'_> {
     /// with its order-statistic interval, over several as the geometric mean of each session's
     /// median ratio with the interval over sessions.
     pub fn paired_ratio(&self, other: &Point) -> Option<Summary> {
+        let by_session = self.paired_ratios_by_session(other);
+        sessions::summary_by_session(&by_session.into_values().collect::<Vec<_>>())
+    }
+
+    /// The pairs' ratios `self ÷ other` of [`Point::paired_ratio`], by the session they were
+    /// measured in.
+    pub fn paired_ratios_by_session(&self, other: &Point) -> BTreeMap<usize, Vec<f64>> {
         let theirs: BTreeMap<(usize, usize), f64> = other
             .rows
             .iter()
@@ -188,7 +195,7 @@ impl Point<'_> {
                     .push(value / denominator);
             }
         }
-        sessions::summary_by_session(&by_session.into_values().collect::<Vec<_>>())
+        by_session
     }
 
     /// `self ÷ other` for the same point on two targets (the inside clock, the writes alone on
@@ -222,8 +229,9 @@ impl Point<'_> {
         )
     }
 
-    /// Each session's median of `measure`, by session.
-    fn session_medians(&self, measure: Measure) -> BTreeMap<usize, f64> {
+    /// Each session's median of `measure`, by session: the values an estimate over sessions
+    /// ([`Point::summary`]) is taken over.
+    pub fn session_medians(&self, measure: Measure) -> BTreeMap<usize, f64> {
         self.by_session(measure, |_| true)
             .into_iter()
             .filter_map(|(s, values)| Some((s, median(&values)?)))

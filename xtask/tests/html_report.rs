@@ -1,0 +1,527 @@
+//! The report pages in a real browser: headless Chromium (Debian's `chromium`) opens the committed
+//! run `docs/example-run`'s index.html, and the page over runs and compare.html written for copies
+//! of it and its replicate, each from the file system with the browser's network log on. Each
+//! page's DOM must hold every chart, its findings and links that all resolve to a file, and the
+//! log no request the page made (a leaky page, opened the same way, shows the check can fail).
+//!
+//! The same checks of links, ids, charts and findings run on the HTML files themselves first, so
+//! where Chromium is not installed they still run, and the test says plainly that the browser's
+//! did not (with `D1BENCH_REQUIRE_BROWSER=1`, as `.ci/run` sets it, a missing browser fails).
+
+mod support;
+
+use std::collections::HashSet;
+use std::io::Write as _;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long one page may take to open and be dumped (it takes about a second).
+const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The flags this machine's notes give for Chromium on a closed network, plus one that sends
+/// every host name nowhere: nothing the browser tries can leave the machine.
+const FLAGS: [&str; 13] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--mute-audio",
+    "--hide-scrollbars",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+];
+
+/// Says `line` where a passing test's output is still seen (the harness captures `eprintln!`).
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "html_report: {line}");
+}
+
+/// The browser: `D1BENCH_CHROMIUM` when set (none when it names no file), else
+/// `/usr/bin/chromium`, else `chromium` on the PATH.
+fn chromium() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("D1BENCH_CHROMIUM") {
+        return Some(PathBuf::from(path)).filter(|p| p.is_file());
+    }
+    let default = PathBuf::from("/usr/bin/chromium");
+    if default.is_file() {
+        return Some(default);
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("chromium"))
+            .find(|p| p.is_file())
+    })
+}
+
+/// The browser when installed; else says so, and fails where it is required.
+fn browser_or_say_why_not() -> Option<PathBuf> {
+    let found = chromium();
+    if found.is_none() {
+        let required = std::env::var_os("D1BENCH_REQUIRE_BROWSER").is_some_and(|v| v == "1");
+        assert!(
+            !required,
+            "D1BENCH_REQUIRE_BROWSER=1 and no Chromium at /usr/bin/chromium or on the PATH"
+        );
+        say(
+            "Chromium is not installed (/usr/bin/chromium; `apt-get install chromium \
+             chromium-driver`): the BROWSER CHECKS DID NOT RUN, only the checks of the HTML files",
+        );
+    }
+    found
+}
+
+/// One tag of a page: its name and attributes (values as written, entities left in).
+#[derive(Debug)]
+struct Tag {
+    name: String,
+    attributes: Vec<(String, String)>,
+}
+
+impl Tag {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.attributes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The start tags of `html`, read as the pages write them (and Chromium serializes them):
+/// attribute values in double quotes, or bare.
+fn tags(html: &str) -> Vec<Tag> {
+    let mut out = Vec::new();
+    let bytes = html.as_bytes();
+    let mut i = 0;
+    while let Some(at) = html[i..].find('<') {
+        i += at + 1;
+        let name: String = html[i..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        i += name.len();
+        let mut attributes = Vec::new();
+        loop {
+            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            if i >= bytes.len() || bytes[i] == b'>' || bytes[i] == b'/' {
+                break;
+            }
+            let attr: String = html[i..]
+                .chars()
+                .take_while(|c| !c.is_ascii_whitespace() && *c != '=' && *c != '>' && *c != '/')
+                .collect();
+            i += attr.len().max(1);
+            let mut value = String::new();
+            if i < bytes.len() && bytes[i] == b'=' {
+                i += 1;
+                if bytes[i] == b'"' {
+                    let end = html[i + 1..].find('"').expect("a closing quote");
+                    value = html[i + 1..i + 1 + end].to_owned();
+                    i += end + 2;
+                } else {
+                    value = html[i..]
+                        .chars()
+                        .take_while(|c| !c.is_ascii_whitespace() && *c != '>')
+                        .collect();
+                    i += value.len();
+                }
+            }
+            attributes.push((attr.to_ascii_lowercase(), value));
+        }
+        out.push(Tag {
+            name: name.to_ascii_lowercase(),
+            attributes,
+        });
+    }
+    out
+}
+
+/// `&amp;` and the like back to text, for link targets.
+fn unescape(value: &str) -> String {
+    value
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// Checks every page shares, on its file and on the browser's DOM of it alike: no element that
+/// loads anything, no `src`, every link either to an id on the page or to a file beside it (no
+/// scheme, no host), ids unique. Returns how many inline `<svg>` the page has.
+fn check_page(html: &str, dir: &Path, what: &str) -> usize {
+    let tags = tags(html);
+    for loader in [
+        "script", "link", "img", "iframe", "object", "embed", "audio", "video", "source", "base",
+        "picture", "frame",
+    ] {
+        assert!(
+            !tags.iter().any(|t| t.name == loader),
+            "{what}: a <{loader}> element, which may load something"
+        );
+    }
+    for t in &tags {
+        assert!(t.get("src").is_none(), "{what}: a src attribute: {t:?}");
+        assert!(
+            t.get("http-equiv") != Some("refresh"),
+            "{what}: a refresh: {t:?}"
+        );
+        assert!(
+            t.attributes.iter().all(|(n, _)| !n.starts_with("on")),
+            "{what}: an event handler: {t:?}"
+        );
+    }
+    let lower = html.to_ascii_lowercase();
+    assert!(
+        !lower.contains("@import") && !lower.contains("url("),
+        "{what}: a style that may fetch"
+    );
+    let mut ids = HashSet::new();
+    for id in tags.iter().filter_map(|t| t.get("id")) {
+        assert!(ids.insert(id.to_owned()), "{what}: id {id} twice");
+    }
+    let mut links = 0;
+    for href in tags
+        .iter()
+        .filter(|t| t.name == "a")
+        .filter_map(|t| t.get("href"))
+    {
+        let href = unescape(href);
+        links += 1;
+        if let Some(id) = href.strip_prefix('#') {
+            assert!(ids.contains(id), "{what}: a link to #{id}, no such id");
+            continue;
+        }
+        assert!(
+            !href.contains(':') && !href.starts_with("//") && !href.starts_with('/'),
+            "{what}: a link that leaves the directory's files: {href}"
+        );
+        let file = dir.join(&href);
+        assert!(
+            file.is_file(),
+            "{what}: a link to {href}, and no file {}",
+            file.display()
+        );
+    }
+    assert!(links > 0, "{what}: no link at all");
+    tags.iter().filter(|t| t.name == "svg").count()
+}
+
+/// The text of the element with `id` up to the next `</section>`.
+fn section<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id}"));
+    let end = html[start..]
+        .find("</section>")
+        .map_or(html.len(), |e| start + e);
+    &html[start..end]
+}
+
+/// Checks a run page's content: each chart SVG of `dir` inline in its figure, and the findings
+/// of its summary.csv (literal ÷ bound at the widest point, as the README quotes it) in its
+/// findings section.
+fn check_run_page(html: &str, dir: &Path, what: &str) {
+    let mut charts = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "svg") {
+            continue;
+        }
+        charts += 1;
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let figure = html
+            .find(&format!("id=\"chart-{stem}\""))
+            .unwrap_or_else(|| panic!("{what}: no figure for the chart {stem}"));
+        let end = figure + html[figure..].find("</figure>").unwrap();
+        assert!(
+            html[figure..end].contains("<svg"),
+            "{what}: the chart {stem} is not drawn inline"
+        );
+    }
+    assert!(charts >= 3, "{what}: {charts} charts in {}", dir.display());
+    let target = support::run_toml(dir)["run"]["target"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let ratios: Vec<support::Row> = support::read_csv(&dir.join("summary.csv"))
+        .into_iter()
+        .filter(|r| {
+            r["measure"] == "ratio_to_bound" && r["target"] == target && r["label"].is_empty()
+        })
+        .collect();
+    let widest = ratios
+        .iter()
+        .max_by_key(|r| support::num(r, "columns"))
+        .expect("literal ÷ bound in summary.csv");
+    let f = |key: &str| widest[key].parse::<f64>().unwrap();
+    let expected = format!(
+        "literal ÷ bound = {:.2} ({:.2}–{:.2})",
+        f("median"),
+        f("ci_low"),
+        f("ci_high")
+    );
+    let findings = section(html, "findings");
+    assert!(
+        findings.contains(&expected),
+        "{what}: the findings do not say {expected}:\n{findings}"
+    );
+    assert!(findings.contains("literal is faster"), "{what}: {findings}");
+    // One row per point of the fastest-strategy table.
+    let points: HashSet<&str> = ratios.iter().map(|r| r["columns"].as_str()).collect();
+    assert_eq!(
+        findings.matches("<tr>").count(),
+        points.len() + 1,
+        "{what}: {findings}"
+    );
+    assert!(
+        section(html, "sessions").contains("<circle"),
+        "{what}: no session dots"
+    );
+    assert!(
+        section(html, "provenance").contains("load average"),
+        "{what}"
+    );
+}
+
+/// Kills the browser's whole process group however the test leaves (a panic included).
+struct Browser(Child);
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let group = self.0.id() as i32;
+        // SAFETY: a signal to the process group this test created for the browser.
+        unsafe {
+            libc::kill(-group, libc::SIGKILL);
+        }
+        let _ = self.0.wait();
+    }
+}
+
+/// What the browser made of a page: its DOM, and the URLs the page itself asked for.
+struct Opened {
+    dom: String,
+    requests: Vec<String>,
+}
+
+/// Opens `page` in headless Chromium with a fresh profile and the network logged; the DOM it
+/// dumps, and every request in the log that a page started (the browser's own carry no origin).
+fn open(browser: &Path, page: &Path) -> Opened {
+    let scratch = tempfile::tempdir().unwrap();
+    let page = std::path::absolute(page).unwrap();
+    let shown = page.display().to_string();
+    assert!(
+        shown
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/-_.+".contains(c)),
+        "{shown}: a path this test would have to escape in a file URL"
+    );
+    let (dom, log) = (
+        scratch.path().join("dom.html"),
+        scratch.path().join("net.json"),
+    );
+    let started = Instant::now();
+    let mut child = Browser(
+        Command::new(browser)
+            .args(FLAGS)
+            .arg(format!(
+                "--user-data-dir={}",
+                scratch.path().join("profile").display()
+            ))
+            .arg(format!("--log-net-log={}", log.display()))
+            .arg("--dump-dom")
+            .arg(format!("file://{shown}"))
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&dom).unwrap())
+            .stderr(std::fs::File::create(scratch.path().join("stderr")).unwrap())
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", browser.display())),
+    );
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < BROWSER_TIMEOUT,
+            "{} did not render {shown} within {BROWSER_TIMEOUT:?}",
+            browser.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(child);
+    let stderr = std::fs::read_to_string(scratch.path().join("stderr")).unwrap_or_default();
+    assert!(
+        status.success(),
+        "{} failed on {shown}: {status}\n{stderr}",
+        browser.display()
+    );
+    let dom = std::fs::read_to_string(&dom).unwrap();
+    assert!(dom.contains("</html>"), "no DOM for {shown}:\n{stderr}");
+    say(&format!(
+        "Chromium rendered {shown} in {:.1} s",
+        started.elapsed().as_secs_f64()
+    ));
+    Opened {
+        dom,
+        requests: page_requests(&log),
+    }
+}
+
+/// The URLs of the requests in a Chromium net log that a page started: those whose initiator is
+/// an origin (a `file:` page's is `null`); the browser's own say `not an origin`.
+fn page_requests(log: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap();
+    // Chromium may end the log without closing it when killed: it exits on its own here.
+    let log: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("the net log {} does not parse: {e}", log.display()));
+    let start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+        .as_u64()
+        .expect("the net log names URL_REQUEST_START_JOB");
+    log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"].as_u64() == Some(start_job))
+        .filter_map(|e| {
+            let params = &e["params"];
+            let url = params["url"].as_str()?;
+            (params["initiator"].as_str() != Some("not an origin")).then(|| url.to_owned())
+        })
+        .collect()
+}
+
+/// Opens `page` and checks what the browser made of it as its file was checked: the same inline
+/// SVGs, links and ids, and no request.
+fn check_in_browser(browser: &Path, page: &Path, svgs: usize) -> String {
+    let opened = open(browser, page);
+    let what = format!("{} in Chromium", page.display());
+    assert!(
+        opened.requests.is_empty(),
+        "{what}: the page asked for {:?}",
+        opened.requests
+    );
+    assert_eq!(
+        check_page(&opened.dom, page.parent().unwrap(), &what),
+        svgs,
+        "{what}: not every inline SVG became an svg element"
+    );
+    opened.dom
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, to.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_committed_example_runs_page_shows_its_charts_and_findings_and_fetches_nothing() {
+    let dir = support::project_root().join("docs/example-run");
+    let page = dir.join("index.html");
+    let html = std::fs::read_to_string(&page)
+        .unwrap_or_else(|e| panic!("{}: {e} (cargo xtask report writes it)", page.display()));
+    let svgs = check_page(&html, &dir, "docs/example-run/index.html");
+    check_run_page(&html, &dir, "docs/example-run/index.html");
+    let Some(browser) = browser_or_say_why_not() else {
+        return;
+    };
+    let dom = check_in_browser(&browser, &page, svgs);
+    check_run_page(&dom, &dir, "docs/example-run/index.html in Chromium");
+}
+
+#[test]
+fn the_page_over_runs_and_compare_html_resolve_every_link_and_fetch_nothing() {
+    let root = support::project_root();
+    let scratch = tempfile::tempdir().unwrap();
+    let (a, b) = (scratch.path().join("a"), scratch.path().join("b"));
+    copy_dir(&root.join("docs/example-run"), &a);
+    copy_dir(&root.join("docs/runs/column-sweep-replicate"), &b);
+    let all = scratch.path().join("all");
+    let output = support::xtask(&["report"])
+        .args([&a, &b])
+        .arg("--out")
+        .arg(&all)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", support::text(&output));
+    let compared = scratch.path().join("compared");
+    let output = support::xtask(&["compare", "--no-calibration", "--out"])
+        .arg(&compared)
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        support::text(&output)
+    );
+    let runs_page = all.join("index.html");
+    let compare_page = compared.join("compare.html");
+    let mut pages = Vec::new();
+    for page in [&runs_page, &compare_page, &a.join("index.html")] {
+        let html = std::fs::read_to_string(page).unwrap();
+        let svgs = check_page(&html, page.parent().unwrap(), &page.display().to_string());
+        pages.push((page.clone(), html, svgs));
+    }
+    // The page over runs links each run's page; compare.html has a row and a strip per point.
+    let runs_html = &pages[0].1;
+    for run in [&a, &b] {
+        let href = format!(
+            "../{}/index.html",
+            run.file_name().unwrap().to_string_lossy()
+        );
+        assert!(
+            runs_html.contains(&format!("href=\"{href}\"")),
+            "{runs_html}"
+        );
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(compared.join("compare.json")).unwrap()).unwrap();
+    let points = json["points"].as_array().unwrap().len();
+    let compare_html = &pages[1].1;
+    assert_eq!(pages[1].2, points, "one strip per point");
+    assert!(compare_html.contains("id=\"glance\""), "{compare_html}");
+    assert_eq!(
+        compare_html.matches("<tr class=\"").count(),
+        points,
+        "{compare_html}"
+    );
+    let Some(browser) = browser_or_say_why_not() else {
+        return;
+    };
+    for (page, _, svgs) in &pages {
+        check_in_browser(&browser, page, *svgs);
+    }
+    // The check can fail: a page that loads an image and a stylesheet from elsewhere is caught.
+    let leaky = scratch.path().join("leaky.html");
+    std::fs::write(
+        &leaky,
+        "<!DOCTYPE html><html><body><img src=\"http://example.invalid/x.png\">\
+         <link rel=\"stylesheet\" href=\"https://example.invalid/a.css\"></body></html>",
+    )
+    .unwrap();
+    let opened = open(&browser, &leaky);
+    assert_eq!(
+        opened.requests,
+        [
+            "http://example.invalid/x.png",
+            "https://example.invalid/a.css"
+        ],
+        "the net log check misses a page's own requests"
+    );
+}
