@@ -223,11 +223,24 @@ pub fn ensure(sh: &Shell, paths: &Paths, npm: &Toolchain) -> Result<Ready> {
     Ok(Ready::Rebuilt)
 }
 
-/// Builds the Worker in place from the sources and rewrites the manifest.
+/// Builds the Worker from the sources and rewrites the manifest. It builds in the same scratch
+/// copy `check` builds in, then copies the build into `worker/build`: a build in the working
+/// tree itself came out with other closure symbols than any scratch copy (measured 2026-12-03:
+/// the tree gave index_bg.wasm 525d07e9, scratch copies at two paths both a54fbab4), so only a
+/// build made as the check makes it can be checked byte for byte.
 pub fn rebuild(sh: &Shell, paths: &Paths, npm: &Toolchain) -> Result<Manifest> {
     let tools = toolchain::ensure_build_tools(sh, paths)?;
-    build_in(sh, &paths.root, npm, &tools, &paths.worker_target())?;
-    let manifest = manifest_for(&paths.root, &tools, &paths.worker().join("build"))?;
+    let scratch = paths.scratch().join("worker-build");
+    copy_sources(&paths.root, &scratch)?;
+    build_in(sh, &scratch, npm, &tools, &paths.worker_target())?;
+    let (built, committed) = (scratch.join("worker/build"), paths.worker().join("build"));
+    for name in BUILD_FILES {
+        let (from, to) = (built.join(name), committed.join(name));
+        std::fs::create_dir_all(to.parent().expect("a build file has a directory"))?;
+        std::fs::copy(&from, &to)
+            .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
+    }
+    let manifest = manifest_for(&paths.root, &tools, &committed)?;
     manifest.write(&paths.root)?;
     Ok(manifest)
 }

@@ -474,6 +474,14 @@ pub fn create_run_dir(out: &Path, target: TargetKind) -> Result<RunDir> {
 
 fn versions(sh: &Shell, paths: &Paths, target: TargetKind) -> ToolVersions {
     let modules = paths.node_modules();
+    let manifest = target
+        .runs_the_worker()
+        .then(|| {
+            crate::worker_build::Manifest::read(&paths.root)
+                .ok()
+                .flatten()
+        })
+        .flatten();
     ToolVersions {
         d1bench: env!("CARGO_PKG_VERSION").into(),
         worker: if target.runs_the_worker() {
@@ -492,14 +500,7 @@ fn versions(sh: &Shell, paths: &Paths, target: TargetKind) -> ToolVersions {
             .read()
             .unwrap_or_else(|_| "unknown".into()),
         // Read after `tools` made sure the committed build is today's sources'.
-        worker_build: target
-            .runs_the_worker()
-            .then(|| {
-                crate::worker_build::Manifest::read(&paths.root)
-                    .ok()
-                    .flatten()
-            })
-            .flatten()
-            .map(|m| m.sources),
+        worker_build: manifest.as_ref().map(|m| m.sources.clone()),
+        worker_wasm: manifest.and_then(|m| m.files.get("index_bg.wasm").cloned()),
     }
 }

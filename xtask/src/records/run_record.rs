@@ -314,6 +314,11 @@ pub struct ToolVersions {
     /// and in records written before 2026-12-03 (their commit's manifest says it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_build: Option<String>,
+    /// The SHA-256 of the committed `index_bg.wasm` the run's Worker ran (the manifest's): the
+    /// same sources have once built to other bytes (2026-12-03, see `worker_build::rebuild`),
+    /// so the bytes are recorded too. Absent where `worker_build` is, and before 2026-12-03.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_wasm: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

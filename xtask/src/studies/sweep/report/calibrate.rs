@@ -221,12 +221,18 @@ pub fn markdown(run_dir: &Path, experiment: &str, axis: Axis, c: &Calibrated) ->
         Some(rate) => writeln!(
             out,
             "**False-alarm rate: {} of {} points judged ({:.1}%)**, over {} splits; {} of them \
-             with any false alarm.\n",
+             with any false alarm. The splits share this run's sessions, so they are not {} \
+             independent A/A tests: together they are one run's evidence, and they see none of \
+             the variance between runs (machine, day, build). The first split alone, even \
+             against odd sessions, called {} of {} points.\n",
             c.false_alarms(),
             c.judged(),
             rate * 100.0,
             c.splits.len(),
-            c.splits_with_an_alarm()
+            c.splits_with_an_alarm(),
+            c.splits.len(),
+            c.splits.first().map_or(0, |s| s.false_alarms),
+            c.splits.first().map_or(0, |s| s.judged),
         )
         .unwrap(),
         None => out.push_str("**No point was judged over sessions**: no false-alarm rate.\n\n"),
