@@ -1,7 +1,8 @@
 //! `cargo xtask reproduce`: runs again, one at a time at the checked-out commit, every committed
 //! run the README quotes ([`readme::QUOTED_RUNS`]), each with the command its run.toml records;
 //! refuses to start one while the machine's load average is above its cores (the run would
-//! measure the other work); puts each new run in place of the committed one and rewrites the
+//! measure the other work); once all are complete, puts them in place of the committed ones
+//! (not one by one: a run put in place dirties the tree the next would record) and rewrites the
 //! README's generated sections from them.
 
 use std::path::{Path, PathBuf};
@@ -43,7 +44,7 @@ fn quiet_enough(load: Option<f64>, cores: usize) -> Result<()> {
         bail!(
             "the load average is {load:.2}, above this machine's {cores} cores: a run now would \
              measure the other work too. Wait until it is quiet (see `uptime`), then run \
-             `cargo xtask reproduce` again; runs already put in place are kept"
+             `cargo xtask reproduce` again (nothing was put in place)"
         );
     }
     Ok(())
@@ -125,6 +126,10 @@ impl flags::Reproduce {
             );
         }
         let scratch = paths.root.join("target/d1bench/reproduce");
+        // Every run first, into scratch: a run put in place would leave the tree dirty for the
+        // next, whose run.toml would then say so. Only when all are complete are they put in
+        // place, together.
+        let mut made = Vec::new();
         for q in &quoted {
             quiet_enough(
                 load_average(),
@@ -147,18 +152,22 @@ impl flags::Reproduce {
             eprintln!("[reproduce] {}: {}", q.dir, command(&q.record));
             run.run(sh, paths)
                 .with_context(|| format!("reproducing {}", q.dir))?;
-            let made = new_run_dir(&out)?;
-            let record = RunRecord::read(&made.join("run.toml"))?;
+            let dir = new_run_dir(&out)?;
+            let record = RunRecord::read(&dir.join("run.toml"))?;
             if record.run.status != RunStatus::Complete {
                 bail!(
-                    "{} ended {}, not complete: {} is left as it was",
-                    made.display(),
+                    "{} ended {}, not complete: nothing was put in place (the runs made so far \
+                     are under {})",
+                    dir.display(),
                     record.run.status,
-                    q.dir
+                    scratch.display()
                 );
             }
-            put_in_place(&made, &paths.root.join(q.dir))?;
-            eprintln!("[reproduce] {} replaced by {}", q.dir, record.run.id);
+            made.push((q.dir, dir, record.run.id));
+        }
+        for (committed, dir, id) in made {
+            put_in_place(&dir, &paths.root.join(committed))?;
+            eprintln!("[reproduce] {committed} replaced by {id}");
         }
         for file in readme::rewrite(paths)? {
             eprintln!(
@@ -184,10 +193,7 @@ mod tests {
             refused.contains("the load average is 2.50, above this machine's 2 cores"),
             "{refused}"
         );
-        assert!(
-            refused.contains("runs already put in place are kept"),
-            "{refused}"
-        );
+        assert!(refused.contains("nothing was put in place"), "{refused}");
     }
 
     #[test]
