@@ -171,6 +171,12 @@ mod tests {
                 "{dir} was measured by another Worker build than today's: `cargo xtask \
                  reproduce` runs it again"
             );
+            assert_eq!(
+                record.versions.worker_wasm.as_ref(),
+                manifest.files.get("index_bg.wasm"),
+                "{dir} ran other Worker bytes than worker/build's: `cargo xtask reproduce` runs \
+                 it again"
+            );
             assert!(
                 !record.git.dirty,
                 "{dir} ran on a tree with uncommitted changes"
