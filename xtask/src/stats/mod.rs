@@ -15,6 +15,7 @@
 pub mod batch_means;
 pub mod latencies;
 pub mod order;
+pub mod power;
 pub mod ratio;
 pub mod sessions;
 pub mod settling;

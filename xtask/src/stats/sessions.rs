@@ -204,88 +204,6 @@ pub fn change_between(before: &[f64], after: &[f64], level: f64) -> Option<Chang
     })
 }
 
-/// What two one-sided tests (TOST, each at 5%: the 90% interval of `after ÷ before` from
-/// Welch's t on the logs) show of a ratio's equivalence to 1, at the two margins d1bench asks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Equivalence {
-    /// The 90% interval lies within 1 ÷ 1.05 to 1.05.
-    WithinFive,
-    /// Within 1 ÷ 1.10 to 1.10, not within ±5%.
-    WithinTen,
-    /// Not within ±10%: the run cannot tell a 10% difference from none (or shows one).
-    NotShown,
-}
-
-impl Equivalence {
-    /// The margins, as factors.
-    pub const MARGINS: [f64; 2] = [1.05, 1.10];
-
-    /// `after ÷ before` judged by two one-sided tests; `None` unless both have two sessions.
-    pub fn of(before: &[f64], after: &[f64]) -> Option<Equivalence> {
-        let ci = change_between(before, after, 1.0 - 2.0 * FALSE_DISCOVERY_RATE)?.interval;
-        let within = |m: f64| ci.low >= 1.0 / m && ci.high <= m;
-        Some(match () {
-            _ if within(Self::MARGINS[0]) => Equivalence::WithinFive,
-            _ if within(Self::MARGINS[1]) => Equivalence::WithinTen,
-            _ => Equivalence::NotShown,
-        })
-    }
-
-    pub fn text(self) -> &'static str {
-        match self {
-            Equivalence::WithinFive => "within ±5%",
-            Equivalence::WithinTen => "within ±10%",
-            Equivalence::NotShown => "not shown",
-        }
-    }
-}
-
-/// The power at which d1bench states what a comparison could have detected.
-pub const POWER: f64 = 0.8;
-
-/// The smallest change (a factor: 1.20 = 20%) that a two-sided t test at level `alpha` on the
-/// logs detects with probability `power`, when the difference of log means has standard error
-/// `se` and `df` degrees of freedom: `exp((t(1 − α/2) + t(power)) · se)`, the usual normal-shift
-/// approximation with Student's quantiles (it leaves out the noncentral t's extra spread, under
-/// a point of power at the sessions d1bench runs). Infinite with no degrees of freedom.
-pub fn detectable(se: f64, df: f64, alpha: f64, power: f64) -> f64 {
-    if !(df > 0.0 && se.is_finite()) {
-        return f64::INFINITY;
-    }
-    let t = StudentsT::new(0.0, 1.0, df).expect("positive degrees of freedom");
-    ((t.inverse_cdf(1.0 - alpha / 2.0) + t.inverse_cdf(power)) * se).exp()
-}
-
-/// [`detectable_by_replicate`] at level `alpha` of an estimate over `sessions` sessions, from its `center` and
-/// its interval over sessions at [`CONFIDENCE`] (Student's t on the logs, whose half-width gives
-/// the sessions' spread back); `None` for any other interval (within one session, or the linear
-/// one of values that cannot be logged, which is not symmetric on the log scale).
-pub fn detectable_from_interval(
-    center: f64,
-    ci: Interval,
-    sessions: usize,
-    alpha: f64,
-) -> Option<f64> {
-    if sessions < 2 || ci.method != Method::BetweenSessions || ci.low <= 0.0 || center <= 0.0 {
-        return None;
-    }
-    let (low, high) = (ci.low.ln(), ci.high.ln());
-    if ((low + high) / 2.0 - center.ln()).abs() > 1e-9 * center.ln().abs().max(1.0) {
-        return None;
-    }
-    let n = sessions as f64;
-    let log_sd = (high - low) / 2.0 * n.sqrt() / t_quantile(n - 1.0, ci.coverage);
-    Some(detectable_by_replicate(log_sd, sessions, alpha))
-}
-
-/// What a comparison of a run with a replicate of the same design could detect at one point:
-/// [`detectable`] for two runs of `sessions` sessions each whose sessions' logs spread by
-/// `log_sd`, at level `alpha`.
-pub fn detectable_by_replicate(log_sd: f64, sessions: usize, alpha: f64) -> f64 {
-    let n = sessions as f64;
-    detectable(log_sd * (2.0 / n).sqrt(), 2.0 * (n - 1.0), alpha, POWER)
-}
-
 /// Which of `p_values` are discoveries at false discovery rate `q` (Benjamini–Hochberg): sort
 /// the m p-values, find the largest rank k with `p(k) ≤ k·q/m`, and call the k smallest changed.
 /// `None` entries (no test possible) are not counted in m and never called.
@@ -317,6 +235,7 @@ pub const FALSE_DISCOVERY_RATE: f64 = 1.0 - CONFIDENCE;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::power::{Equivalence, detectable_by_replicate, detectable_from_interval};
 
     /// A normal deviate from two uniforms (Box–Muller), seeded, for the simulations.
     fn normal(rng: &mut fastrand::Rng) -> f64 {

@@ -9,7 +9,8 @@ use std::fmt::Write as _;
 use super::points::SummaryRow;
 use crate::base::TargetKind;
 use crate::base::numbers::num;
-use crate::stats::sessions::{FALSE_DISCOVERY_RATE, detectable_from_interval};
+use crate::stats::power::detectable_from_interval;
+use crate::stats::sessions::FALSE_DISCOVERY_RATE;
 use crate::stats::{Interval, Method, median};
 
 /// The measures the paragraph reads, with the words it names them by.

@@ -16,7 +16,8 @@ use std::collections::BTreeMap;
 use d1bench_core::{Outcome, Strategy};
 
 use crate::base::{TargetKind, WorkerKind};
-use crate::stats::sessions::{self, Change, Equivalence, FALSE_DISCOVERY_RATE};
+use crate::stats::power::Equivalence;
+use crate::stats::sessions::{self, Change, FALSE_DISCOVERY_RATE};
 use crate::stats::{CONFIDENCE, median};
 use crate::studies::sweep::Axis;
 use crate::studies::sweep::row::ProbeRow;

@@ -470,7 +470,7 @@ pub fn summary_rows(rows: &[ProbeRow], axis: Axis, precision: Option<f64>) -> Ve
                 nul_share: first.nul_share,
                 sessions: stat.sessions,
                 detectable: ci.and_then(|ci| {
-                    sessions::detectable_from_interval(
+                    crate::stats::power::detectable_from_interval(
                         stat.median?,
                         ci,
                         stat.sessions,

@@ -24,10 +24,10 @@ pub const WITHIN_SESSION_DEFAULT_PERCENT: f64 = 5.0;
 /// detected it (its [`Detectable::among`] is larger), its verdict is [`Verdict::CannotTell`].
 pub const DEFAULT_QUESTION_PERCENT: f64 = 20.0;
 
-/// The smallest change a point's comparison detects with 80% power ([`stats::sessions::POWER`]),
+/// The smallest change a point's comparison detects with 80% power ([`stats::power::POWER`]),
 /// as a factor (1.20 = 20%), from its own variance.
 ///
-/// [`stats::sessions::POWER`]: crate::stats::sessions::POWER
+/// [`stats::power::POWER`]: crate::stats::power::POWER
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Detectable {
     /// Judged alone, at the false discovery rate as a plain level (5%).
@@ -40,7 +40,8 @@ pub struct Detectable {
 impl Detectable {
     /// From the change's standard error and degrees of freedom, among `m` points tested.
     pub fn of(change: &crate::stats::sessions::Change, m: usize) -> Detectable {
-        use crate::stats::sessions::{FALSE_DISCOVERY_RATE, POWER, detectable};
+        use crate::stats::power::{POWER, detectable};
+        use crate::stats::sessions::FALSE_DISCOVERY_RATE;
         let at = |alpha: f64| detectable(change.se, change.df, alpha, POWER);
         Detectable {
             alone: at(FALSE_DISCOVERY_RATE),
