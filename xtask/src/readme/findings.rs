@@ -326,12 +326,8 @@ pub fn section(dir: &Path, link: &str, replicate: Option<(&Path, &str)>) -> Resu
         .unwrap();
     }
     if let Some((other, other_link)) = replicate {
-        writeln!(
-            out,
-            "\n{}",
-            replicate_changes(dir, link, other, other_link)?
-        )
-        .unwrap();
+        // One more item of the same list.
+        writeln!(out, "{}", replicate_changes(dir, link, other, other_link)?).unwrap();
     }
     let mut names = vec![basename(link)];
     let mut minutes = crate::readme::run_minutes(&record).unwrap_or(f64::NAN);
