@@ -81,7 +81,7 @@ fn side_cell(side: &crate::studies::sweep::report::compare::judge::Side) -> Mark
 
 /// What the exit status was judged on, and how many points fail it.
 fn gate(c: &Comparison) -> Markup {
-    let on = match (c.gate, c.gated_on) {
+    let on = match (c.gate, c.gated_on()) {
         (Gate::Ratios, Gate::Ratios) => {
             "each run's own ratios (strategy ÷ bound, target ÷ bare SQLite), which the runner's \
              speed cannot move; a time that moved alone is the machine"

@@ -90,11 +90,8 @@ pub struct Comparison {
     pub a: RunRef,
     pub b: RunRef,
     pub threshold: ThresholdChoice,
-    /// The gate asked for (`--gate`).
+    /// The gate asked for (`--gate`); [`Comparison::gated_on`] says what it judged.
     pub gate: Gate,
-    /// The gate the exit status was judged on: [`Gate::Time`] also when the ratio gate was
-    /// asked for and no point had an own ratio to judge.
-    pub gated_on: Gate,
     /// The false discovery rate Benjamini–Hochberg holds the verdicts over sessions to.
     pub false_discovery_rate: f64,
     /// The coverage each ratio's interval aims at (each point reports what it reaches).
@@ -147,23 +144,25 @@ fn fails(p: &ComparedPoint, gate: Gate) -> bool {
     }
 }
 
-/// The gate judged on when `asked` is: the ratios only where some point has one to judge.
-fn gated_on(asked: Gate, points: &[ComparedPoint]) -> Gate {
-    let judged = points
-        .iter()
-        .any(|p| p.relative.vs_bound.is_some() || p.relative.vs_baseline.is_some());
-    match asked {
-        Gate::Ratios if judged => Gate::Ratios,
-        _ => Gate::Time,
-    }
-}
-
 impl Comparison {
+    /// The gate the exit status is judged on: [`Gate::Time`] also when the ratio gate was
+    /// asked for and no point has an own ratio to judge.
+    pub fn gated_on(&self) -> Gate {
+        let judged = self
+            .points
+            .iter()
+            .any(|p| p.relative.vs_bound.is_some() || p.relative.vs_baseline.is_some());
+        match self.gate {
+            Gate::Ratios if judged => Gate::Ratios,
+            _ => Gate::Time,
+        }
+    }
+
     /// Points that fail the gate: got slower (on what it judges) or stopped succeeding.
     pub fn regressions(&self) -> usize {
         self.points
             .iter()
-            .filter(|p| fails(p, self.gated_on))
+            .filter(|p| fails(p, self.gated_on()))
             .count()
     }
 
@@ -171,14 +170,13 @@ impl Comparison {
     pub fn slower_in_time_only(&self) -> usize {
         self.points
             .iter()
-            .filter(|p| p.verdict == Verdict::Slower && !fails(p, self.gated_on))
+            .filter(|p| p.verdict == Verdict::Slower && !fails(p, self.gated_on()))
             .count()
     }
 
     /// Sets the gate the exit status is judged on.
     pub fn gate(mut self, gate: Gate) -> Comparison {
         self.gate = gate;
-        self.gated_on = gated_on(gate, &self.points);
         self
     }
 
@@ -359,15 +357,13 @@ pub fn compare(
         (None, None) => (ThresholdRule::NoiseFloor, ThresholdChoice::NoiseFloor),
     };
     let judged = judge(&run_a.rows, &run_b.rows, run_a.axis, &rule);
-    let gate = Gate::default();
     Ok(Comparison {
         experiment: ra.experiment.clone(),
         x_axis: run_a.axis,
         a: run_ref(a, &run_a.record),
         b: run_ref(b, &run_b.record),
         threshold,
-        gate,
-        gated_on: gated_on(gate, &judged.points),
+        gate: Gate::default(),
         false_discovery_rate: FALSE_DISCOVERY_RATE,
         confidence: stats::CONFIDENCE,
         min_repeats: MIN_REPEATS,
@@ -405,7 +401,7 @@ pub fn write_comparison(
         eprintln!(
             "{} point(s) got slower or no longer succeed (gate: {}): exit status {}",
             comparison.regressions(),
-            comparison.gated_on.name(),
+            comparison.gated_on().name(),
             Outcome::Regression.exit_code()
         );
     }

@@ -2,9 +2,8 @@
 //! in `summary.md`) and `summary.md` itself. Pure: it returns text, [`super::render_sweep`]
 //! writes it.
 //!
-//! Just past 600 lines before its tests since the sessions' wording and the warm-up line came
-//! in: the sections share one table writer and one set of interval notes, so it stays one file
-//! for now; the next split is the reconciliation and warm-up lines into a `summary/run.rs`.
+//! The lines about the run itself (each target's reconciliation, the machine's load) are in
+//! [`run`]; the sections here share one table writer and one set of interval notes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -16,7 +15,6 @@ use super::intervals::Basis;
 use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
 use crate::base::numbers::num;
-use crate::records::Totals;
 use crate::records::{RunRecord, RunStatus};
 use crate::reports::charts::Drawn;
 use crate::reports::memory::{self, HeapPoint};
@@ -315,38 +313,6 @@ pub fn baseline_table(rows: &[ProbeRow], axis: Axis, target: TargetKind) -> Opti
     Some(out)
 }
 
-/// The reconciliation totals of each target in `rows` (warm-ups are not in results.csv, so
-/// they are taken from run.toml's totals).
-pub fn reconciliation_lines(rows: &[ProbeRow], record: &RunRecord) -> Vec<String> {
-    let mut lines = target_lines(rows);
-    if let Some(all) = &record.reconciliation {
-        lines.push(format!("- whole run (run.toml): {}", all.line("probes")));
-    }
-    lines
-}
-
-/// The reconciliation totals of each target in `rows` alone, one line each.
-pub fn target_lines(rows: &[ProbeRow]) -> Vec<String> {
-    let mut targets: Vec<TargetKind> = rows.iter().map(|r| r.target).collect();
-    targets.sort();
-    targets.dedup();
-    targets
-        .into_iter()
-        .map(|target| {
-            let mut totals = Totals::default();
-            for row in rows.iter().filter(|r| r.target == target) {
-                row.tally(&mut totals);
-            }
-            let name = if target == TargetKind::Sqlite {
-                "bare SQLite (baseline)".to_owned()
-            } else {
-                format!("`{target}`")
-            };
-            format!("- {name}: {}", totals.line("probes"))
-        })
-        .collect()
-}
-
 /// `summary.md`: what was run and where, the reconciliation, the key tables, the charts with
 /// their captions, the environment.
 pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> String {
@@ -608,23 +574,9 @@ fn heap_points(rows: &[ProbeRow], axis: Axis) -> Vec<HeapPoint> {
         .collect()
 }
 
-/// What the load average says of the machine during the run: whether other work shared it.
-fn load_line(m: &crate::records::run_record::Machine) -> String {
-    let fmt = |load: Option<f64>| load.map_or("not recorded".to_owned(), |l| format!("{l:.2}"));
-    let busy = !m.loads_above_cpus().is_empty();
-    let verdict = if m.load_at_start.is_none() && m.load_at_end.is_none() {
-        ""
-    } else if busy {
-        ": above the CPU count, so other work shared the machine and the times carry its interference"
-    } else {
-        ": at most the CPU count"
-    };
-    format!(
-        "- load average (1 min): {} at the start, {} at the end{verdict}\n",
-        fmt(m.load_at_start),
-        fmt(m.load_at_end)
-    )
-}
+mod run;
+use run::load_line;
+pub use run::{reconciliation_lines, target_lines};
 
 #[cfg(test)]
 mod tests;

@@ -233,7 +233,7 @@ const NO_OWN_RATIOS: &str = "**Own ratios** (strategy ÷ bound, target ÷ bare S
 
 /// The paragraph on what the exit status judged.
 fn gate(c: &Comparison) -> String {
-    let judged = match (c.gate, c.gated_on) {
+    let judged = match (c.gate, c.gated_on()) {
         (Gate::Ratios, Gate::Ratios) => "each run's own ratios (`--gate ratios`, the default): a \
              point fails when its strategy ÷ bound or its target ÷ bare SQLite got slower, or when \
              it no longer succeeds. A time that moved while the point's own ratios held is the \

@@ -263,7 +263,6 @@ fn own_ratios_tell_a_slower_machine_from_a_slower_target() {
         b: run_ref(Path::new("b"), &record("column-sweep", StudyKind::Sweep)),
         threshold: ThresholdChoice::NoiseFloor,
         gate: Gate::Ratios,
-        gated_on: Gate::Ratios,
         false_discovery_rate: FALSE_DISCOVERY_RATE,
         confidence: stats::CONFIDENCE,
         min_repeats: MIN_REPEATS,
@@ -451,7 +450,7 @@ fn the_ratio_gate_passes_a_slower_machine_and_fails_a_slower_target() {
             .gate(gate)
     };
     let on_ratios = judged(&machine, Gate::Ratios);
-    assert_eq!(on_ratios.gated_on, Gate::Ratios);
+    assert_eq!(on_ratios.gated_on(), Gate::Ratios);
     assert_eq!(on_ratios.outcome(), Outcome::NoRegression);
     assert_eq!(on_ratios.slower_in_time_only(), on_ratios.points.len());
     let md = markdown(&on_ratios);
@@ -491,7 +490,7 @@ fn the_ratio_gate_falls_back_on_the_times_where_no_ratio_can_be_judged() {
         Some(&shape.run(&mut rng, |_| 1.0)),
     );
     let c = compare(&a, &b, None, &CalibrationSource::Off).unwrap();
-    assert_eq!((c.gate, c.gated_on), (Gate::Ratios, Gate::Time));
+    assert_eq!((c.gate, c.gated_on()), (Gate::Ratios, Gate::Time));
     assert!(
         markdown(&c).contains("no point has an own ratio judged over two sessions or more"),
         "{}",

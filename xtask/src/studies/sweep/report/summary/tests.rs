@@ -1,6 +1,7 @@
 //! Tests of `summary.rs`, apart so that file holds only what it is for.
 
 use super::*;
+use crate::records::Totals;
 
 #[test]
 fn the_load_line_says_when_other_work_shared_the_machine() {
