@@ -71,16 +71,19 @@ pub fn jobs(dir: &Path, flags: &flags::Matrix) -> Result<Vec<Job>> {
         }
     }
     let mut jobs = Vec::new();
+    // Whether any experiment has `--local-profile`: none is a typo, not a fallback.
+    let mut local_profile_found = false;
     for name in names {
         let study = studies::load(dir, &name)?;
         let (profile, cost) = study.priced(flags.profile.as_deref())?;
         // `--local-profile`: local jobs run it where the experiment has it (no account's
         // quota to fit), the others what `--profile` says.
-        let (local_profile, local_cost) = flags
+        let priced_local = flags
             .local_profile
             .as_deref()
-            .and_then(|p| study.priced(Some(p)).ok())
-            .unwrap_or_else(|| (profile.clone(), cost));
+            .and_then(|p| study.priced(Some(p)).ok());
+        local_profile_found |= priced_local.is_some();
+        let (local_profile, local_cost) = priced_local.unwrap_or_else(|| (profile.clone(), cost));
         let job = |target: TargetKind, location: Option<Location>| {
             let (profile, cost) = match target {
                 TargetKind::Remote => (&profile, cost),
@@ -107,6 +110,17 @@ pub fn jobs(dir: &Path, flags: &flags::Matrix) -> Result<Vec<Job>> {
                 jobs.push(job(TargetKind::Remote, Some(location)));
             }
         }
+    }
+    if let Some(wanted) = flags
+        .local_profile
+        .as_deref()
+        .filter(|_| !local_profile_found)
+    {
+        bail!(
+            "--local-profile {wanted}: no experiment selected has a profile of that name (their \
+             files under {} say which they have)",
+            dir.display()
+        );
     }
     Ok(jobs)
 }
@@ -334,6 +348,14 @@ rows = 5
         );
         // Priced as what each runs: the local full job writes more rows than its remote smoke.
         assert!(jobs[2].cost.rows_written > jobs[3].cost.rows_written);
+        // A profile no experiment has is a typo, named.
+        let err = super::jobs(dir.path(), &matrix(&["--local-profile", "weeky"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("--local-profile weeky: no experiment selected has"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -166,7 +166,14 @@ impl flags::Reproduce {
             made.push((q.dir, dir, record.run.id));
         }
         for (committed, dir, id) in made {
-            put_in_place(&dir, &paths.root.join(committed))?;
+            let to = paths.root.join(committed);
+            // A run's page (index.html) is written by `report`, not by the run: a committed run
+            // that had one gets it again, with index.md and the page over runs kept out of docs/.
+            let had_page = to.join(crate::html::run_page::PAGE).is_file();
+            put_in_place(&dir, &to)?;
+            if had_page {
+                super::index::write_index(std::slice::from_ref(&to), Some(scratch.join("index")))?;
+            }
             eprintln!("[reproduce] {committed} replaced by {id}");
         }
         for file in readme::rewrite(paths)? {
