@@ -11,7 +11,8 @@
 //! budget. All need `Authorization: Bearer <BENCH_TOKEN>`. The SQL comes from the shared
 //! planner, never from the request. `POST /rung` runs one step of a ladder rung (see
 //! `rung.rs`); `POST /workload/*` seeds, indexes, loads and checks a workload's table (see
-//! `workload.rs`; the KV cache's operations in `cache.rs`).
+//! `workload.rs`; the KV cache's operations in `cache.rs`). Under `/do/`, the same probes and
+//! rungs write through a SQLite-backed Durable Object instead of D1 (`durable/`).
 
 use d1bench_core::sql::{self, Statement};
 use d1bench_core::{Checksum, ProbeRequest, ServedBy, SetupResult, Value, VerifyResult};
@@ -21,6 +22,7 @@ use worker::wasm_bindgen_futures::JsFuture;
 use worker::{D1Database, D1Result, Env, Request, Response, Result, RouteContext, Router, event};
 
 mod cache;
+mod durable;
 mod probe;
 mod raw;
 mod rung;
@@ -45,6 +47,10 @@ async fn fetch(req: Request, env: Env, _ctx: worker::Context) -> Result<Response
         .post_async("/workload/index", workload::handle_index)
         .post_async("/workload/op", workload::handle_op)
         .post_async("/workload/check", workload::handle_check)
+        .post_async("/do/setup", durable::handle_setup)
+        .post_async("/do/probe", durable::handle_probe)
+        .post_async("/do/verify", durable::handle_verify)
+        .post_async("/do/rung", durable::handle_rung)
         .run(req, env)
         .await
 }

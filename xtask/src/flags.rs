@@ -101,6 +101,17 @@ pub struct Run {
     /// grey reference line of its time chart).
     #[arg(long)]
     pub no_baseline: bool,
+    /// What a sweep's baseline sessions run on, alternating with the target's: `sqlite` (bare
+    /// SQLite in-process, the default) or, beside `--target local`, `do` (the same Worker
+    /// writing through a SQLite-backed Durable Object), so that each point has D1 ÷ DO.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "TARGET",
+        default_value = "sqlite",
+        conflicts_with = "no_baseline"
+    )]
+    pub baseline: TargetKind,
     /// On the local target, sample the Worker isolate's heap through V8's inspector while each
     /// probe and rung runs (a full garbage collection before each, a question every 10 ms during
     /// it), into results.csv's `isolate_heap_peak_bytes`. `--isolate-heap=alternate` samples
@@ -175,7 +186,7 @@ pub struct Run {
         long,
         value_name = "RUN_DIR",
         conflicts_with_all = [
-            "experiment", "target", "profile", "out", "no_baseline", "debug_corrupt",
+            "experiment", "target", "profile", "out", "no_baseline", "baseline", "debug_corrupt",
             "location", "plan", "repeats", "warmup", "seed", "sessions", "only", "dry_run",
             "debug_slow",
         ]
@@ -193,6 +204,7 @@ impl Run {
             profile: None,
             out: None,
             no_baseline: false,
+            baseline: TargetKind::Sqlite,
             worker: WorkerKind::Rust,
             alternate_workers: false,
             isolate_heap: None,
@@ -436,6 +448,32 @@ mod tests {
             err.to_string().contains("unexpected argument '--fast'"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_durable_object_target_and_baseline_parse_and_no_baseline_excludes_baseline() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["xtask", "run", "column-sweep"];
+            all.extend(args);
+            Xtask::try_parse_from(all).map(|x| match x.task {
+                Task::Run(run) => run,
+                _ => panic!("not a run"),
+            })
+        };
+        let run = parse(&["--target", "do"]).unwrap();
+        assert_eq!(
+            (run.target, run.baseline),
+            (TargetKind::Do, TargetKind::Sqlite)
+        );
+        let run = parse(&["--baseline", "do"]).unwrap();
+        assert_eq!(
+            (run.target, run.baseline),
+            (TargetKind::Local, TargetKind::Do)
+        );
+        let err = parse(&["--baseline", "do", "--no-baseline"]).unwrap_err();
+        assert!(err.to_string().contains("cannot be used with"), "{err}");
+        let err = parse(&["--baseline", "kv"]).unwrap_err();
+        assert!(err.to_string().contains("invalid value 'kv'"), "{err}");
     }
 
     #[test]

@@ -16,6 +16,9 @@ pub enum TargetKind {
     /// The Worker deployed to Cloudflare with a D1 database of its own, both deleted afterwards.
     /// Needs CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID.
     Remote,
+    /// The Worker in workerd via `wrangler dev`, writing through a SQLite-backed Durable Object
+    /// (`ctx.storage.sql`) on the same runtime instead of D1. No account needed.
+    Do,
 }
 
 impl TargetKind {
@@ -24,12 +27,63 @@ impl TargetKind {
             TargetKind::Local => "local",
             TargetKind::Sqlite => "sqlite",
             TargetKind::Remote => "remote",
+            TargetKind::Do => "do",
         }
     }
 
     /// Whether the target runs the Worker (and so needs its toolchain and build).
     pub fn runs_the_worker(self) -> bool {
+        matches!(
+            self,
+            TargetKind::Local | TargetKind::Remote | TargetKind::Do
+        )
+    }
+
+    /// Whether the target writes to D1 (the Worker's D1 binding), not to SQLite of its own.
+    pub fn is_d1(self) -> bool {
         matches!(self, TargetKind::Local | TargetKind::Remote)
+    }
+
+    /// The targets a run may alternate with its target as its baseline: bare SQLite on any
+    /// target that runs the Worker, and the Durable Object beside the local D1.
+    pub fn takes_baseline(self, baseline: TargetKind) -> bool {
+        match baseline {
+            TargetKind::Sqlite => self.runs_the_worker(),
+            TargetKind::Do => self == TargetKind::Local,
+            TargetKind::Local | TargetKind::Remote => false,
+        }
+    }
+
+    /// Which of several targets measured in one run is the baseline the others are divided by:
+    /// the one furthest from D1 on Cloudflare (bare SQLite, then the Durable Object).
+    pub fn baseline_among(targets: impl IntoIterator<Item = TargetKind>) -> Option<TargetKind> {
+        let targets: std::collections::BTreeSet<TargetKind> = targets.into_iter().collect();
+        if targets.len() < 2 {
+            return None;
+        }
+        [TargetKind::Sqlite, TargetKind::Do]
+            .into_iter()
+            .find(|t| targets.contains(t))
+    }
+
+    /// The name of the statistic "this target ÷ the baseline" when `self` is the baseline.
+    pub fn ratio_stat(self) -> &'static str {
+        match self {
+            TargetKind::Sqlite => "ratio_to_sqlite",
+            TargetKind::Do => "ratio_to_do",
+            TargetKind::Local => "ratio_to_local",
+            TargetKind::Remote => "ratio_to_remote",
+        }
+    }
+
+    /// What the target is, in a sentence's words ("÷ bare SQLite").
+    pub fn prose(self) -> &'static str {
+        match self {
+            TargetKind::Sqlite => "bare SQLite",
+            TargetKind::Do => "the Durable Object",
+            TargetKind::Local => "the local D1",
+            TargetKind::Remote => "D1 on Cloudflare",
+        }
     }
 }
 
@@ -137,5 +191,30 @@ impl AccountPlan {
             AccountPlan::Free => "free",
             AccountPlan::Paid => "paid",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TargetKind::{self, *};
+
+    #[test]
+    fn the_baseline_of_a_run_is_the_target_furthest_from_d1() {
+        assert_eq!(TargetKind::baseline_among([Local, Sqlite]), Some(Sqlite));
+        assert_eq!(TargetKind::baseline_among([Do, Sqlite]), Some(Sqlite));
+        assert_eq!(TargetKind::baseline_among([Local, Do, Local]), Some(Do));
+        assert_eq!(TargetKind::baseline_among([Local, Local]), None);
+        assert_eq!(TargetKind::baseline_among([Local, Remote]), None);
+        assert_eq!(TargetKind::baseline_among([]), None);
+    }
+
+    #[test]
+    fn only_sqlite_and_beside_the_local_d1_the_durable_object_are_baselines() {
+        assert!(Local.takes_baseline(Sqlite) && Remote.takes_baseline(Sqlite));
+        assert!(Do.takes_baseline(Sqlite) && Local.takes_baseline(Do));
+        assert!(!Remote.takes_baseline(Do) && !Do.takes_baseline(Do));
+        assert!(!Sqlite.takes_baseline(Sqlite) && !Local.takes_baseline(Local));
+        assert!(Do.runs_the_worker() && !Do.is_d1() && Local.is_d1());
+        assert_eq!(Do.ratio_stat(), "ratio_to_do");
     }
 }

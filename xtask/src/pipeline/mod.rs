@@ -191,7 +191,12 @@ fn measure(
             if target != flags.target && !announced {
                 announced = true;
                 eprintln!(
-                    "the same probes on the baseline: bare SQLite in-process (not D1), D1's limits applied"
+                    "the same probes on the baseline: {}",
+                    match target {
+                        TargetKind::Do =>
+                            "the Worker writing through a SQLite-backed Durable Object (not D1)",
+                        _ => "bare SQLite in-process (not D1), D1's limits applied",
+                    }
                 );
             }
             let start = Start {
@@ -284,6 +289,7 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         profile,
         target: flags.target,
         no_baseline: flags.no_baseline,
+        baseline: flags.baseline,
         debug_corrupt: flags.debug_corrupt.map(corruption),
         debug_slow_percent: flags.debug_slow,
         overrides,
@@ -297,6 +303,12 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         );
     }
     if flags.worker == WorkerKind::Js || flags.alternate_workers {
+        if plan.baseline == Some(TargetKind::Do) {
+            bail!(
+                "--worker js and --alternate-workers do not go with --baseline do: the \
+                 JavaScript Worker has no Durable Object"
+            );
+        }
         if flags.target != TargetKind::Local {
             bail!(
                 "--worker js runs on the local target only, not --target {}: the JavaScript \

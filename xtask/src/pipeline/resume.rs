@@ -128,6 +128,7 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
         profile: (!run.profile.contains('/')).then(|| run.profile.clone()),
         out: None,
         no_baseline: studies::kind_of(run.kind).ran_without_baseline(run),
+        baseline: run.baseline.unwrap_or(TargetKind::Sqlite),
         debug_corrupt: run.debug_corrupt,
         debug_slow: run.debug_slow_percent,
         isolate_heap: run.isolate_heap.then_some(if run.isolate_heap_alternate {

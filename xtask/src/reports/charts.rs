@@ -23,5 +23,6 @@ pub fn measured_on(target: TargetKind) -> &'static str {
         TargetKind::Local => "local D1 (wrangler dev)",
         TargetKind::Remote => "D1 on Cloudflare",
         TargetKind::Sqlite => "bare SQLite with D1 limits",
+        TargetKind::Do => "a Durable Object's SQLite (wrangler dev)",
     }
 }

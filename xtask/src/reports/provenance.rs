@@ -40,6 +40,9 @@ pub fn command_args(record: &RunRecord) -> Vec<String> {
     if run.baseline.is_none() && run.target.runs_the_worker() && run.x_axis.is_some() {
         flag("--no-baseline", None);
     }
+    if let Some(baseline) = run.baseline.filter(|&b| b != TargetKind::Sqlite) {
+        flag("--baseline", Some(baseline.to_string()));
+    }
     if run.alternate_workers {
         flag("--alternate-workers", None);
     } else if run.worker == Some(WorkerKind::Js) {

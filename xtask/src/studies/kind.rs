@@ -57,6 +57,8 @@ pub struct Ask<'a> {
     pub profile: Option<&'a str>,
     pub target: TargetKind,
     pub no_baseline: bool,
+    /// `--baseline`: what the baseline's sessions run on, when the run has one.
+    pub baseline: TargetKind,
     /// `--debug-corrupt`: every probe's table changed after its writes.
     pub debug_corrupt: Option<Corruption>,
     pub overrides: Overrides,

@@ -40,6 +40,9 @@ pub struct WorkerClient {
     /// Which Worker answers: the JavaScript Worker takes the statements the host planned in
     /// each probe's bodies ([`d1bench_core::handover`]), the Rust Worker the probe alone.
     worker: WorkerKind,
+    /// Where the probes and rungs go: `""` (D1), or `"/do"`, the Worker's routes that write
+    /// through its Durable Object (the `do` target).
+    store: &'static str,
 }
 
 /// Largest answer accepted from the Worker (a result is a few hundred bytes; an error page more).
@@ -68,7 +71,19 @@ impl WorkerClient {
             base_url: base_url.trim_end_matches('/').to_owned(),
             authorization: format!("Bearer {token}"),
             worker,
+            store: "",
         }
+    }
+
+    /// The same client, its probes and rungs sent to the Worker's Durable Object instead of D1.
+    pub fn through_durable_object(mut self) -> Self {
+        self.store = "/do";
+        self
+    }
+
+    /// Whether the probes and rungs go to the Durable Object.
+    pub fn through_do(&self) -> bool {
+        !self.store.is_empty()
     }
 
     /// `GET /health`; an error when the Worker is not (yet) answering within
@@ -114,8 +129,13 @@ impl WorkerClient {
     /// `POST /setup`: the probe's table, in an invocation of its own.
     pub fn setup(&self, probe: &ProbeRequest) -> Result<SetupResult, TargetError> {
         let body = self.probe_body("/setup", probe);
-        self.post("/setup", body, STEP_TIMEOUT, MAX_ANSWER_BYTES)
-            .result
+        self.post(
+            &format!("{}/setup", self.store),
+            body,
+            STEP_TIMEOUT,
+            MAX_ANSWER_BYTES,
+        )
+        .result
     }
 
     /// `POST /probe`: the writes, timed around the whole exchange (the body is built before
@@ -123,8 +143,12 @@ impl WorkerClient {
     /// to the host, which applies the Rust Worker's rules ([`d1bench_core::ladder::classify`]).
     pub fn probe(&self, probe: &ProbeRequest) -> Timed<ProbeResult> {
         let body = self.probe_body("/probe", probe);
-        let mut timed: Timed<ProbeResult> =
-            self.post("/probe", body, REQUEST_TIMEOUT, MAX_ANSWER_BYTES);
+        let mut timed: Timed<ProbeResult> = self.post(
+            &format!("{}/probe", self.store),
+            body,
+            REQUEST_TIMEOUT,
+            MAX_ANSWER_BYTES,
+        );
         if let (WorkerKind::Js, Ok(result)) = (self.worker, &mut timed.result) {
             (result.outcome, result.refusal) =
                 d1bench_core::ladder::classify(result.error.as_deref());
@@ -136,8 +160,13 @@ impl WorkerClient {
     /// SQL by the Worker, which then drops the table. Not part of any measurement.
     pub fn verify(&self, probe: &ProbeRequest) -> Result<VerifyResult, TargetError> {
         let body = self.probe_body("/verify", probe);
-        self.post("/verify", body, STEP_TIMEOUT, MAX_ANSWER_BYTES)
-            .result
+        self.post(
+            &format!("{}/verify", self.store),
+            body,
+            STEP_TIMEOUT,
+            MAX_ANSWER_BYTES,
+        )
+        .result
     }
 
     /// `POST /rung`: one step of a ladder rung, in an invocation of its own; the climb is the
@@ -148,7 +177,7 @@ impl WorkerClient {
             Step::Prepare | Step::Finish => STEP_TIMEOUT,
         };
         self.post_json(
-            "/rung",
+            &format!("{}/rung", self.store),
             &RungCall {
                 step,
                 rung: rung.clone(),

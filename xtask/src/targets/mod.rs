@@ -5,7 +5,8 @@
 //! kind of call ([`Probes`], [`Rungs`], [`Workloads`]); the pipeline's code for each kind of
 //! study asks only for the calls it makes.
 //!
-//! - [`local`]: the Worker in workerd through `wrangler dev`, with a real local D1;
+//! - [`local`]: the Worker in workerd through `wrangler dev`, with a real local D1, or writing
+//!   through a SQLite-backed Durable Object instead (the `do` target: the Worker's `/do/` routes);
 //! - [`remote`]: the Worker deployed to Cloudflare with a D1 database of its own;
 //! - [`worker`]: what those two share: the Worker reached over HTTP ([`http`]);
 //! - [`sqlite`]: real SQLite in-process with D1's documented limits (the baseline);
@@ -152,16 +153,23 @@ pub struct Start<'a> {
 pub fn open(kind: TargetKind, start: &Start) -> Result<Box<dyn Session>> {
     Ok(match kind {
         TargetKind::Sqlite => Box::new(sqlite::SqliteSession::open()?),
-        TargetKind::Local => {
+        TargetKind::Local | TargetKind::Do => {
             let tools = start
                 .tools
-                .context("the local target needs the Worker's toolchain")?;
-            eprintln!("starting wrangler dev (workerd with a local D1)");
+                .with_context(|| format!("the {kind} target needs the Worker's toolchain"))?;
+            eprintln!(
+                "starting wrangler dev (workerd with {})",
+                match kind {
+                    TargetKind::Do => "a SQLite-backed Durable Object",
+                    _ => "a local D1",
+                }
+            );
             Box::new(worker::WorkerSession::local(
                 start.paths,
                 tools,
                 start.sample_heap,
                 start.worker,
+                kind,
             )?)
         }
         TargetKind::Remote => {

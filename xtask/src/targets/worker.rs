@@ -98,8 +98,13 @@ impl WorkerSession {
         tools: &Toolchain,
         sample_heap: Option<HeapSampling>,
         worker: WorkerKind,
+        target: TargetKind,
     ) -> Result<Self> {
         let (local, client, health) = LocalWorker::start(paths, tools, worker)?;
+        let client = match target {
+            TargetKind::Do => client.through_durable_object(),
+            _ => client,
+        };
         let mut session = WorkerSession::new(Host::Local(local), client, health);
         session.sample_heap = sample_heap;
         session.worker = worker;
@@ -177,13 +182,15 @@ impl WorkerSession {
 impl Target for WorkerSession {
     fn target(&self) -> TargetKind {
         match self.host {
+            Host::Local(_) if self.client.through_do() => TargetKind::Do,
             Host::Local(_) => TargetKind::Local,
             Host::Remote(_) => TargetKind::Remote,
         }
     }
 
+    /// The Durable Object has no clock of its own that the Worker reports.
     fn has_d1_clock(&self) -> bool {
-        true
+        !self.client.through_do()
     }
 
     fn worker(&self) -> Option<WorkerKind> {

@@ -86,9 +86,13 @@ impl Study for LadderSet {
     }
 
     fn plan(&self, ask: Ask) -> Result<RunPlan> {
-        if ask.debug_corrupt.is_some() || ask.no_baseline || ask.debug_slow_percent.is_some() {
+        if ask.debug_corrupt.is_some()
+            || ask.no_baseline
+            || ask.baseline != TargetKind::Sqlite
+            || ask.debug_slow_percent.is_some()
+        {
             bail!(
-                "--debug-corrupt, --debug-slow and --no-baseline apply to experiments, not to ladders (`{}` climbs ladders)",
+                "--debug-corrupt, --debug-slow, --baseline and --no-baseline apply to experiments, not to ladders (`{}` climbs ladders; climb them on a Durable Object with `--target do`)",
                 ask.experiment
             );
         }

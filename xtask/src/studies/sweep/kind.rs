@@ -7,7 +7,7 @@
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use d1bench_core::Corruption;
 
 use super::schedule::SweepPlan;
@@ -86,8 +86,16 @@ impl Study for SweepStudy {
             &self.source,
             &self.file.description,
         );
+        if ask.baseline != TargetKind::Sqlite && !ask.target.takes_baseline(ask.baseline) {
+            bail!(
+                "--baseline {} does not go with --target {}: a sweep's baseline is `sqlite` \
+                 (beside any target that runs the Worker) or `do` (beside `--target local`)",
+                ask.baseline,
+                ask.target
+            );
+        }
         let baseline =
-            (ask.target.runs_the_worker() && !ask.no_baseline).then_some(TargetKind::Sqlite);
+            (ask.target.takes_baseline(ask.baseline) && !ask.no_baseline).then_some(ask.baseline);
         Ok(RunPlan {
             work: Box::new(SweepWork {
                 plan,

@@ -83,6 +83,14 @@ impl Study for Workload {
             );
         }
         self.check_target(ask.target)?;
+        if ask.target == TargetKind::Do || ask.baseline != TargetKind::Sqlite {
+            bail!(
+                "`{}` is a workload, and workloads run on D1 and bare SQLite only: the `do` \
+                 target and `--baseline do` run sweeps and ladders (the Worker's Durable Object \
+                 answers /setup, /probe, /verify and /rung)",
+                ask.experiment
+            );
+        }
         let (profile, spec) = self.profile(ask.profile)?;
         // A workload through Workers KV has no bare-SQLite baseline: SQLite has no KV.
         let baseline = (ask.target.runs_the_worker() && !ask.no_baseline && !self.needs_kv())

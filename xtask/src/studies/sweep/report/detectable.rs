@@ -14,10 +14,11 @@ use crate::stats::sessions::FALSE_DISCOVERY_RATE;
 use crate::stats::{Interval, Method, median};
 
 /// The measures the paragraph reads, with the words it names them by.
-const MEASURES: [(&str, &str); 3] = [
+const MEASURES: [(&str, &str); 4] = [
     ("ms_per_1000_rows", "the time per 1,000 rows"),
     ("ratio_to_bound", "literal ÷ bound"),
     ("ratio_to_sqlite", "÷ bare SQLite"),
+    ("ratio_to_do", "÷ the Durable Object"),
 ];
 
 /// "1.25 (1.10–1.90)": the median and range of `factors`.

@@ -23,7 +23,7 @@ pub mod summary;
 
 use anyhow::{Context, Result};
 
-use crate::base::WorkerKind;
+use crate::base::{TargetKind, WorkerKind};
 use crate::records::csv;
 use crate::records::{RunDir, RunRecord};
 use crate::reports::{Rendered, chart_files, provenance};
@@ -77,7 +77,9 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
     );
     tables.push_str(&summary::precision_line(&rows, axis, target, record));
     if let Some(table) = summary::baseline_table(&rows, axis, target) {
-        tables.push_str(&format!("{target} ÷ bare SQLite (inside clocks):\n{table}"));
+        let base = TargetKind::baseline_among(rows.iter().map(|r| r.target))
+            .map_or("the baseline", TargetKind::prose);
+        tables.push_str(&format!("{target} ÷ {base} (inside clocks):\n{table}"));
     }
     if let Some(table) = clocks::table(&rows, axis, target) {
         tables.push_str(&format!(

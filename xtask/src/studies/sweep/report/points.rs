@@ -405,7 +405,8 @@ fn key_of(point: &Point, target: TargetKind, strategy: Strategy) -> PointKey {
 }
 
 /// The rows of `summary.csv`: every point, every summarized measure, then its ratios: literal ÷
-/// bound at the same point, and a target's ÷ the sqlite baseline's. `precision`: what the
+/// bound at the same point, and a target's ÷ the baseline's (bare SQLite's, `ratio_to_sqlite`,
+/// or the Durable Object's, `ratio_to_do`: [`TargetKind::baseline_among`]). `precision`: what the
 /// profile asked for, if anything.
 pub fn summary_rows(rows: &[ProbeRow], axis: Axis, precision: Option<f64>) -> Vec<SummaryRow> {
     let points = points(rows, axis);
@@ -413,6 +414,7 @@ pub fn summary_rows(rows: &[ProbeRow], axis: Axis, precision: Option<f64>) -> Ve
         .iter()
         .map(|p| (key_of(p, p.line.target, p.line.strategy), p))
         .collect();
+    let baseline = TargetKind::baseline_among(points.iter().map(|p| p.line.target));
     let mut out = Vec::new();
     for point in &points {
         let mut stats: Vec<(&'static str, Stat, Option<bool>)> = Measure::SUMMARIZED
@@ -430,12 +432,12 @@ pub fn summary_rows(rows: &[ProbeRow], axis: Axis, precision: Option<f64>) -> Ve
             let ratio = Stat::paired(point.paired_ratio(bound));
             stats.push(("ratio_to_bound", ratio, None));
         }
-        if target != TargetKind::Sqlite
-            && let Some(baseline) = by_key.get(&key_of(point, TargetKind::Sqlite, strategy))
+        if let Some(base) = baseline.filter(|&b| b != target)
+            && let Some(theirs) = by_key.get(&key_of(point, base, strategy))
         {
-            let ratio = point.independent_ratio(baseline);
-            let ratio = Stat::independent(ratio, point, baseline);
-            stats.push(("ratio_to_sqlite", ratio, None));
+            let ratio = point.independent_ratio(theirs);
+            let ratio = Stat::independent(ratio, point, theirs);
+            stats.push((base.ratio_stat(), ratio, None));
         }
         let first = point.rows[0];
         for (measure, stat, precision_reached) in stats {

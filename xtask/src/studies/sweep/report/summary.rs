@@ -277,20 +277,21 @@ pub fn precision_line(
     line
 }
 
-/// `target` ÷ the bare SQLite baseline, per strategy at each point, on the one clock both have
+/// `target` ÷ the baseline (bare SQLite, or the Durable Object), per strategy at each point, on the one clock both have
 /// alike: the inside clock (the writes, values bound included; no HTTP, no preparation). The
 /// ratio of the medians of `inside_ms`; `None` when the run has no baseline. Markdown.
 pub fn baseline_table(rows: &[ProbeRow], axis: Axis, target: TargetKind) -> Option<String> {
-    if target == TargetKind::Sqlite || !rows.iter().any(|r| r.target == TargetKind::Sqlite) {
+    let base = TargetKind::baseline_among(rows.iter().map(|r| r.target))?;
+    if target == base {
         return None;
     }
     let strategies = strategies_of(rows, target);
     let ours = cells(rows, axis, target);
-    let baseline = cells(rows, axis, TargetKind::Sqlite);
+    let baseline = cells(rows, axis, base);
     let labelled = ours.keys().any(|(label, _)| !label.is_empty());
     let columns: Vec<String> = strategies
         .iter()
-        .map(|s| format!("{s}: {target} ÷ sqlite"))
+        .map(|s| format!("{s}: {target} ÷ {base}"))
         .collect();
     let mut out = header(axis, labelled, &columns);
     let mut short = ShortIntervals::default();
@@ -340,7 +341,13 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
     let baseline = run
         .baseline
         .as_ref()
-        .map(|b| format!(", with the same probes on {b} (bare SQLite, the baseline: not D1)"))
+        .map(|&b| match b {
+            TargetKind::Do => format!(
+                ", with the same probes on {b} (the same Worker writing through a SQLite-backed \
+                 Durable Object, the baseline: not D1)"
+            ),
+            _ => format!(", with the same probes on {b} (bare SQLite, the baseline: not D1)"),
+        })
         .unwrap_or_default();
     writeln!(
         out,
@@ -447,9 +454,11 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
         writeln!(out, "\n{precision}").unwrap();
     }
     if let Some(table) = baseline_table(rows, axis, target) {
+        let base = TargetKind::baseline_among(rows.iter().map(|r| r.target))
+            .map_or("the baseline", TargetKind::prose);
         writeln!(
             out,
-            "\n## `{target}` ÷ bare SQLite (ratio of median inside clocks: the writes alone on \
+            "\n## `{target}` ÷ {base} (ratio of median inside clocks: the writes alone on \
              both sides)\n"
         )
         .unwrap();

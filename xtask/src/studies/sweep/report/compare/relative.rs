@@ -131,9 +131,11 @@ impl Kind {
                 })?;
                 vs_bound_by_session(point, bound)
             }
-            Kind::VsBaseline if key.target != TargetKind::Sqlite => {
+            Kind::VsBaseline => {
+                let base = TargetKind::baseline_among(points.iter().map(|(p, _)| p.target))
+                    .filter(|&b| b != key.target)?;
                 let baseline = find(&PointKey {
-                    target: TargetKind::Sqlite,
+                    target: base,
                     ..key.clone()
                 })?;
                 vs_baseline_by_session(point, baseline)

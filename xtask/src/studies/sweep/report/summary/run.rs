@@ -28,8 +28,9 @@ pub fn target_lines(rows: &[ProbeRow]) -> Vec<String> {
             for row in rows.iter().filter(|r| r.target == target) {
                 row.tally(&mut totals);
             }
-            let name = if target == TargetKind::Sqlite {
-                "bare SQLite (baseline)".to_owned()
+            let name = if TargetKind::baseline_among(rows.iter().map(|r| r.target)) == Some(target)
+            {
+                format!("{} (baseline)", target.prose())
             } else {
                 format!("`{target}`")
             };
