@@ -381,6 +381,10 @@ pub struct ParityReadme {
     /// reports/parity-remote.csv (the README's Cloudflare column).
     #[arg(long, value_name = "RUN_DIR")]
     pub remote: Option<PathBuf>,
+    /// A `run limits --target do` run directory whose parity.csv becomes reports/parity-do.csv
+    /// (the Durable Object column).
+    #[arg(long = "do", value_name = "RUN_DIR")]
+    pub durable_object: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -16,6 +16,7 @@ impl flags::ParityReadme {
             ("local", &self.local),
             ("sqlite", &self.sqlite),
             ("remote", &self.remote),
+            ("do", &self.durable_object),
         ] {
             let Some(dir) = dir else { continue };
             let table = dir.join("parity.csv");

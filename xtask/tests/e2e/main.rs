@@ -2,7 +2,7 @@
 //! (`ladders`) on wrangler dev and SQLite, the faults injected into a local run (`faults`), the remote target
 //! through the stand-in wrangler (`remote`), writes through D1's REST API and the stand-in API
 //! (`rest_path`), the workloads (`workloads`), and compare, calibrate and export on real SQLite
-//! runs (`compare`).
+//! runs (`compare`), and the local D1 beside a Durable Object (`durable`).
 //!
 //! One binary with its own harness (`harness.rs`), so that these tests run side by side: each
 //! of their runs mostly waits (on wrangler dev starting, on a schedule's clock, on a recovery
@@ -28,6 +28,7 @@ macro_rules! tests {
 mod support;
 
 mod compare;
+mod durable;
 mod faults;
 mod harness;
 mod ladders;
@@ -77,6 +78,7 @@ fn main() {
         remote::tests(),
         rest_path::tests(),
         sweeps::tests(),
+        durable::tests(),
         ladders::tests(),
     ]
     .map(Vec::into_iter);

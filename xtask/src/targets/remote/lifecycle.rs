@@ -79,7 +79,9 @@ pub struct ResourceIds {
 }
 
 /// The wrangler config of a remote run: the built Worker, on workers.dev, with the run's
-/// database bound as `DB` and its KV namespace (the cache workload's) as `CACHE`. `entry` is
+/// database bound as `DB`, its KV namespace (the cache workload's) as `CACHE`, and its SQLite-backed
+/// Durable Object class `Store` as `STORE` (the Worker's `/do/` routes), created by the
+/// configuration's one migration and deleted with the Worker. `entry` is
 /// the built Worker's entry point. With `subrequests`, the Worker's `[limits] subrequests` is
 /// set to it (the plan's default otherwise).
 pub fn wrangler_config(
@@ -109,7 +111,15 @@ pub fn wrangler_config(
          \n\
          [[kv_namespaces]]\n\
          binding = {kv_binding}\n\
-         id = {kv_id}\n",
+         id = {kv_id}\n\
+         \n\
+         [[durable_objects.bindings]]\n\
+         name = \"STORE\"\n\
+         class_name = \"Store\"\n\
+         \n\
+         [[migrations]]\n\
+         tag = \"v1\"\n\
+         new_sqlite_classes = [\"Store\"]\n",
         name = name.as_str(),
         name_q = quote(name.as_str()),
         main = quote(&entry.to_string_lossy()),

@@ -227,6 +227,14 @@ fn the_generated_wrangler_config_matches_its_golden_file() {
     assert_eq!(table["d1_databases"][0]["binding"].as_str(), Some("DB"));
     assert_eq!(table["kv_namespaces"][0]["binding"].as_str(), Some("CACHE"));
     assert_eq!(table["kv_namespaces"][0]["id"].as_str(), Some(KV_ID));
+    // The Durable Object is bound and created as local wrangler.toml does it.
+    let local: toml::Table = std::fs::read_to_string(project_root().join("worker/wrangler.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    for key in ["durable_objects", "migrations"] {
+        assert_eq!(table[key], local[key], "{key}");
+    }
     assert_eq!(
         lifecycle::compatibility_date(&project_root().join("worker/wrangler.toml")).unwrap(),
         table["compatibility_date"].as_str().unwrap()

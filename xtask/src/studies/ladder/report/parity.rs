@@ -363,22 +363,34 @@ pub fn committed(paths: &Paths, target: &str) -> PathBuf {
     paths.reports().join(format!("parity-{target}.csv"))
 }
 
-/// The docs/limits.md section: the local table, with the SQLite baseline and Cloudflare beside it
-/// (`remote` is `None` until a remote `limits` run's parity.csv is committed).
+/// The docs/limits.md section: the local table, with the SQLite baseline, the Durable Object
+/// and Cloudflare beside it (`remote` is `None` until a remote `limits` run's parity.csv is
+/// committed, `durable` until a `--target do` one is).
 pub fn readme_section(
     local: &[ParityRow],
     sqlite: &[ParityRow],
+    durable: Option<&[ParityRow]>,
     remote: Option<&[ParityRow]>,
 ) -> String {
     let mut out = String::from(
-        "| limit | documented | local (wrangler dev) | enforced locally? | in-process SQLite, D1's limits applied | Cloudflare (remote) | error text seen locally |\n\
-         | --- | --- | --- | --- | --- | --- | --- |\n",
+        "| limit | documented | local (wrangler dev) | enforced locally? | in-process SQLite, D1's limits applied | a Durable Object's SQLite (wrangler dev) | Cloudflare (remote) | error text seen locally |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for r in local {
         let baseline = sqlite.iter().find(|s| s.ladder == r.ladder).map_or_else(
             || "n/a (not an SQLite limit)".to_owned(),
             |s| cell(&s.found),
         );
+        let on_do = match durable {
+            None => "not yet measured".to_owned(),
+            Some(rows) => rows.iter().find(|s| s.ladder == r.ladder).map_or_else(
+                || "not measured in that run".to_owned(),
+                |s| match &s.error {
+                    e if e.is_empty() => cell(&s.found),
+                    e => format!("{} ({})", cell(&s.found), code(e)),
+                },
+            ),
+        };
         let production = match remote {
             None => "not yet measured".to_owned(),
             Some(rows) => rows.iter().find(|s| s.ladder == r.ladder).map_or_else(
@@ -394,12 +406,13 @@ pub fn readme_section(
         };
         writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
             cell(&r.limit),
             cell(&r.documented),
             cell(&r.found),
             cell(&r.enforced.to_string()),
             baseline,
+            on_do,
             production,
             code(&r.error)
         )
@@ -407,6 +420,9 @@ pub fn readme_section(
     }
     out.push_str("\nMeasured by ");
     let mut sources = vec![("local", local), ("SQLite", sqlite)];
+    if let Some(durable) = durable {
+        sources.push(("Durable Object", durable));
+    }
     if let Some(remote) = remote {
         sources.push(("Cloudflare", remote));
     }
@@ -437,13 +453,21 @@ pub fn expected_section(paths: &Paths) -> Result<String> {
     } else {
         Vec::new()
     };
-    let remote_path = committed(paths, "remote");
-    let remote: Option<Vec<ParityRow>> = if remote_path.exists() {
-        Some(read_csv(&remote_path)?)
-    } else {
-        None
+    let optional = |target: &str| -> Result<Option<Vec<ParityRow>>> {
+        let path = committed(paths, target);
+        Ok(if path.exists() {
+            Some(read_csv(&path)?)
+        } else {
+            None
+        })
     };
-    Ok(readme_section(&local, &sqlite, remote.as_deref()))
+    let (durable, remote) = (optional("do")?, optional("remote")?);
+    Ok(readme_section(
+        &local,
+        &sqlite,
+        durable.as_deref(),
+        remote.as_deref(),
+    ))
 }
 
 #[cfg(test)]
@@ -580,7 +604,7 @@ mod tests {
         assert_eq!(Source::of_rows(&[one.clone(), one.clone()]), Some(source()));
         assert_eq!(Source::of_rows(&[one.clone(), row("another")]), None);
         assert_eq!(Source::of_rows(&[row("")]), None);
-        let section = readme_section(&[one], &[], None);
+        let section = readme_section(&[one], &[], None, None);
         assert!(
             section.contains("Measured by local: run `20261130T000000Z-local` at commit `0123456`"),
             "{section}"
