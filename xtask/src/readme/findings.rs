@@ -62,7 +62,7 @@ impl Side {
 }
 
 /// The sweep run in `dir` read back: its record, its rows and its summary rows.
-fn sweep_run(dir: &Path) -> Result<(RunRecord, Vec<ProbeRow>, Vec<SummaryRow>)> {
+pub(super) fn sweep_run(dir: &Path) -> Result<(RunRecord, Vec<ProbeRow>, Vec<SummaryRow>)> {
     let run_dir = RunDir::new(dir.to_owned());
     let record = RunRecord::read(&run_dir.run_toml())?;
     let rows: Vec<ProbeRow> = csv::read(&run_dir.results_csv())?;

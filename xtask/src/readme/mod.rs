@@ -6,6 +6,7 @@
 //! text and know nothing of the files they go into; the tests here fail when a file and the
 //! committed runs disagree.
 
+pub mod durable;
 pub mod findings;
 pub mod instrument;
 #[cfg(test)]
@@ -27,7 +28,12 @@ pub const REPLICATE_RUN: &str = "docs/runs/column-sweep-replicate";
 
 /// Every committed run the README quotes: what `cargo xtask reproduce` runs again, and what
 /// must have been measured by today's Worker build.
-pub const QUOTED_RUNS: [&str; 3] = [EXAMPLE_RUN, REPLICATE_RUN, instrument::TWO_WORKERS];
+pub const QUOTED_RUNS: [&str; 4] = [
+    EXAMPLE_RUN,
+    REPLICATE_RUN,
+    instrument::TWO_WORKERS,
+    durable::D1_BESIDE_DO,
+];
 
 /// How long a run measured, in minutes, from its run.toml's start and end.
 pub fn run_minutes(record: &crate::records::RunRecord) -> Option<f64> {
@@ -51,15 +57,18 @@ pub enum Section {
     Workloads,
     /// The instrument's cost, from the two-Worker run [`instrument::TWO_WORKERS`].
     Instrument,
+    /// D1 beside a Durable Object, from [`durable::D1_BESIDE_DO`] and the parity tables.
+    Durable,
 }
 
 impl Section {
     /// Every section, in the order the README is rewritten.
-    pub const ALL: [Section; 4] = [
+    pub const ALL: [Section; 5] = [
         Section::Parity,
         Section::Findings,
         Section::Workloads,
         Section::Instrument,
+        Section::Durable,
     ];
 
     /// The file the section lives in, relative to the project's root. Links in its text are
@@ -67,7 +76,7 @@ impl Section {
     pub fn file(self) -> &'static str {
         match self {
             Section::Parity => "docs/limits.md",
-            Section::Findings | Section::Instrument => "README.md",
+            Section::Findings | Section::Instrument | Section::Durable => "README.md",
             Section::Workloads => "docs/workload-findings.md",
         }
     }
@@ -79,6 +88,7 @@ impl Section {
             Section::Findings => ("<!-- findings:begin -->", "<!-- findings:end -->"),
             Section::Workloads => ("<!-- workloads:begin -->", "<!-- workloads:end -->"),
             Section::Instrument => ("<!-- instrument:begin -->", "<!-- instrument:end -->"),
+            Section::Durable => ("<!-- durable:begin -->", "<!-- durable:end -->"),
         }
     }
 
@@ -93,6 +103,7 @@ impl Section {
             ),
             Section::Workloads => workload_findings::section(&paths.root),
             Section::Instrument => instrument::section(&paths.root),
+            Section::Durable => durable::section(&paths.root),
         }
     }
 
