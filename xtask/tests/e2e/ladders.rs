@@ -14,6 +14,7 @@ pub fn tests() -> Vec<Trial> {
     tests!(ladders:
         ladders_find_the_local_limits_and_write_the_parity_table,
         sqlite_ladders_find_d1s_documented_limits,
+        a_durable_objects_ladders_find_sqlites_limits_and_no_query_budget,
     )
 }
 
@@ -45,12 +46,13 @@ fn run_limits(target: &str) -> (tempfile::TempDir, PathBuf, Vec<Row>) {
         // (`--isolate-heap`; a rung refused at its prepare step never climbed); nothing to ask of
         // bare SQLite.
         let heap = &row["isolate_heap_peak_bytes"];
-        if target == "local" && row["failed_step"] != "prepare" {
+        let runs_the_worker = target == "local" || target == "do";
+        if runs_the_worker && row["failed_step"] != "prepare" {
             let bytes: u64 = heap
                 .parse()
                 .unwrap_or_else(|_| panic!("no heap peak: {row:?}"));
             assert!(bytes > 100_000, "an isolate holds more than that: {row:?}");
-        } else if target != "local" {
+        } else if !runs_the_worker {
             assert_eq!(heap, "", "{row:?}");
         }
     }
@@ -87,6 +89,20 @@ fn assert_sqlite_limits(findings: &[Row], target: &str) {
             assert_eq!(num(f, "first_failed"), last_ok + 1, "{target} {f:?}");
             assert_eq!(f["refusal"], refusal, "{target} {f:?}");
         }
+    }
+}
+
+/// The same ladders through the Worker's SQLite-backed Durable Object: SQLite's limits where D1
+/// documents them, with the object's own error texts (no `D1_ERROR` prefix), and no budget on
+/// the calls one invocation makes.
+pub fn a_durable_objects_ladders_find_sqlites_limits_and_no_query_budget() {
+    let (_out, _dir, findings) = run_limits("do");
+    assert_sqlite_limits(&findings, "do");
+    for f in findings.iter().filter(|f| !f["error"].is_empty()) {
+        assert!(!f["error"].contains("D1_ERROR"), "{f:?}");
+    }
+    for f in of(&findings, "query-budget") {
+        assert_eq!(f["first_failed"], "", "{f:?}");
     }
 }
 
