@@ -101,9 +101,11 @@ pub struct Findings {
     pub answers: Vec<Answer>,
     /// literal ÷ bound, by series (along one axis only).
     pub literal_to_bound: Vec<LiteralToBound>,
-    /// The target ÷ bare SQLite on the inside clocks, each strategy's lowest and highest over
-    /// the points (along one axis only, with a baseline).
+    /// The target ÷ the baseline (bare SQLite, or the Durable Object) on the inside clocks,
+    /// each strategy's lowest and highest over the points (along one axis only, with a baseline).
     pub baseline: Vec<(Strategy, f64, f64)>,
+    /// What the baseline ran on.
+    pub baseline_target: Option<TargetKind>,
     /// Each strategy's points with their sessions, then literal ÷ bound's (along one axis only).
     pub spreads: Vec<Spread>,
     /// What a replicate of the run could detect (summary.md's paragraph as plain text); empty
@@ -161,6 +163,7 @@ pub fn findings(
             answers,
             literal_to_bound: Vec::new(),
             baseline: Vec::new(),
+            baseline_target: None,
             spreads: Vec::new(),
             detectable: String::new(),
         };
@@ -182,6 +185,7 @@ pub fn findings(
     let mut spreads = Vec::new();
     let mut literal_to_bound = Vec::new();
     let mut baseline: Vec<(Strategy, f64, f64)> = Vec::new();
+    let base = TargetKind::baseline_among(all.iter().map(|p| p.line.target));
     for label in labels(&all, target) {
         for strategy in strategies(&all, target) {
             let line: Vec<&Point> = all
@@ -208,12 +212,12 @@ pub fn findings(
                 rows,
             });
             for point in &line {
-                let Some(theirs) = at(&label, strategy, TargetKind::Sqlite, point.x) else {
+                let Some(base) = base.filter(|&b| b != target) else {
                     continue;
                 };
-                if target == TargetKind::Sqlite {
+                let Some(theirs) = at(&label, strategy, base, point.x) else {
                     continue;
-                }
+                };
                 let Some(ratio) = point.independent_ratio(theirs) else {
                     continue;
                 };
@@ -267,6 +271,7 @@ pub fn findings(
         answers,
         literal_to_bound,
         baseline,
+        baseline_target: base,
         spreads,
         detectable: detectable::paragraph(&summary_rows(rows, axis, None))
             .replace("**", "")

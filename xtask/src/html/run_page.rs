@@ -218,7 +218,7 @@ fn findings_section(record: &RunRecord, found: &Findings) -> Markup {
                     }
                     @if !found.baseline.is_empty() {
                         li {
-                            strong { (target) " ÷ bare SQLite" }
+                            strong { (target) " ÷ " (found.baseline_target.map_or("the baseline", crate::base::TargetKind::prose)) }
                             " (the same statements in-process, inside clocks, the writes alone on \
                              both sides), over the points: "
                             @for (i, (strategy, low, high)) in found.baseline.iter().enumerate() {

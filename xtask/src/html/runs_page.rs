@@ -182,6 +182,7 @@ mod tests {
             ],
             literal_to_bound: Vec::new(),
             baseline: Vec::new(),
+            baseline_target: None,
             spreads: Vec::new(),
             detectable: String::new(),
         };
