@@ -101,6 +101,26 @@ fn json_error(status: u16, error: &str, field: Option<&str>) -> Result<Response>
     Ok(Response::from_json(&ErrorBody { error, field })?.with_status(status))
 }
 
+/// What `POST /probe` answers: the probe's result, or a 500 naming what failed outside its
+/// writes (D1's and the store's refusals are data inside the result).
+fn probe_answer(
+    probe: &ProbeRequest,
+    result: Result<d1bench_core::ProbeResult>,
+) -> Result<Response> {
+    match result {
+        Ok(result) => Response::from_json(&result),
+        Err(e) => json_error(
+            500,
+            &format!(
+                "probe {} failed outside its writes: {}",
+                probe.probe_id,
+                error_text(&e)
+            ),
+            None,
+        ),
+    }
+}
+
 /// The probe a request carries, or the 400 response naming what is wrong with it.
 async fn read_probe(req: &mut Request) -> Result<std::result::Result<ProbeRequest, Response>> {
     let body = req.text().await?;

@@ -23,7 +23,7 @@
 //! Its D1 calls are exactly the INSERT calls, so only they meet the per-invocation query budget.
 
 use d1bench_core::handover::{Inserts, Values};
-use d1bench_core::{CallShape, Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy};
+use d1bench_core::{CallShape, ProbeRequest, ProbeResult, Strategy};
 use js_sys::{Array, Date, Function, JsString, Reflect};
 use std::time::Duration;
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -33,7 +33,7 @@ use worker::worker_sys::{D1Database as Binding, D1PreparedStatement as Bound};
 
 use worker::{D1Database, Delay, Request, Response, Result, RouteContext};
 
-use crate::{BINDING, error_text, json_error, read_probe};
+use crate::{BINDING, error_text, probe_answer, read_probe};
 
 pub async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
     let probe = match read_probe(&mut req).await? {
@@ -44,18 +44,7 @@ pub async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Res
     let started = Date::now();
     let prepared = Inserts::of(&probe);
     let prepare_ms = Date::now() - started;
-    match perform(&db, &probe, prepared, prepare_ms).await {
-        Ok(result) => Response::from_json(&result),
-        Err(e) => json_error(
-            500,
-            &format!(
-                "probe {} failed outside its writes: {}",
-                probe.probe_id,
-                error_text(&e)
-            ),
-            None,
-        ),
-    }
+    probe_answer(&probe, perform(&db, &probe, prepared, prepare_ms).await)
 }
 
 /// A probe's INSERTs handed over to JavaScript, before any statement is prepared.
@@ -141,13 +130,8 @@ async fn perform(
         db.prepare(corrupt).run().await?;
     }
 
-    let (outcome, refusal, error) = match &calls.error {
-        None => (Outcome::Ok, None, None),
-        Some(text) => match RefusalKind::classify(text) {
-            RefusalKind::Other => (Outcome::Error, Some(RefusalKind::Other), Some(text.clone())),
-            kind => (Outcome::Refused, Some(kind), Some(text.clone())),
-        },
-    };
+    let (outcome, refusal) = d1bench_core::ladder::classify(calls.error.as_deref());
+    let error = calls.error.clone();
     Ok(ProbeResult {
         probe_id: probe.probe_id,
         strategy: probe.strategy,

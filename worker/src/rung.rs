@@ -12,15 +12,22 @@ use worker::{D1Database, Request, Response, Result, RouteContext};
 
 use crate::{BINDING, duration_ms, error_text, json_error, prepare};
 
+/// The rung call a request's body holds, or the 400 response naming what is wrong with it.
+pub(crate) fn read_rung(body: &str) -> std::result::Result<RungCall, Result<Response>> {
+    let call: RungCall = serde_json::from_str(body)
+        .map_err(|e| json_error(400, &format!("invalid rung: {e}"), None))?;
+    call.rung
+        .validate()
+        .map_err(|e| json_error(400, &format!("invalid rung: {e}"), Some(e.field)))?;
+    Ok(call)
+}
+
 pub async fn handle_rung(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
     let body = req.text().await?;
-    let call: RungCall = match serde_json::from_str(&body) {
+    let call = match read_rung(&body) {
         Ok(call) => call,
-        Err(e) => return json_error(400, &format!("invalid rung: {e}"), None),
+        Err(rejected) => return rejected,
     };
-    if let Err(e) = call.rung.validate() {
-        return json_error(400, &format!("invalid rung: {e}"), Some(e.field));
-    }
     let db = ctx.env.d1(BINDING)?;
     let plan = ladder::plan(&call.rung);
     match call.step {

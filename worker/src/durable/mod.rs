@@ -20,8 +20,8 @@
 mod object;
 
 use d1bench_core::handover::{Inserts, Values};
-use d1bench_core::ladder::{RungCall, RungResult, Step};
-use d1bench_core::{CallShape, Outcome, ProbeRequest, ProbeResult, RefusalKind};
+use d1bench_core::ladder::{RungResult, Step};
+use d1bench_core::{CallShape, ProbeRequest, ProbeResult};
 use js_sys::Date;
 use object::{Mode, Written};
 use wasm_bindgen::JsValue;
@@ -80,13 +80,10 @@ pub async fn handle_verify(mut req: Request, ctx: RouteContext<()>) -> Result<Re
 /// A rung's step on the object; the climb's `inside_ms` is the Worker's time around it.
 pub async fn handle_rung(mut req: Request, ctx: RouteContext<()>) -> Result<Response> {
     let body = req.text().await?;
-    let call: RungCall = match serde_json::from_str(&body) {
+    let call = match crate::rung::read_rung(&body) {
         Ok(call) => call,
-        Err(e) => return json_error(400, &format!("invalid rung: {e}"), None),
+        Err(rejected) => return rejected,
     };
-    if let Err(e) = call.rung.validate() {
-        return json_error(400, &format!("invalid rung: {e}"), Some(e.field));
-    }
     if call.step != Step::Climb {
         return pass_text(&ctx.env, "/rung", &body).await;
     }
@@ -150,18 +147,7 @@ pub async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Res
         Err(rejected) => return Ok(rejected),
     };
     let stub = stub(&ctx.env)?;
-    match perform(&stub, &probe).await {
-        Ok(result) => Response::from_json(&result),
-        Err(e) => json_error(
-            500,
-            &format!(
-                "probe {} failed outside its writes: {}",
-                probe.probe_id,
-                error_text(&e)
-            ),
-            None,
-        ),
-    }
+    crate::probe_answer(&probe, perform(&stub, &probe).await)
 }
 
 async fn perform(stub: &Stub, probe: &ProbeRequest) -> Result<ProbeResult> {
@@ -220,13 +206,7 @@ async fn perform(stub: &Stub, probe: &ProbeRequest) -> Result<ProbeResult> {
         CallShape::OneExec => 0,
         _ => prepared.statement_rows.iter().take(ran).sum(),
     };
-    let (outcome, refusal) = match &error {
-        None => (Outcome::Ok, None),
-        Some(text) => match RefusalKind::classify(text) {
-            RefusalKind::Other => (Outcome::Error, Some(RefusalKind::Other)),
-            kind => (Outcome::Refused, Some(kind)),
-        },
-    };
+    let (outcome, refusal) = d1bench_core::ladder::classify(error.as_deref());
     Ok(ProbeResult {
         probe_id: probe.probe_id,
         strategy: probe.strategy,
