@@ -20,8 +20,8 @@ use crate::probe::Outcome;
 use crate::refusal::RefusalKind;
 
 pub use rung_sql::{
-    Call, JSON_PAYLOAD_ROW_BYTES, MIN_JSON_PAYLOAD_BYTES, RungPlan, json_payload,
-    json_payload_rows, padding, plan,
+    Call, Dispatch, JSON_PAYLOAD_ROW_BYTES, MIN_JSON_PAYLOAD_BYTES, RESULT_COLUMN,
+    RESULT_ROW_BYTES, Read, RungPlan, json_payload, json_payload_rows, padding, plan,
 };
 
 /// The ladders d1bench knows: each climbs one parameter towards one documented limit.
@@ -50,10 +50,14 @@ pub enum LadderKind {
     LikePattern,
     /// One INSERT of a recursive CTE's count, sized to run about N milliseconds.
     QueryDuration,
+    /// One SELECT whose rows hold N bytes of text, every row read back and its bytes counted.
+    ResultSize,
+    /// N one-row INSERTs, each its own D1 call, all started before any is awaited.
+    ConcurrentCalls,
 }
 
 impl LadderKind {
-    pub const ALL: [LadderKind; 11] = [
+    pub const ALL: [LadderKind; 13] = [
         LadderKind::QueryBudget,
         LadderKind::BatchAccounting,
         LadderKind::BatchCeiling,
@@ -65,6 +69,8 @@ impl LadderKind {
         LadderKind::FunctionArgs,
         LadderKind::LikePattern,
         LadderKind::QueryDuration,
+        LadderKind::ResultSize,
+        LadderKind::ConcurrentCalls,
     ];
 
     pub fn name(self) -> &'static str {
@@ -80,6 +86,8 @@ impl LadderKind {
             LadderKind::FunctionArgs => "function-args",
             LadderKind::LikePattern => "like-pattern",
             LadderKind::QueryDuration => "query-duration",
+            LadderKind::ResultSize => "result-size",
+            LadderKind::ConcurrentCalls => "concurrent-calls",
         }
     }
 
@@ -96,6 +104,8 @@ impl LadderKind {
             LadderKind::FunctionArgs => "arguments",
             LadderKind::LikePattern => "pattern bytes",
             LadderKind::QueryDuration => "ms",
+            LadderKind::ResultSize => "result bytes",
+            LadderKind::ConcurrentCalls => "simultaneous calls",
         }
     }
 
@@ -113,6 +123,8 @@ impl LadderKind {
             LadderKind::FunctionArgs => "arguments per SQL function",
             LadderKind::LikePattern => "LIKE/GLOB pattern length",
             LadderKind::QueryDuration => "query duration",
+            LadderKind::ResultSize => "result size of one query",
+            LadderKind::ConcurrentCalls => "simultaneous open connections per Worker invocation",
         }
     }
 
@@ -147,14 +159,25 @@ impl LadderKind {
             LadderKind::FunctionArgs => exact(limits::MAX_FUNCTION_ARGS, "32"),
             LadderKind::LikePattern => exact(limits::MAX_LIKE_PATTERN_BYTES, "50 bytes"),
             LadderKind::QueryDuration => exact(limits::MAX_QUERY_DURATION_MS, "30 s"),
+            LadderKind::ResultSize => exact(limits::MAX_RESULT_BYTES, "50 MB"),
+            // A count of connections that makes calls past it wait, not fail: no value a
+            // refusal could be compared with.
+            LadderKind::ConcurrentCalls => Documented {
+                value: None,
+                text: "6, counting only connections still waiting for response headers (since \
+                       2026-04-09); calls past them wait",
+            },
         }
     }
 
     /// The refusal a climb past the documented limit should meet. A batch and a long query meet
     /// D1's clock, not the Worker's: a climb stopped by the Worker's CPU time or by D1's queue
-    /// was stopped by something else.
-    pub fn expected_refusal(self) -> RefusalKind {
-        match self {
+    /// was stopped by something else. `None` where no refusal's text is known: D1 documents the
+    /// 50 MB result size without the text a larger result answers (any classified refusal is
+    /// then taken as the limit's), and calls past six simultaneous connections wait, they are
+    /// not refused (any refusal is then what the climb found).
+    pub fn expected_refusal(self) -> Option<RefusalKind> {
+        Some(match self {
             LadderKind::QueryBudget | LadderKind::BatchAccounting => RefusalKind::QueryBudget,
             LadderKind::BatchCeiling | LadderKind::QueryDuration => RefusalKind::QueryTimeout,
             LadderKind::ParamCeiling => RefusalKind::TooManyVariables,
@@ -163,11 +186,14 @@ impl LadderKind {
             LadderKind::RowSize | LadderKind::JsonPayload => RefusalKind::StringOrBlobTooBig,
             LadderKind::FunctionArgs => RefusalKind::TooManyFunctionArgs,
             LadderKind::LikePattern => RefusalKind::LikePatternTooComplex,
-        }
+            LadderKind::ResultSize | LadderKind::ConcurrentCalls => return None,
+        })
     }
 
-    /// Whether the limit belongs to SQLite itself, so the in-process SQLite target can climb it.
-    /// The query budget and the batch limits belong to the Workers runtime and D1's service.
+    /// Whether the in-process SQLite target can climb it: the limits of SQLite itself, and the
+    /// result size, which SQLite does not limit (its climb there is the baseline's time to hand
+    /// the same bytes back). The query budget, the batch limits and the simultaneous calls
+    /// belong to the Workers runtime and D1's service: one SQLite connection has no concurrency.
     pub fn runs_on_sqlite(self) -> bool {
         !matches!(
             self,
@@ -175,6 +201,7 @@ impl LadderKind {
                 | LadderKind::BatchAccounting
                 | LadderKind::BatchCeiling
                 | LadderKind::QueryDuration
+                | LadderKind::ConcurrentCalls
         )
     }
 
@@ -191,6 +218,11 @@ impl LadderKind {
             LadderKind::FunctionArgs => 10_000,
             LadderKind::LikePattern => 1_000_000,
             LadderKind::QueryDuration => 600_000,
+            // Twice 64 MiB: past the documented 50 MB with room, inside a Worker's memory
+            // only just (what comes back is held as JavaScript strings).
+            LadderKind::ResultSize => 128 * 1024 * 1024,
+            // Past the Paid plan's query budget a rung would meet the budget, not concurrency.
+            LadderKind::ConcurrentCalls => limits::QUERIES_PER_INVOCATION_PAID,
         }
     }
 
@@ -525,6 +557,10 @@ pub struct RungResult {
     pub refusal: Option<RefusalKind>,
     /// The target's error text, verbatim.
     pub error: Option<String>,
+    /// UTF-8 bytes of text the reads of the completed calls returned, counted row by row where
+    /// the rows arrived (result-size); `None` for a rung that reads nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_bytes: Option<usize>,
 }
 
 /// What step [`Step::Finish`] found.
@@ -545,6 +581,7 @@ pub struct FinishResult {
 pub struct Tally {
     calls_completed: usize,
     d1_ms: f64,
+    result_bytes: usize,
     error: Option<String>,
 }
 
@@ -555,9 +592,17 @@ impl Tally {
         self.d1_ms += d1_ms;
     }
 
-    /// A call failed with `text`; the climb stops here.
+    /// A read succeeded and its rows held `bytes` bytes of text, as counted where they arrived;
+    /// call [`Tally::succeeded`] for it too.
+    pub fn returned(&mut self, bytes: usize) {
+        self.result_bytes += bytes;
+    }
+
+    /// A call failed with `text`. In order ([`Dispatch::InOrder`]) the climb stops here; all at
+    /// once ([`Dispatch::AllAtOnce`]) the others still count, and the first failure's text, in
+    /// the plan's order, is the one kept.
     pub fn failed(&mut self, text: String) {
-        self.error = Some(text);
+        self.error.get_or_insert(text);
     }
 
     pub fn into_result(self, rung_id: u64, plan: &RungPlan, inside_ms: f64) -> RungResult {
@@ -576,6 +621,7 @@ impl Tally {
             outcome,
             refusal,
             error: self.error,
+            result_bytes: plan.reads().then_some(self.result_bytes),
         }
     }
 }

@@ -34,6 +34,14 @@ pub const QUERIES_PER_INVOCATION_PAID: usize = 1_000;
 /// Queries (D1 API calls) allowed in one Worker invocation on the Free plan.
 pub const QUERIES_PER_INVOCATION_FREE: usize = 50;
 
+/// Bytes the result of one query may hold (D1's limits page: 50 MB).
+pub const MAX_RESULT_BYTES: usize = 50_000_000;
+
+/// Connections one Worker invocation may have open at once (D1's and the Workers limits pages:
+/// 6); since 2026-04-09 only those still waiting for response headers count, and calls past
+/// them wait rather than fail.
+pub const SIMULTANEOUS_CONNECTIONS: usize = 6;
+
 /// Bytes one D1 database may hold on the Paid plan (10 GB; the Free plan's is 500 MB).
 pub const MAX_DATABASE_BYTES: u64 = 10_000_000_000;
 

@@ -68,7 +68,9 @@ pub enum RefusalKind {
     /// retries.
     ClientDisconnected,
     /// The Free plan's daily rows read or rows written are used up (documented: 5,000,000 read,
-    /// 100,000 written; reset at 00:00 UTC). Not until the next day.
+    /// 100,000 written; reset at 00:00 UTC). Not until the next day. From 2026-09-01 D1's limits
+    /// page documents the text: "Your account has exceeded D1's free tier daily row read/write
+    /// limit".
     DailyQuota,
     /// Cloudflare's REST API refused the call with HTTP 429: the account went over the API's
     /// rate limit (documented: 1,200 requests per 5 minutes per user account, refused for 5
@@ -132,8 +134,13 @@ const RULES: &[(&str, RefusalKind)] = &[
         "can't read from request stream because client disconnected",
         RefusalKind::ClientDisconnected,
     ),
-    ("daily rows read limit", RefusalKind::DailyQuota),
-    ("daily rows written limit", RefusalKind::DailyQuota),
+    // D1's limits page, from 2026-09-01: a Free plan query over the daily rows read or written
+    // fails with "Your account has exceeded D1's free tier daily row read/write limit". The
+    // fragment leaves out "D1's", whose apostrophe a runtime may send curly.
+    (
+        "free tier daily row read/write limit",
+        RefusalKind::DailyQuota,
+    ),
     (
         "please wait and consider throttling your request speed",
         RefusalKind::RateLimited,
@@ -450,6 +457,19 @@ mod tests {
             "D1_ERROR: D1 DB's isolate exceeded its memory limit and was reset.",
             MemoryLimit,
         ),
+        // The Free plan's daily caps (5,000,000 rows read, 100,000 rows written, reset at 00:00
+        // UTC): D1's limits page documents, from 2026-09-01, that a query over them fails with
+        // this text (see `daily_quota_is_the_documented_text` below). The wordings the rules
+        // guessed before ("Exceeded daily rows read limit", "... rows written limit") were never
+        // documented or reported, so they are no longer classified.
+        (
+            "Your account has exceeded D1's free tier daily row read/write limit",
+            DailyQuota,
+        ),
+        (
+            "D1_ERROR: Your account has exceeded D1's free tier daily row read/write limit",
+            DailyQuota,
+        ),
         (
             "D1_EXEC_ERROR: Error in line 1: INSERTZ INTO my_table (name, employees) VALUES (): sql error: near \"INSERTZ\": syntax error in INSERTZ INTO my_table (name, employees) VALUES () at offset 0",
             Other,
@@ -466,11 +486,6 @@ mod tests {
         // SQLITE_BUSY as D1 would wrap it, in the form of its other SQLite errors above; the
         // production write-up names SQLITE_BUSY but quotes no full text.
         ("D1_ERROR: database is locked: SQLITE_BUSY", Busy),
-        // The Free plan's daily caps (D1's limits and pricing pages: 5,000,000 rows read and
-        // 100,000 rows written a day, reset at 00:00 UTC) are documented without the text a call
-        // over them answers; these are the wordings the rules expect.
-        ("D1_ERROR: Exceeded daily rows read limit", DailyQuota),
-        ("D1_ERROR: Exceeded daily rows written limit", DailyQuota),
         // Cloudflare's API answers HTTP 429 with this envelope message (error code 971); the
         // REST client classifies by the status first, the text is the fallback.
         (
@@ -564,6 +579,34 @@ mod tests {
                 PRODUCTION.iter().any(|&(_, k)| k == kind),
                 "no public text for {kind}"
             );
+        }
+    }
+
+    /// D1's limits page (developers.cloudflare.com/d1/platform/limits/), from 2026-09-01: "Free
+    /// plan queries over the daily quota fail with: Your account has exceeded D1's free tier
+    /// daily row read/write limit". No ladder can provoke it locally (local D1 has no daily
+    /// quota), so this test is what stands for it.
+    #[test]
+    fn daily_quota_is_the_documented_text() {
+        const DOCUMENTED: &str =
+            "Your account has exceeded D1's free tier daily row read/write limit";
+        for text in [
+            DOCUMENTED.to_owned(),
+            format!("D1_ERROR: {DOCUMENTED}"),
+            format!("Error: D1_ERROR: {DOCUMENTED}."),
+            // The same sentence with a typographic apostrophe.
+            DOCUMENTED.replace('\'', "\u{2019}"),
+        ] {
+            let kind = RefusalKind::classify(&text);
+            assert_eq!(kind, DailyQuota, "{text}");
+            assert_eq!(kind.d1_advice(), super::D1Advice::DoNotRetry, "{text}");
+        }
+        // The old guesses were never documented: they are no longer a daily quota.
+        for guess in [
+            "D1_ERROR: Exceeded daily rows read limit",
+            "D1_ERROR: Exceeded daily rows written limit",
+        ] {
+            assert_eq!(RefusalKind::classify(guess), Other, "{guess}");
         }
     }
 

@@ -108,6 +108,49 @@ pub async fn run(statement: &D1PreparedStatement) -> Result<Answered, String> {
     answered(result)
 }
 
+/// Starts `statement.run()` and hands back its promise unawaited: the call is under way.
+pub fn start_run(statement: &D1PreparedStatement) -> Result<js_sys::Promise, String> {
+    statement.inner().run().map_err(|e| failure(e, true))
+}
+
+/// Awaits a call [`start_run`] started.
+pub async fn settle(promise: js_sys::Promise) -> Result<Answered, String> {
+    let result = JsFuture::from(promise)
+        .await
+        .map_err(|e| failure(e, true))?;
+    answered(result)
+}
+
+/// `statement.all()`, counting the UTF-8 bytes of text in `column` of every row, one row at a
+/// time (never the whole result in the Worker's memory twice), and D1's `meta.duration`.
+pub async fn all_text_bytes(
+    statement: &D1PreparedStatement,
+    column: &str,
+) -> Result<(usize, Option<f64>), String> {
+    let promise = statement.inner().all().map_err(|e| failure(e, false))?;
+    let result = JsFuture::from(promise)
+        .await
+        .map_err(|e| failure(e, false))?;
+    let result: worker::worker_sys::D1Result = result.unchecked_into();
+    let text = |e: JsValue| crate::error_text(&worker::Error::from(e));
+    let key = JsValue::from_str(column);
+    let mut bytes = 0;
+    if let Some(rows) = result.results().map_err(text)? {
+        for row in rows.iter() {
+            let value = js_sys::Reflect::get(&row, &key).map_err(text)?;
+            let value = value
+                .as_string()
+                .ok_or_else(|| format!("a result row's `{column}` is not text"))?;
+            bytes += value.len();
+        }
+    }
+    let meta = result.meta().map_err(text)?;
+    let d1_ms = js_sys::Reflect::get(&meta, &JsValue::from_str("duration"))
+        .ok()
+        .and_then(|v| v.as_f64());
+    Ok((bytes, d1_ms))
+}
+
 /// `db.batch(statements)`: one transaction, each statement's answer.
 pub async fn batch(
     db: &D1Database,

@@ -5,12 +5,12 @@
 //! is refused, with 400 naming the field.
 
 use d1bench_core::ladder::{
-    self, Call, FinishResult, PrepareResult, RungCall, RungPlan, RungRequest, RungResult, Step,
-    Tally,
+    self, Call, Dispatch, FinishResult, PrepareResult, RESULT_COLUMN, RungCall, RungPlan,
+    RungRequest, RungResult, Step, Tally,
 };
 use worker::{D1Database, Request, Response, Result, RouteContext};
 
-use crate::{BINDING, duration_ms, error_text, json_error, prepare};
+use crate::{BINDING, duration_ms, error_text, json_error, prepare, raw};
 
 /// The rung call a request's body holds, or the 400 response naming what is wrong with it.
 pub(crate) fn read_rung(body: &str) -> std::result::Result<RungCall, Result<Response>> {
@@ -50,8 +50,46 @@ async fn prepare_table(db: &D1Database, rung: &RungRequest, plan: &RungPlan) -> 
     }
 }
 
-/// Sends the measured calls in order; the first failure ends the climb.
+/// Sends the measured calls as the plan's [`Dispatch`] says.
 async fn climb(db: &D1Database, rung: &RungRequest, plan: &RungPlan) -> RungResult {
+    match plan.dispatch {
+        Dispatch::InOrder => climb_in_order(db, rung, plan).await,
+        Dispatch::AllAtOnce => climb_all_at_once(db, rung, plan).await,
+    }
+}
+
+/// Starts every call (a JavaScript promise runs from its creation) before awaiting any, then
+/// awaits them all: `Promise.all` that waits for every one. Each success counts; the first
+/// failure in the plan's order is the text kept.
+async fn climb_all_at_once(db: &D1Database, rung: &RungRequest, plan: &RungPlan) -> RungResult {
+    let mut tally = Tally::default();
+    let started = js_sys::Date::now();
+    let mut pending = Vec::with_capacity(plan.calls.len());
+    for call in &plan.calls {
+        let started = call
+            .statements()
+            .first()
+            .ok_or_else(|| "an all-at-once call holds no statement".to_owned())
+            .and_then(|s| prepare(db, s).map_err(|e| error_text(&e)))
+            .and_then(|prepared| raw::start_run(&prepared));
+        pending.push(started);
+    }
+    for started in pending {
+        let outcome = match started {
+            Ok(promise) => raw::settle(promise).await,
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(answer) => tally.succeeded(answer.d1_ms.unwrap_or(0.0)),
+            Err(text) => tally.failed(text),
+        }
+    }
+    let inside_ms = js_sys::Date::now() - started;
+    tally.into_result(rung.rung_id, plan, inside_ms)
+}
+
+/// Sends the measured calls in order; the first failure ends the climb.
+async fn climb_in_order(db: &D1Database, rung: &RungRequest, plan: &RungPlan) -> RungResult {
     let mut tally = Tally::default();
     let started = js_sys::Date::now();
     for call in &plan.calls {
@@ -70,6 +108,23 @@ async fn climb(db: &D1Database, rung: &RungRequest, plan: &RungPlan) -> RungResu
                         .await
                         .map(|results| results.iter().filter_map(duration_ms).sum()),
                     Err(e) => Err(e),
+                }
+            }
+            Call::Read(read) => {
+                // The rows come back to the Worker; their bytes are counted one row at a time.
+                let counted = match prepare(db, &read.statement) {
+                    Ok(prepared) => raw::all_text_bytes(&prepared, RESULT_COLUMN).await,
+                    Err(e) => Err(error_text(&e)),
+                };
+                match counted {
+                    Ok((bytes, d1_ms)) => {
+                        tally.returned(bytes);
+                        Ok(d1_ms.unwrap_or(0.0))
+                    }
+                    Err(text) => {
+                        tally.failed(text);
+                        break;
+                    }
                 }
             }
         };

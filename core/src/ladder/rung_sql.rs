@@ -1,5 +1,6 @@
 //! The SQL of every rung: what each ladder's rung sends, step by step ([`plan`]), and the sizes
-//! it is built to (padding of an exact byte count, JSON payloads of an exact byte count).
+//! it is built to (padding of an exact byte count, JSON payloads and results of an exact byte
+//! count).
 //!
 //! The Worker and the in-process SQLite target both run these plans, so they send exactly the
 //! same statements.
@@ -10,11 +11,24 @@ use super::{CallMode, LadderKind, RungRequest, TextKind};
 use crate::generate::{ColumnType, Value, column_type};
 use crate::sql::{Statement, create_table, json_insert_sql};
 
-/// One D1 call of a rung: a single statement (`.run()`) or a `db.batch()`.
+/// One D1 call of a rung: a single statement (`.run()`), a `db.batch()`, or a read whose rows
+/// come back (`.all()`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Call {
     One(Statement),
     Batch(Vec<Statement>),
+    Read(Read),
+}
+
+/// A SELECT whose rows come back to the caller, which counts the bytes of their one text column
+/// [`RESULT_COLUMN`] as they arrive; it writes nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Read {
+    pub statement: Statement,
+    /// Rows the SELECT answers.
+    pub rows: usize,
+    /// UTF-8 bytes of text those rows hold in all.
+    pub bytes: usize,
 }
 
 impl Call {
@@ -22,6 +36,7 @@ impl Call {
         match self {
             Call::One(s) => std::slice::from_ref(s),
             Call::Batch(s) => s,
+            Call::Read(r) => std::slice::from_ref(&r.statement),
         }
     }
 
@@ -29,6 +44,24 @@ impl Call {
     pub fn rows(&self) -> usize {
         self.statements().iter().map(|s| s.rows).sum()
     }
+
+    /// Rows the call reads back when it succeeds.
+    pub fn rows_returned(&self) -> usize {
+        match self {
+            Call::Read(r) => r.rows,
+            Call::One(_) | Call::Batch(_) => 0,
+        }
+    }
+}
+
+/// How the measured calls of a rung are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dispatch {
+    /// One after another, each awaited before the next starts; the first failure ends the step.
+    InOrder,
+    /// Every call started before any is awaited (`Promise.all`), then all awaited together; a
+    /// failure ends none of the others.
+    AllAtOnce,
 }
 
 /// Everything a rung sends, step by step.
@@ -37,8 +70,9 @@ pub struct RungPlan {
     pub table: String,
     /// Step [`Step::Prepare`]: run as one batch (empty for the columns ladder).
     pub prepare: Vec<String>,
-    /// Step [`Step::Climb`]: the measured calls, in order; the first failure ends the step.
+    /// Step [`Step::Climb`]: the measured calls, sent as [`RungPlan::dispatch`] says.
     pub calls: Vec<Call>,
+    pub dispatch: Dispatch,
     /// Step [`Step::Finish`]: answers one column `n`, 1 when the table exists.
     pub exists: String,
     /// Step [`Step::Finish`] when the table exists: answers one column `n`, the rows present.
@@ -72,7 +106,31 @@ impl RungPlan {
         self.calls.iter().map(Call::rows).sum()
     }
 
-    /// Statements and rows of the first `calls` calls: what completed calls acknowledge.
+    /// Whether any call reads rows back (the rung's result then carries the bytes counted).
+    pub fn reads(&self) -> bool {
+        self.calls.iter().any(|c| matches!(c, Call::Read(_)))
+    }
+
+    /// Bytes of text the reads of the first `calls` calls return.
+    pub fn result_bytes(&self, calls: usize) -> usize {
+        self.calls[..calls.min(self.calls.len())]
+            .iter()
+            .map(|c| match c {
+                Call::Read(r) => r.bytes,
+                Call::One(_) | Call::Batch(_) => 0,
+            })
+            .sum()
+    }
+
+    /// Rows D1 bills as read when every call succeeds: the rows the reads answer, and the
+    /// count afterwards scanning the rows written.
+    pub fn rows_read(&self) -> usize {
+        self.rows() + self.calls.iter().map(Call::rows_returned).sum::<usize>()
+    }
+
+    /// Statements and rows of the first `calls` calls: what completed calls acknowledge. All at
+    /// once, calls may complete out of order; every such plan's calls are alike (one row each),
+    /// so any `calls` of them acknowledge what the first `calls` do.
     pub fn completed(&self, calls: usize) -> (usize, usize) {
         self.calls[..calls.min(self.calls.len())]
             .iter()
@@ -122,6 +180,10 @@ pub fn plan(rung: &RungRequest) -> RungPlan {
     let held = rung.held;
     let integer_table = format!("CREATE TABLE {table} (c0 INTEGER)");
     let text_table = format!("CREATE TABLE {table} (c0 TEXT)");
+    let dispatch = match rung.ladder {
+        LadderKind::ConcurrentCalls => Dispatch::AllAtOnce,
+        _ => Dispatch::InOrder,
+    };
     let (prepare, calls) = match rung.ladder {
         LadderKind::QueryBudget => (
             vec![integer_table],
@@ -262,6 +324,14 @@ pub fn plan(rung: &RungRequest) -> RungPlan {
                 ))],
             )
         }
+        // The table only gives the finish step something to count (nothing is written).
+        LadderKind::ResultSize => (vec![integer_table], vec![Call::Read(result_read(n))]),
+        LadderKind::ConcurrentCalls => (
+            vec![integer_table],
+            (0..n)
+                .map(|i| Call::One(one_row_insert(&table, i)))
+                .collect(),
+        ),
     };
     RungPlan {
         exists: format!(
@@ -272,6 +342,36 @@ pub fn plan(rung: &RungRequest) -> RungPlan {
         table,
         prepare,
         calls,
+        dispatch,
+    }
+}
+
+/// Text bytes of one row of a result-size rung's result (the last row takes the remainder):
+/// half the documented 2,000,000-byte row limit, so only the result grows towards a limit.
+pub const RESULT_ROW_BYTES: usize = 1_000_000;
+
+/// The one column a result-size read answers, whose text bytes the caller counts.
+pub const RESULT_COLUMN: &str = "b";
+
+/// A SELECT answering exactly `bytes` bytes of ASCII text (at least one): rows of
+/// [`RESULT_ROW_BYTES`], the last the remainder, made by a recursive CTE and
+/// `substr(hex(zeroblob(..)))` (`0`s), so the statement stays short whatever the result. Not
+/// `printf('%.*c', n, 'x')`: local D1's SQLite caps printf's precision at 100,000 (a 1,000,000
+/// byte row came back 100,000 bytes long, 2026-12-03), where in-process SQLite does not.
+fn result_read(bytes: usize) -> Read {
+    let bytes = bytes.max(1);
+    let rows = bytes.div_ceil(RESULT_ROW_BYTES);
+    let last = bytes - (rows - 1) * RESULT_ROW_BYTES;
+    let sql = format!(
+        "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < {rows}) \
+         SELECT substr(hex(zeroblob({half})), 1, CASE WHEN i < {rows} THEN {RESULT_ROW_BYTES} \
+         ELSE {last} END) AS {RESULT_COLUMN} FROM r",
+        half = RESULT_ROW_BYTES / 2
+    );
+    Read {
+        statement: statement(sql, 0),
+        rows,
+        bytes,
     }
 }
 

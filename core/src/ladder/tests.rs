@@ -249,7 +249,7 @@ fn a_tally_acknowledges_only_completed_calls() {
 #[test]
 fn time_ladders_expect_d1s_clock_and_other_stops_are_told_apart() {
     for ladder in [LadderKind::BatchCeiling, LadderKind::QueryDuration] {
-        assert_eq!(ladder.expected_refusal(), RefusalKind::QueryTimeout);
+        assert_eq!(ladder.expected_refusal(), Some(RefusalKind::QueryTimeout));
     }
     let refused = |text: &str| classify(Some(text));
     assert_eq!(
@@ -359,4 +359,104 @@ fn plans_run_on_sqlite_and_refuse_at_the_limits() {
         )
         .unwrap();
     assert_eq!(query, 100);
+    // A result-size read answers exactly its bytes, in rows under the row limit.
+    for bytes in [1, 999_999, 1_000_000, 1_000_001, 2_500_000] {
+        let p = plan(&rung(LadderKind::ResultSize, bytes));
+        let Call::Read(read) = &p.calls[0] else {
+            panic!("result-size reads")
+        };
+        let mut stmt = db.prepare(&read.statement.sql).unwrap();
+        let lengths: Vec<usize> = stmt
+            .query_map([], |row| {
+                row.get::<_, String>(RESULT_COLUMN).map(|t| t.len())
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(lengths.len(), read.rows, "{bytes}");
+        assert_eq!(lengths.iter().sum::<usize>(), bytes, "{bytes}");
+        assert!(lengths.iter().all(|&l| l <= RESULT_ROW_BYTES), "{bytes}");
+    }
+}
+
+#[test]
+fn result_size_plans_one_read_of_exactly_n_bytes_that_writes_nothing() {
+    let p = plan(&rung(LadderKind::ResultSize, 52_428_800));
+    assert_eq!(p.dispatch, Dispatch::InOrder);
+    let [Call::Read(read)] = p.calls.as_slice() else {
+        panic!("{:?}", p.calls)
+    };
+    assert_eq!((read.rows, read.bytes), (53, 52_428_800));
+    assert!(
+        read.statement.sql.contains("THEN 1000000 ELSE 428800 END"),
+        "{}",
+        read.statement.sql
+    );
+    assert_eq!(p.rows(), 0);
+    assert_eq!(p.rows_read(), 53);
+    assert!(p.reads());
+    assert_eq!(p.result_bytes(1), 52_428_800);
+    assert_eq!(p.result_bytes(0), 0);
+    // The statement stays short whatever the result: it is never what a limit refuses.
+    assert!(p.max_statement_bytes() < 200);
+    assert_eq!(
+        rung(LadderKind::ResultSize, 128 * 1024 * 1024).validate(),
+        Ok(())
+    );
+    assert_eq!(
+        rung(LadderKind::ResultSize, 128 * 1024 * 1024 + 1)
+            .validate()
+            .unwrap_err()
+            .field,
+        "value"
+    );
+}
+
+#[test]
+fn concurrent_calls_are_n_one_row_calls_sent_all_at_once() {
+    let p = plan(&rung(LadderKind::ConcurrentCalls, 7));
+    assert_eq!(p.dispatch, Dispatch::AllAtOnce);
+    assert_eq!(p.calls.len(), 7);
+    assert!(
+        p.calls
+            .iter()
+            .all(|c| matches!(c, Call::One(s) if s.rows == 1))
+    );
+    assert!(!p.reads());
+    // Any 5 of the 7 completing acknowledge 5 rows.
+    assert_eq!(p.completed(5), (5, 5));
+    // Every other ladder sends its calls in order.
+    assert_eq!(
+        plan(&rung(LadderKind::QueryBudget, 7)).dispatch,
+        Dispatch::InOrder
+    );
+    assert!(!LadderKind::ConcurrentCalls.runs_on_sqlite());
+    assert!(LadderKind::ResultSize.runs_on_sqlite());
+    assert_eq!(
+        rung(LadderKind::ConcurrentCalls, 1_001)
+            .validate()
+            .unwrap_err()
+            .field,
+        "value"
+    );
+}
+
+#[test]
+fn all_at_once_a_tally_counts_every_success_and_keeps_the_first_failure() {
+    let p = plan(&rung(LadderKind::ConcurrentCalls, 4));
+    let mut tally = Tally::default();
+    tally.succeeded(0.5);
+    tally.failed("D1_ERROR: first".into());
+    tally.succeeded(0.5);
+    tally.failed("D1_ERROR: second".into());
+    let result = tally.into_result(7, &p, 2.0);
+    assert_eq!(result.calls_completed, 2);
+    assert_eq!(result.rows_acknowledged, 2);
+    assert_eq!(result.error.as_deref(), Some("D1_ERROR: first"));
+    assert_eq!(result.result_bytes, None);
+    let read = plan(&rung(LadderKind::ResultSize, 10));
+    let mut tally = Tally::default();
+    tally.succeeded(0.0);
+    tally.returned(10);
+    assert_eq!(tally.into_result(7, &read, 1.0).result_bytes, Some(10));
 }

@@ -16,8 +16,8 @@
 //! its side of the call (`super`).
 
 use d1bench_core::ladder::{
-    self, Call, FinishResult, PrepareResult, RungCall, RungPlan, RungRequest, RungResult, Step,
-    Tally,
+    self, Call, Dispatch, FinishResult, PrepareResult, RESULT_COLUMN, RungCall, RungPlan,
+    RungRequest, RungResult, Step, Tally,
 };
 use d1bench_core::sql::{self, Statement};
 use d1bench_core::{Checksum, ProbeRequest, SetupResult, Value, VerifyResult};
@@ -38,6 +38,10 @@ extern "C" {
         values: &JsValue,
         transaction: bool,
     ) -> Array;
+    /// One SELECT's rows read, the bytes of one text column counted (see `store.js`):
+    /// `[bytes, error]`.
+    #[wasm_bindgen(js_name = readTextBytes)]
+    fn read_text_bytes_in_js(storage: &JsValue, text: &str, values: &Array, column: &str) -> Array;
 }
 
 /// How the statements of a write run on the object.
@@ -106,6 +110,19 @@ impl DurableObject for Store {
     }
 }
 
+/// A statement's bound values as the JavaScript array `sql.exec` spreads.
+fn js_values(statement: &Statement) -> Array {
+    statement
+        .params
+        .iter()
+        .map(|v| match v {
+            // Generated integers stay within 2^53, so a JS number carries them exactly.
+            Value::Integer(n) => JsValue::from_f64(*n as f64),
+            Value::Text(t) => JsValue::from_str(t),
+        })
+        .collect()
+}
+
 fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T> {
     serde_json::from_str(body).map_err(|e| worker::Error::RustError(format!("invalid body: {e}")))
 }
@@ -151,19 +168,7 @@ impl Storage {
             .map(|s| JsValue::from_str(&s.sql))
             .collect();
         let text_of: Vec<u32> = (0..statements.len() as u32).collect();
-        let values: Array = statements
-            .iter()
-            .map(|s| {
-                s.params
-                    .iter()
-                    .map(|v| match v {
-                        // Generated integers stay within 2^53, so a JS number carries them.
-                        Value::Integer(n) => JsValue::from_f64(*n as f64),
-                        Value::Text(t) => JsValue::from_str(t),
-                    })
-                    .collect::<Array>()
-            })
-            .collect();
+        let values: Array = statements.iter().map(js_values).collect();
         let mode = if transaction {
             Mode::Transaction
         } else {
@@ -230,22 +235,42 @@ impl Storage {
         }
     }
 
-    /// The measured calls in order, each a statement on its own or a transaction; the first
-    /// failure ends the climb. The object's clock is not the rung's: the Worker replaces
-    /// `inside_ms` with its own time around this request.
+    /// The measured calls, each a statement on its own, a transaction, or a read whose rows
+    /// come back and are counted. The object runs one request at a time, so calls the plan
+    /// sends all at once run one after another here; in order, the first failure ends the
+    /// climb, all at once it ends none of the others. The object's clock is not the rung's: the
+    /// Worker replaces `inside_ms` with its own time around this request.
     fn climb(&self, rung: &RungRequest, plan: &RungPlan) -> RungResult {
         let mut tally = Tally::default();
         for call in &plan.calls {
-            let written = match call {
-                Call::One(statement) => self.run_statements(std::slice::from_ref(statement), false),
-                Call::Batch(statements) => self.run_statements(statements, true),
+            let error = match call {
+                Call::One(statement) => {
+                    self.run_statements(std::slice::from_ref(statement), false)
+                        .error
+                }
+                Call::Batch(statements) => self.run_statements(statements, true).error,
+                Call::Read(read) => {
+                    let answer = read_text_bytes_in_js(
+                        &self.raw,
+                        &read.statement.sql,
+                        &js_values(&read.statement),
+                        RESULT_COLUMN,
+                    );
+                    let error = answer.get(1).as_string();
+                    if error.is_none() {
+                        tally.returned(answer.get(0).as_f64().unwrap_or(0.0) as usize);
+                    }
+                    error
+                }
             };
-            match written.error {
+            match error {
                 // No store clock: the climb treats 0 as absent.
                 None => tally.succeeded(0.0),
                 Some(text) => {
                     tally.failed(text);
-                    break;
+                    if plan.dispatch == Dispatch::InOrder {
+                        break;
+                    }
                 }
             }
         }

@@ -34,3 +34,21 @@ export function runStatements(storage, texts, textOf, values, transaction) {
     return [transaction ? 0 : ran, message];
   }
 }
+
+// Runs one SELECT (`values`: its bound values, an array) and counts the UTF-8 bytes of the text
+// column `column` of every row as the rows come back, one at a time. Answers `[bytes, error]`.
+export function readTextBytes(storage, text, values, column) {
+  const encoder = new TextEncoder();
+  let bytes = 0;
+  try {
+    for (const row of storage.sql.exec(text, ...values)) {
+      const value = row[column];
+      if (typeof value === "string") {
+        bytes += encoder.encode(value).length;
+      }
+    }
+    return [bytes, null];
+  } catch (e) {
+    return [0, e instanceof Error ? e.message : String(e)];
+  }
+}

@@ -212,6 +212,15 @@ pub fn check_rung(plan: &RungPlan, result: &RungResult) -> Result<(), String> {
         result.statements_completed,
     );
     expect("rows acknowledged", rows, result.rows_acknowledged);
+    // What the reads of the completed calls returned, as the target counted it.
+    match (plan.reads(), result.result_bytes) {
+        (true, Some(bytes)) => expect("result bytes returned", plan.result_bytes(completed), bytes),
+        (true, None) => problems.push("the rung reads, yet no result bytes were counted".into()),
+        (false, Some(_)) => {
+            problems.push("result bytes counted for a rung that reads nothing".into())
+        }
+        (false, None) => {}
+    }
     if result.calls_completed > plan.calls.len() {
         problems.push(format!(
             "calls completed: {} of only {} planned",

@@ -250,6 +250,18 @@ impl SqliteSession {
         }
     }
 
+    /// Steps through a read's rows, counting the UTF-8 bytes of [`ladder::RESULT_COLUMN`].
+    fn read_text_bytes(&self, statement: &Statement) -> rusqlite::Result<usize> {
+        let mut prepared = self.db.prepare(&statement.sql)?;
+        let column = prepared.column_index(ladder::RESULT_COLUMN)?;
+        let mut rows = prepared.query([])?;
+        let mut bytes = 0;
+        while let Some(row) = rows.next()? {
+            bytes += row.get_ref(column)?.as_str()?.len();
+        }
+        Ok(bytes)
+    }
+
     fn count(&self, sql: &str) -> rusqlite::Result<usize> {
         self.db.query_row(sql, [], |row| row.get(0))
     }
@@ -404,9 +416,14 @@ impl Rungs for SqliteSession {
         let started = Instant::now();
         let mut tally = Tally::default();
         for call in &plan.calls {
+            // One connection has no concurrency: a plan to send all at once
+            // (concurrent-calls, which does not run here) would still go in order.
             let outcome = match call {
                 Call::One(statement) => self.execute(statement),
                 Call::Batch(statements) => self.batch(statements),
+                Call::Read(read) => self
+                    .read_text_bytes(&read.statement)
+                    .map(|bytes| tally.returned(bytes)),
             };
             match outcome {
                 // In-process SQLite has no clock of D1's own.

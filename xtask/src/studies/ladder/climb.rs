@@ -211,6 +211,7 @@ fn run_rung(session: &mut dyn Rungs, rung: &RungRequest, role: Role, climb: usiz
         reconcile_note: String::new(),
         target_failed: false,
         isolate_heap_peak_bytes: None,
+        result_bytes: None,
     };
     // The target's answer, classified: a refusal or an error of D1's is data.
     let fail = |row: &mut RungRow, step: Step, text: &str| {
@@ -257,6 +258,7 @@ fn run_rung(session: &mut dyn Rungs, rung: &RungRequest, role: Role, climb: usiz
                         row.rows_acknowledged = result.rows_acknowledged;
                         row.inside_ms = result.inside_ms;
                         row.d1_ms = result.d1_ms;
+                        row.result_bytes = result.result_bytes;
                         if let Some(text) = &result.error {
                             fail(&mut row, Step::Climb, text);
                         }

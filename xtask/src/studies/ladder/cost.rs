@@ -23,7 +23,7 @@ pub fn of(climbs: &[Climb]) -> Cost {
             invocations.push(Invocation {
                 queries: plan.calls.len(),
                 rows_written: plan.rows(),
-                reads: plan.rows(),
+                reads: plan.rows_read(),
             });
         }
     }

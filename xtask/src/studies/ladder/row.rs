@@ -63,6 +63,10 @@ pub struct RungRow {
     /// written before it was).
     #[serde(default)]
     pub isolate_heap_peak_bytes: Option<u64>,
+    /// UTF-8 bytes of text the rung's reads returned, counted where the rows arrived
+    /// (result-size); empty for a rung that reads nothing.
+    #[serde(default)]
+    pub result_bytes: Option<usize>,
 }
 
 impl RungRow {
