@@ -19,17 +19,20 @@ pub(super) fn calibration(
     };
     let mut notes = Vec::new();
     match c.kind {
-        CalibrationKind::WithinRun if matches!(source, CalibrationSource::Newest(_)) => notes
-            .push(
-                "no between-runs calibration of this experiment, profile, target and sessions                  was found (`cargo xtask calibrate --between <run-a> <run-b>` makes one), so                  the within-run one is used: its halves share one run's sessions and see none                  of the variance between runs, so its floors are too narrow for two runs"
-                    .to_owned(),
-            ),
-        CalibrationKind::BetweenRuns if c.file.parent().is_some_and(|d| runs.contains(&d)) => {
-            notes.push(format!(
-                "the between-runs calibration `{}` sits in a run compared here: if it was made                  from these two runs, its floors come from this very difference, and judge it                  leniently; calibrate from another pair to judge this one",
+        CalibrationKind::WithinRun if matches!(source, CalibrationSource::Newest(_)) => notes.push(
+            "no between-runs calibration of this experiment, profile, target and sessions \
+                 was found (`cargo xtask calibrate --between <run-a> <run-b>` makes one), so \
+                 the within-run one is used: its halves share one run's sessions and see none \
+                 of the variance between runs, so its floors are too narrow for two runs"
+                .to_owned(),
+        ),
+        CalibrationKind::BetweenRuns if c.file.parent().is_some_and(|d| runs.contains(&d)) => notes
+            .push(format!(
+                "the between-runs calibration `{}` sits in a run compared here: if it was made \
+                 from these two runs, its floors come from this very difference, and judge it \
+                 leniently; calibrate from another pair to judge this one",
                 c.file.display()
-            ))
-        }
+            )),
         _ => {}
     }
     notes
