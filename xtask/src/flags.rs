@@ -318,8 +318,8 @@ pub struct Compare {
 #[derive(Debug, clap::Args)]
 pub struct Calibrate {
     /// The experiment to run (a sweep along one axis): the name of a file in experiments/
-    /// without `.toml`. Not given with --from.
-    #[arg(required_unless_present = "from")]
+    /// without `.toml`. Not given with --from or --between.
+    #[arg(required_unless_present_any = ["from", "between"])]
     pub experiment: Option<String>,
     /// Which profile of the experiment file to run.
     #[arg(long, default_value = "smoke")]
@@ -342,6 +342,16 @@ pub struct Calibrate {
         conflicts_with_all = ["experiment", "profile", "target", "sessions", "out"]
     )]
     pub from: Option<PathBuf>,
+    /// Calibrate between two complete runs of one design already made, RUN_A and RUN_B (the
+    /// A/A comparison of b against a, and the variance between runs): writes
+    /// calibration-between-runs.csv and .md into RUN_B, which compare takes first.
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["RUN_A", "RUN_B"],
+        conflicts_with_all = ["experiment", "profile", "target", "sessions", "out", "from"]
+    )]
+    pub between: Option<Vec<PathBuf>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -108,7 +108,7 @@ fn gate(c: &Comparison) -> Markup {
 fn method(c: &Comparison) -> Markup {
     let threshold = match &c.threshold {
         ThresholdChoice::Given { percent } => format!("{percent}% for every point (--threshold)"),
-        ThresholdChoice::Calibrated { file } => format!(
+        ThresholdChoice::Calibrated { file, .. } => format!(
             "each point's noise floor as calibrated in {}",
             file.display()
         ),

@@ -97,6 +97,26 @@ pub fn sign_test(pairs: &[(f64, f64)]) -> SignTest {
     }
 }
 
+impl SignTest {
+    /// Blocks that were not tied: the only ones the test counts.
+    pub fn untied(&self) -> usize {
+        self.larger + self.smaller
+    }
+
+    /// Whether these untied blocks could have given p < `alpha` at all, whatever they showed.
+    pub fn could_reject(&self, alpha: f64) -> bool {
+        self.untied() >= fewest_untied_for(alpha)
+    }
+}
+
+/// The fewest untied blocks at which an exact two-sided sign test can reach p < `alpha`: all
+/// on one side gives p = 2 · 0.5ⁿ, so 6 at 5% (3.1%; 5 give 6.3%).
+pub fn fewest_untied_for(alpha: f64) -> usize {
+    (1..64)
+        .find(|&n| 2.0 * 0.5f64.powi(n as i32) < alpha)
+        .unwrap_or(64)
+}
+
 /// The block (0 to `BLOCKS − 1`) a request due at `scheduled_ms` falls in, of a measured span
 /// of `span_ms`.
 pub fn block_of(scheduled_ms: f64, span_ms: f64) -> usize {
@@ -224,6 +244,18 @@ mod tests {
             })
             .collect();
         sign_test(&pairs)
+    }
+
+    #[test]
+    fn six_untied_blocks_are_the_fewest_that_can_reject_at_five_percent() {
+        assert_eq!(fewest_untied_for(0.05), 6);
+        let all_one_way = |n: usize| sign_test(&vec![(2.0, 1.0); n]);
+        assert!(all_one_way(5).p_value > 0.05 && !all_one_way(5).could_reject(0.05));
+        assert!(all_one_way(6).p_value < 0.05 && all_one_way(6).could_reject(0.05));
+        // Ties do not count: 10 blocks, 4 of them tied, is 6 untied.
+        let mut pairs = vec![(1.0, 1.0); 4];
+        pairs.extend(vec![(1.0, 2.0); 6]);
+        assert_eq!(sign_test(&pairs).untied(), 6);
     }
 
     /// What the sign test's A/A below could have told (issue 28's power check). An exact

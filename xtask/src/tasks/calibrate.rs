@@ -1,6 +1,7 @@
 //! `cargo xtask calibrate`: runs an experiment through the normal pipeline with an even number of
 //! sessions (or takes a run already made, `--from`), then the A/A analysis of
-//! `studies::sweep::report::calibrate` on it.
+//! `studies::sweep::report::calibrate` on it; with `--between`, two runs already made calibrated
+//! against each other.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use xshell::Shell;
 use crate::flags;
 use crate::paths::Paths;
 use crate::records::StudyKind;
+use crate::studies::sweep::report::calibrate::between::write_between;
 use crate::studies::sweep::report::calibrate::write_calibration;
 use crate::studies::sweep::report::compare::MIN_SESSIONS;
 
@@ -62,6 +64,9 @@ impl flags::Calibrate {
 
     /// `cargo xtask calibrate`: the run (unless `--from`), then calibration.csv and .md in it.
     pub fn run(self, sh: &Shell, paths: &Paths) -> Result<()> {
+        if let Some([a, b]) = self.between.as_deref() {
+            return write_between(a, b).map(drop);
+        }
         if let Some(dir) = &self.from {
             return write_calibration(dir, "--from").map(drop);
         }

@@ -298,5 +298,6 @@ pub fn write_calibration(run_dir: &Path, which: &str) -> Result<Calibrated> {
     Ok(calibrated)
 }
 
+pub mod between;
 #[cfg(test)]
 mod tests;

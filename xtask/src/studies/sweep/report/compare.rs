@@ -16,7 +16,7 @@ use crate::stats::sessions::FALSE_DISCOVERY_RATE;
 use crate::studies::sweep::Axis;
 use crate::studies::sweep::row::ProbeRow;
 
-pub use calibration::Calibration;
+pub use calibration::{Calibration, CalibrationKind};
 pub use judge::{Basis, ComparedPoint, Judged, Side, judge};
 pub use key::PointKey;
 pub use markdown::markdown;
@@ -41,8 +41,14 @@ pub struct RunRef {
 pub enum ThresholdChoice {
     /// `--threshold PERCENT` for every point.
     Given { percent: f64 },
-    /// Each point's noise floor in this calibration.csv (its own where the file lacks it).
-    Calibrated { file: PathBuf },
+    /// Each point's noise floor in this calibration file (its own where the file lacks it).
+    Calibrated {
+        file: PathBuf,
+        kind: CalibrationKind,
+        /// Between runs: the largest move of b ÷ a over its points with nothing changed, and
+        /// the one 95% of them stay within (factors).
+        moves: Option<(f64, f64)>,
+    },
     /// Each point's own noise floor: no calibration was found or asked for.
     NoiseFloor,
 }
@@ -50,7 +56,8 @@ pub enum ThresholdChoice {
 /// Where compare looks for a calibration when no `--threshold` is given.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CalibrationSource {
-    /// The newest under this reports directory of run b's experiment, profile and target.
+    /// The newest of run b's experiment, profile, target and sessions under this reports
+    /// directory or beside the runs compared, a between-runs one first.
     Newest(PathBuf),
     /// This calibration.csv (`--calibration`).
     File(PathBuf),
@@ -278,6 +285,7 @@ fn run_ref(path: &Path, record: &RunRecord) -> RunRef {
 /// found must have halves of `sessions` sessions, those of the runs compared.
 fn calibration(
     source: &CalibrationSource,
+    runs: [&Path; 2],
     b: &RunRecord,
     sessions: usize,
 ) -> Result<Option<Calibration>> {
@@ -286,6 +294,7 @@ fn calibration(
         CalibrationSource::File(file) => Calibration::read(file).map(Some),
         CalibrationSource::Newest(reports) => Calibration::newest(
             reports,
+            &runs.map(Path::to_owned),
             &b.run.experiment,
             &b.run.profile,
             b.run.target,
@@ -330,9 +339,10 @@ pub fn compare(
     let sessions = ra.sessions.unwrap_or(1).min(rb.sessions.unwrap_or(1));
     let calibration = match threshold_percent {
         Some(_) => None,
-        None => calibration(source, &run_b.record, sessions)?,
+        None => calibration(source, [a, b], &run_b.record, sessions)?,
     };
     let mut notes = notes::notes(&run_a.record, &run_b.record);
+    notes.extend(notes::calibration(calibration.as_ref(), source, [a, b]));
     if let Some(half) = calibration
         .as_ref()
         .and_then(Calibration::sessions_per_half)
@@ -352,6 +362,8 @@ pub fn compare(
             ThresholdRule::Calibrated(c),
             ThresholdChoice::Calibrated {
                 file: c.file.clone(),
+                kind: c.kind,
+                moves: c.moves(),
             },
         ),
         (None, None) => (ThresholdRule::NoiseFloor, ThresholdChoice::NoiseFloor),

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use super::load_stats::{Key, OpStats};
 use crate::base::TargetKind;
-use crate::stats::batch_means::{SignTest, sign_test};
+use crate::stats::batch_means::{SignTest, fewest_untied_for, sign_test};
 use crate::stats::sessions::{FALSE_DISCOVERY_RATE, benjamini_hochberg};
 use crate::stats::{CONFIDENCE, Share};
 use crate::studies::workload::RetryKind;
@@ -24,6 +24,37 @@ pub struct PolicyTest {
     pub retry: RetryKind,
     pub test: SignTest,
     pub differs: bool,
+}
+
+/// What a policy's sign test says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyVerdict {
+    /// Kept by Benjamini–Hochberg.
+    Differs,
+    /// Not kept, though its untied blocks could have given p < 5%.
+    NoDifferenceShown,
+    /// Too few untied blocks for p < 5% to be possible: silence says nothing.
+    CannotTell,
+}
+
+impl PolicyTest {
+    pub fn verdict(&self) -> PolicyVerdict {
+        match () {
+            _ if self.differs => PolicyVerdict::Differs,
+            _ if self.test.could_reject(FALSE_DISCOVERY_RATE) => PolicyVerdict::NoDifferenceShown,
+            _ => PolicyVerdict::CannotTell,
+        }
+    }
+}
+
+impl PolicyVerdict {
+    pub fn text(self) -> &'static str {
+        match self {
+            PolicyVerdict::Differs => "yes",
+            PolicyVerdict::NoDifferenceShown => "no",
+            PolicyVerdict::CannotTell => "cannot tell",
+        }
+    }
 }
 
 /// Every retry policy against none, for each target and write operation whose writes were
@@ -234,29 +265,69 @@ pub fn section(stats: &[OpStats]) -> String {
              sign test. Refusals come in bursts while the lock is held, so the Wilson intervals \
              above, which count every write as independent, are too narrow; a block counts once \
              whatever happened in it. `differs`: kept by Benjamini–Hochberg at a {:.0}% false \
-             discovery rate over these {} tests.\n\n\
-             | target | operation | policy | blocks: no retry left more unacknowledged | fewer | sign test p | differs |\n\
-             | --- | --- | --- | --- | --- | --- | --- |",
+             discovery rate over these {} tests. Tied blocks (most, where no lock was held) do \
+             not count, and the test is weak: p < {:.0}% is possible only with {} untied blocks \
+             or more (all on one side), so a test with fewer says `cannot tell`, not `no`, and \
+             over {} blocks with bursts in a few of them that many are rare (the power check \
+             in stats/batch_means.rs: 3.6% of A/A tests reach 6, a doubling was caught 0.7% \
+             of the time); a `no` is no evidence that the policies are alike.\n\n\
+             | target | operation | policy | blocks: no retry left more unacknowledged | fewer | untied (p < {:.0}% needs {}) | sign test p | differs |\n\
+             | --- | --- | --- | --- | --- | --- | --- | --- |",
             crate::stats::batch_means::BLOCKS,
             FALSE_DISCOVERY_RATE * 100.0,
-            tests.len()
+            tests.len(),
+            FALSE_DISCOVERY_RATE * 100.0,
+            fewest_untied_for(FALSE_DISCOVERY_RATE),
+            crate::stats::batch_means::BLOCKS,
+            FALSE_DISCOVERY_RATE * 100.0,
+            fewest_untied_for(FALSE_DISCOVERY_RATE),
         )
         .unwrap();
         for t in &tests {
             writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {:.2e} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {:.2e} | {} |",
                 t.target,
                 t.op,
                 t.retry,
                 t.test.larger,
                 t.test.smaller,
+                t.test.untied(),
                 t.test.p_value,
-                if t.differs { "yes" } else { "no" }
+                t.verdict().text()
             )
             .unwrap();
         }
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn test(larger: usize, smaller: usize, differs: bool) -> PolicyTest {
+        let mut pairs = vec![(2.0, 1.0); larger];
+        pairs.extend(vec![(1.0, 2.0); smaller]);
+        pairs.extend(vec![(0.0, 0.0); 10 - larger - smaller]);
+        PolicyTest {
+            target: TargetKind::Sqlite,
+            op: d1bench_core::workload::Operation::Write,
+            retry: RetryKind::Exponential,
+            test: sign_test(&pairs),
+            differs,
+        }
+    }
+
+    #[test]
+    fn a_sign_test_that_could_not_have_rejected_cannot_tell() {
+        // 5 untied blocks all one way: p = 0.0625, never below 5%.
+        assert_eq!(test(5, 0, false).verdict(), PolicyVerdict::CannotTell);
+        assert_eq!(
+            test(4, 3, false).verdict(),
+            PolicyVerdict::NoDifferenceShown
+        );
+        assert_eq!(test(6, 0, true).verdict(), PolicyVerdict::Differs);
+    }
 }

@@ -90,6 +90,7 @@ fn calibrate_finds_few_false_alarms_on_a_and_a_data_and_compare_then_catches_a_2
         // compare at the calibrated floors: two runs of 8 sessions, b 20% slower.
         let calibration = Calibration {
             file: "calibration.csv".into(),
+            kind: crate::studies::sweep::report::compare::CalibrationKind::WithinRun,
             rows: c.points,
         };
         let short = Shape::committed_noise(8);

@@ -12,8 +12,32 @@ use super::key::PointKey;
 use crate::base::TargetKind;
 use crate::records::{RunDir, RunRecord, csv};
 
-/// The file's name in a run directory.
+/// The file's name in a run directory: a calibration within one run (`calibrate`).
 pub const FILE: &str = "calibration.csv";
+
+/// The file's name in run b's directory: a calibration between two runs (`calibrate
+/// --between`).
+pub const BETWEEN_RUNS_FILE: &str = "calibration-between-runs.csv";
+
+/// What a calibration compared, and so what variance its noise floors hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CalibrationKind {
+    /// Two complete runs of one design compared A/A: the floors hold the variance between runs.
+    BetweenRuns,
+    /// Halves of one run's sessions: the floors see none of the variance between runs.
+    WithinRun,
+}
+
+impl CalibrationKind {
+    /// The kind of the calibration file `file`, by its name.
+    pub fn of(file: &Path) -> CalibrationKind {
+        match file.file_name().and_then(|n| n.to_str()) {
+            Some(BETWEEN_RUNS_FILE) => CalibrationKind::BetweenRuns,
+            _ => CalibrationKind::WithinRun,
+        }
+    }
+}
 
 /// One point of `calibration.csv`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,7 +55,7 @@ pub struct CalibrationRow {
     pub nul_share: f64,
     /// The point on the run's x axis.
     pub x: f64,
-    /// Sessions on each side of every split.
+    /// Sessions on each side of every split (between runs: in each run).
     pub sessions_per_half: usize,
     /// A/A splits in which the point was judged over sessions.
     pub splits_judged: usize,
@@ -41,6 +65,9 @@ pub struct CalibrationRow {
     /// median over the splits of the half-width of its 95% interval, as a factor. Empty when no
     /// split judged it.
     pub noise_floor: Option<f64>,
+    /// Between runs: b ÷ a observed at the point, with nothing changed; empty within one run.
+    #[serde(default)]
+    pub observed_ratio: Option<f64>,
 }
 
 impl CalibrationRow {
@@ -77,6 +104,7 @@ impl CalibrationRow {
             splits_judged: 0,
             false_alarms: 0,
             noise_floor: None,
+            observed_ratio: None,
         }
     }
 }
@@ -86,6 +114,7 @@ impl CalibrationRow {
 pub struct Calibration {
     /// The calibration.csv it came from.
     pub file: PathBuf,
+    pub kind: CalibrationKind,
     pub rows: Vec<CalibrationRow>,
 }
 
@@ -96,6 +125,7 @@ impl Calibration {
             .with_context(|| format!("cannot read the calibration {}", file.display()))?;
         Ok(Calibration {
             file: file.to_owned(),
+            kind: CalibrationKind::of(file),
             rows,
         })
     }
@@ -113,39 +143,68 @@ impl Calibration {
         self.rows.iter().map(|r| r.sessions_per_half).max()
     }
 
-    /// The newest calibration under `reports` (in `reports/<experiment>/<run>/`) of a run of
-    /// `experiment` with `profile` on `target` whose halves hold `sessions` sessions (the runs
-    /// compared: a floor between halves of 2 sessions is about twice one between halves of 8), by
-    /// the calibrated run's start; `None` when there is none. A run directory whose run.toml
-    /// cannot be read is passed over.
+    /// Between runs: the largest move of b ÷ a over the points with nothing changed (1.08 = 8%,
+    /// either way), and the one 95% of the points stay within; `None` within one run.
+    pub fn moves(&self) -> Option<(f64, f64)> {
+        let mut moves: Vec<f64> = self
+            .rows
+            .iter()
+            .filter_map(|r| r.observed_ratio)
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .map(|r| r.ln().abs().exp())
+            .collect();
+        moves.sort_by(f64::total_cmp);
+        let largest = *moves.last()?;
+        let at = ((moves.len() as f64 * 0.95).ceil() as usize).clamp(1, moves.len()) - 1;
+        Some((largest, moves[at]))
+    }
+
+    /// The calibration compare takes for runs of `experiment` with `profile` on `target` of
+    /// `sessions` sessions each: among the run directories in `reports/<experiment>/` and in
+    /// `beside` (the compared runs' own directories and their siblings), the newest between-runs
+    /// calibration whose runs held `sessions` sessions, else the newest within-run one whose
+    /// halves did (a floor between halves of 2 sessions is about twice one between halves of
+    /// 8), by the start of the run holding it; `None` when there is none. A run directory whose
+    /// run.toml cannot be read is passed over.
     pub fn newest(
         reports: &Path,
+        beside: &[PathBuf],
         experiment: &str,
         profile: &str,
         target: TargetKind,
         sessions: usize,
     ) -> Result<Option<Calibration>> {
-        let dir = reports.join(experiment);
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            return Ok(None);
-        };
-        let mut found: Vec<(String, PathBuf)> = Vec::new();
-        for entry in entries.flatten() {
-            let run = RunDir::new(entry.path());
-            let file = run.path.join(FILE);
-            if !file.is_file() {
-                continue;
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        let parents = std::iter::once(reports.join(experiment))
+            .chain(beside.iter().filter_map(|d| d.parent().map(Path::to_owned)));
+        for parent in parents {
+            if let Ok(entries) = std::fs::read_dir(&parent) {
+                dirs.extend(entries.flatten().map(|e| e.path()));
             }
+        }
+        dirs.extend(beside.iter().cloned());
+        dirs.sort();
+        dirs.dedup();
+        let mut found: Vec<(bool, String, PathBuf)> = Vec::new();
+        for path in dirs {
+            let run = RunDir::new(path);
             let Ok(record) = RunRecord::read(&run.run_toml()) else {
                 continue;
             };
             let r = &record.run;
-            if r.experiment == experiment && r.profile == profile && r.target == target {
-                found.push((r.started.clone(), file));
+            if !(r.experiment == experiment && r.profile == profile && r.target == target) {
+                continue;
+            }
+            for name in [BETWEEN_RUNS_FILE, FILE] {
+                let file = run.path.join(name);
+                if file.is_file() {
+                    let between = CalibrationKind::of(&file) == CalibrationKind::BetweenRuns;
+                    found.push((between, r.started.clone(), file));
+                }
             }
         }
         found.sort();
-        while let Some((_, file)) = found.pop() {
+        while let Some((_, _, file)) = found.pop() {
             let calibration = Self::read(&file)?;
             if calibration.sessions_per_half() == Some(sessions) {
                 return Ok(Some(calibration));

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::judge::{Basis, ComparedPoint, shown_interval, tally};
 use super::relative::{Reading, RelativeChange};
 use super::verdict::{DEFAULT_QUESTION_PERCENT, Detectable, ThresholdSource, Verdict};
-use super::{Comparison, Gate, RunRef, ThresholdChoice};
+use super::{CalibrationKind, Comparison, Gate, RunRef, ThresholdChoice};
 use crate::base::numbers::num;
 
 fn run_line(which: &str, run: &RunRef) -> String {
@@ -31,10 +31,33 @@ fn over_sessions(c: &Comparison) -> String {
             ratio(1.0 + percent / 100.0),
             ratio(1.0 / (1.0 + percent / 100.0))
         ),
-        ThresholdChoice::Calibrated { file } => format!(
+        ThresholdChoice::Calibrated {
+            file,
+            kind: CalibrationKind::BetweenRuns,
+            moves,
+        } => format!(
+            "each point's noise floor as calibrated between runs in `{}` (`cargo xtask calibrate \
+             --between`: two complete runs of this design compared as these are, with nothing \
+             changed; each point's floor is its own interval's half-width widened by the \
+             variance between runs that calibration measured), or the pair's own noise floor \
+             where the calibration lacks the point{}",
+            file.display(),
+            match moves {
+                Some((largest, most)) => format!(
+                    ". Between runs, a point moved by up to {} with nothing changed ({} of \
+                     them within {})",
+                    percent(*largest),
+                    "95%",
+                    percent(*most)
+                ),
+                None => String::new(),
+            }
+        ),
+        ThresholdChoice::Calibrated { file, .. } => format!(
             "each point's noise floor as calibrated in `{}` (`cargo xtask calibrate`: the \
-             smallest change two interleaved halves of one run could tell apart), or the pair's \
-             own noise floor where the calibration lacks the point",
+             smallest change two interleaved halves of one run could tell apart; within one run, \
+             so it sees none of the variance between runs), or the pair's own noise floor where \
+             the calibration lacks the point",
             file.display()
         ),
         ThresholdChoice::NoiseFloor => "each point's own noise floor (the half-width of its \
@@ -76,7 +99,7 @@ fn within_one_session(c: &Comparison) -> String {
         c.confidence * 100.0,
         match &c.threshold {
             ThresholdChoice::Given { percent } => format!("{percent}% (`--threshold`)"),
-            ThresholdChoice::Calibrated { file } => format!(
+            ThresholdChoice::Calibrated { file, .. } => format!(
                 "each point's calibrated noise floor (`{}`), else 5%",
                 file.display()
             ),
@@ -84,6 +107,11 @@ fn within_one_session(c: &Comparison) -> String {
         },
         c.min_repeats
     )
+}
+
+/// A factor as the percentage it moves by: 1.083 → "8.3%".
+fn percent(factor: f64) -> String {
+    format!("{:.1}%", (factor - 1.0) * 100.0)
 }
 
 /// A ratio to two decimals.

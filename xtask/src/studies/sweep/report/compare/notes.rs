@@ -1,7 +1,42 @@
 //! The notes `compare` puts above its table: what about the two runs, other than their
 //! times, a reader must weigh (status, target, profile, machine and its load, experiment file).
 
+use std::path::Path;
+
+use super::{Calibration, CalibrationKind, CalibrationSource};
 use crate::records::{RunRecord, RunStatus};
+
+/// What a reader must know of the calibration the thresholds came from: a within-run one found
+/// where no between-runs one matched sees none of the variance between runs; a between-runs one
+/// made from these very runs judges them by their own difference.
+pub(super) fn calibration(
+    c: Option<&Calibration>,
+    source: &CalibrationSource,
+    runs: [&Path; 2],
+) -> Vec<String> {
+    let Some(c) = c else {
+        return Vec::new();
+    };
+    let mut notes = Vec::new();
+    match c.kind {
+        CalibrationKind::WithinRun if matches!(source, CalibrationSource::Newest(_)) => notes.push(
+            "no between-runs calibration of this experiment, profile, target and sessions \
+                 was found (`cargo xtask calibrate --between <run-a> <run-b>` makes one), so \
+                 the within-run one is used: its halves share one run's sessions and see none \
+                 of the variance between runs, so its floors are too narrow for two runs"
+                .to_owned(),
+        ),
+        CalibrationKind::BetweenRuns if c.file.parent().is_some_and(|d| runs.contains(&d)) => notes
+            .push(format!(
+                "the between-runs calibration `{}` sits in a run compared here: if it was made \
+                 from these two runs, its floors come from this very difference, and judge it \
+                 leniently; calibrate from another pair to judge this one",
+                c.file.display()
+            )),
+        _ => {}
+    }
+    notes
+}
 
 /// What differs between the runs, or is wrong with one, that a reader must know.
 pub(super) fn notes(a: &RunRecord, b: &RunRecord) -> Vec<String> {

@@ -149,6 +149,7 @@ fn benjamini_hochberg_decides_and_the_threshold_gates_the_verdict() {
     row.noise_floor = Some(1.15);
     let calibration = Calibration {
         file: "calibration.csv".into(),
+        kind: super::CalibrationKind::WithinRun,
         rows: vec![row],
     };
     let calibrated = at(&ThresholdRule::Calibrated(&calibration));
@@ -369,6 +370,7 @@ fn compare_takes_the_newest_calibration_of_the_same_experiment_profile_and_targe
     let wider = calibrate("wider", "2026-11-04T00:00:00Z", &sweep.run.profile, 1.05, 4);
     let found = Calibration::newest(
         &reports,
+        &[],
         "column-sweep",
         &sweep.run.profile,
         sweep.run.target,
@@ -387,7 +389,14 @@ fn compare_takes_the_newest_calibration_of_the_same_experiment_profile_and_targe
         &CalibrationSource::Newest(reports.clone()),
     )
     .unwrap();
-    assert_eq!(c.threshold, ThresholdChoice::Calibrated { file: newest });
+    assert_eq!(
+        c.threshold,
+        ThresholdChoice::Calibrated {
+            file: newest,
+            kind: super::CalibrationKind::WithinRun,
+            moves: None
+        }
+    );
     assert_eq!(c.points[0].threshold.unwrap().factor, 1.2);
     assert!(markdown(&c).contains("each point's noise floor as calibrated in"));
     assert!(
@@ -406,7 +415,7 @@ fn compare_takes_the_newest_calibration_of_the_same_experiment_profile_and_targe
     );
     // Nothing for another target; a calibration file that is not one is trouble, named.
     assert!(
-        Calibration::newest(&reports, "column-sweep", "smoke", TargetKind::Local, 2)
+        Calibration::newest(&reports, &[], "column-sweep", "smoke", TargetKind::Local, 2)
             .unwrap()
             .is_none()
     );
