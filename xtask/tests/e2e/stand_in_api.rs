@@ -98,10 +98,12 @@ impl ApiStandIn {
                             envelope_error(7003, "No route for that URI"),
                         )
                     };
-                respond(&mut stream, status, &headers, &answer);
+                // Kept before answering: the client may ask for the requests as soon as it
+                // has its answer.
                 kept.lock()
                     .unwrap()
                     .push(format!("{}\n{}", request.head, request.body));
+                respond(&mut stream, status, &headers, &answer);
             }
         });
         ApiStandIn { base, requests }
