@@ -36,6 +36,9 @@
 //! Quantities that scale (times, rows per statement) are drawn on a log axis when they span more
 //! than a factor of 20, so a line ten times another keeps its shape; the overhead, a difference
 //! of two clocks that may be near zero or negative, is always drawn on a linear axis.
+//!
+//! Past 600 lines: the three charts share one frame and caption code; each chart becoming a module
+//! of `charts/` is the split to make, not done yet.
 
 use std::collections::BTreeSet;
 use std::fmt;
