@@ -19,6 +19,9 @@ pub enum TargetKind {
     /// The Worker in workerd via `wrangler dev`, writing through a SQLite-backed Durable Object
     /// (`ctx.storage.sql`) on the same runtime instead of D1. No account needed.
     Do,
+    /// The Worker deployed to Cloudflare as for `remote`, writing through its SQLite-backed
+    /// Durable Object instead of D1. Needs the remote target's credentials.
+    RemoteDo,
 }
 
 impl TargetKind {
@@ -28,14 +31,26 @@ impl TargetKind {
             TargetKind::Sqlite => "sqlite",
             TargetKind::Remote => "remote",
             TargetKind::Do => "do",
+            TargetKind::RemoteDo => "remote-do",
         }
+    }
+
+    /// Whether the target is the Worker deployed to Cloudflare (credentials, a deployment and
+    /// its teardown, quotas).
+    pub fn is_remote(self) -> bool {
+        matches!(self, TargetKind::Remote | TargetKind::RemoteDo)
+    }
+
+    /// Whether the Worker writes through its Durable Object rather than its D1 binding.
+    pub fn through_do(self) -> bool {
+        matches!(self, TargetKind::Do | TargetKind::RemoteDo)
     }
 
     /// Whether the target runs the Worker (and so needs its toolchain and build).
     pub fn runs_the_worker(self) -> bool {
         matches!(
             self,
-            TargetKind::Local | TargetKind::Remote | TargetKind::Do
+            TargetKind::Local | TargetKind::Remote | TargetKind::Do | TargetKind::RemoteDo
         )
     }
 
@@ -45,23 +60,25 @@ impl TargetKind {
     }
 
     /// The targets a run may alternate with its target as its baseline: bare SQLite on any
-    /// target that runs the Worker, and the Durable Object beside the local D1.
+    /// target that runs the Worker, and the Durable Object beside the D1 it runs next to (`do`
+    /// beside the local D1, `remote-do` beside D1 on Cloudflare).
     pub fn takes_baseline(self, baseline: TargetKind) -> bool {
         match baseline {
             TargetKind::Sqlite => self.runs_the_worker(),
             TargetKind::Do => self == TargetKind::Local,
+            TargetKind::RemoteDo => self == TargetKind::Remote,
             TargetKind::Local | TargetKind::Remote => false,
         }
     }
 
     /// Which of several targets measured in one run is the baseline the others are divided by:
-    /// the one furthest from D1 on Cloudflare (bare SQLite, then the Durable Object).
+    /// the one furthest from D1 on Cloudflare (bare SQLite, then a Durable Object).
     pub fn baseline_among(targets: impl IntoIterator<Item = TargetKind>) -> Option<TargetKind> {
         let targets: std::collections::BTreeSet<TargetKind> = targets.into_iter().collect();
         if targets.len() < 2 {
             return None;
         }
-        [TargetKind::Sqlite, TargetKind::Do]
+        [TargetKind::Sqlite, TargetKind::Do, TargetKind::RemoteDo]
             .into_iter()
             .find(|t| targets.contains(t))
     }
@@ -71,6 +88,7 @@ impl TargetKind {
         match self {
             TargetKind::Sqlite => "ratio_to_sqlite",
             TargetKind::Do => "ratio_to_do",
+            TargetKind::RemoteDo => "ratio_to_remote_do",
             TargetKind::Local => "ratio_to_local",
             TargetKind::Remote => "ratio_to_remote",
         }
@@ -81,6 +99,7 @@ impl TargetKind {
         match self {
             TargetKind::Sqlite => "bare SQLite",
             TargetKind::Do => "the Durable Object",
+            TargetKind::RemoteDo => "the Durable Object on Cloudflare",
             TargetKind::Local => "the local D1",
             TargetKind::Remote => "D1 on Cloudflare",
         }
@@ -216,5 +235,20 @@ mod tests {
         assert!(!Sqlite.takes_baseline(Sqlite) && !Local.takes_baseline(Local));
         assert!(Do.runs_the_worker() && !Do.is_d1() && Local.is_d1());
         assert_eq!(Do.ratio_stat(), "ratio_to_do");
+    }
+
+    #[test]
+    fn the_durable_object_on_cloudflare_is_a_remote_target_and_remote_d1s_baseline() {
+        assert!(RemoteDo.is_remote() && Remote.is_remote() && !Do.is_remote());
+        assert!(RemoteDo.through_do() && Do.through_do() && !Remote.through_do());
+        assert!(RemoteDo.runs_the_worker() && !RemoteDo.is_d1());
+        assert!(Remote.takes_baseline(RemoteDo) && RemoteDo.takes_baseline(Sqlite));
+        assert!(!Local.takes_baseline(RemoteDo) && !Remote.takes_baseline(Do));
+        assert_eq!(
+            TargetKind::baseline_among([Remote, RemoteDo]),
+            Some(RemoteDo)
+        );
+        assert_eq!(RemoteDo.name(), "remote-do");
+        assert_eq!(RemoteDo.ratio_stat(), "ratio_to_remote_do");
     }
 }

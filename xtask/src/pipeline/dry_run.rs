@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::RunPlan;
-use crate::base::TargetKind;
 use crate::base::numbers::thousands;
 use crate::flags;
 use crate::paths::Paths;
@@ -25,7 +24,7 @@ use crate::targets::remote::lifecycle;
 /// Prints what `flags` would run; every refusal of the input comes as for a run.
 pub fn print(flags: &flags::Run, paths: &Paths) -> Result<()> {
     let plan = super::plan(flags, paths)?;
-    let account = if flags.target == TargetKind::Remote {
+    let account = if flags.target.is_remote() {
         // The flags a remote run checks, but not its credentials.
         if let Some(tag) = &flags.tag {
             lifecycle::check_tag(tag)?;
@@ -67,7 +66,8 @@ fn describe(
     plan.work.dry_run(&mut out, plan.baseline);
     writeln!(out, "estimated wall time: {estimate}").unwrap();
     if let Some(account) = account {
-        cloudflare_lines(&mut out, &plan.work.cost(), account);
+        let (billed, durable) = plan.work.cost().billed_on(flags.target, plan.baseline);
+        cloudflare_lines(&mut out, &billed, durable.as_ref(), account);
         if plan.work.reads_in_sessions() {
             writeln!(
                 out,
@@ -89,7 +89,13 @@ fn describe(
 }
 
 /// What the run costs on Cloudflare against `plan`'s quotas, with the warnings a run would give.
-fn cloudflare_lines(out: &mut String, cost: &Cost, plan: crate::base::AccountPlan) {
+/// `cost` is D1's part, `durable` what a Durable Object's storage bills.
+fn cloudflare_lines(
+    out: &mut String,
+    cost: &Cost,
+    durable: Option<&Cost>,
+    plan: crate::base::AccountPlan,
+) {
     // The quota of one resource on `plan`: a day's on Free, a month's included on Paid.
     let quota = |free_per_day: usize, paid_per_month: usize| match plan {
         crate::base::AccountPlan::Free => format!("Free: {} a day", thousands(free_per_day)),
@@ -123,6 +129,18 @@ fn cloudflare_lines(out: &mut String, cost: &Cost, plan: crate::base::AccountPla
             quota(cost::FREE_ROWS_READ_PER_DAY, cost::PAID_ROWS_READ_PER_MONTH),
         ),
     ];
+    if let Some(durable) = durable {
+        if cost.rows_written == 0 && cost.rows_read == 0 {
+            rows.retain(|(what, _, _)| !what.starts_with("D1 rows"));
+        }
+        let billing = "its own storage, not D1's quota".to_owned();
+        rows.push((
+            "Durable Object rows written",
+            durable.rows_written,
+            billing.clone(),
+        ));
+        rows.push(("Durable Object rows read", durable.rows_read, billing));
+    }
     if cost.kv_reads > 0 {
         rows.push((
             "Workers KV reads",
@@ -135,9 +153,27 @@ fn cloudflare_lines(out: &mut String, cost: &Cost, plan: crate::base::AccountPla
             quota(cost::FREE_KV_WRITES_PER_DAY, cost::PAID_KV_WRITES_PER_MONTH),
         ));
     }
+    let through_do_only = durable.is_some() && cost.rows_written == 0 && cost.rows_read == 0;
     for (what, used, quota) in rows {
         writeln!(out, "  {what:41} {:>13}  ({quota})", thousands(used)).unwrap();
     }
+    if through_do_only {
+        writeln!(
+            out,
+            "  no D1 queries: the Durable Object's SQL calls are not D1's, and no query budget \
+             per invocation applies to them"
+        )
+        .unwrap();
+    } else {
+        query_budget_line(out, cost, plan);
+    }
+    for warning in cost.warnings(plan) {
+        writeln!(out, "warning: {warning}").unwrap();
+    }
+}
+
+/// The most D1 queries one invocation of the run makes, against the plan's budget.
+fn query_budget_line(out: &mut String, cost: &Cost, plan: crate::base::AccountPlan) {
     writeln!(
         out,
         "  most D1 queries in one invocation: {} ({} allows {} by D1's limits page, {} by the \
@@ -148,9 +184,6 @@ fn cloudflare_lines(out: &mut String, cost: &Cost, plan: crate::base::AccountPla
         thousands(cost::subrequests_per_invocation(plan))
     )
     .unwrap();
-    for warning in cost.warnings(plan) {
-        writeln!(out, "warning: {warning}").unwrap();
-    }
 }
 
 /// The newest complete run under `out` of the same experiment, profile, target and baseline on

@@ -58,8 +58,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         return resume::resume(flags, run_dir, sh, paths);
     }
     let plan = plan(flags, paths)?;
-    if flags.profile.is_none() && plan.profile == FREE_PROFILE && flags.target == TargetKind::Remote
-    {
+    if flags.profile.is_none() && plan.profile == FREE_PROFILE && flags.target.is_remote() {
         eprintln!("{}", free_profile_note());
     }
     // Remote flags and credentials are checked before anything is installed or built.
@@ -161,7 +160,10 @@ fn measure(
     // The attempt's monotonic clock: each probe records when it started on it.
     let clock = Instant::now();
     let warnings = match tools.remote {
-        Some(options) => plan.work.cost().warnings(options.plan),
+        Some(options) => {
+            let (billed, _) = plan.work.cost().billed_on(flags.target, plan.baseline);
+            billed.warnings(options.plan)
+        }
         None => Vec::new(),
     };
     let start = Start {
@@ -193,7 +195,7 @@ fn measure(
                 eprintln!(
                     "the same probes on the baseline: {}",
                     match target {
-                        TargetKind::Do =>
+                        TargetKind::Do | TargetKind::RemoteDo =>
                             "the Worker writing through a SQLite-backed Durable Object (not D1)",
                         _ => "bare SQLite in-process (not D1), D1's limits applied",
                     }
@@ -303,7 +305,7 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         );
     }
     if flags.worker == WorkerKind::Js || flags.alternate_workers {
-        if plan.baseline == Some(TargetKind::Do) {
+        if plan.baseline.is_some_and(TargetKind::through_do) {
             bail!(
                 "--worker js and --alternate-workers do not go with --baseline do: the \
                  JavaScript Worker has no Durable Object"
@@ -334,7 +336,7 @@ pub const FREE_PROFILE: &str = "free";
 /// Whether a run takes the study's `free` profile by itself: on `--target remote` with the Free
 /// plan (`--plan free`, or no `--plan`), no `--profile` given, and a study that has one.
 pub fn picks_free_profile(flags: &flags::Run, has_profile: impl Fn(&str) -> bool) -> bool {
-    flags.target == TargetKind::Remote
+    flags.target.is_remote()
         && flags.plan.unwrap_or(crate::base::AccountPlan::Free) == crate::base::AccountPlan::Free
         && flags.profile.is_none()
         && has_profile(FREE_PROFILE)
@@ -382,7 +384,7 @@ fn of_sessions(session: usize, sessions: usize) -> String {
 /// how long it took and what it discarded.
 fn measure_on(on: &On, plan: &RunPlan, run_dir: &RunDir, record: &mut RunRecord) -> Result<Totals> {
     let target = on.target;
-    if target == TargetKind::Remote {
+    if target == record.run.target && target.is_remote() {
         record.remote = on.start.remote.map(remote::RemoteRecord::pending);
         record.write(&run_dir.run_toml())?;
     }

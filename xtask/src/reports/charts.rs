@@ -24,5 +24,6 @@ pub fn measured_on(target: TargetKind) -> &'static str {
         TargetKind::Remote => "D1 on Cloudflare",
         TargetKind::Sqlite => "bare SQLite with D1 limits",
         TargetKind::Do => "a Durable Object's SQLite (wrangler dev)",
+        TargetKind::RemoteDo => "a Durable Object's SQLite on Cloudflare",
     }
 }

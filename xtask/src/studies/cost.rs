@@ -6,8 +6,8 @@
 use d1bench_core::limits::{QUERIES_PER_INVOCATION_FREE, QUERIES_PER_INVOCATION_PAID};
 use serde::Serialize;
 
-use crate::base::AccountPlan;
 use crate::base::numbers::thousands;
+use crate::base::{AccountPlan, TargetKind};
 
 /// D1 queries one Worker invocation may make on `plan`.
 pub fn queries_per_invocation(plan: AccountPlan) -> usize {
@@ -100,6 +100,34 @@ impl Cost {
             probes_over_paid_budget: over(queries_per_invocation(AccountPlan::Paid)),
             kv_reads: 0,
             kv_writes: 0,
+        }
+    }
+
+    /// What a run of this plan on `target` with `baseline` bills on Cloudflare, split by what
+    /// bills it: D1's part (the Worker requests of every session deployed there, D1's rows and
+    /// query budget) and, for a run through a Durable Object, the object's rows (its own SQLite
+    /// storage, not D1's quota, and no query budget). A `remote-do` baseline deploys as many
+    /// sessions again as the target, so its Worker requests count twice.
+    pub fn billed_on(
+        self,
+        target: TargetKind,
+        baseline: Option<TargetKind>,
+    ) -> (Cost, Option<Cost>) {
+        let requests_only = Cost {
+            probes: self.probes,
+            worker_requests: self.worker_requests,
+            ..Cost::default()
+        };
+        match (target, baseline) {
+            (TargetKind::RemoteDo, _) => (requests_only, Some(self)),
+            (_, Some(TargetKind::RemoteDo)) => (
+                Cost {
+                    worker_requests: 2 * self.worker_requests,
+                    ..self
+                },
+                Some(self),
+            ),
+            _ => (self, None),
         }
     }
 

@@ -7,7 +7,8 @@
 //!
 //! - [`local`]: the Worker in workerd through `wrangler dev`, with a real local D1, or writing
 //!   through a SQLite-backed Durable Object instead (the `do` target: the Worker's `/do/` routes);
-//! - [`remote`]: the Worker deployed to Cloudflare with a D1 database of its own;
+//! - [`remote`]: the Worker deployed to Cloudflare with a D1 database of its own, or writing
+//!   through its Durable Object instead (the `remote-do` target);
 //! - [`worker`]: what those two share: the Worker reached over HTTP ([`http`]);
 //! - [`sqlite`]: real SQLite in-process with D1's documented limits (the baseline);
 //! - [`workload`]: what workload experiments ask of a target, shared by the load generator.
@@ -172,10 +173,10 @@ pub fn open(kind: TargetKind, start: &Start) -> Result<Box<dyn Session>> {
                 kind,
             )?)
         }
-        TargetKind::Remote => {
+        TargetKind::Remote | TargetKind::RemoteDo => {
             let tools = start
                 .tools
-                .context("the remote target needs the Worker's toolchain")?;
+                .with_context(|| format!("the {kind} target needs the Worker's toolchain"))?;
             let options = start
                 .remote
                 .context("a remote run's options are read before it starts")?;
@@ -184,6 +185,7 @@ pub fn open(kind: TargetKind, start: &Start) -> Result<Box<dyn Session>> {
                 tools,
                 options,
                 start.warnings,
+                kind,
             )?)
         }
     })

@@ -70,7 +70,7 @@ impl Options {
     /// missing.
     pub fn for_target(target: TargetKind, asked: &Asked) -> Result<Option<Options>> {
         match target {
-            TargetKind::Remote => {
+            TargetKind::Remote | TargetKind::RemoteDo => {
                 if let Some(tag) = asked.tag {
                     lifecycle::check_tag(tag)?;
                 }
@@ -96,7 +96,7 @@ impl Options {
                 .collect();
                 if !given.is_empty() {
                     bail!(
-                        "{} only applies to --target remote, not --target {}",
+                        "{} only applies to --target remote and remote-do, not --target {}",
                         given.join(", "),
                         other.name()
                     );

@@ -116,8 +116,13 @@ impl WorkerSession {
         tools: &Toolchain,
         options: &remote::Options,
         warnings: &[String],
+        target: TargetKind,
     ) -> Result<Self> {
         let (host, client, health) = RemoteHost::start(paths, tools, options, warnings)?;
+        let client = match target {
+            TargetKind::RemoteDo => client.through_durable_object(),
+            _ => client,
+        };
         Ok(WorkerSession::new(
             Host::Remote(Box::new(host)),
             client,
@@ -184,6 +189,7 @@ impl Target for WorkerSession {
         match self.host {
             Host::Local(_) if self.client.through_do() => TargetKind::Do,
             Host::Local(_) => TargetKind::Local,
+            Host::Remote(_) if self.client.through_do() => TargetKind::RemoteDo,
             Host::Remote(_) => TargetKind::Remote,
         }
     }

@@ -1,7 +1,8 @@
 //! End to end, for real: the column sweep's smoke profile with the Worker writing through its
 //! SQLite-backed Durable Object, alternating with the local D1 (`--baseline do`): every probe on
 //! both reconciled by count and checksum, local ÷ do per point in summary.csv, the exec script
-//! refused by the object's SQL length limit as it answers it; and what the `do` target refuses.
+//! refused by the object's SQL length limit as it answers it; and what the `do` and `remote-do`
+//! targets refuse.
 
 use std::process::Command;
 
@@ -104,6 +105,23 @@ pub fn the_do_target_refuses_what_it_cannot_run() {
         (
             &["query-budget", "--baseline", "do"][..],
             "climb them on a Durable Object with `--target do`",
+        ),
+        // On Cloudflare the Durable Object is `remote-do`, beside D1 there only.
+        (
+            &["read-path", "--target", "remote-do"][..],
+            "workloads run on D1 and bare SQLite only",
+        ),
+        (
+            &["column-sweep", "--target", "remote", "--baseline", "do"][..],
+            "`remote-do` (beside `--target remote`)",
+        ),
+        (
+            &["column-sweep", "--baseline", "remote-do"][..],
+            "--baseline remote-do does not go with --target local",
+        ),
+        (
+            &["column-sweep", "--target", "remote-do", "--worker", "js"][..],
+            "--worker js runs on the local target only",
         ),
     ] {
         let output = Command::new(XTASK)

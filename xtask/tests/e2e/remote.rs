@@ -26,6 +26,7 @@ pub fn tests() -> Vec<Trial> {
         the_read_path_runs_in_sessions_on_a_replicated_database_through_the_stand_ins,
         a_sweep_runs_end_to_end_on_the_remote_target_through_the_stand_in,
         a_ladder_climbs_end_to_end_on_the_remote_target_through_the_stand_in,
+        d1_beside_its_durable_object_on_cloudflare_runs_through_the_stand_in,
         a_failed_setup_deletes_what_it_made_and_no_token_leaks,
         an_interrupt_during_deploy_still_deletes_everything,
         clean_remote_finds_leftovers_by_their_tag,
@@ -434,11 +435,12 @@ pub fn remote_run(
             _ => "other",
         })
         .collect();
-    // Each session of the remote target is a fresh database and Worker, torn down before the
-    // next: the whole lifecycle once per session run.toml recorded on `remote`.
+    // Each session on Cloudflare (D1's, and the Durable Object's of a `remote-do` baseline) is
+    // a fresh database and Worker, torn down before the next: the whole lifecycle once per
+    // session run.toml recorded there.
     let sessions = record["sessions"].as_array().map_or(0, |s| {
         s.iter()
-            .filter(|s| s["target"].as_str() == Some("remote"))
+            .filter(|s| matches!(s["target"].as_str(), Some("remote" | "remote-do")))
             .count()
     });
     assert!(sessions >= 1, "{record}");
@@ -503,6 +505,43 @@ pub fn a_sweep_runs_end_to_end_on_the_remote_target_through_the_stand_in() {
         sessions
             .iter()
             .all(|s| s["calls_ms"].as_float().unwrap() > 0.0)
+    );
+}
+
+/// `--target remote --baseline remote-do`: each session on Cloudflare deployed afresh, D1's
+/// alternating with the Durable Object's, every probe on both reconciled, D1 ÷ DO per point.
+pub fn d1_beside_its_durable_object_on_cloudflare_runs_through_the_stand_in() {
+    let (run_dir, _, _dir) = remote_run(
+        "column-sweep",
+        &["--profile", "smoke", "--baseline", "remote-do"],
+        &[],
+    );
+    let rows = crate::support::read_csv(&run_dir.join("results.csv"));
+    let count = |target: &str| rows.iter().filter(|r| r["target"] == target).count();
+    assert!(count("remote") > 0, "{rows:?}");
+    assert_eq!(
+        count("remote"),
+        count("remote-do"),
+        "the same probes on both"
+    );
+    assert_eq!(count("remote") * 2, rows.len(), "only remote and remote-do");
+    for row in &rows {
+        assert_eq!(row["reconciled"], "true", "{row:?}");
+        assert_eq!(row["target_failed"], "false", "{row:?}");
+        // The object has no clock of its own that the Worker reports.
+        if row["target"] == "remote-do" {
+            assert_eq!(row["d1_ms"], "", "{row:?}");
+        }
+    }
+    let record = run_toml(&run_dir);
+    assert_eq!(record["run"]["target"].as_str(), Some("remote"));
+    assert_eq!(record["run"]["baseline"].as_str(), Some("remote-do"));
+    let summary = crate::support::read_csv(&run_dir.join("summary.csv"));
+    assert!(
+        summary
+            .iter()
+            .any(|r| r["target"] == "remote" && r["measure"] == "ratio_to_remote_do"),
+        "D1 ÷ DO per point in summary.csv"
     );
 }
 

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::base::TargetKind;
 use crate::flags::parse_run;
 use crate::records::run_history::Planned;
 use crate::records::run_record::{GitInfo, RunInfo};
@@ -111,6 +112,62 @@ fn a_remote_dry_run_prices_the_run_with_its_index_writes_against_the_quotas() {
          warning: 4 probe(s) make more than the free plan's 50 D1 queries per invocation: \
          production refuses them (that refusal is what they measure)\n"
     );
+}
+
+#[test]
+fn a_dry_run_through_a_durable_object_on_cloudflare_prices_its_rows_apart_from_d1s() {
+    let alone = text(
+        &[
+            "t",
+            "--target",
+            "remote-do",
+            "--plan",
+            "free",
+            "--no-baseline",
+        ],
+        "E",
+        Some(crate::base::AccountPlan::Free),
+    );
+    let cost = alone.split_once("on Cloudflare").unwrap().1;
+    assert_eq!(
+        cost,
+        ", plan free (no credentials were read):\n\
+         \x20 Worker requests                                      85  (Free: 100,000 a day)\n\
+         \x20 Durable Object rows written                       7,440  (its own storage, not D1's quota)\n\
+         \x20 Durable Object rows read                         34,816  (its own storage, not D1's quota)\n\
+         \x20 no D1 queries: the Durable Object's SQL calls are not D1's, and no query budget per invocation applies to them\n"
+    );
+    // Beside D1 on Cloudflare: every session deployed twice over, D1's rows and the object's.
+    let beside = text(
+        &[
+            "t",
+            "--target",
+            "remote",
+            "--baseline",
+            "remote-do",
+            "--plan",
+            "free",
+        ],
+        "E",
+        Some(crate::base::AccountPlan::Free),
+    );
+    assert!(
+        beside.contains(
+            "and the same 28 probes on the baseline, remote-do (the Worker's Durable Object on \
+             Cloudflare, deployed afresh each session)"
+        ),
+        "{beside}"
+    );
+    let cost = beside.split_once("on Cloudflare,").unwrap().1;
+    for line in [
+        "Worker requests                                     170",
+        "D1 rows written (each index entry a row)          7,440",
+        "Durable Object rows written                       7,440",
+        "most D1 queries in one invocation: 60",
+        "warning: 4 probe(s) make more than the free plan's 50 D1 queries",
+    ] {
+        assert!(cost.contains(line), "{line} in {cost}");
+    }
 }
 
 #[test]

@@ -35,9 +35,16 @@ pub fn lines(out: &mut String, plan: &SweepPlan, axis: Axis, baseline: Option<Ta
         .unwrap();
     }
     if let Some(baseline) = baseline {
+        let what = match baseline {
+            TargetKind::Do => "the Worker's Durable Object in the same wrangler dev",
+            TargetKind::RemoteDo => {
+                "the Worker's Durable Object on Cloudflare, deployed afresh each session"
+            }
+            _ => "bare SQLite in-process",
+        };
         writeln!(
             out,
-            "and the same {} probes on the baseline, {baseline} (bare SQLite in-process)",
+            "and the same {} probes on the baseline, {baseline} ({what})",
             plan.probes().len()
         )
         .unwrap();

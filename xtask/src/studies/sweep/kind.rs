@@ -89,7 +89,8 @@ impl Study for SweepStudy {
         if ask.baseline != TargetKind::Sqlite && !ask.target.takes_baseline(ask.baseline) {
             bail!(
                 "--baseline {} does not go with --target {}: a sweep's baseline is `sqlite` \
-                 (beside any target that runs the Worker) or `do` (beside `--target local`)",
+                 (beside any target that runs the Worker), `do` (beside `--target local`) or \
+                 `remote-do` (beside `--target remote`)",
                 ask.baseline,
                 ask.target
             );

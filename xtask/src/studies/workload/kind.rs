@@ -83,11 +83,11 @@ impl Study for Workload {
             );
         }
         self.check_target(ask.target)?;
-        if ask.target == TargetKind::Do || ask.baseline != TargetKind::Sqlite {
+        if ask.target.through_do() || ask.baseline != TargetKind::Sqlite {
             bail!(
-                "`{}` is a workload, and workloads run on D1 and bare SQLite only: the `do` \
-                 target and `--baseline do` run sweeps and ladders (the Worker's Durable Object \
-                 answers /setup, /probe, /verify and /rung)",
+                "`{}` is a workload, and workloads run on D1 and bare SQLite only: the `do` and \
+                 `remote-do` targets and `--baseline do` run sweeps and ladders (the Worker's \
+                 Durable Object answers /setup, /probe, /verify and /rung)",
                 ask.experiment
             );
         }

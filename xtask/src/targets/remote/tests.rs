@@ -554,7 +554,7 @@ fn remote_options_are_refused_on_a_local_run() {
         .to_string();
     assert_eq!(
         err,
-        "--location, --keep only applies to --target remote, not --target local"
+        "--location, --keep only applies to --target remote and remote-do, not --target local"
     );
     assert!(
         Options::for_target(TargetKind::Local, &Asked::default())

@@ -342,7 +342,7 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
         .baseline
         .as_ref()
         .map(|&b| match b {
-            TargetKind::Do => format!(
+            TargetKind::Do | TargetKind::RemoteDo => format!(
                 ", with the same probes on {b} (the same Worker writing through a SQLite-backed \
                  Durable Object, the baseline: not D1)"
             ),

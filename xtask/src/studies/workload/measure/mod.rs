@@ -492,7 +492,7 @@ fn op_row(
         // Locally miniflare makes up a `cf` object (colo `DFW` among it): only Cloudflare's
         // colo is recorded.
         worker_colo: match target {
-            TargetKind::Remote => answer.worker_colo.unwrap_or_default(),
+            t if t.is_remote() => answer.worker_colo.unwrap_or_default(),
             _ => String::new(),
         },
         session: job.session,

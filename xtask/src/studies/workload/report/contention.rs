@@ -162,9 +162,9 @@ fn what_it_shows(target: TargetKind) -> &'static str {
              rate is latency and the gap between rows offered and rows written. Refusal shares \
              come from runs with `--target remote` only."
         }
-        TargetKind::Do => {
+        TargetKind::Do | TargetKind::RemoteDo => {
             "a Durable Object's SQLite storage, which runs one request at a time: workloads are \
-             not measured there (the `do` target runs sweeps and ladders)."
+             not measured there (the `do` and `remote-do` targets run sweeps and ladders)."
         }
         TargetKind::Sqlite => {
             "in-process SQLite with its own single writer: one WAL file, a connection per \
