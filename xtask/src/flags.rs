@@ -120,15 +120,18 @@ pub struct Run {
     #[arg(long, value_enum, value_name = "WHICH", num_args = 0..=1, require_equals = true,
           default_missing_value = "every")]
     pub isolate_heap: Option<HeapSampling>,
-    /// Which Worker measures on the local target: `rust` (worker/, the default) or `js`
-    /// (worker-js/, plain JavaScript writing the same statements). Sweeps only.
+    /// Which Worker measures on the local target: `rust` (worker/, the default), `js`
+    /// (worker-js/, plain JavaScript writing the same statements) or `js-minimal` (the same,
+    /// with nothing but the writes in its window). Sweeps only.
     #[arg(long, value_enum, default_value = "rust")]
     pub worker: WorkerKind,
-    /// On the local target, alternate a sweep's sessions between the two Workers in ABBA
-    /// order (session 0 the Rust Worker, 1 and 2 the JavaScript Worker, 3 the Rust Worker, and
-    /// so on), to measure the instrument's cost: summary.md then gives Rust ÷ JavaScript per
-    /// point on the inside clock with its interval over sessions. Needs 4 sessions or more.
-    #[arg(long, conflicts_with = "worker")]
+    /// On the local target, alternate a sweep's sessions between the Rust Worker and a
+    /// JavaScript one in ABBA order (session 0 the Rust Worker, 1 and 2 the JavaScript Worker, 3
+    /// the Rust Worker, and so on), to measure the instrument's cost: summary.md then gives
+    /// Rust ÷ JavaScript per point on the inside clock with its interval over sessions. The
+    /// JavaScript Worker is the twin (`js`) unless `--worker js-minimal` is given. Needs 4
+    /// sessions or more.
+    #[arg(long)]
     pub alternate_workers: bool,
     /// Debugging the harness: corrupt every probe's table after its writes, to see
     /// reconciliation catch it. The run is then invalid and exits non-zero.
@@ -195,6 +198,15 @@ pub struct Run {
 }
 
 impl Run {
+    /// The JavaScript Worker an `--alternate-workers` run alternates the Rust Worker with: the
+    /// one `--worker` names, the twin (`js`) when it names the Rust Worker.
+    pub fn javascript(&self) -> WorkerKind {
+        match self.worker {
+            WorkerKind::Rust => WorkerKind::Js,
+            other => other,
+        }
+    }
+
     /// A run of `experiment` on `target` with every other flag at its default (for the tasks
     /// that run the pipeline themselves, and tests).
     pub fn of(experiment: &str, target: TargetKind) -> Run {

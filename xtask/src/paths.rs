@@ -55,8 +55,16 @@ impl Paths {
     pub fn worker_of(&self, worker: crate::base::WorkerKind) -> PathBuf {
         match worker {
             crate::base::WorkerKind::Rust => self.worker(),
-            crate::base::WorkerKind::Js => self.worker_js(),
+            crate::base::WorkerKind::Js | crate::base::WorkerKind::JsMinimal => self.worker_js(),
         }
+    }
+    /// The wrangler configuration `wrangler dev` runs `worker` with.
+    pub fn wrangler_config(&self, worker: crate::base::WorkerKind) -> PathBuf {
+        let file = match worker {
+            crate::base::WorkerKind::JsMinimal => "wrangler.minimal.toml",
+            _ => "wrangler.toml",
+        };
+        self.worker_of(worker).join(file)
     }
     pub fn node_modules(&self) -> PathBuf {
         self.worker().join("node_modules")

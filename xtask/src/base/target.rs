@@ -130,25 +130,36 @@ pub enum WorkerKind {
     /// The plain JavaScript Worker (`worker-js/`, no build step): takes the statements the
     /// host planned with the same planner, and writes them as a JavaScript Worker does.
     Js,
+    /// The minimal JavaScript Worker (`worker-js/src/minimal.js`): the same statements, steps
+    /// and bodies as `js`, and in its window nothing but the writes (no parts of the window, no
+    /// reading of the answers): what the twin is held against.
+    JsMinimal,
 }
 
 impl WorkerKind {
-    pub const ALL: [WorkerKind; 2] = [WorkerKind::Rust, WorkerKind::Js];
+    pub const ALL: [WorkerKind; 3] = [WorkerKind::Rust, WorkerKind::Js, WorkerKind::JsMinimal];
 
-    /// The Worker of `session` in a run that alternates them (`--alternate-workers`): ABBA,
-    /// so that a drift over the run falls on both alike.
-    pub fn of_session(session: usize) -> WorkerKind {
+    /// The Worker of `session` in a run that alternates the Rust Worker with `javascript`
+    /// (`--alternate-workers`): ABBA, so that a drift over the run falls on both alike.
+    pub fn of_session(session: usize, javascript: WorkerKind) -> WorkerKind {
         if matches!(session % 4, 1 | 2) {
-            WorkerKind::Js
+            javascript
         } else {
             WorkerKind::Rust
         }
+    }
+
+    /// Whether the Worker takes the statements the host planned (the JavaScript Workers), rather
+    /// than planning them itself.
+    pub fn takes_statements(self) -> bool {
+        self != WorkerKind::Rust
     }
 
     pub fn name(self) -> &'static str {
         match self {
             WorkerKind::Rust => "rust",
             WorkerKind::Js => "js",
+            WorkerKind::JsMinimal => "js-minimal",
         }
     }
 }

@@ -85,7 +85,9 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         debug_corrupt: flags.debug_corrupt,
         isolate_heap: flags.isolate_heap.is_some(),
         isolate_heap_alternate: flags.isolate_heap == Some(crate::base::HeapSampling::Alternate),
-        worker: (flags.target.runs_the_worker() && !flags.alternate_workers)
+        // Alternating, the JavaScript Worker the Rust Worker alternates with, when not the twin.
+        worker: (flags.target.runs_the_worker()
+            && (!flags.alternate_workers || flags.worker == WorkerKind::JsMinimal))
             .then_some(flags.worker),
         alternate_workers: flags.alternate_workers,
         order_seed: None,
@@ -203,7 +205,7 @@ fn measure(
             }
             let start = Start {
                 worker: match flags.alternate_workers {
-                    true => WorkerKind::of_session(session),
+                    true => WorkerKind::of_session(session, flags.javascript()),
                     false => flags.worker,
                 },
                 ..start
@@ -304,7 +306,7 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
             plan.work.sessions()
         );
     }
-    if flags.worker == WorkerKind::Js || flags.alternate_workers {
+    if flags.worker.takes_statements() || flags.alternate_workers {
         if plan.baseline.is_some_and(TargetKind::through_do) {
             bail!(
                 "--worker js and --alternate-workers do not go with --baseline do: the \

@@ -7,8 +7,8 @@ use std::fmt::Write;
 
 use clap::ValueEnum;
 
+use crate::base::TargetKind;
 use crate::base::text::shell_word;
-use crate::base::{TargetKind, WorkerKind};
 use crate::records::RunRecord;
 use crate::records::run_history::{SessionTime, unix_secs};
 
@@ -45,8 +45,9 @@ pub fn command_args(record: &RunRecord) -> Vec<String> {
     }
     if run.alternate_workers {
         flag("--alternate-workers", None);
-    } else if run.worker == Some(WorkerKind::Js) {
-        flag("--worker", Some("js".to_owned()));
+    }
+    if let Some(worker) = run.worker.filter(|w| w.takes_statements()) {
+        flag("--worker", Some(worker.name().to_owned()));
     }
     if run.isolate_heap_alternate {
         flag("--isolate-heap=alternate", None);
@@ -178,6 +179,7 @@ fn seconds(ms: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::WorkerKind;
     use crate::records::run_history::Resumption;
     use crate::records::{RunStatus, StudyKind};
     use crate::targets::remote::RemoteRecord;
@@ -303,6 +305,9 @@ memory_gib = 1.0
         r.run.x_axis = axis;
         r.run.alternate_workers = true;
         assert!(command(&r).ends_with("--target local --no-baseline --alternate-workers"));
+        // Against the minimal JavaScript Worker, which run.toml names.
+        r.run.worker = Some(WorkerKind::JsMinimal);
+        assert!(command(&r).ends_with("--alternate-workers --worker js-minimal"));
         r.run.alternate_workers = false;
         r.run.worker = Some(WorkerKind::Js);
         r.run.isolate_heap = true;

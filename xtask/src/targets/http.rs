@@ -118,11 +118,11 @@ impl WorkerClient {
     /// the same planner the Rust Worker runs ([`d1bench_core::handover`]).
     fn probe_body(&self, path: &str, probe: &ProbeRequest) -> String {
         let probe_json = serde_json::to_string(probe).expect("a probe always serializes");
-        match (self.worker, path) {
-            (WorkerKind::Rust, _) => probe_json,
-            (WorkerKind::Js, "/setup") => handover::js_setup_body(probe, &probe_json),
-            (WorkerKind::Js, "/verify") => handover::js_verify_body(probe, &probe_json),
-            (WorkerKind::Js, _) => handover::Inserts::of(probe).js_body(&probe_json),
+        match (self.worker.takes_statements(), path) {
+            (false, _) => probe_json,
+            (true, "/setup") => handover::js_setup_body(probe, &probe_json),
+            (true, "/verify") => handover::js_verify_body(probe, &probe_json),
+            (true, _) => handover::Inserts::of(probe).js_body(&probe_json),
         }
     }
 
@@ -149,7 +149,7 @@ impl WorkerClient {
             REQUEST_TIMEOUT,
             MAX_ANSWER_BYTES,
         );
-        if let (WorkerKind::Js, Ok(result)) = (self.worker, &mut timed.result) {
+        if let (true, Ok(result)) = (self.worker.takes_statements(), &mut timed.result) {
             (result.outcome, result.refusal) =
                 d1bench_core::ladder::classify(result.error.as_deref());
         }

@@ -98,7 +98,7 @@ impl LocalWorker {
             .arg(&tools.wrangler_js)
             .arg("dev")
             .arg("--config")
-            .arg(paths.worker_of(worker).join("wrangler.toml"))
+            .arg(paths.wrangler_config(worker))
             .args(["--ip", "127.0.0.1", "--port", &port.to_string()])
             .args(["--inspector-port", &inspector_port.to_string()])
             .arg("--persist-to")

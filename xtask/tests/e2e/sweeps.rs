@@ -27,6 +27,7 @@ pub fn tests() -> Vec<Trial> {
         smoke_run_reconciles_and_draws,
         js_worker_smoke_run_reconciles,
         alternate_workers_smoke_run_reports_the_instrument,
+        the_minimal_js_worker_alternates_with_the_rust_worker_and_reconciles,
         decision_map_smoke_reconciles_and_answers_every_cell,
         a_table_corrupted_by_one_byte_is_caught_and_the_run_is_invalid,
         a_table_with_values_swapped_between_rows_is_caught_and_the_run_is_invalid,
@@ -425,6 +426,70 @@ pub fn alternate_workers_smoke_run_reports_the_instrument() {
             && section.contains("`local`: 8 probes"),
         "{section}"
     );
+}
+
+/// The minimal JavaScript Worker (`--worker js-minimal`) alternating with the Rust Worker: every
+/// strategy written and reconciled by the same count and checksum, its window with no parts, the
+/// Worker named in results.csv, run.toml and the instrument section, and the reproduce line
+/// naming it.
+pub fn the_minimal_js_worker_alternates_with_the_rust_worker_and_reconciles() {
+    let out = tempfile::tempdir().unwrap();
+    let status = xtask_run(
+        &[
+            "column-sweep",
+            "--profile",
+            "smoke",
+            "--alternate-workers",
+            "--worker",
+            "js-minimal",
+            "--sessions",
+            "4",
+            "--no-baseline",
+        ],
+        out.path(),
+    );
+    assert!(
+        status.success(),
+        "the minimal Worker's run failed: {status}"
+    );
+    let dir = run_dir(out.path());
+    let rows = read_csv(&dir.join("results.csv"));
+    let (minimal, rust): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r["worker"] == "js-minimal");
+    assert_eq!(minimal.len(), rust.len(), "the same probes on both");
+    every_strategy_ran(&minimal);
+    for row in &rust {
+        assert_local_probe(row, "rust");
+    }
+    for row in &minimal {
+        assert_eq!(row["reconciled"], "true", "{row:?}");
+        assert_eq!(row["checksum_equal"], "true", "{row:?}");
+        assert_eq!(num(row, "rows_present"), num(row, "rows"), "{row:?}");
+        // Nothing but the writes in the window: no parts, and it holds within the outside clock.
+        for part in ["bind_ms", "call_ms", "read_ms"] {
+            assert_eq!(row[part], "", "{part}: {row:?}");
+        }
+        assert!(ms(row, "inside_ms") <= ms(row, "outside_ms"), "{row:?}");
+        assert!(ms(row, "handover_ms") >= 0.0, "{row:?}");
+    }
+    let record = run_toml(&dir);
+    assert_eq!(record["run"]["worker"].as_str(), Some("js-minimal"));
+    for session in record["sessions"].as_array().unwrap() {
+        let name = session["worker"].as_str().unwrap();
+        let js = matches!(session["session"].as_integer(), Some(1 | 2));
+        assert_eq!(
+            name.starts_with("d1bench-worker-js-minimal "),
+            js,
+            "{session:?}"
+        );
+    }
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    for says in [
+        "the minimal one (`--worker js-minimal`",
+        "`worker = js-minimal`",
+        "--alternate-workers --worker js-minimal",
+    ] {
+        assert!(md.contains(says), "{says}: {md}");
+    }
 }
 
 pub fn smoke_run_reconciles_and_draws() {

@@ -117,9 +117,19 @@ fn session_values(sessions: &Sessions, worker: WorkerKind) -> Vec<f64> {
         .unwrap_or_default()
 }
 
+/// The JavaScript Worker the run's Rust Worker was measured against: the first among its rows
+/// (a run alternates the Rust Worker with one), the twin when there is none.
+pub fn javascript_of(rows: &[ProbeRow]) -> WorkerKind {
+    rows.iter()
+        .filter_map(|r| r.worker)
+        .find(|w| w.takes_statements())
+        .unwrap_or(WorkerKind::Js)
+}
+
 /// Every point both Workers measured, Rust ÷ JavaScript with its interval over sessions;
 /// empty for a run measured by one Worker.
 pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<InstrumentPoint> {
+    let js_worker = javascript_of(rows);
     let handovers = handovers(rows, axis);
     let mut points: Vec<InstrumentPoint> = by_point(rows, axis)
         .into_iter()
@@ -127,7 +137,7 @@ pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<InstrumentPoint> {
         .map(|((strategy, label, x), sessions)| {
             let (rust, js) = (
                 session_values(&sessions, WorkerKind::Rust),
-                session_values(&sessions, WorkerKind::Js),
+                session_values(&sessions, js_worker),
             );
             let handover = |worker| {
                 handovers
@@ -136,7 +146,7 @@ pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<InstrumentPoint> {
             };
             InstrumentPoint {
                 rust_handover_ms: handover(WorkerKind::Rust),
-                js_handover_ms: handover(WorkerKind::Js),
+                js_handover_ms: handover(js_worker),
                 strategy,
                 label,
                 x: f64::from_bits(x),
@@ -196,6 +206,7 @@ pub fn a_a(rows: &[ProbeRow], axis: Axis, worker: WorkerKind) -> (usize, usize) 
 /// sessions), with each Worker: where the two Workers disagree on which is faster, the
 /// instrument moves that finding. One line per value of the axis both strategies have.
 pub fn moved_findings(rows: &[ProbeRow], axis: Axis) -> Vec<String> {
+    let js_worker = javascript_of(rows);
     let by = by_point(rows, axis);
     let center = |strategy: Strategy, x: u64, worker: WorkerKind| {
         let sessions = by.get(&(strategy, String::new(), x))?;
@@ -211,7 +222,7 @@ pub fn moved_findings(rows: &[ProbeRow], axis: Axis) -> Vec<String> {
             let ratio = |worker| {
                 Some(center(Strategy::Literal, x, worker)? / center(Strategy::Bound, x, worker)?)
             };
-            let (rust, js) = (ratio(WorkerKind::Rust)?, ratio(WorkerKind::Js)?);
+            let (rust, js) = (ratio(WorkerKind::Rust)?, ratio(js_worker)?);
             let moved = (rust < 1.0) != (js < 1.0);
             Some(format!(
                 "{} = {}: literal ÷ bound {rust:.2} with the Rust Worker, {js:.2} with the \
@@ -252,6 +263,16 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
         FALSE_DISCOVERY_RATE * 100.0,
         axis.name()
     );
+    if javascript_of(rows) == WorkerKind::JsMinimal {
+        let table = md.find("\n\n| strategy").unwrap_or(md.len());
+        md.insert_str(
+            table,
+            " The JavaScript Worker here is the minimal one (`--worker js-minimal`, \
+             worker-js/src/minimal.js): nothing but the writes in its window, so Rust ÷ JS is the \
+             Rust Worker against the least a JavaScript Worker can do, and its `handover_ms` is \
+             the same `JSON.parse` as the twin's.",
+        );
+    }
     for p in &points {
         let (ratio, interval) = match &p.ratio {
             Some(c) => (
@@ -305,7 +326,7 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
     };
     let tests: Vec<String> = [
         a_a_line(WorkerKind::Rust, "Rust"),
-        a_a_line(WorkerKind::Js, "JavaScript"),
+        a_a_line(javascript_of(rows), "JavaScript"),
     ]
     .into_iter()
     .flatten()
@@ -382,6 +403,27 @@ mod tests {
     }
 
     #[test]
+    fn against_the_minimal_javascript_worker_the_ratio_is_taken_and_the_worker_named() {
+        let mut rows = rows_of(Strategy::Bound, 8, 200.0, 100.0);
+        for row in rows.iter_mut().filter(|r| r.worker == Some(WorkerKind::Js)) {
+            row.worker = Some(WorkerKind::JsMinimal);
+        }
+        assert_eq!(javascript_of(&rows), WorkerKind::JsMinimal);
+        let points = points(&rows, Axis::Columns);
+        assert_eq!((points.len(), points[0].js_sessions), (1, 2));
+        assert!((points[0].ratio.as_ref().unwrap().ratio - 2.0).abs() < 0.1);
+        let md = markdown(&rows, Axis::Columns).unwrap();
+        assert!(
+            md.contains("the minimal one (`--worker js-minimal`"),
+            "{md}"
+        );
+        // Against the twin, no such sentence.
+        let twin = rows_of(Strategy::Bound, 8, 200.0, 100.0);
+        assert_eq!(javascript_of(&twin), WorkerKind::Js);
+        assert!(!markdown(&twin, Axis::Columns).unwrap().contains("minimal"));
+    }
+
+    #[test]
     fn a_ratio_far_from_one_differs_and_one_at_one_does_not() {
         let mut rows = rows_of(Strategy::Bound, 8, 200.0, 100.0);
         rows.extend(rows_of(Strategy::Literal, 8, 100.0, 100.0));
@@ -439,7 +481,7 @@ mod tests {
         // to judge.
         let mut rows = Vec::new();
         for session in 0..8 {
-            let worker = WorkerKind::of_session(session);
+            let worker = WorkerKind::of_session(session, WorkerKind::Js);
             for repeat in 0..3 {
                 rows.push(ProbeRow {
                     strategy: Strategy::Bound,

@@ -52,13 +52,14 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
     let instrument = instrument::markdown(&all_rows, axis).map(|mut section| {
         let js: Vec<ProbeRow> = all_rows
             .iter()
-            .filter(|r| r.worker == Some(WorkerKind::Js))
+            .filter(|r| r.worker.is_some_and(WorkerKind::takes_statements))
             .cloned()
             .collect();
         section.push_str(&format!(
             "\nThe tables and charts above are the Rust Worker's sessions only; the JavaScript \
-             Worker's probes are in results.csv (`worker = js`) and in this section. Their \
+             Worker's probes are in results.csv (`worker = {}`) and in this section. Their \
              reconciliation:\n\n{}\n",
+            instrument::javascript_of(&all_rows),
             summary::target_lines(&js).join("\n")
         ));
         section
@@ -99,11 +100,12 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
 /// (`--alternate-workers`): the default instrument's, the Rust Worker's sessions, so that no
 /// figure pools two instruments; any other run: all of them.
 pub fn default_instrument(rows: &[ProbeRow]) -> Vec<ProbeRow> {
-    let both_workers = WorkerKind::ALL
-        .iter()
-        .all(|w| rows.iter().any(|r| r.worker == Some(*w)));
+    let both_workers = rows.iter().any(|r| r.worker == Some(WorkerKind::Rust))
+        && rows
+            .iter()
+            .any(|r| r.worker.is_some_and(WorkerKind::takes_statements));
     rows.iter()
-        .filter(|r| !both_workers || r.worker != Some(WorkerKind::Js))
+        .filter(|r| !both_workers || !r.worker.is_some_and(WorkerKind::takes_statements))
         .cloned()
         .collect()
 }
