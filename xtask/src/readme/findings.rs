@@ -180,6 +180,25 @@ pub fn section(dir: &Path, link: &str, replicate: Option<(&Path, &str)>) -> Resu
         Some((dir, _)) => Some(literal_to_bound(dir, target)?),
         None => None,
     };
+    // What the two runs share, from their records: the same Worker build, or not.
+    let alike = match replicate {
+        Some((dir, _)) => {
+            let other = RunRecord::read(&dir.join("run.toml"))?;
+            let same_build = other.versions.worker_build.is_some()
+                && other.versions.worker_build == record.versions.worker_build;
+            let at = if other.git.commit == record.git.commit {
+                "at the same commit".to_owned()
+            } else {
+                format!("at commit `{}`", other.git.commit.short(7))
+            };
+            if same_build {
+                format!("{at}, with the same Worker build")
+            } else {
+                format!("{at}, with another Worker build")
+            }
+        }
+        None => String::new(),
+    };
     // Which side each column count's interval puts literal ÷ bound on, in this run and, with a
     // replicate, in both: a side only where the two runs agree.
     let side_at = |r: &SummaryRow| -> Option<Side> {
@@ -238,7 +257,7 @@ pub fn section(dir: &Path, link: &str, replicate: Option<(&Path, &str)>) -> Resu
             writeln!(
                 out,
                 "- **literal ÷ bound** ({what}), stated only where this run and a second, \
-                 independent one at the same commit ([`{link_b}/`]({link_b}/)) agree: literal is \
+                 independent one {alike} ([`{link_b}/`]({link_b}/)) agree: literal is \
                  faster, its interval wholly below 1 in both, at {}; bound is faster, wholly \
                  above 1 in both, at {}; at {} an interval includes 1 in one run or both, and \
                  the runs cannot tell them apart. The two runs' intervals overlap at {overlap} \

@@ -22,7 +22,7 @@ use crate::studies::ladder::report::parity;
 
 /// The committed sweep the findings section quotes, relative to the project's root.
 pub const EXAMPLE_RUN: &str = "docs/example-run";
-/// A second, independent run of the same experiment at the same commit: the findings state a
+/// A second, independent run of the same experiment with the same Worker build: the findings state a
 /// difference only where both show it.
 pub const REPLICATE_RUN: &str = "docs/runs/column-sweep-replicate";
 
