@@ -35,6 +35,11 @@ pub const QUOTED_RUNS: [&str; 4] = [
     durable::D1_BESIDE_DO,
 ];
 
+/// The committed between-runs calibrations, (run a, run b): `cargo xtask calibrate --between a b`
+/// wrote `calibration-between-runs.{csv,md}` into b, and `cargo xtask reproduce` makes it again
+/// whenever it puts either run in place.
+pub const CALIBRATED_PAIRS: [(&str, &str); 1] = [(EXAMPLE_RUN, REPLICATE_RUN)];
+
 /// How long a run measured, in minutes, from its run.toml's start and end.
 pub fn run_minutes(record: &crate::records::RunRecord) -> Option<f64> {
     use crate::records::run_history::unix_secs;

@@ -2,7 +2,8 @@
 //! run the README quotes ([`readme::QUOTED_RUNS`]), each with the command its run.toml records;
 //! refuses to start one while the machine's load average is above its cores (the run would
 //! measure the other work); once all are complete, puts them in place of the committed ones
-//! (not one by one: a run put in place dirties the tree the next would record) and rewrites the
+//! (not one by one: a run put in place dirties the tree the next would record), makes again the
+//! between-runs calibrations that involve them ([`readme::CALIBRATED_PAIRS`]) and rewrites the
 //! README's generated sections from them.
 
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use crate::readme;
 use crate::records::run_record::{git, load_average};
 use crate::records::{RunRecord, RunStatus};
 use crate::reports::provenance::{command, command_args};
+use crate::studies::sweep::report::calibrate::between::write_between;
 
 /// A quoted run: where it is committed, and what its run.toml says of it.
 struct Quoted {
@@ -82,6 +84,15 @@ fn put_in_place(from: &Path, to: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The committed between-runs calibrations with a run among `placed`: put in place, a run
+/// leaves no file of the old one behind, so its calibration must be made again from the new.
+fn pairs_to_make_again(placed: &[&str]) -> Vec<(&'static str, &'static str)> {
+    readme::CALIBRATED_PAIRS
+        .into_iter()
+        .filter(|(a, b)| placed.contains(a) || placed.contains(b))
+        .collect()
 }
 
 impl flags::Reproduce {
@@ -165,6 +176,8 @@ impl flags::Reproduce {
             }
             made.push((q.dir, dir, record.run.id));
         }
+        let placed: Vec<&str> = made.iter().map(|(committed, ..)| *committed).collect();
+        let pairs = pairs_to_make_again(&placed);
         for (committed, dir, id) in made {
             let to = paths.root.join(committed);
             // A run's page (index.html) is written by `report`, not by the run: a committed run
@@ -175,6 +188,14 @@ impl flags::Reproduce {
                 super::index::write_index(std::slice::from_ref(&to), Some(scratch.join("index")))?;
             }
             eprintln!("[reproduce] {committed} replaced by {id}");
+        }
+        // A calibration names its runs as given: from the root, as the committed ones read.
+        std::env::set_current_dir(&paths.root)
+            .with_context(|| format!("cannot enter {}", paths.root.display()))?;
+        for (a, b) in pairs {
+            write_between(Path::new(a), Path::new(b))
+                .with_context(|| format!("calibrating {b} against {a} again"))?;
+            eprintln!("[reproduce] calibrated {b} against {a} again");
         }
         for file in readme::rewrite(paths)? {
             eprintln!(
@@ -224,6 +245,56 @@ mod tests {
             );
             assert_eq!(run.no_baseline, q.record.run.baseline.is_none(), "{dir}");
             assert!(q.minutes().is_some_and(|m| m > 0.0), "{dir}");
+        }
+    }
+
+    #[test]
+    fn a_calibration_is_made_again_when_either_of_its_runs_is_put_in_place() {
+        let pair = readme::CALIBRATED_PAIRS[0];
+        assert_eq!(pairs_to_make_again(&[pair.0]), [pair]);
+        assert_eq!(pairs_to_make_again(&[pair.1]), [pair]);
+        assert_eq!(pairs_to_make_again(&[pair.0, pair.1]), [pair]);
+        assert!(pairs_to_make_again(&[readme::durable::D1_BESIDE_DO]).is_empty());
+    }
+
+    /// Every between-runs calibration committed under docs/ is one reproduce knows to make
+    /// again, naming the runs the list gives: one it did not know of would be deleted with its
+    /// run and not come back.
+    #[test]
+    fn every_committed_between_runs_calibration_is_a_known_pair() {
+        let root = project_root();
+        let mut found = Vec::new();
+        let mut stack = vec![root.join("docs")];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path
+                    .file_name()
+                    .is_some_and(|n| n == "calibration-between-runs.md")
+                {
+                    found.push(path);
+                }
+            }
+        }
+        assert!(
+            !found.is_empty(),
+            "the committed pair's calibration is under docs/"
+        );
+        for md in found {
+            let b = md.parent().unwrap().strip_prefix(&root).unwrap();
+            let text = std::fs::read_to_string(&md).unwrap();
+            let pair = readme::CALIBRATED_PAIRS
+                .into_iter()
+                .find(|(_, pb)| Path::new(pb) == b)
+                .unwrap_or_else(|| panic!("{}: not in readme::CALIBRATED_PAIRS", md.display()));
+            let names = format!("Run a: `{}`; run b: `{}`.", pair.0, pair.1);
+            assert!(
+                text.contains(&names),
+                "{}: should say {names}",
+                md.display()
+            );
         }
     }
 
