@@ -11,7 +11,8 @@
 //! first run each test waits for `cargo xtask setup` (once), so no two runs install or build the
 //! Worker at once. A test that must run alone says so and runs first: the one that checks what
 //! the next run says about a run it killed (every run looks for dead runs under
-//! `target/d1bench/` and marks them, so no other run may start meanwhile). The longest tests
+//! `target/d1bench/` and marks them, so no other run may start meanwhile), and compare's A/A
+//! test, whose only load beside its second run must be the one it makes. The longest tests
 //! start next.
 
 /// `module::function` for each function named: tests that may run beside the others.
@@ -65,10 +66,18 @@ fn alone(name: &'static str, test: fn()) -> Trial {
 }
 
 fn main() {
-    let mut trials = vec![alone(
-        "faults::a_run_killed_with_9_leaves_nothing_running_and_the_next_run_marks_it_abandoned",
-        faults::a_run_killed_with_9_leaves_nothing_running_and_the_next_run_marks_it_abandoned,
-    )];
+    let mut trials = vec![
+        alone(
+            "faults::a_run_killed_with_9_leaves_nothing_running_and_the_next_run_marks_it_abandoned",
+            faults::a_run_killed_with_9_leaves_nothing_running_and_the_next_run_marks_it_abandoned,
+        ),
+        // An A/A test whose load is its own: beside the other tests, whatever ran beside one
+        // run and not the other is an effect it would rightly report.
+        alone(
+            "compare::compare_catches_a_fourfold_slowdown_and_stays_quiet_between_two_normal_runs",
+            compare::compare_catches_a_fourfold_slowdown_and_stays_quiet_between_two_normal_runs,
+        ),
+    ];
     // Each module lists its tests longest first; taking one of each in turn starts the longest
     // early and leaves the short ones to fill the end.
     let mut modules = [
