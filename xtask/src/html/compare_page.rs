@@ -13,7 +13,8 @@ use crate::base::numbers::num;
 use crate::paths::relative;
 use crate::studies::sweep::report::compare::judge::{shown_interval, tally};
 use crate::studies::sweep::report::compare::{
-    Basis, ComparedPoint, Comparison, Gate, Reading, RunRef, ThresholdChoice, Verdict,
+    Basis, CalibrationKind, ComparedPoint, Comparison, Gate, Reading, RunRef, ThresholdChoice,
+    Verdict, sd_per_target,
 };
 
 /// The file name of the page, beside compare.md.
@@ -108,8 +109,27 @@ fn gate(c: &Comparison) -> Markup {
 fn method(c: &Comparison) -> Markup {
     let threshold = match &c.threshold {
         ThresholdChoice::Given { percent } => format!("{percent}% for every point (--threshold)"),
+        ThresholdChoice::Calibrated {
+            file,
+            kind: CalibrationKind::BetweenRuns,
+            between_runs_sd,
+            ..
+        } => format!(
+            "each point's noise floor as calibrated between two runs in {} (it holds the \
+             variance between runs{})",
+            file.display(),
+            if between_runs_sd.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", σ {}, which each point's detectable includes",
+                    sd_per_target(between_runs_sd)
+                )
+            }
+        ),
         ThresholdChoice::Calibrated { file, .. } => format!(
-            "each point's noise floor as calibrated in {}",
+            "each point's noise floor as calibrated within one run in {} (halves of its \
+             sessions: it sees none of the variance between runs)",
             file.display()
         ),
         ThresholdChoice::NoiseFloor => {

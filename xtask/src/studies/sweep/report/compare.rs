@@ -48,9 +48,20 @@ pub enum ThresholdChoice {
         /// Between runs: the largest move of b ÷ a over its points with nothing changed, and
         /// the one 95% of them stay within (factors).
         moves: Option<(f64, f64)>,
+        /// Between runs: σ between runs per target (log scale), which each point's detectable
+        /// adds to its sessions' variance; empty within one run or where the file states none.
+        between_runs_sd: Vec<(TargetKind, f64)>,
     },
     /// Each point's own noise floor: no calibration was found or asked for.
     NoiseFloor,
+}
+
+/// Each target's σ between runs in words: "3.7% on local, 1.9% on sqlite".
+pub fn sd_per_target(sd: &[(TargetKind, f64)]) -> String {
+    sd.iter()
+        .map(|(t, sd)| format!("{:.1}% on {t}", 100.0 * sd))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Where compare looks for a calibration when no `--threshold` is given.
@@ -364,6 +375,7 @@ pub fn compare(
                 file: c.file.clone(),
                 kind: c.kind,
                 moves: c.moves(),
+                between_runs_sd: c.between_runs_sd(),
             },
         ),
         (None, None) => (ThresholdRule::NoiseFloor, ThresholdChoice::NoiseFloor),

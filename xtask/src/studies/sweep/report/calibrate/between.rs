@@ -130,6 +130,7 @@ pub fn calibrate_between(a: &[ProbeRow], b: &[ProbeRow], axis: Axis) -> Result<B
                 .map_or(0.0, |c| c.log_sd);
             let total = (d.se * d.se + 2.0 * sd * sd).sqrt();
             row.noise_floor = Some((t_quantile(d.df, CONFIDENCE) * total).exp());
+            row.between_runs_log_sd = Some(sd);
         }
     }
     Ok(BetweenRuns {

@@ -68,6 +68,11 @@ pub struct CalibrationRow {
     /// Between runs: b ÷ a observed at the point, with nothing changed; empty within one run.
     #[serde(default)]
     pub observed_ratio: Option<f64>,
+    /// Between runs: σ between runs of the point's target on the log scale (its
+    /// `Component::log_sd`), which a comparison of two runs adds to what the sessions explain;
+    /// empty within one run, and in calibrations written before 2026-12-04.
+    #[serde(default)]
+    pub between_runs_log_sd: Option<f64>,
 }
 
 impl CalibrationRow {
@@ -105,6 +110,7 @@ impl CalibrationRow {
             false_alarms: 0,
             noise_floor: None,
             observed_ratio: None,
+            between_runs_log_sd: None,
         }
     }
 }
@@ -136,6 +142,33 @@ impl Calibration {
             .iter()
             .find(|r| r.key() == *key)
             .and_then(|r| r.noise_floor)
+    }
+
+    /// σ between runs on the log scale at `key`, from a calibration between runs that states it.
+    pub fn between_runs_log_sd(&self, key: &PointKey) -> Option<f64> {
+        if self.kind != CalibrationKind::BetweenRuns {
+            return None;
+        }
+        self.rows
+            .iter()
+            .find(|r| r.key() == *key)
+            .and_then(|r| r.between_runs_log_sd)
+    }
+
+    /// Between runs: each target's σ between runs (log scale), as its rows state it.
+    pub fn between_runs_sd(&self) -> Vec<(TargetKind, f64)> {
+        if self.kind != CalibrationKind::BetweenRuns {
+            return Vec::new();
+        }
+        let mut out: Vec<(TargetKind, f64)> = Vec::new();
+        for r in &self.rows {
+            if let Some(sd) = r.between_runs_log_sd
+                && !out.iter().any(|(t, _)| *t == r.target)
+            {
+                out.push((r.target, sd));
+            }
+        }
+        out
     }
 
     /// The sessions on each side of its splits (the most any row has), if any row says.

@@ -242,7 +242,8 @@ pub fn judge(a: &[ProbeRow], b: &[ProbeRow], axis: Axis, rule: &ThresholdRule) -
         .zip(discoveries)
         .map(|(Pending { mut point, change }, discovery)| {
             if let (Some(c), Some(t)) = (change, point.threshold) {
-                let detectable = Detectable::of(&c, tested);
+                let between = rule.between_runs_log_sd(&point.key);
+                let detectable = Detectable::of(&c, tested, between);
                 point.discovery = discovery;
                 point.detectable = Some(detectable);
                 point.verdict = rule.or_cannot_tell(

@@ -35,6 +35,7 @@ fn over_sessions(c: &Comparison) -> String {
             file,
             kind: CalibrationKind::BetweenRuns,
             moves,
+            ..
         } => format!(
             "each point's noise floor as calibrated between runs in `{}` (`cargo xtask calibrate \
              --between`: two complete runs of this design compared as these are, with nothing \
@@ -216,11 +217,21 @@ fn detectable(c: &Comparison) -> String {
         return String::new();
     };
     let among = spread(&times.iter().map(|d| d.among).collect::<Vec<_>>()).unwrap_or_default();
+    let variance = match &c.threshold {
+        ThresholdChoice::Calibrated {
+            between_runs_sd, ..
+        } if !between_runs_sd.is_empty() => format!(
+            "from each point's own variance between sessions and, for the times, the variance \
+             between runs its calibration measured, se² + 2σ² (σ {})",
+            super::sd_per_target(between_runs_sd)
+        ),
+        _ => "from each point's own variance between sessions".to_owned(),
+    };
     let mut out = format!(
-        "**What these runs could detect** (80% power, from each point's own variance between \
-         sessions; the table's `detectable` column, alone / among): the time at one point, judged \
-         alone at 5%, {alone} (median over {} points, and range); judged among them as \
-         Benjamini–Hochberg judges a single change (at 5% ÷ {}), {among}.",
+        "**What these runs could detect** (80% power, {variance}; the table's `detectable` \
+         column, alone / among): the time at one point, judged alone at 5%, {alone} (median \
+         over {} points, and range); judged among them as Benjamini–Hochberg judges a single \
+         change (at 5% ÷ {}), {among}.",
         times.len(),
         times.len()
     );

@@ -180,7 +180,9 @@ pub fn judge_relative(
         for ((r, change), discovery) in relative.iter_mut().zip(changes).zip(discoveries) {
             let Some((ra, rb, c)) = change else { continue };
             let threshold = rule.for_ratio(c.noise_floor);
-            let detectable = Detectable::of(&c, tested);
+            // A calibration between runs measures the times' variance between runs, not the
+            // ratios' (which cancel the machine's state): the ratios' detectable is their own.
+            let detectable = Detectable::of(&c, tested, None);
             let judged = RelativeChange {
                 a: ra,
                 b: rb,

@@ -394,7 +394,8 @@ fn compare_takes_the_newest_calibration_of_the_same_experiment_profile_and_targe
         ThresholdChoice::Calibrated {
             file: newest,
             kind: super::CalibrationKind::WithinRun,
-            moves: None
+            moves: None,
+            between_runs_sd: Vec::new(),
         }
     );
     assert_eq!(c.points[0].threshold.unwrap().factor, 1.2);

@@ -25,7 +25,9 @@ pub const WITHIN_SESSION_DEFAULT_PERCENT: f64 = 5.0;
 pub const DEFAULT_QUESTION_PERCENT: f64 = 20.0;
 
 /// The smallest change a point's comparison detects with 80% power ([`stats::power::POWER`]),
-/// as a factor (1.20 = 20%), from its own variance.
+/// as a factor (1.20 = 20%), from its own variance and, with a calibration between runs, the
+/// variance between runs it measured: two runs differ by that much with nothing changed, so a
+/// change must stand out of it as well as of the sessions' spread.
 ///
 /// [`stats::power::POWER`]: crate::stats::power::POWER
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -38,11 +40,19 @@ pub struct Detectable {
 }
 
 impl Detectable {
-    /// From the change's standard error and degrees of freedom, among `m` points tested.
-    pub fn of(change: &crate::stats::sessions::Change, m: usize) -> Detectable {
+    /// From the change's standard error and degrees of freedom, among `m` points tested, with
+    /// σ between runs `between` (on the log scale) where a calibration between runs gives one:
+    /// the difference of two runs' log means then has variance se² + 2σ².
+    pub fn of(
+        change: &crate::stats::sessions::Change,
+        m: usize,
+        between: Option<f64>,
+    ) -> Detectable {
         use crate::stats::power::{POWER, detectable};
         use crate::stats::sessions::FALSE_DISCOVERY_RATE;
-        let at = |alpha: f64| detectable(change.se, change.df, alpha, POWER);
+        let sd = between.unwrap_or(0.0);
+        let se = (change.se * change.se + 2.0 * sd * sd).sqrt();
+        let at = |alpha: f64| detectable(se, change.df, alpha, POWER);
         Detectable {
             alone: at(FALSE_DISCOVERY_RATE),
             among: at(FALSE_DISCOVERY_RATE / m.max(1) as f64),
@@ -192,6 +202,15 @@ impl ThresholdRule<'_> {
 }
 
 impl ThresholdRule<'_> {
+    /// σ between runs at `key` (log scale), where the rule's calibration is one between runs
+    /// that states it.
+    pub fn between_runs_log_sd(&self, key: &PointKey) -> Option<f64> {
+        match self {
+            ThresholdRule::Calibrated(c) => c.between_runs_log_sd(key),
+            _ => None,
+        }
+    }
+
     /// The change asked about, as a factor: the given threshold, else
     /// [`DEFAULT_QUESTION_PERCENT`].
     pub fn question(&self) -> f64 {

@@ -99,7 +99,10 @@ fn compare_takes_a_between_runs_calibration_before_a_within_run_one() {
     let between = write_between(&dirs[0], &dirs[1]).unwrap();
     assert_eq!(between.judged, 25);
     let c = compare(&dirs[0], &dirs[1], None, &source).unwrap();
-    let ThresholdChoice::Calibrated { kind, moves, file } = &c.threshold else {
+    let ThresholdChoice::Calibrated {
+        kind, moves, file, ..
+    } = &c.threshold
+    else {
         panic!("{:?}", c.threshold)
     };
     assert_eq!(*kind, CalibrationKind::BetweenRuns);
@@ -122,4 +125,66 @@ fn compare_takes_a_between_runs_calibration_before_a_within_run_one() {
     );
     let err = write_between(&dirs[0], &four).unwrap_err().to_string();
     assert!(err.starts_with("the runs differ in design"), "{err}");
+}
+
+/// A calibration between runs that measured σ between runs makes compare's detectable the
+/// difference's whole variance, se² + 2σ²: read back from the csv, it widens every point's
+/// detectable over what the sessions alone give, by the rule's own amount.
+#[test]
+fn the_variance_between_runs_widens_what_compare_says_it_could_detect() {
+    let mut rng = fastrand::Rng::with_seed(11);
+    let root = tempfile::tempdir().unwrap();
+    let (a, b) = pair(&mut rng, 0.10);
+    let mut dirs = Vec::new();
+    for (name, rows) in [("a", &a), ("b", &b)] {
+        let mut r = record("column-sweep", StudyKind::Sweep);
+        r.run.sessions = Some(8);
+        dirs.push(write_run(&root.path().join(name), &r, Some(rows)));
+    }
+    let written = write_between(&dirs[0], &dirs[1]).unwrap();
+    let sd = written.components[0].log_sd;
+    assert!(sd > 0.05, "σ between runs {sd}");
+    let calibration = Calibration::read(&dirs[1].join(BETWEEN_RUNS_FILE)).unwrap();
+    assert!(
+        calibration
+            .rows
+            .iter()
+            .all(|r| r.between_runs_log_sd == Some(sd)),
+        "every point carries its target's σ"
+    );
+    let own = judge(&a, &b, Axis::Columns, &ThresholdRule::NoiseFloor);
+    let calibrated = judge(
+        &a,
+        &b,
+        Axis::Columns,
+        &ThresholdRule::Calibrated(&calibration),
+    );
+    let mut checked = 0;
+    for (p, c) in own.points.iter().zip(&calibrated.points) {
+        assert_eq!(p.key, c.key);
+        let (Some(o), Some(c)) = (p.detectable, c.detectable) else {
+            continue;
+        };
+        // detectable = exp(k · se) and a floor exp(t · se), with the same k and t (the same
+        // degrees of freedom) on both sides: the calibration widens its floor, ln exp(t ·
+        // √(se² + 2σ²)), by the factor compare must widen the detectable's logarithm by.
+        let widened = calibration.noise_floor(&p.key).unwrap().ln() / p.noise_floor.unwrap().ln();
+        let got = c.alone.ln() / o.alone.ln();
+        assert!(widened > 1.0, "{widened}");
+        assert!(
+            (got - widened).abs() < 1e-9,
+            "{got} against the floor's {widened}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 25);
+    // A within-run calibration carries no σ, and leaves the detectable as the sessions give it.
+    let within = Calibration {
+        kind: CalibrationKind::WithinRun,
+        ..calibration.clone()
+    };
+    let judged = judge(&a, &b, Axis::Columns, &ThresholdRule::Calibrated(&within));
+    for (o, w) in own.points.iter().zip(&judged.points) {
+        assert_eq!(o.detectable, w.detectable);
+    }
 }
