@@ -95,8 +95,11 @@ pub fn paragraph(summary: &[SummaryRow]) -> String {
         " Judged alone is one point tested at 5%; among its points is one change among all of \
          them as compare's Benjamini–Hochberg judges it (at 5% ÷ the number of points). A \
          smaller change can pass unseen between two such runs: \"no detectable change\" below \
-         these sizes is not evidence of none. Each point's own figure is summary.csv's \
-         `detectable` (judged alone).\n",
+         these sizes is not evidence of none. These count the spread between this run's \
+         sessions only: two runs also differ by what varies from run to run, which one run \
+         cannot see (`cargo xtask calibrate --between` measures it from a second, and compare \
+         adds it to each point's figure), so a replicate needs at least these sizes. Each \
+         point's own figure is summary.csv's `detectable` (judged alone).\n",
     );
     out
 }
@@ -123,6 +126,8 @@ mod tests {
             "{text}"
         );
         assert!(text.contains(" among its 25 points"), "{text}");
+        // It says what it leaves out: the variance between runs.
+        assert!(text.contains("which one run cannot see"), "{text}");
         // Each point's own figure, larger judged among the points than alone.
         let times: Vec<&SummaryRow> = summary
             .iter()
