@@ -110,6 +110,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         machine: run_record::machine(),
         reconciliation: None,
         remote: None,
+        baseline_remote: None,
         overrides: plan.overrides.clone(),
         planned: Some(plan.planned()),
         sessions: Vec::new(),
@@ -380,14 +381,24 @@ fn of_sessions(session: usize, sessions: usize) -> String {
     }
 }
 
+/// The run.toml table of `target`'s deployment: `[remote]` for the run's target, and
+/// `[baseline_remote]` for a remote baseline beside it.
+fn remote_of(record: &mut RunRecord, target: TargetKind) -> &mut Option<remote::RemoteRecord> {
+    if target == record.run.target {
+        &mut record.remote
+    } else {
+        &mut record.baseline_remote
+    }
+}
+
 /// Starts a fresh target, measures the plan's session on it (what a resumed plan holds skipped),
 /// closes it (on every path: the session's drop), settles the session (its records measured
 /// before it settled marked as warm-up), and notes in run.toml what the session said of itself,
 /// how long it took and what it discarded.
 fn measure_on(on: &On, plan: &RunPlan, run_dir: &RunDir, record: &mut RunRecord) -> Result<Totals> {
     let target = on.target;
-    if target == record.run.target && target.is_remote() {
-        record.remote = on.start.remote.map(remote::RemoteRecord::pending);
+    if target.is_remote() {
+        *remote_of(record, target) = on.start.remote.map(remote::RemoteRecord::pending);
         record.write(&run_dir.run_toml())?;
     }
     if plan.work.sessions() > 1 {
@@ -401,7 +412,7 @@ fn measure_on(on: &On, plan: &RunPlan, run_dir: &RunDir, record: &mut RunRecord)
     let session = match targets::open(target, on.start) {
         Ok(session) => session,
         Err(e) => {
-            if let Some(remote) = &mut record.remote {
+            if let Some(remote) = remote_of(record, target) {
                 remote.teardown = format!("setup failed, what it created was deleted: {e:#}");
             }
             return Err(e);
@@ -412,7 +423,9 @@ fn measure_on(on: &On, plan: &RunPlan, run_dir: &RunDir, record: &mut RunRecord)
     let described = session.describe();
     if target == record.run.target {
         record.versions.worker = described.worker.clone();
-        record.remote = described.remote;
+    }
+    if target.is_remote() {
+        *remote_of(record, target) = described.remote;
     }
     record.write(&run_dir.run_toml())?;
     let experiment = record.run.experiment.clone();
@@ -448,8 +461,8 @@ fn measure_on(on: &On, plan: &RunPlan, run_dir: &RunDir, record: &mut RunRecord)
         warmup_discarded: settled.as_ref().ok().copied().flatten(),
         worker: (!described.worker.is_empty()).then(|| described.worker.clone()),
     });
-    if target == record.run.target {
-        record.remote = described.remote;
+    if target.is_remote() {
+        *remote_of(record, target) = described.remote;
     }
     record.write(&run_dir.run_toml())?;
     let discarded = settled?.unwrap_or(0);

@@ -30,6 +30,10 @@ pub struct RunRecord {
     /// Where on Cloudflare a remote run ran; absent for other targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteRecord>,
+    /// Where on Cloudflare a remote baseline ran (`--baseline remote-do` beside `--target
+    /// remote`): its own Worker and teardown, as `remote` has the target's; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_remote: Option<RemoteRecord>,
     /// The profile's settings the command line replaced, and its `--only` filter.
     #[serde(default, skip_serializing_if = "Overrides::is_empty")]
     pub overrides: Overrides,

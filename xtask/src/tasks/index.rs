@@ -108,6 +108,14 @@ fn section(run: &Path, out_dir: &Path) -> Result<(String, Entry)> {
         )
         .unwrap();
     }
+    if let Some(baseline) = &record.baseline_remote {
+        writeln!(
+            text,
+            "- the baseline on Cloudflare: Worker `{}`, teardown {}",
+            baseline.name, baseline.teardown
+        )
+        .unwrap();
+    }
     writeln!(
         text,
         "- commit `{}`{}, wrangler {}, worker {}",

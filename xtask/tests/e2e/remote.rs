@@ -536,6 +536,15 @@ pub fn d1_beside_its_durable_object_on_cloudflare_runs_through_the_stand_in() {
     let record = run_toml(&run_dir);
     assert_eq!(record["run"]["target"].as_str(), Some("remote"));
     assert_eq!(record["run"]["baseline"].as_str(), Some("remote-do"));
+    // The baseline's own deployments are on record beside the target's, torn down too.
+    let baseline = &record["baseline_remote"];
+    assert_eq!(baseline["teardown"].as_str(), Some("deleted"), "{record}");
+    assert_eq!(
+        record["remote"]["teardown"].as_str(),
+        Some("deleted"),
+        "{record}"
+    );
+    assert_eq!(baseline["plan"], record["remote"]["plan"], "{record}");
     let summary = crate::support::read_csv(&run_dir.join("summary.csv"));
     assert!(
         summary

@@ -49,6 +49,7 @@ pub fn record() -> RunRecord {
         },
         reconciliation: None,
         remote: None,
+        baseline_remote: None,
         overrides: Overrides::default(),
         planned: None,
         sessions: Vec::new(),
