@@ -5,9 +5,9 @@
 //! its environment so a local run can never touch an account.
 
 pub mod heap;
+mod ports;
 
 use std::fs::File;
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -42,22 +42,38 @@ pub struct LocalWorker {
     heap: HeapSampler,
 }
 
-/// A free TCP port on 127.0.0.1, as the kernel picks it.
-fn free_port() -> Result<u16> {
-    let listener =
-        TcpListener::bind(("127.0.0.1", 0)).context("cannot find a free loopback port")?;
-    Ok(listener.local_addr()?.port())
+/// How many times wrangler dev is started on fresh ports when another socket took its port
+/// between the draw and wrangler's bind.
+const PORT_TRIES: usize = 5;
+
+/// How one start of wrangler dev ended.
+enum Launch {
+    Ready(Box<(LocalWorker, WorkerClient, Health)>),
+    /// It exited because its port was taken meanwhile: the port, and its log's last lines.
+    PortTaken(u16, String),
+}
+
+/// Fills `bytes` from the kernel's generator.
+fn urandom(bytes: &mut [u8]) -> Result<()> {
+    std::io::Read::read_exact(
+        &mut File::open("/dev/urandom").context("cannot open /dev/urandom")?,
+        bytes,
+    )
+    .context("cannot read /dev/urandom")
 }
 
 /// A random bearer token from the kernel's generator.
 pub fn random_token() -> Result<String> {
     let mut bytes = [0u8; 24];
-    std::io::Read::read_exact(
-        &mut File::open("/dev/urandom").context("cannot open /dev/urandom")?,
-        &mut bytes,
-    )
-    .context("cannot read /dev/urandom")?;
+    urandom(&mut bytes)?;
     Ok(crate::toolchain::hex(&bytes))
+}
+
+/// A seed from the kernel's generator: runs side by side must not draw the same ports.
+fn random_seed() -> Result<u64> {
+    let mut bytes = [0u8; 8];
+    urandom(&mut bytes)?;
+    Ok(u64::from_le_bytes(bytes))
 }
 
 /// The last `lines` lines of a log file, for error messages.
@@ -75,8 +91,36 @@ impl LocalWorker {
         tools: &Toolchain,
         worker: WorkerKind,
     ) -> Result<(Self, WorkerClient, Health)> {
-        let port = free_port()?;
-        let inspector_port = free_port()?;
+        let mut rng = fastrand::Rng::with_seed(random_seed()?);
+        let mut taken = Vec::new();
+        for _ in 0..PORT_TRIES {
+            let ports = ports::free_ports(2, &mut rng)?;
+            match Self::launch(paths, tools, worker, ports[0], ports[1])? {
+                Launch::Ready(ready) => return Ok(*ready),
+                Launch::PortTaken(port, tail) => {
+                    eprintln!(
+                        "wrangler dev could not bind 127.0.0.1:{port} (taken since it was found \
+                         free); starting it again on other ports"
+                    );
+                    taken.push((port, tail));
+                }
+            }
+        }
+        let (port, tail) = taken.pop().expect("PORT_TRIES > 0");
+        bail!(
+            "wrangler dev found its port taken {PORT_TRIES} times in a row (last 127.0.0.1:{port}); \
+             its log ends with:\n{tail}"
+        )
+    }
+
+    /// Starts wrangler dev once on `port` and waits until the Worker answers `/health`.
+    fn launch(
+        paths: &Paths,
+        tools: &Toolchain,
+        worker: WorkerKind,
+        port: u16,
+        inspector_port: u16,
+    ) -> Result<Launch> {
         let dir = paths.scratch().join("local").join(port.to_string());
         if dir.exists() {
             std::fs::remove_dir_all(&dir)
@@ -136,6 +180,10 @@ impl LocalWorker {
         let started = Instant::now();
         let health = loop {
             if let Some(status) = process.try_wait()? {
+                let tail = log_tail(&log, 30);
+                if ports::in_use(&tail) {
+                    return Ok(Launch::PortTaken(port, tail));
+                }
                 bail!(
                     "wrangler dev exited ({status}) before the Worker answered; its log ({}) ends with:\n{}",
                     log.display(),
@@ -155,7 +203,11 @@ impl LocalWorker {
             }
         };
         let heap = HeapSampler::new(inspector_port);
-        Ok((LocalWorker { process, log, heap }, client, health))
+        Ok(Launch::Ready(Box::new((
+            LocalWorker { process, log, heap },
+            client,
+            health,
+        ))))
     }
 
     /// An error when wrangler dev itself has exited (workerd dying is not that: wrangler
