@@ -10,6 +10,13 @@
 //! more than the caller's bound, so it can never eat the series. A settled series mostly gets
 //! `d = 0`, and whatever it cuts costs only data: the tests below measure both.
 //!
+//! MSER proposes; it does not test. On a session of two measured rounds the proposal is mostly
+//! noise (in simulation below it cut about a third of sessions that needed no warm-up), so a cut
+//! stands only when [`slower_than_later`] finds the probes it would discard slower than their
+//! own points' later probes: a one-sided paired t test at 5% divided by the number of cuts MSER
+//! could have proposed (Bonferroni over its choices, so a settled session is cut in at most 5%
+//! of sessions, whichever cut it proposes).
+//!
 //! References: K. P. White, "An effective truncation heuristic for bias reduction in
 //! simulation output", Simulation 69(6), 1997; White, Cobb & Spratt, "A comparison of five
 //! steady-state truncation heuristics for simulation", WSC 2000 (MSER-5).
@@ -39,6 +46,34 @@ pub fn mser_truncation(series: &[f64], most: usize) -> usize {
         }
     }
     best.0 * BATCH
+}
+
+/// The share of settled sessions the warm-up rule may cut, over all the cuts it could propose.
+pub const FALSE_CUT_RATE: f64 = 0.05;
+
+/// How many cuts (of one batch or more) MSER-5 could propose for a series of `len` observations
+/// bounded by `most`: the number the test of a proposal is divided among.
+pub fn proposals(len: usize, most: usize) -> usize {
+    (len / BATCH).saturating_sub(2).min(most / BATCH)
+}
+
+/// Whether the probes a cut would discard ran slower than their own points' later probes:
+/// `differences` holds, for each discarded probe that has later ones, `ln(its value) − the mean
+/// of ln(its point's later values)`. A one-sided paired t test at `alpha` (the differences are
+/// of distinct points, so independent when nothing warmed up); fewer than three differences
+/// never show a slow start.
+pub fn slower_than_later(differences: &[f64], alpha: f64) -> bool {
+    let n = differences.len();
+    if n < 3 {
+        return false;
+    }
+    let mean = differences.iter().sum::<f64>() / n as f64;
+    let var = differences.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    if var <= 0.0 {
+        return mean > 0.0;
+    }
+    let t = mean / (var / n as f64).sqrt();
+    t > super::sessions::t_quantile((n - 1) as f64, 1.0 - 2.0 * alpha)
 }
 
 #[cfg(test)]

@@ -98,9 +98,11 @@ pub fn warmup_paragraph(rows: &[ProbeRow]) -> String {
         text.push_str(&format!(
             " Then the warm-up rule (MSER-5 over the session's measured probes in the order they \
              ran, each as the log of its time over its point's median in that session; at most \
-             half the session, never into its last round) discarded the measured probes that ran \
-             before the session's times settled; they stay in results.csv (`warmup_discarded`) \
-             and are left out of every figure: {}.",
+             half the session, never into its last round; a cut kept only where the probes it \
+             discards ran slower than their points' later probes, by a one-sided paired t test \
+             at 5% over the cuts it could propose) discarded the measured probes that ran before \
+             the session's times settled; they stay in results.csv (`warmup_discarded`) and are \
+             left out of every figure: {}.",
             discards.join("; ")
         ));
     }
