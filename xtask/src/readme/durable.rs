@@ -1,7 +1,8 @@
 //! The README's answer to "D1 or a Durable Object's SQLite?", generated from the committed run
 //! whose sessions alternate the local D1 with the Worker's SQLite-backed Durable Object
 //! (`docs/runs/d1-beside-do`, `--baseline do`): local ÷ do on the inside clock per strategy over
-//! the column counts, how many points' intervals leave 1, and where the two targets' limits
+//! the column counts, how many points differ after Benjamini–Hochberg with the A/A test of that
+//! judgement ([`baseline`]), and where the two targets' limits
 //! differ (`reports/parity-local.csv` against `reports/parity-do.csv`); a test fails when the
 //! README and those files disagree.
 
@@ -16,14 +17,19 @@ use crate::base::numbers::num;
 use crate::records::csv;
 use crate::stats::median;
 use crate::studies::ladder::report::parity::{Enforced, ParityRow};
+use crate::studies::sweep::Axis;
+use crate::studies::sweep::report::baseline;
 
 /// The committed run of the local D1 beside the Durable Object, relative to the project's root.
 pub const D1_BESIDE_DO: &str = "docs/runs/d1-beside-do";
 
 /// The section, from the run and the parity tables under `root`.
 pub fn section(root: &Path) -> Result<String> {
-    let (record, _, summary) = super::findings::sweep_run(&root.join(D1_BESIDE_DO))
+    let (record, rows, summary) = super::findings::sweep_run(&root.join(D1_BESIDE_DO))
         .with_context(|| format!("{D1_BESIDE_DO} is not a sweep run d1bench can read"))?;
+    let axis = record.run.x_axis.unwrap_or(Axis::Columns);
+    let judged = baseline::judge(&rows, axis, TargetKind::Local)
+        .with_context(|| format!("{D1_BESIDE_DO} has no Durable Object sessions beside local's"))?;
     let ratios = |strategy: Strategy| -> Vec<(f64, f64, f64)> {
         summary
             .iter()
@@ -38,7 +44,6 @@ pub fn section(root: &Path) -> Result<String> {
     };
     let sessions = record.run.sessions.unwrap_or(0);
     let mut parts = Vec::new();
-    let (mut points, mut above, mut below) = (0, 0, 0);
     for strategy in Strategy::ALL {
         let found = ratios(strategy);
         if found.is_empty() {
@@ -46,9 +51,6 @@ pub fn section(root: &Path) -> Result<String> {
         }
         let mut medians: Vec<f64> = found.iter().map(|r| r.0).collect();
         medians.sort_by(f64::total_cmp);
-        points += found.len();
-        above += found.iter().filter(|r| r.1 > 1.0).count();
-        below += found.iter().filter(|r| r.2 < 1.0).count();
         let spread = if medians.len() > 1 {
             format!(" ({}–{})", num(medians[0]), num(medians[medians.len() - 1]))
         } else {
@@ -64,12 +66,17 @@ pub fn section(root: &Path) -> Result<String> {
         "**D1 or a Durable Object?** The local D1 alternating with the Worker writing through a \
          SQLite-backed Durable Object ([`{D1_BESIDE_DO}/`]({D1_BESIDE_DO}/summary.md): run `{}`, \
          commit `{}`, {sessions} sessions each): D1 ÷ DO on the inside clock, median over column \
-         counts (range): {}. 95% intervals over sessions above 1 at {above}, below 1 at {below} \
-         of {points} points (uncorrected: about {} by chance alone). ",
+         counts (range): {}. Over all {} points (t over sessions, Benjamini–Hochberg \
+         at 5%) D1 is slower at {}, faster at {}; an A/A test (halves of each point's \
+         sessions) calls {} of {}. ",
         record.run.id,
         record.git.commit.short(7),
         parts.join(", "),
-        (0.05 * points as f64).round(),
+        judged.points,
+        judged.corrected.0,
+        judged.corrected.1,
+        judged.a_a.0,
+        judged.a_a.1,
     );
     write!(out, "{} ", limits_line(root)?).unwrap();
     writeln!(

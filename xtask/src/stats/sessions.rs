@@ -138,6 +138,24 @@ pub fn summary_by_session(groups: &[Vec<f64>]) -> Option<Summary> {
     })
 }
 
+/// The two-sided p-value of "the geometric mean of `values` is 1" (one value per session, each
+/// positive): Student's t on their logarithms with S − 1 degrees of freedom; `None` with fewer
+/// than two sessions or a value that is not positive. Sessions that agree exactly give 0 for any
+/// ratio but 1, and 1 for 1.
+pub fn p_value_of_one(values: &[f64]) -> Option<f64> {
+    let over = over_sessions(values, CONFIDENCE)?;
+    if over.sessions < 2 {
+        return None;
+    }
+    let log = over.center.ln();
+    let se = over.log_sd / (over.sessions as f64).sqrt();
+    if se == 0.0 {
+        return Some(if log == 0.0 { 1.0 } else { 0.0 });
+    }
+    let t = StudentsT::new(0.0, 1.0, (over.sessions - 1) as f64).expect("two or more sessions");
+    Some(2.0 * (1.0 - t.cdf((log / se).abs())))
+}
+
 /// A change between two runs, each measured in several sessions.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Change {
@@ -464,6 +482,27 @@ mod tests {
             .count();
         assert!(false_equivalent <= 100, "{false_equivalent} of 2000");
         assert_eq!(Equivalence::of(&[1.0], &[1.0, 2.0]), None);
+    }
+
+    #[test]
+    fn the_p_value_of_one_is_students_t_on_the_logs() {
+        // logs 0.1, 0.2, 0.3: mean 0.2, sd 0.1, t = 0.2 / (0.1 / √3) = 3.464 on 2 df: p = 0.0742.
+        let p = p_value_of_one(&[0.1f64.exp(), 0.2f64.exp(), 0.3f64.exp()]).unwrap();
+        assert!((p - 0.0742).abs() < 1e-3, "{p}");
+        assert_eq!(p_value_of_one(&[1.0, 1.0]), Some(1.0));
+        assert_eq!(p_value_of_one(&[2.0, 2.0]), Some(0.0));
+        assert_eq!(p_value_of_one(&[2.0]), None);
+        assert_eq!(p_value_of_one(&[2.0, -1.0]), None);
+        // At 8 sessions of 12% noise and no difference, about 5% of points reject at 5%.
+        let mut rng = fastrand::Rng::with_seed(3);
+        let trials = 4000;
+        let rejected = (0..trials)
+            .filter(|_| {
+                let values: Vec<f64> = (0..8).map(|_| (0.12 * normal(&mut rng)).exp()).collect();
+                p_value_of_one(&values).unwrap() < 0.05
+            })
+            .count();
+        assert!((150..=250).contains(&rejected), "{rejected} of {trials}");
     }
 
     #[test]

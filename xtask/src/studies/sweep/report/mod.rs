@@ -4,8 +4,10 @@
 //! the isolate's heap cost ([`heap_cost`]), two sweep runs compared ([`compare`]), compare's A/A
 //! test on one run ([`calibrate`]), a run's measures for continuous benchmarking ([`export`]);
 //! what every interval of them is taken over ([`intervals`]); for a run both Workers measured,
-//! the instrument's cost ([`instrument`]).
+//! the instrument's cost ([`instrument`]); a target ÷ its baseline judged at once, with its A/A
+//! test ([`baseline`]).
 
+pub mod baseline;
 pub mod calibrate;
 pub mod chart;
 pub mod clocks;

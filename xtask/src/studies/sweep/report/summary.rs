@@ -10,9 +10,9 @@ use std::fmt::Write;
 
 use d1bench_core::{Outcome, Strategy};
 
-use super::clocks;
 use super::intervals::Basis;
 use super::points::{Measure, Point, points};
+use super::{baseline, clocks};
 use crate::base::TargetKind;
 use crate::base::numbers::num;
 use crate::records::{RunRecord, RunStatus};
@@ -464,6 +464,9 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
         .unwrap();
         out.push_str(&basis.baseline_paragraph());
         out.push_str(&table);
+        if let Some(judged) = baseline::judge(rows, axis, target) {
+            write!(out, "\n{}", judged.paragraph()).unwrap();
+        }
     }
     if let Some(table) = clocks::table(rows, axis, target) {
         writeln!(
