@@ -15,6 +15,7 @@ use d1bench_core::workload::{Operation, Preparation};
 use crate::records::{RunRecord, RunStatus, csv};
 use crate::reports::numbers::share_text;
 use crate::stats::Share;
+use crate::stats::power::Equivalence;
 use crate::studies::workload::RetryKind;
 use crate::studies::workload::report::cache;
 use crate::studies::workload::report::claims::{Answer, Clock, Comparison, Verdict, answers};
@@ -105,18 +106,33 @@ fn spread(answers: &[&Answer]) -> String {
 }
 
 /// `holds (…): 3; cannot tell (…): 1`: how many of `answers` got each verdict, in order of
-/// first appearance.
+/// first appearance; a verdict of no difference with how many of its ratios two one-sided tests
+/// show equivalent to 1 (`within ±5%: 6, within ±10%: 9, not shown: 2`).
 fn verdicts(answers: &[&Answer]) -> String {
-    let mut counted: Vec<(Verdict, usize)> = Vec::new();
+    let mut counted: Vec<(Verdict, Vec<&Answer>)> = Vec::new();
     for a in answers {
         match counted.iter_mut().find(|(v, _)| *v == a.verdict()) {
-            Some((_, n)) => *n += 1,
-            None => counted.push((a.verdict(), 1)),
+            Some((_, these)) => these.push(a),
+            None => counted.push((a.verdict(), vec![a])),
         }
     }
     counted
         .iter()
-        .map(|(verdict, n)| format!("{verdict}: {n}"))
+        .map(|(verdict, these)| {
+            let mut text = format!("{verdict}: {}", these.len());
+            let shown: Vec<Equivalence> = these.iter().filter_map(|a| a.equivalence).collect();
+            if matches!(verdict, Verdict::NoSaving | Verdict::ControlHolds) && !shown.is_empty() {
+                let count = |e: Equivalence| shown.iter().filter(|s| **s == e).count();
+                text.push_str(&format!(
+                    " (equivalent to 1 by two one-sided tests: within ±5% {}, within ±10% {}, \
+                     not shown within ±10% {})",
+                    count(Equivalence::WithinFive),
+                    count(Equivalence::WithinTen),
+                    count(Equivalence::NotShown)
+                ));
+            }
+            text
+        })
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -212,7 +228,7 @@ fn read_rows(out: &mut String, run: &Run) {
             "| A covering index saves about 40% of read latency (a ratio of 0.60) | covering ÷ key index, aggregate over {} rows, p50 latency {}{on_d1} | {} | {} |",
             a.key.table_rows,
             ratio_short(a),
-            a.verdict(),
+            a.finding(),
             load_of(run, &a.key)
         )
         .unwrap();
@@ -474,7 +490,9 @@ pub fn section(root: &Path) -> Result<String> {
          (batch means) for ratios, Wilson for shares (which count every request as \
          independent: refusals come in bursts, so the retry policies are also compared block \
          by block); whether a ratio differs from 1 is held to a 5% false discovery rate over the \
-         run (Benjamini–Hochberg). The full tables are in \
+         run (Benjamini–Hochberg); not differing is no evidence of no difference, so a \
+         verdict of none says where two one-sided tests (the 90% interval over the same \
+         blocks) show the ratio equivalent to 1 within ±5% or ±10%. The full tables are in \
          each run's summary.md.\n\n\
          | claim | measured | verdict | load |\n| --- | --- | --- | --- |\n",
     );

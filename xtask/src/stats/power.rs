@@ -29,12 +29,18 @@ impl Equivalence {
     /// `after ÷ before` judged by two one-sided tests; `None` unless both have two sessions.
     pub fn of(before: &[f64], after: &[f64]) -> Option<Equivalence> {
         let ci = change_between(before, after, 1.0 - 2.0 * FALSE_DISCOVERY_RATE)?.interval;
+        Some(Self::of_interval(ci))
+    }
+
+    /// A ratio judged by its 90% interval (two one-sided tests at 5% each), however it was
+    /// taken (over sessions, over time blocks).
+    pub fn of_interval(ci: Interval) -> Equivalence {
         let within = |m: f64| ci.low >= 1.0 / m && ci.high <= m;
-        Some(match () {
+        match () {
             _ if within(Self::MARGINS[0]) => Equivalence::WithinFive,
             _ if within(Self::MARGINS[1]) => Equivalence::WithinTen,
             _ => Equivalence::NotShown,
-        })
+        }
     }
 
     pub fn text(self) -> &'static str {
@@ -90,4 +96,40 @@ pub fn detectable_from_interval(
 pub fn detectable_by_replicate(log_sd: f64, sessions: usize, alpha: f64) -> f64 {
     let n = sessions as f64;
     detectable(log_sd * (2.0 / n).sqrt(), 2.0 * (n - 1.0), alpha, POWER)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interval_is_equivalent_within_the_margin_it_lies_in() {
+        let ci = |low: f64, high: f64| Interval {
+            low,
+            high,
+            coverage: 0.90,
+            method: Method::BatchMeans,
+        };
+        assert_eq!(
+            Equivalence::of_interval(ci(0.97, 1.04)),
+            Equivalence::WithinFive
+        );
+        assert_eq!(
+            Equivalence::of_interval(ci(0.94, 1.04)),
+            Equivalence::WithinTen
+        );
+        assert_eq!(
+            Equivalence::of_interval(ci(0.97, 1.11)),
+            Equivalence::NotShown
+        );
+        // The margins are factors: 1 ÷ 1.05 is inside ±5%, 0.95 is not.
+        assert_eq!(
+            Equivalence::of_interval(ci(1.0 / 1.05, 1.05)),
+            Equivalence::WithinFive
+        );
+        assert_eq!(
+            Equivalence::of_interval(ci(0.95, 1.0)),
+            Equivalence::WithinTen
+        );
+    }
 }

@@ -18,6 +18,7 @@ use d1bench_core::workload::{IndexKind, Operation, Preparation};
 
 use super::load_stats::{Block, Key, OpStats};
 use crate::stats::latencies::percentile_ratio;
+use crate::stats::power::Equivalence;
 use crate::stats::sessions::{FALSE_DISCOVERY_RATE, benjamini_hochberg};
 use crate::stats::{CONFIDENCE, Interval, batch_means, nearest_rank};
 
@@ -151,9 +152,30 @@ pub struct Answer {
     pub differs: bool,
     /// Whether the point saturated the target (interleaved arms on the latency clock).
     pub saturated: bool,
+    /// What two one-sided tests show of the ratio's equivalence to 1 (interleaved arms: the 90%
+    /// interval over blocks against ±5% and ±10%).
+    pub equivalence: Option<Equivalence>,
 }
 
 impl Answer {
+    /// The verdict, and where it says "no difference", what two one-sided tests show of it:
+    /// not differing from 1 is no evidence of being 1 unless the interval is narrow enough.
+    pub fn finding(&self) -> String {
+        let verdict = self.verdict();
+        match (verdict, self.equivalence) {
+            (Verdict::NoSaving | Verdict::ControlHolds, Some(Equivalence::NotShown)) => {
+                format!("{verdict}; not shown equivalent to 1 within ±10% (two one-sided tests)")
+            }
+            (Verdict::NoSaving | Verdict::ControlHolds, Some(e)) => {
+                format!(
+                    "{verdict}; equivalent to 1 {} (two one-sided tests)",
+                    e.text()
+                )
+            }
+            _ => verdict.to_string(),
+        }
+    }
+
     /// Whether the claim holds here (for the control: whether it found no difference), from
     /// where the interval lies and whether the ratio differs from 1 at all.
     pub fn verdict(&self) -> Verdict {
@@ -296,6 +318,10 @@ pub fn answers(stats: &[OpStats]) -> Vec<Answer> {
                 let answer = if s.point == base.point {
                     let pairs = block_pairs(&s.blocks, &base.blocks, of, q, statistic);
                     let blocks = batch_means::ratio_over_blocks(&pairs, CONFIDENCE);
+                    // Two one-sided tests at 5% each: the 90% interval over the same blocks.
+                    let equivalence =
+                        batch_means::ratio_over_blocks(&pairs, 1.0 - 2.0 * FALSE_DISCOVERY_RATE)
+                            .map(|b| Equivalence::of_interval(b.interval));
                     Answer {
                         key: s.key,
                         what,
@@ -313,6 +339,7 @@ pub fn answers(stats: &[OpStats]) -> Vec<Answer> {
                         p_value: blocks.map(|b| b.p_value),
                         differs: false,
                         saturated: clock == Clock::Latency && s.load.is_saturated(),
+                        equivalence,
                     }
                 } else {
                     Answer {
@@ -327,6 +354,7 @@ pub fn answers(stats: &[OpStats]) -> Vec<Answer> {
                         p_value: None,
                         differs: apart_ci.is_some_and(|ci| !(ci.low <= 1.0 && 1.0 <= ci.high)),
                         saturated: false,
+                        equivalence: None,
                     }
                 };
                 out.push(answer);
@@ -444,7 +472,7 @@ pub fn answers_table(answers: &[Answer]) -> String {
                 Comparison::IndexControl => "1 (control)".to_owned(),
                 claim => format!("{:.2}", claim.expected()),
             },
-            a.verdict()
+            a.finding()
         )
         .unwrap();
     }
@@ -461,7 +489,9 @@ pub fn answers_table(answers: &[Answer]) -> String {
              milliseconds, each block's mean, which resolves fractions of a tick where a median \
              cannot); a ratio counts as differing from 1 only \
              if Benjamini–Hochberg keeps it at a false discovery rate of {:.0}% over the run's {} \
-             such comparisons.",
+             such comparisons. Where a verdict says no difference, two one-sided tests (the 90% \
+             interval over the same blocks) say whether the ratio is shown equivalent to 1 within \
+             ±5% or ±10%.",
             batch_means::BLOCKS,
             FALSE_DISCOVERY_RATE * 100.0,
             tested

@@ -94,7 +94,22 @@ fn interleaved_arms_are_compared_over_time_blocks() {
         "{}",
         control.ratio
     );
+    // No difference, and a narrow interval: shown equivalent to 1, which the finding says.
+    assert_eq!(
+        control.equivalence,
+        Some(crate::stats::power::Equivalence::WithinFive),
+        "{:?}",
+        control.ci
+    );
+    assert!(
+        control
+            .finding()
+            .ends_with("equivalent to 1 within ±5% (two one-sided tests)"),
+        "{}",
+        control.finding()
+    );
     let covering = p50(Comparison::CoveringIndex);
+    assert_eq!(covering.finding(), covering.verdict().to_string());
     assert!((covering.ratio - 0.6).abs() < 0.02, "{}", covering.ratio);
     assert!(
         matches!(covering.verdict(), Verdict::Holds | Verdict::HoldsLarger),
