@@ -102,37 +102,15 @@ mod tests {
     use d1bench_core::Strategy;
 
     /// A session of `rounds` rounds over 13 points × 2 strategies, the first `slow` probes
-    /// slower by `start` (decaying), as the rows a run records.
+    /// slower by `start` (decaying), as the rows a run records: quiet (under 1% noise).
     fn session(rounds: usize, slow: usize, start: f64, seed: u64) -> Vec<ProbeRow> {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        let mut rows = Vec::new();
-        let mut id = 1;
-        for repeat in 0..rounds {
-            let mut order: Vec<(usize, Strategy)> = (1..=13)
-                .flat_map(|c| [(c, Strategy::Bound), (c, Strategy::Literal)])
-                .collect();
-            rng.shuffle(&mut order);
-            for (columns, strategy) in order {
-                let i = id as usize - 1;
-                let warm = if i < slow {
-                    1.0 + start * (1.0 - i as f64 / slow as f64)
-                } else {
-                    1.0
-                };
-                let noise = 1.0 + 0.03 * (rng.f64() - 0.5);
-                rows.push(ProbeRow {
-                    probe_id: id,
-                    repeat,
-                    columns,
-                    strategy,
-                    rows: 1000,
-                    outside_ms: 10.0 * columns as f64 * warm * noise,
-                    ..row()
-                });
-                id += 1;
-            }
-        }
-        rows
+        noisy_session(
+            &mut fastrand::Rng::with_seed(seed),
+            rounds,
+            0.009,
+            slow,
+            start,
+        )
     }
 
     fn run_dir_with(rows: &[ProbeRow]) -> (tempfile::TempDir, RunDir) {
