@@ -279,7 +279,67 @@ fn write_private(path: &Path, contents: &str) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::paths::project_root;
+
+    /// What stands in for `node wrangler.js dev` here: the first start fails as wrangler does
+    /// when its port was taken (the text CI saw), every later one serves `/health` on the port
+    /// it was given.
+    const STAND_IN: &str = r#"#!/usr/bin/env bash
+port=""
+while [ $# -gt 0 ]; do
+  if [ "$1" = --port ]; then port="$2"; fi
+  shift
+done
+starts="$(dirname "$0")/../starts"
+echo "$port" >> "$starts"
+if [ "$(wc -l < "$starts")" -eq 1 ]; then
+  echo "✘ [ERROR] Address already in use (127.0.0.1:$port). Please check that you are not already running a server on this address or specify a different port with --port."
+  exit 1
+fi
+exec python3 -c '
+import http.server, json, sys
+class Health(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"name": "stand-in", "version": "0"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Health).serve_forever()
+' "$port"
+"#;
+
+    /// A start whose port was taken between the draw and wrangler's bind is made again on
+    /// other ports, and the Worker is reached on the second.
+    #[test]
+    fn a_start_whose_port_was_taken_is_made_again_on_other_ports() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(dir.path().join("worker")).unwrap();
+        let node = bin.join("node");
+        std::fs::write(&node, STAND_IN).unwrap();
+        std::fs::set_permissions(&node, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let tools = Toolchain {
+            node_bin_dir: bin.clone(),
+            wrangler_js: dir.path().join("wrangler.js"),
+            esbuild: bin.join("esbuild"),
+            wasm_opt: bin.join("wasm-opt"),
+        };
+        let paths = Paths::new(dir.path().to_owned());
+        let (worker, _client, health) =
+            LocalWorker::start(&paths, &tools, WorkerKind::Rust).expect("the second start answers");
+        assert_eq!(health.name, "stand-in");
+        let starts = std::fs::read_to_string(dir.path().join("starts")).unwrap();
+        let ports: Vec<&str> = starts.lines().collect();
+        assert_eq!(ports.len(), 2, "{starts}");
+        assert_ne!(ports[0], ports[1], "started again on another port");
+        worker.stop();
+    }
 
     /// The JavaScript Worker's `/health` answers the workspace's version, as the Rust
     /// Worker's does (run.toml records it).
