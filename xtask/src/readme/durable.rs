@@ -66,9 +66,9 @@ pub fn section(root: &Path) -> Result<String> {
         "**D1 or a Durable Object?** The local D1 alternating with the Worker writing through a \
          SQLite-backed Durable Object ([`{D1_BESIDE_DO}/`]({D1_BESIDE_DO}/summary.md): run `{}`, \
          commit `{}`, {sessions} sessions each): D1 ÷ DO on the inside clock, median over column \
-         counts (range): {}. Over all {} points (t over sessions, Benjamini–Hochberg \
-         at 5%) D1 is slower at {}, faster at {}; an A/A test (halves of each point's \
-         sessions) calls {} of {}. ",
+         counts (range): {}. Over all {} points (Benjamini–Hochberg at 5%) D1 is slower at \
+         {}, faster at {}; an A/A test (halves of each point's sessions) calls {} of {} (alone \
+         at 5%: {}, ~{} by chance). ",
         record.run.id,
         record.git.commit.short(7),
         parts.join(", "),
@@ -77,6 +77,8 @@ pub fn section(root: &Path) -> Result<String> {
         judged.corrected.1,
         judged.a_a.0,
         judged.a_a.1,
+        judged.a_a_alone,
+        (0.05 * judged.a_a.1 as f64).round(),
     );
     write!(out, "{} ", limits_line(root)?).unwrap();
     writeln!(
@@ -112,15 +114,18 @@ fn limits_line(root: &Path) -> Result<String> {
             ));
         }
     }
-    Ok(format!(
-        "The object's ladders ([limits](docs/limits.md)) found the local D1's value for {} of {} \
-         limits; otherwise {}.",
-        same.len(),
-        same.len() + differ.len(),
-        if differ.is_empty() {
-            "none".to_owned()
-        } else {
+    let total = same.len() + differ.len();
+    Ok(if differ.is_empty() {
+        format!(
+            "The object's ladders ([limits](docs/limits.md)) found the local D1's value for all \
+             {total} limits."
+        )
+    } else {
+        format!(
+            "The object's ladders ([limits](docs/limits.md)) found the local D1's value for {} of \
+             {total} limits; otherwise {}.",
+            same.len(),
             differ.join("; ")
-        }
-    ))
+        )
+    })
 }

@@ -14,8 +14,9 @@ use std::collections::BTreeMap;
 
 use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
-use crate::stats::CONFIDENCE;
+use crate::base::numbers::num;
 use crate::stats::sessions::{self, FALSE_DISCOVERY_RATE};
+use crate::stats::{CONFIDENCE, power};
 use crate::studies::sweep::Axis;
 use crate::studies::sweep::row::ProbeRow;
 
@@ -33,6 +34,12 @@ pub struct Judged {
     /// The A/A test: points its halves call different, of how many it could judge (four
     /// sessions or more).
     pub a_a: (usize, usize),
+    /// The points whose halves differ at 5% judged alone: about 5% of those judged when the
+    /// intervals are what they claim, which is what this A/A test can check.
+    pub a_a_alone: usize,
+    /// The difference between halves the A/A test would catch at one point with 80% power
+    /// among the points it judged (median over them): what its silence is worth.
+    pub a_a_detectable: Option<f64>,
 }
 
 /// Each session's ratio `ours ÷ theirs` of the median inside clocks, in session order.
@@ -96,7 +103,7 @@ pub fn judge(rows: &[ProbeRow], axis: Axis, target: TargetKind) -> Option<Judged
                 below + usize::from(o.center < 1.0),
             )
         });
-    let halves: Vec<Option<f64>> = ratios
+    let changes: Vec<Option<sessions::Change>> = ratios
         .iter()
         .filter(|r| r.len() >= 4)
         .map(|r| {
@@ -106,9 +113,24 @@ pub fn judge(rows: &[ProbeRow], axis: Axis, target: TargetKind) -> Option<Judged
                 .partition(|(k, _)| matches!(k % 4, 0 | 3));
             let values =
                 |half: Vec<(usize, &f64)>| half.into_iter().map(|(_, v)| *v).collect::<Vec<_>>();
-            sessions::change_between(&values(first), &values(second), CONFIDENCE).map(|c| c.p_value)
+            sessions::change_between(&values(first), &values(second), CONFIDENCE)
         })
         .collect();
+    let halves: Vec<Option<f64>> = changes.iter().map(|c| c.map(|c| c.p_value)).collect();
+    let judged = halves.iter().flatten().count();
+    let mut detectable: Vec<f64> = changes
+        .iter()
+        .flatten()
+        .map(|c| {
+            power::detectable(
+                c.se,
+                c.df,
+                FALSE_DISCOVERY_RATE / judged as f64,
+                power::POWER,
+            )
+        })
+        .collect();
+    detectable.sort_by(f64::total_cmp);
     let a_a_called = sessions::benjamini_hochberg(&halves, FALSE_DISCOVERY_RATE)
         .into_iter()
         .filter(|c| *c)
@@ -119,7 +141,13 @@ pub fn judge(rows: &[ProbeRow], axis: Axis, target: TargetKind) -> Option<Judged
         points: ratios.len(),
         alone,
         corrected,
-        a_a: (a_a_called, halves.iter().flatten().count()),
+        a_a: (a_a_called, judged),
+        a_a_alone: halves
+            .iter()
+            .flatten()
+            .filter(|p| **p < FALSE_DISCOVERY_RATE)
+            .count(),
+        a_a_detectable: crate::stats::median(&detectable),
     })
 }
 
@@ -153,8 +181,16 @@ impl Judged {
                 " A/A test: each point's sessions in two halves balanced in time (of each four, \
                  the first and last against the middle two), the halves' ratios judged against \
                  each other the same way (Welch's t, Benjamini–Hochberg): called different at {} \
-                 of {} points, where nothing differs by construction.",
-                self.a_a.0, self.a_a.1
+                 of {} points, where nothing differs by construction. With half the sessions a \
+                 side it could only have caught a difference between halves of about {} at one \
+                 point (80% power, among the points; median over them), so what it checks is \
+                 calibration: judged alone at 5%, the halves differ at {} of those points, about {} \
+                 by chance if the intervals are right.",
+                self.a_a.0,
+                self.a_a.1,
+                self.a_a_detectable.map_or("–".to_owned(), num),
+                self.a_a_alone,
+                (0.05 * self.a_a.1 as f64).round(),
             ));
         } else {
             text.push_str(" No point has the four sessions an A/A test of halves needs.");
@@ -224,7 +260,7 @@ mod tests {
     fn noise_alone_is_rarely_called_after_the_correction() {
         // 200 runs of 20 points with nothing different: how often any point is called.
         let runs = 200;
-        let (mut any, mut alone) = (0, 0);
+        let (mut any, mut alone, mut a_a_any, mut a_a_alone) = (0, 0, 0, 0);
         for seed in 0..runs {
             let judged = judge(
                 &run(8, 20, 1.0, 0.3, seed),
@@ -234,7 +270,19 @@ mod tests {
             .unwrap();
             any += usize::from(judged.corrected != (0, 0));
             alone += judged.alone.0 + judged.alone.1;
+            a_a_any += usize::from(judged.a_a.0 > 0);
+            a_a_alone += judged.a_a_alone;
         }
+        // The A/A test's halves, likewise: rarely any call after the correction, about 5% of
+        // points judged alone.
+        assert!(
+            a_a_any <= 20,
+            "the A/A called a point in {a_a_any} of {runs} runs"
+        );
+        assert!(
+            (120..=300).contains(&a_a_alone),
+            "{a_a_alone} of 4000 halves differed alone"
+        );
         // Benjamini–Hochberg under no difference holds the chance of any call to about 5%;
         // the intervals alone leave 1 at about 5% of the 4,000 points.
         assert!(any <= 20, "{any} of {runs} runs called a point");
