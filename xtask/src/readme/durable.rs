@@ -75,10 +75,10 @@ pub fn section(root: &Path) -> Result<String> {
         judged.points,
         judged.corrected.0,
         judged.corrected.1,
-        judged.a_a.0,
-        judged.a_a.1,
-        judged.a_a_alone,
-        (0.05 * judged.a_a.1 as f64).round(),
+        judged.a_a.called,
+        judged.a_a.judged,
+        judged.a_a.alone,
+        judged.a_a.alone_by_chance(),
     );
     write!(out, "{} ", limits_line(root)?).unwrap();
     writeln!(

@@ -86,13 +86,19 @@ pub fn section(root: &Path) -> Result<String> {
         )
         .unwrap();
     }
-    let (rust_aa, judged) = instrument::a_a(&rows, Axis::Columns, WorkerKind::Rust);
-    let (js_aa, js_judged) = instrument::a_a(&rows, Axis::Columns, WorkerKind::Js);
+    let rust = instrument::a_a(&rows, Axis::Columns, WorkerKind::Rust);
+    let js = instrument::a_a(&rows, Axis::Columns, WorkerKind::Js);
     write!(
         out,
-        " The comparison's A/A test, each Worker's own sessions split into two halves balanced in \
-         time and judged the same way, calls {rust_aa} of {judged} points different for the Rust \
-         Worker and {js_aa} of {js_judged} for the JavaScript Worker."
+        " Its A/A test (each Worker's sessions in halves) calls {} of {} points for Rust, {} of {} \
+         for JavaScript (alone at 5%: {} and {}, ~{} by chance).",
+        rust.called,
+        rust.judged,
+        js.called,
+        js.judged,
+        rust.alone,
+        js.alone,
+        rust.alone_by_chance(),
     )
     .unwrap();
     let ratio = |strategy, columns| {

@@ -4,7 +4,8 @@
 //! ([`ratio`]), the Wilson interval of a proportion ([`share`]), the t interval over sessions and
 //! the comparison of two runs' sessions with its multiplicity correction ([`sessions`]), the
 //! ratio of two arms over time blocks under correlation ([`batch_means`]) — when a series has
-//! settled after its start ([`settling`]), and the HDR histogram that latencies are kept in
+//! settled after its start ([`settling`]), the A/A test of a judgement over sessions by halves
+//! ([`halves`]), and the HDR histogram that latencies are kept in
 //! ([`latencies`]).
 //!
 //! Nothing here knows records, reports, targets or the command line: the pipeline and every
@@ -13,6 +14,7 @@
 //! No interval here is drawn at random, so a CSV always gives the same intervals.
 
 pub mod batch_means;
+pub mod halves;
 pub mod latencies;
 pub mod order;
 pub mod power;

@@ -15,8 +15,9 @@ use std::collections::BTreeMap;
 use super::points::{Measure, Point, points};
 use crate::base::TargetKind;
 use crate::base::numbers::num;
+use crate::stats::CONFIDENCE;
+use crate::stats::halves::{self, HalvesTest};
 use crate::stats::sessions::{self, FALSE_DISCOVERY_RATE};
-use crate::stats::{CONFIDENCE, power};
 use crate::studies::sweep::Axis;
 use crate::studies::sweep::row::ProbeRow;
 
@@ -31,15 +32,8 @@ pub struct Judged {
     pub alone: (usize, usize),
     /// Points that differ from 1 after Benjamini–Hochberg, above and below.
     pub corrected: (usize, usize),
-    /// The A/A test: points its halves call different, of how many it could judge (four
-    /// sessions or more).
-    pub a_a: (usize, usize),
-    /// The points whose halves differ at 5% judged alone: about 5% of those judged when the
-    /// intervals are what they claim, which is what this A/A test can check.
-    pub a_a_alone: usize,
-    /// The difference between halves the A/A test would catch at one point with 80% power
-    /// among the points it judged (median over them): what its silence is worth.
-    pub a_a_detectable: Option<f64>,
+    /// The A/A test of that judgement: the same between halves of each point's sessions.
+    pub a_a: HalvesTest,
 }
 
 /// Each session's ratio `ours ÷ theirs` of the median inside clocks, in session order.
@@ -103,51 +97,14 @@ pub fn judge(rows: &[ProbeRow], axis: Axis, target: TargetKind) -> Option<Judged
                 below + usize::from(o.center < 1.0),
             )
         });
-    let changes: Vec<Option<sessions::Change>> = ratios
-        .iter()
-        .filter(|r| r.len() >= 4)
-        .map(|r| {
-            let (first, second): (Vec<(usize, &f64)>, Vec<(usize, &f64)>) = r
-                .iter()
-                .enumerate()
-                .partition(|(k, _)| matches!(k % 4, 0 | 3));
-            let values =
-                |half: Vec<(usize, &f64)>| half.into_iter().map(|(_, v)| *v).collect::<Vec<_>>();
-            sessions::change_between(&values(first), &values(second), CONFIDENCE)
-        })
-        .collect();
-    let halves: Vec<Option<f64>> = changes.iter().map(|c| c.map(|c| c.p_value)).collect();
-    let judged = halves.iter().flatten().count();
-    let mut detectable: Vec<f64> = changes
-        .iter()
-        .flatten()
-        .map(|c| {
-            power::detectable(
-                c.se,
-                c.df,
-                FALSE_DISCOVERY_RATE / judged as f64,
-                power::POWER,
-            )
-        })
-        .collect();
-    detectable.sort_by(f64::total_cmp);
-    let a_a_called = sessions::benjamini_hochberg(&halves, FALSE_DISCOVERY_RATE)
-        .into_iter()
-        .filter(|c| *c)
-        .count();
+    let a_a = halves::halves_test(&ratios);
     Some(Judged {
         target,
         base,
         points: ratios.len(),
         alone,
         corrected,
-        a_a: (a_a_called, judged),
-        a_a_alone: halves
-            .iter()
-            .flatten()
-            .filter(|p| **p < FALSE_DISCOVERY_RATE)
-            .count(),
-        a_a_detectable: crate::stats::median(&detectable),
+        a_a,
     })
 }
 
@@ -176,7 +133,7 @@ impl Judged {
             self.alone.1,
             (0.05 * self.points as f64).round(),
         );
-        if self.a_a.1 > 0 {
+        if self.a_a.judged > 0 {
             text.push_str(&format!(
                 " A/A test: each point's sessions in two halves balanced in time (of each four, \
                  the first and last against the middle two), the halves' ratios judged against \
@@ -186,11 +143,11 @@ impl Judged {
                  point (80% power, among the points; median over them), so what it checks is \
                  calibration: judged alone at 5%, the halves differ at {} of those points, about {} \
                  by chance if the intervals are right.",
-                self.a_a.0,
-                self.a_a.1,
-                self.a_a_detectable.map_or("–".to_owned(), num),
-                self.a_a_alone,
-                (0.05 * self.a_a.1 as f64).round(),
+                self.a_a.called,
+                self.a_a.judged,
+                self.a_a.detectable.map_or("–".to_owned(), num),
+                self.a_a.alone,
+                self.a_a.alone_by_chance(),
             ));
         } else {
             text.push_str(" No point has the four sessions an A/A test of halves needs.");
@@ -243,7 +200,11 @@ mod tests {
         assert_eq!(judged.base, TargetKind::Sqlite);
         assert_eq!(judged.points, 20);
         assert_eq!(judged.corrected, (1, 0), "{judged:?}");
-        assert_eq!(judged.a_a, (0, 20), "{judged:?}");
+        assert_eq!(
+            (judged.a_a.called, judged.a_a.judged),
+            (0, 20),
+            "{judged:?}"
+        );
         assert!(
             judged
                 .paragraph()
@@ -270,8 +231,8 @@ mod tests {
             .unwrap();
             any += usize::from(judged.corrected != (0, 0));
             alone += judged.alone.0 + judged.alone.1;
-            a_a_any += usize::from(judged.a_a.0 > 0);
-            a_a_alone += judged.a_a_alone;
+            a_a_any += usize::from(judged.a_a.called > 0);
+            a_a_alone += judged.a_a.alone;
         }
         // The A/A test's halves, likewise: rarely any call after the correction, about 5% of
         // points judged alone.
@@ -300,7 +261,7 @@ mod tests {
             .collect();
         assert_eq!(judge(&rows, Axis::Columns, TargetKind::Local), None);
         let judged = judge(&run(2, 3, 1.0, 0.1, 2), Axis::Columns, TargetKind::Local).unwrap();
-        assert_eq!(judged.a_a, (0, 0));
+        assert_eq!((judged.a_a.called, judged.a_a.judged), (0, 0));
         assert!(
             judged
                 .paragraph()

@@ -15,7 +15,9 @@ use std::collections::BTreeMap;
 
 use d1bench_core::{Outcome, Strategy};
 
+use crate::base::numbers::num;
 use crate::base::{TargetKind, WorkerKind};
+use crate::stats::halves::{self, HalvesTest};
 use crate::stats::power::Equivalence;
 use crate::stats::sessions::{self, Change, FALSE_DISCOVERY_RATE};
 use crate::stats::{CONFIDENCE, median};
@@ -171,35 +173,16 @@ pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<InstrumentPoint> {
     points
 }
 
-/// The comparison's A/A test: one Worker's sessions split into two halves balanced in time (the
-/// first and last of each four in one half, the middle two in the other: for sessions 0, 3, 4
-/// and 7, {0, 7} against {3, 4}), each point judged as Rust ÷ JavaScript is (Welch's t on the
-/// logs, Benjamini–Hochberg at the run's false discovery rate). How many points, of how many
-/// judged, it calls different: a working comparison calls about none.
-pub fn a_a(rows: &[ProbeRow], axis: Axis, worker: WorkerKind) -> (usize, usize) {
-    let mut p_values = Vec::new();
-    for sessions in by_point(rows, axis).values() {
-        let Some(mine) = sessions.get(&worker) else {
-            continue;
-        };
-        let (mut first, mut second) = (Vec::new(), Vec::new());
-        for (k, values) in mine.values().enumerate() {
-            let Some(m) = median(values) else { continue };
-            if matches!(k % 4, 0 | 3) {
-                first.push(m);
-            } else {
-                second.push(m);
-            }
-        }
-        if let Some(change) = sessions::change_between(&first, &second, CONFIDENCE) {
-            p_values.push(Some(change.p_value));
-        }
-    }
-    let called = sessions::benjamini_hochberg(&p_values, FALSE_DISCOVERY_RATE)
-        .into_iter()
-        .filter(|d| *d)
-        .count();
-    (called, p_values.len())
+/// The comparison's A/A test: one Worker's sessions split into two halves balanced in time,
+/// each point judged as Rust ÷ JavaScript is (Welch's t on the logs, Benjamini–Hochberg at the
+/// run's false discovery rate), by [`halves::halves_test`].
+pub fn a_a(rows: &[ProbeRow], axis: Axis, worker: WorkerKind) -> HalvesTest {
+    let points: Vec<Vec<f64>> = by_point(rows, axis)
+        .values()
+        .filter_map(|sessions| sessions.get(&worker))
+        .map(|mine| mine.values().filter_map(|values| median(values)).collect())
+        .collect();
+    halves::halves_test(&points)
 }
 
 /// literal ÷ bound at each value of the axis, on the inside clock (geometric means over
@@ -321,8 +304,18 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
         ));
     }
     let a_a_line = |worker: WorkerKind, name: &str| {
-        let (called, judged) = a_a(rows, axis, worker);
-        (judged > 0).then(|| format!("the {name} Worker's sessions, {called} of {judged} points"))
+        let test = a_a(rows, axis, worker);
+        (test.judged > 0).then(|| {
+            format!(
+                "the {name} Worker's sessions, {} of {} points (judged alone at 5%, {}; about {} \
+                 by chance; it could only have caught about {} at one point among them)",
+                test.called,
+                test.judged,
+                test.alone,
+                test.alone_by_chance(),
+                test.detectable.map_or("–".to_owned(), num),
+            )
+        })
     };
     let tests: Vec<String> = [
         a_a_line(WorkerKind::Rust, "Rust"),
@@ -496,15 +489,16 @@ mod tests {
                 });
             }
         }
-        assert_eq!(a_a(&rows, Axis::Columns, WorkerKind::Rust), (0, 1));
-        assert_eq!(a_a(&rows, Axis::Columns, WorkerKind::Js), (0, 1));
+        let judged = |test: HalvesTest| (test.called, test.judged);
+        assert_eq!(judged(a_a(&rows, Axis::Columns, WorkerKind::Rust)), (0, 1));
+        assert_eq!(judged(a_a(&rows, Axis::Columns, WorkerKind::Js)), (0, 1));
         let md = markdown(&rows, Axis::Columns).unwrap();
         assert!(
             md.contains("points called different: the Rust Worker's sessions, 0 of 1 points"),
             "{md}"
         );
         let four = rows_of(Strategy::Bound, 8, 100.0, 100.0);
-        assert_eq!(a_a(&four, Axis::Columns, WorkerKind::Rust), (0, 0));
+        assert_eq!(judged(a_a(&four, Axis::Columns, WorkerKind::Rust)), (0, 0));
     }
 
     #[test]
