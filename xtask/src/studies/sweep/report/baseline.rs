@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use super::points::{Measure, Point, points};
+use super::points::{Point, points};
 use crate::base::TargetKind;
 use crate::base::numbers::num;
 use crate::stats::CONFIDENCE;
@@ -36,17 +36,6 @@ pub struct Judged {
     pub a_a: HalvesTest,
 }
 
-/// Each session's ratio `ours ÷ theirs` of the median inside clocks, in session order.
-fn session_ratios(ours: &Point, theirs: &Point) -> Vec<f64> {
-    let (top, bottom) = (
-        ours.session_medians(Measure::InsideMs),
-        theirs.session_medians(Measure::InsideMs),
-    );
-    top.iter()
-        .filter_map(|(s, t)| bottom.get(s).filter(|b| **b > 0.0).map(|b| t / b))
-        .collect()
-}
-
 /// `target` ÷ the run's baseline, judged at once; `None` when the run has no baseline or
 /// `target` is it.
 pub fn judge(rows: &[ProbeRow], axis: Axis, target: TargetKind) -> Option<Judged> {
@@ -65,7 +54,7 @@ pub fn judge(rows: &[ProbeRow], axis: Axis, target: TargetKind) -> Option<Judged
         .filter(|p| p.line.target == target)
         .filter_map(|p| {
             let other = theirs.get(&(p.line.label.clone(), p.line.strategy, p.x.to_bits()))?;
-            let ratios = session_ratios(p, other);
+            let ratios = p.session_ratios(other);
             (ratios.len() >= 2).then_some(ratios)
         })
         .collect();

@@ -204,14 +204,7 @@ impl Point<'_> {
     /// geometric mean and its interval over sessions. Within one session: the ratio of the
     /// medians, with the two medians' intervals divided.
     pub fn independent_ratio(&self, other: &Point) -> Option<Ratio> {
-        let (ours, theirs) = (
-            self.session_medians(Measure::InsideMs),
-            other.session_medians(Measure::InsideMs),
-        );
-        let ratios: Vec<f64> = ours
-            .iter()
-            .filter_map(|(s, top)| theirs.get(s).filter(|b| **b > 0.0).map(|b| top / b))
-            .collect();
+        let ratios = self.session_ratios(other);
         if ratios.len() >= 2 {
             let over = sessions::over_sessions(&ratios, CONFIDENCE)?;
             return Some(Ratio {
@@ -227,6 +220,18 @@ impl Point<'_> {
             &self.values(Measure::InsideMs),
             &other.values(Measure::InsideMs),
         )
+    }
+
+    /// Each session's ratio `self ÷ other` of the median inside clocks, in session order, for
+    /// the sessions both have (the target's and the baseline's that ran beside each other).
+    pub fn session_ratios(&self, other: &Point) -> Vec<f64> {
+        let (ours, theirs) = (
+            self.session_medians(Measure::InsideMs),
+            other.session_medians(Measure::InsideMs),
+        );
+        ours.iter()
+            .filter_map(|(s, top)| theirs.get(s).filter(|b| **b > 0.0).map(|b| top / b))
+            .collect()
     }
 
     /// Each session's median of `measure`, by session: the values an estimate over sessions
