@@ -92,7 +92,7 @@ impl LocalWorker {
         worker: WorkerKind,
     ) -> Result<(Self, WorkerClient, Health)> {
         let mut rng = fastrand::Rng::with_seed(random_seed()?);
-        let mut taken = Vec::new();
+        let mut last_taken = None;
         for _ in 0..PORT_TRIES {
             let ports = ports::free_ports(2, &mut rng)?;
             match Self::launch(paths, tools, worker, ports[0], ports[1])? {
@@ -102,11 +102,11 @@ impl LocalWorker {
                         "wrangler dev could not bind 127.0.0.1:{port} (taken since it was found \
                          free); starting it again on other ports"
                     );
-                    taken.push((port, tail));
+                    last_taken = Some((port, tail));
                 }
             }
         }
-        let (port, tail) = taken.pop().expect("PORT_TRIES > 0");
+        let (port, tail) = last_taken.expect("PORT_TRIES > 0");
         bail!(
             "wrangler dev found its port taken {PORT_TRIES} times in a row (last 127.0.0.1:{port}); \
              its log ends with:\n{tail}"

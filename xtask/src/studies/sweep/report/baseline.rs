@@ -120,7 +120,7 @@ impl Judged {
             self.corrected.1,
             self.alone.0,
             self.alone.1,
-            (0.05 * self.points as f64).round(),
+            (FALSE_DISCOVERY_RATE * self.points as f64).round(),
         );
         if self.a_a.judged > 0 {
             text.push_str(&format!(
