@@ -5,8 +5,8 @@
 //! the comparison of two runs' sessions with its multiplicity correction ([`sessions`]), the
 //! ratio of two arms over time blocks under correlation ([`batch_means`]) — when a series has
 //! settled after its start ([`settling`]), the A/A test of a judgement over sessions by halves
-//! ([`halves`]), and the HDR histogram that latencies are kept in
-//! ([`latencies`]).
+//! ([`halves`]), the two-level estimate over replicate runs ([`runs`]), and the HDR histogram
+//! that latencies are kept in ([`latencies`]).
 //!
 //! Nothing here knows records, reports, targets or the command line: the pipeline and every
 //! report hand it numbers and get numbers back.
@@ -19,6 +19,7 @@ pub mod latencies;
 pub mod order;
 pub mod power;
 pub mod ratio;
+pub mod runs;
 pub mod sessions;
 pub mod settling;
 pub mod share;
@@ -42,6 +43,8 @@ pub enum Method {
     BetweenSessions,
     /// Student's t over the logarithms of time blocks' values ([`batch_means`]).
     BatchMeans,
+    /// Student's t over the logarithms of replicate runs' values ([`runs`]).
+    BetweenRuns,
 }
 
 impl Method {
@@ -51,6 +54,7 @@ impl Method {
             Method::IndependentRatio => "independent-ratio",
             Method::BetweenSessions => "between-sessions",
             Method::BatchMeans => "batch-means",
+            Method::BetweenRuns => "between-runs",
         }
     }
 }

@@ -76,7 +76,10 @@ impl ShortIntervals {
             ""
         } else {
             let bound = match ci.method {
-                Method::OrderStatistic | Method::BetweenSessions | Method::BatchMeans => "",
+                Method::OrderStatistic
+                | Method::BetweenSessions
+                | Method::BatchMeans
+                | Method::BetweenRuns => "",
                 Method::IndependentRatio => "at least ",
             };
             self.0
