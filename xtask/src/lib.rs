@@ -11,6 +11,7 @@ pub mod base;
 pub mod charts;
 pub mod cpu;
 pub mod flags;
+pub mod host_reference;
 pub mod html;
 pub mod paths;
 pub mod pipeline;

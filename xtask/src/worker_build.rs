@@ -120,6 +120,24 @@ pub fn sources_hash(root: &Path) -> Result<String> {
     Ok(toolchain::hash_named(&files))
 }
 
+/// The hash of the JavaScript Workers' sources (`worker-js/`: both entries and their wrangler
+/// configurations, run as they are, no build step): what run.toml records as `worker_js_build`
+/// for a run that used one, so a quoted run whose JavaScript side went stale is seen.
+pub fn js_sources_hash(root: &Path) -> Result<String> {
+    let mut files = Vec::new();
+    toolchain::files_under(&root.join("worker-js"), &mut files)?;
+    let named = files
+        .into_iter()
+        .map(|file| {
+            let bytes =
+                std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            let name = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
+            Ok((name, bytes))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(toolchain::hash_named(&named))
+}
+
 /// One `[[package]]` of Cargo.lock, as far as the hash needs it.
 #[derive(Debug, Deserialize, Serialize)]
 struct LockedPackage {

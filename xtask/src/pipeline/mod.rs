@@ -18,6 +18,7 @@
 
 pub mod calls;
 pub mod dry_run;
+pub mod host_speed;
 pub mod resume;
 
 use crate::base::clock::ms_since;
@@ -31,6 +32,7 @@ use xshell::Shell;
 use crate::base::{DebugCorruption, TargetKind, WorkerKind};
 use crate::flags;
 use crate::paths::Paths;
+use crate::records::host_speed::ReadingAt;
 use crate::records::run_history::SessionTime;
 use crate::records::run_record::StudyKind;
 use crate::records::run_record::{self, RunInfo, ToolVersions};
@@ -106,7 +108,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         run,
         studies: plan.files.clone(),
         git: run_record::git(sh),
-        versions: versions(sh, paths, flags.target),
+        versions: versions(sh, paths, flags),
         machine: run_record::machine(),
         reconciliation: None,
         remote: None,
@@ -177,12 +179,16 @@ fn measure(
         sample_heap: flags.isolate_heap,
         worker: flags.worker,
     };
+    // The host's speed before the first session, between sessions and after the last.
+    take_reading(&mut record, run_dir, ReadingAt::Before)?;
     // Each session of the target and of the baseline (same probes, bare SQLite), alternating,
     // into the same results.csv.
     let mut announced = false;
-    let measured = plan.order(flags.target).into_iter().try_fold(
+    let order = plan.order(flags.target);
+    let last = order.len().saturating_sub(1);
+    let measured = order.into_iter().enumerate().try_fold(
         Totals::default(),
-        |totals, (session, target)| {
+        |totals, (i, (session, target))| {
             if !plan.work.left_on(target, session) {
                 // A resumed run whose records of this session are all on disk: nothing to
                 // start; settled again, in case the attempt that measured it ended before.
@@ -218,6 +224,12 @@ fn measure(
                 clock,
             };
             let measured = measure_on(&on, plan, run_dir, &mut record)?;
+            let at = if i == last {
+                ReadingAt::After
+            } else {
+                ReadingAt::Between
+            };
+            take_reading(&mut record, run_dir, at)?;
             Ok::<_, anyhow::Error>(totals.merged(&measured))
         },
     );
@@ -246,6 +258,18 @@ fn measure(
         );
     }
     Ok(())
+}
+
+/// Reads the host's speed ([`host_speed::read`]) into the record and writes run.toml at once.
+fn take_reading(record: &mut RunRecord, run_dir: &RunDir, at: ReadingAt) -> Result<()> {
+    let now = crate::records::run_history::unix_secs(&crate::base::clock::utc_now().0);
+    let started = crate::records::run_history::unix_secs(&record.run.started);
+    let run_s = match (now, started) {
+        (Some(now), Some(started)) => now.saturating_sub(started) as f64,
+        _ => 0.0,
+    };
+    record.machine.speed.push(host_speed::read(at, run_s)?);
+    record.write(&run_dir.run_toml())
 }
 
 /// The totals of a resumed run: every record in results.csv, warm-ups included where the kind
@@ -501,7 +525,10 @@ pub fn create_run_dir(out: &Path, target: TargetKind) -> Result<RunDir> {
     unreachable!("some attempt number is free")
 }
 
-fn versions(sh: &Shell, paths: &Paths, target: TargetKind) -> ToolVersions {
+fn versions(sh: &Shell, paths: &Paths, flags: &flags::Run) -> ToolVersions {
+    let target = flags.target;
+    let uses_js =
+        target.runs_the_worker() && (flags.alternate_workers || flags.worker != WorkerKind::Rust);
     let modules = paths.node_modules();
     let manifest = target
         .runs_the_worker()
@@ -531,5 +558,8 @@ fn versions(sh: &Shell, paths: &Paths, target: TargetKind) -> ToolVersions {
         // Read after `tools` made sure the committed build is today's sources'.
         worker_build: manifest.as_ref().map(|m| m.sources.clone()),
         worker_wasm: manifest.and_then(|m| m.files.get("index_bg.wasm").cloned()),
+        worker_js_build: uses_js
+            .then(|| crate::worker_build::js_sources_hash(&paths.root).ok())
+            .flatten(),
     }
 }

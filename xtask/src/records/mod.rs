@@ -1,7 +1,7 @@
 //! What a run leaves on disk, and the only code that reads and writes it: the run directory's
 //! paths ([`RunDir`]), what every kind's rows of `results.csv` answer ([`Record`]; the rows
 //! themselves are each kind's, in `studies/<kind>/row.rs`), one CSV appender and reader
-//! ([`csv`]), what of an error text a record keeps ([`error_text`]), `run.toml`
+//! ([`csv`]), the host's speed readings ([`host_speed`]), what of an error text a record keeps ([`error_text`]), `run.toml`
 //! ([`run_record`], with what it says of the run's plan, sessions and resumptions in
 //! [`run_history`]), and the checks that decide whether a record reconciles, with their totals
 //! ([`reconcile`]) and what a sweep's probes are expected to hold, computed once per distinct
@@ -10,6 +10,7 @@
 pub mod csv;
 pub mod error_text;
 pub mod expected;
+pub mod host_speed;
 pub mod reconcile;
 pub mod run_history;
 pub mod run_record;

@@ -323,6 +323,11 @@ pub struct ToolVersions {
     /// so the bytes are recorded too. Absent where `worker_build` is, and before 2026-12-03.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_wasm: Option<String>,
+    /// The JavaScript Workers' sources the run used (`worker_build::js_sources_hash` of
+    /// `worker-js/`), for a run with `--worker js`, `js-minimal` or `--alternate-workers`;
+    /// absent otherwise, and before 2026-12-06.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_js_build: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -338,6 +343,10 @@ pub struct Machine {
     pub load_at_start: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_at_end: Option<f64>,
+    /// The host's speed: each reading of the fixed reference workload, before the first
+    /// session, between sessions and after the last (absent before 2026-12-06).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub speed: Vec<crate::records::host_speed::HostReading>,
 }
 
 impl Machine {
@@ -532,6 +541,7 @@ pub fn machine() -> Machine {
         memory_gib: (memory_kib / 1024.0 / 1024.0 * 10.0).round() / 10.0,
         load_at_start: load_average(),
         load_at_end: None,
+        speed: Vec::new(),
     }
 }
 

@@ -1,10 +1,11 @@
 //! What every kind's reports share, below the kinds: what they return ([`Rendered`], its
 //! [`ChartFile`]s), a summary's title, what every summary says of how its run was run
-//! ([`provenance`]), how shares are written ([`numbers`]), the isolate's memory against its limit ([`memory`]), and what a chart written to disk is
+//! ([`provenance`]) and of its host's speed ([`host_speed`]), how shares are written ([`numbers`]), the isolate's memory against its limit ([`memory`]), and what a chart written to disk is
 //! ([`charts`]). Each kind renders its own run in its folder (`studies/<kind>/report/`); the
 //! index over runs is `tasks/index.rs`, the README's generated sections `readme/`.
 
 pub mod charts;
+pub mod host_speed;
 pub mod memory;
 pub mod numbers;
 pub mod provenance;

@@ -161,6 +161,8 @@ pub fn time_section(record: &RunRecord) -> String {
         .unwrap();
     }
     out.push_str("\n\n");
+    let reference = super::host_speed::reference_record(&crate::paths::project_root());
+    out.push_str(&super::host_speed::section(record, reference.as_ref()));
     out
 }
 

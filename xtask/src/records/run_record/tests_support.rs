@@ -46,6 +46,7 @@ pub fn record() -> RunRecord {
             memory_gib: 1.0,
             load_at_start: None,
             load_at_end: None,
+            speed: Vec::new(),
         },
         reconciliation: None,
         remote: None,
