@@ -389,6 +389,10 @@ pub struct Reproduce {
     /// Print the runs and their commands with how long each took last time; run nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Make the runs even when this host runs slower than the committed runs' did (beyond the
+    /// reference workload's noise); each run's run.toml records that it was forced.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, clap::Args)]

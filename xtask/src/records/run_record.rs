@@ -347,6 +347,10 @@ pub struct Machine {
     /// session, between sessions and after the last (absent before 2026-12-06).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub speed: Vec<crate::records::host_speed::HostReading>,
+    /// Set when `cargo xtask reproduce --force` made this run on a host slower than the
+    /// committed run's beyond the reference's noise: what it measured before it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forced: Option<String>,
 }
 
 impl Machine {
@@ -542,6 +546,7 @@ pub fn machine() -> Machine {
         load_at_start: load_average(),
         load_at_end: None,
         speed: Vec::new(),
+        forced: None,
     }
 }
 

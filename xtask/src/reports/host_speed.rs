@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::host_reference;
 use crate::records::RunRecord;
-use crate::records::host_speed::reference_values;
+use crate::records::host_speed::{HostReading, reference_values};
 use crate::stats::sessions::{Change, change_between, over_sessions};
 use crate::stats::{CONFIDENCE, Interval};
 
@@ -36,7 +36,7 @@ pub struct HostSpeed {
 impl HostSpeed {
     /// The run's host speed; `None` for a run recorded without readings (before 2026-12-06).
     pub fn of(record: &RunRecord) -> Option<HostSpeed> {
-        let values = values(record);
+        let values = values(&record.machine.speed);
         let over = over_sessions(&values, CONFIDENCE)?;
         Some(HostSpeed {
             readings: values.len(),
@@ -89,6 +89,11 @@ impl HostShift {
     /// The shift of `after`'s host from `before`'s; `None` unless both have two readings or
     /// more of the same version of the reference.
     pub fn between(before: &RunRecord, after: &RunRecord) -> Option<HostShift> {
+        Self::between_readings(&before.machine.speed, &after.machine.speed)
+    }
+
+    /// [`HostShift::between`] of two runs' readings.
+    pub fn between_readings(before: &[HostReading], after: &[HostReading]) -> Option<HostShift> {
         let (a, b) = (values(before), values(after));
         let change: Change = change_between(&a, &b, CONFIDENCE)?;
         let verdict = match () {
@@ -121,13 +126,9 @@ impl HostShift {
     }
 }
 
-/// The reference times of `record`'s readings of today's version of the reference.
-fn values(record: &RunRecord) -> Vec<f64> {
-    reference_values(
-        &record.machine.speed,
-        host_reference::VERSION,
-        host_reference::PROFILE,
-    )
+/// The reference times of `readings` of today's version of the reference.
+fn values(readings: &[HostReading]) -> Vec<f64> {
+    reference_values(readings, host_reference::VERSION, host_reference::PROFILE)
 }
 
 /// The committed example run's record under `root`, if it holds readings.
@@ -168,23 +169,23 @@ pub fn section(record: &RunRecord, reference: Option<&RunRecord>) -> String {
         100.0 * speed.spread
     )
     .unwrap();
-    if let Some(reference) = reference.filter(|r| r.run.id != record.run.id) {
-        if let Some(shift) = HostShift::between(reference, record) {
-            write!(
-                out,
-                " Against the committed example run (`{REFERENCE_RUN}`, run `{}`): this host took \
-                 {}.",
-                reference.run.id,
-                shift.text()
-            )
-            .unwrap();
-            if shift.verdict != HostVerdict::Same {
-                out.push_str(
-                    " Its milliseconds are not the example run's machine's: compare ratios \
-                     between strategies, and `cargo xtask compare` judges the times with this \
-                     shift taken out.",
-                );
-            }
+    let against = reference
+        .filter(|r| r.run.id != record.run.id)
+        .and_then(|r| Some((r, HostShift::between(r, record)?)));
+    if let Some((reference, shift)) = against {
+        write!(
+            out,
+            " Against the committed example run (`{REFERENCE_RUN}`, run `{}`): this host took {}.",
+            reference.run.id,
+            shift.text()
+        )
+        .unwrap();
+        if shift.verdict != HostVerdict::Same {
+            out.push_str(
+                " Its milliseconds are not the example run's machine's: compare ratios between \
+                 strategies, and `cargo xtask compare` judges the times with this shift taken \
+                 out.",
+            );
         }
     }
     out.push_str("\n\n");
@@ -194,7 +195,7 @@ pub fn section(record: &RunRecord, reference: Option<&RunRecord>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::host_speed::{HostReading, ReadingAt};
+    use crate::records::host_speed::ReadingAt;
     use crate::records::run_record::tests_support::record;
 
     fn with_readings(id: &str, ms: &[f64]) -> RunRecord {

@@ -119,14 +119,15 @@ mod tests {
             (c.points.len(), c.only_in_a.len(), c.only_in_b.len()),
             (26, 0, 0)
         );
-        // Nothing differs between the runs; only this machine's load, which is not the test's, may
-        // be noted.
+        // Nothing differs between the runs; only this machine's load and speed, which are not
+        // the test's, may be noted (the host's speed is always stated, measured).
         let other: Vec<&String> = c
             .notes
             .iter()
-            .filter(|n| !n.contains("shared its machine"))
+            .filter(|n| !n.contains("shared its machine") && !n.starts_with("the hosts' speed"))
             .collect();
         assert!(other.is_empty(), "{other:?}");
+        assert!(c.host.is_some(), "both runs read the host's speed");
         let (rows_a, rows_b): (Vec<ProbeRow>, Vec<ProbeRow>) = (
             csv::read(&a.join("results.csv")).unwrap(),
             csv::read(&b.join("results.csv")).unwrap(),

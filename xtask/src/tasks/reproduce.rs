@@ -1,7 +1,8 @@
 //! `cargo xtask reproduce`: runs again, one at a time at the checked-out commit, every committed
 //! run the README quotes ([`readme::QUOTED_RUNS`]), each with the command its run.toml records;
-//! refuses to start one while the machine's load average is above its cores (the run would
-//! measure the other work); once all are complete, puts them in place of the committed ones
+//! refuses to start one while this host runs slower than the host that made the committed run,
+//! over the fixed reference workload both read, beyond its noise (`--force` makes it anyway and
+//! the run's run.toml says so); once all are complete, puts them in place of the committed ones
 //! (not one by one: a run put in place dirties the tree the next would record), makes again the
 //! between-runs calibrations that involve them ([`readme::CALIBRATED_PAIRS`]) and rewrites the
 //! README's generated sections from them.
@@ -15,8 +16,10 @@ use xshell::Shell;
 use crate::flags;
 use crate::paths::Paths;
 use crate::readme;
-use crate::records::run_record::{git, load_average};
+use crate::records::host_speed::{HostReading, ReadingAt};
+use crate::records::run_record::git;
 use crate::records::{RunRecord, RunStatus};
+use crate::reports::host_speed::{HostShift, HostVerdict};
 use crate::reports::provenance::{command, command_args};
 use crate::studies::sweep::report::calibrate::between::write_between;
 
@@ -40,16 +43,43 @@ impl Quoted {
     }
 }
 
-/// Refuses to start while the 1-minute load average `load` is above the `cores`.
-fn quiet_enough(load: Option<f64>, cores: usize) -> Result<()> {
-    if let Some(load) = load.filter(|l| *l > cores as f64) {
-        bail!(
-            "the load average is {load:.2}, above this machine's {cores} cores: a run now would \
-             measure the other work too. Wait until it is quiet (see `uptime`), then run \
-             `cargo xtask reproduce` again (nothing was put in place)"
-        );
+/// How many readings of the reference workload reproduce takes before each run (about 3 s).
+const READINGS: usize = 9;
+
+/// The host now against the host that made `committed` (its readings of the reference
+/// workload): refused when this one is slower beyond the reference's noise, unless `force`,
+/// when the returned text is what the new run's run.toml records. A committed run without
+/// readings cannot be judged, and is not refused. The load average is no guard: a day the
+/// machine ran 1.6–1.9× slower passed it.
+fn fast_enough(committed: &RunRecord, now: &[HostReading], force: bool) -> Result<Option<String>> {
+    let Some(shift) = HostShift::between_readings(&committed.machine.speed, now) else {
+        return Ok(None);
+    };
+    if shift.verdict != HostVerdict::Slower {
+        eprintln!("[reproduce] this host took {}", shift.text());
+        return Ok(None);
     }
-    Ok(())
+    let said = format!(
+        "this host took {} against the committed run `{}`",
+        shift.text(),
+        committed.run.id
+    );
+    if force {
+        eprintln!("[reproduce] --force: {said}");
+        return Ok(Some(said));
+    }
+    bail!(
+        "{said}: a run made now would move with the machine, not with the code. Wait until it \
+         is quiet or on its usual machine, or give --force (the new run's run.toml then says it \
+         was forced); nothing was put in place"
+    )
+}
+
+/// `READINGS` readings of this host now, to judge against a committed run's.
+fn host_now() -> Result<Vec<HostReading>> {
+    (0..READINGS)
+        .map(|_| crate::pipeline::host_speed::read(ReadingAt::Between, 0.0))
+        .collect()
 }
 
 /// The one run directory `cargo xtask run --out out` left in `out`.
@@ -142,10 +172,7 @@ impl flags::Reproduce {
         // place, together.
         let mut made = Vec::new();
         for q in &quoted {
-            quiet_enough(
-                load_average(),
-                std::thread::available_parallelism().map_or(1, |n| n.get()),
-            )?;
+            let forced = fast_enough(&q.record, &host_now()?, self.force)?;
             let out = scratch.join(q.dir.replace('/', "+"));
             if out.exists() {
                 std::fs::remove_dir_all(&out)
@@ -164,7 +191,11 @@ impl flags::Reproduce {
             run.run(sh, paths)
                 .with_context(|| format!("reproducing {}", q.dir))?;
             let dir = new_run_dir(&out)?;
-            let record = RunRecord::read(&dir.join("run.toml"))?;
+            let mut record = RunRecord::read(&dir.join("run.toml"))?;
+            if forced.is_some() {
+                record.machine.forced = forced;
+                record.write(&dir.join("run.toml"))?;
+            }
             if record.run.status != RunStatus::Complete {
                 bail!(
                     "{} ended {}, not complete: nothing was put in place (the runs made so far \
@@ -212,16 +243,55 @@ mod tests {
     use super::*;
     use crate::paths::project_root;
 
+    fn with_readings(id: &str, ms: &[f64]) -> RunRecord {
+        let mut r = crate::records::run_record::tests_support::record();
+        r.run.id = id.into();
+        r.machine.speed = ms
+            .iter()
+            .map(|&v| HostReading {
+                at: ReadingAt::Between,
+                utc: String::new(),
+                run_s: 0.0,
+                version: crate::host_reference::VERSION,
+                profile: crate::host_reference::PROFILE.into(),
+                cpu_ms: vec![v],
+                sqlite_ms: vec![v],
+            })
+            .collect();
+        r
+    }
+
     #[test]
-    fn a_load_above_the_cores_is_refused_with_what_to_do() {
-        assert!(quiet_enough(Some(1.9), 2).is_ok());
-        assert!(quiet_enough(None, 2).is_ok());
-        let refused = quiet_enough(Some(2.5), 2).unwrap_err().to_string();
+    fn a_slower_host_is_refused_with_what_to_do_unless_forced() {
+        let committed = with_readings("c", &[30.0, 30.5, 29.8, 30.2]);
+        let slow = with_readings("now", &[50.0, 50.9, 49.5, 50.3])
+            .machine
+            .speed;
+        let refused = fast_enough(&committed, &slow, false)
+            .unwrap_err()
+            .to_string();
         assert!(
-            refused.contains("the load average is 2.50, above this machine's 2 cores"),
+            refused.contains("this host took 1.67× as long"),
             "{refused}"
         );
-        assert!(refused.contains("nothing was put in place"), "{refused}");
+        assert!(
+            refused.contains("against the committed run `c`"),
+            "{refused}"
+        );
+        assert!(refused.contains("--force") && refused.contains("nothing was put in place"));
+        let forced = fast_enough(&committed, &slow, true).unwrap().unwrap();
+        assert!(forced.contains("1.67× as long"), "{forced}");
+        let same = with_readings("now", &[30.1, 29.9, 30.4, 30.0])
+            .machine
+            .speed;
+        assert_eq!(fast_enough(&committed, &same, false).unwrap(), None);
+        // A faster host, and a committed run without readings, are not refused.
+        let fast = with_readings("now", &[20.0, 20.1, 19.9, 20.2])
+            .machine
+            .speed;
+        assert_eq!(fast_enough(&committed, &fast, false).unwrap(), None);
+        let old = crate::records::run_record::tests_support::record();
+        assert_eq!(fast_enough(&old, &slow, false).unwrap(), None);
     }
 
     #[test]

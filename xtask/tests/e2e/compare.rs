@@ -161,6 +161,35 @@ pub fn compare_catches_a_fourfold_slowdown_and_stays_quiet_between_two_normal_ru
         out.contains("**Exit status** judged each run's own ratios"),
         "{out}"
     );
+    // Both runs read the host's speed: the busy host is reported slower, with its interval, and
+    // the times are judged with its shift divided out, so even the time gate does not blame the
+    // uniform slowdown on the code (at most one point, the false discovery rate's share).
+    assert!(
+        out.contains("b's host took") && out.contains("slower, beyond the reference's own noise"),
+        "{out}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(ab.join("compare.json")).unwrap()).unwrap();
+    let host = &json["host"];
+    assert_eq!(host["verdict"], "slower", "{out}");
+    assert!(host["low"].as_f64().unwrap() > 1.0, "{host}");
+    let ab_time = at("ab-time");
+    let (_, out) = compare(
+        &a,
+        &b,
+        &[
+            "--no-calibration",
+            "--gate",
+            "time",
+            "--out",
+            ab_time.to_str().unwrap(),
+        ],
+    );
+    let (_, slower, _) = verdicts_in(&ab_time);
+    assert!(
+        slower <= 1,
+        "a busy host's times blamed on the code: {slower} of 16\n{out}"
+    );
     // Every probe's window stretched fourfold (the sqlite target spins to its deadline, so the
     // stretch is what was asked), every strategy alike: the ratio gate cannot tell that from a
     // slower machine, so `--gate time` judges it. This smoke profile's noise floors between

@@ -47,6 +47,7 @@ pub fn record() -> RunRecord {
             load_at_start: None,
             load_at_end: None,
             speed: Vec::new(),
+            forced: None,
         },
         reconciliation: None,
         remote: None,

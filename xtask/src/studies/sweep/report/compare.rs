@@ -8,6 +8,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
+use crate::reports::host_speed::{HostShift, HostVerdict};
+use between_runs::{Adjust, BetweenRuns, BetweenRunsRef};
+use judge::judge_adjusted;
+
 use crate::base::TargetKind;
 use crate::records::run_record::Commit;
 use crate::records::{RunDir, RunRecord, RunStatus, StudyKind, csv};
@@ -124,6 +128,11 @@ pub struct Comparison {
     pub only_in_b: Vec<PointKey>,
     /// What a reader must know about the two runs before trusting the table.
     pub notes: Vec<String>,
+    /// Run b's host against run a's over the reference workload both recorded; absent unless
+    /// both recorded readings. Divided out of the times where the hosts differ.
+    pub host: Option<HostShift>,
+    /// The committed replicate set whose variance between runs was added to every change.
+    pub between_runs: Option<BetweenRunsRef>,
 }
 
 /// What a comparison found, as its exit status says it (as `diff` does).
@@ -380,7 +389,17 @@ pub fn compare(
         ),
         (None, None) => (ThresholdRule::NoiseFloor, ThresholdChoice::NoiseFloor),
     };
-    let judged = judge(&run_a.rows, &run_b.rows, run_a.axis, &rule);
+    let host = HostShift::between(&run_a.record, &run_b.record);
+    let between = match source {
+        CalibrationSource::Off => None,
+        _ => BetweenRuns::find(&crate::paths::project_root(), &run_b.record)?,
+    };
+    notes.extend(host_notes(host.as_ref(), between.as_ref()));
+    let adjust = Adjust {
+        host,
+        between: between.clone(),
+    };
+    let judged = judge_adjusted(&run_a.rows, &run_b.rows, run_a.axis, &rule, &adjust);
     Ok(Comparison {
         experiment: ra.experiment.clone(),
         x_axis: run_a.axis,
@@ -396,7 +415,53 @@ pub fn compare(
         only_in_a: judged.only_in_a,
         only_in_b: judged.only_in_b,
         notes,
+        host,
+        between_runs: between.as_ref().map(BetweenRuns::describe),
     })
+}
+
+/// What compare says of the hosts and of the variance between runs it added.
+fn host_notes(host: Option<&HostShift>, between: Option<&BetweenRuns>) -> Vec<String> {
+    let mut notes = Vec::new();
+    match host {
+        Some(h) => notes.push(format!(
+            "the hosts' speed (the fixed reference workload, read before, between and after \
+             every session of both runs): b's host took {}{}",
+            h.text(),
+            if h.verdict == HostVerdict::Same {
+                "; the times are judged as measured".to_owned()
+            } else {
+                format!(
+                    ". The times are judged with that shift divided out (b's times ÷ {:.2}, its \
+                     uncertainty added): a uniform slowdown of the host is not called a \
+                     regression; the own ratios, in which the host cancels, are judged as they are",
+                    h.ratio
+                )
+            }
+        )),
+        None => notes.push(
+            "the hosts' speed is unknown: a run recorded before 2026-12-06 has no readings of \
+             the reference workload, so a change of machine or day cannot be told from a change \
+             of the code"
+                .to_owned(),
+        ),
+    }
+    if let Some(b) = between {
+        let d = b.describe();
+        notes.push(format!(
+            "the variance between runs of the replicate set `{}` ({} runs of this design, made \
+             at separate times) is added to every change: between-run σ of the times median \
+             {:.1}% (largest {:.1}%), of the own ratios median {:.1}% (largest {:.1}%); the \
+             detectable figures below count it",
+            d.set.display(),
+            d.runs,
+            100.0 * d.time_sd_median,
+            100.0 * d.time_sd_max,
+            100.0 * d.ratio_sd_median,
+            100.0 * d.ratio_sd_max
+        ));
+    }
+    notes
 }
 
 /// `cargo xtask compare`: compares, writes compare.md and compare.json in `out` (default: run
@@ -439,6 +504,7 @@ pub fn write_comparison(
     Ok(comparison)
 }
 
+pub mod between_runs;
 pub mod calibration;
 pub mod judge;
 pub mod key;

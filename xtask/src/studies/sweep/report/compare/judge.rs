@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use super::between_runs::Adjust;
 use super::key::{PointKey, keyed, measured, session_values};
 use super::relative::{self, Relative};
 use super::verdict::{
@@ -154,12 +155,13 @@ struct Pending {
 
 /// One point of a and of b, measured: the ratio and its interval, not yet the verdict over
 /// sessions (which needs every point's p-value).
-fn measure(key: PointKey, a: &Point, b: &Point, rule: &ThresholdRule) -> Pending {
+fn measure(key: PointKey, a: &Point, b: &Point, rule: &ThresholdRule, adjust: &Adjust) -> Pending {
     let (side_a, side_b) = (Side::of(a), Side::of(b));
     let sessions = |p: &Point| -> Vec<f64> { session_values(p).into_values().collect() };
     let change = (side_a.sessions >= MIN_SESSIONS && side_b.sessions >= MIN_SESSIONS)
         .then(|| change_between(&sessions(a), &sessions(b), CONFIDENCE))
-        .flatten();
+        .flatten()
+        .map(|c| adjust.time(&key, &c));
     let basis = match () {
         _ if side_a.n == 0 || side_b.n == 0 => Basis::NoRatio,
         _ if change.is_some() => Basis::BetweenSessions,
@@ -195,9 +197,15 @@ fn measure(key: PointKey, a: &Point, b: &Point, rule: &ThresholdRule) -> Pending
         _ if point.a.n == 0 => point.verdict = Verdict::NoTimeInA,
         _ if point.b.n == 0 => point.verdict = Verdict::NoLongerSucceeds,
         _ => {
-            let factor = threshold.map_or(1.0, |t| t.factor);
-            let (ci, verdict) = within_one_session(&values(a), &values(b), factor);
-            let ratio = ratio_of_medians(&values(b), &values(a)).map(|r| r.value);
+            // Where the hosts differ, b's times are put on a's host (÷ the shift) and the
+            // threshold widened by the shift's own noise (its interval's upper factor).
+            let (host, host_noise) = adjust
+                .host_applied()
+                .map_or((1.0, 1.0), |h| (h.ratio, h.high / h.ratio));
+            let b_values: Vec<f64> = values(b).iter().map(|v| v / host).collect();
+            let factor = threshold.map_or(1.0, |t| t.factor) * host_noise;
+            let (ci, verdict) = within_one_session(&values(a), &b_values, factor);
+            let ratio = ratio_of_medians(&b_values, &values(a)).map(|r| r.value);
             set_interval(ratio, ci);
             point.verdict = verdict;
             if verdict == Verdict::NoTimeInA {
@@ -216,6 +224,18 @@ fn measure(key: PointKey, a: &Point, b: &Point, rule: &ThresholdRule) -> Pending
 /// its threshold. Points with one session on a side are judged alone by the order-statistic
 /// rule ([`Basis::WithinOneSession`]).
 pub fn judge(a: &[ProbeRow], b: &[ProbeRow], axis: Axis, rule: &ThresholdRule) -> Judged {
+    judge_adjusted(a, b, axis, rule, &Adjust::default())
+}
+
+/// [`judge`] with each change adjusted ([`Adjust`]): the hosts' shift divided out of the times
+/// where the hosts differ, and a replicate set's variance between runs added to every change.
+pub fn judge_adjusted(
+    a: &[ProbeRow],
+    b: &[ProbeRow],
+    axis: Axis,
+    rule: &ThresholdRule,
+    adjust: &Adjust,
+) -> Judged {
     let (a, b) = (measured(a), measured(b));
     let (a, b) = (keyed(&a, axis), keyed(&b, axis));
     let mut in_a = vec![false; b.len()];
@@ -226,7 +246,7 @@ pub fn judge(a: &[ProbeRow], b: &[ProbeRow], axis: Axis, rule: &ThresholdRule) -
         match b.iter().position(|(k, _)| k == key) {
             Some(j) => {
                 in_a[j] = true;
-                pending.push(measure(key.clone(), point_a, &b[j].1, rule));
+                pending.push(measure(key.clone(), point_a, &b[j].1, rule, adjust));
             }
             None => only_in_a.push(key.clone()),
         }
@@ -261,7 +281,7 @@ pub fn judge(a: &[ProbeRow], b: &[ProbeRow], axis: Axis, rule: &ThresholdRule) -
         .collect();
     let keys: Vec<&PointKey> = points.iter().map(|p| &p.key).collect();
     let times: Vec<Verdict> = points.iter().map(|p| p.verdict).collect();
-    let relative = relative::judge_relative(&keys, &times, &a, &b, rule);
+    let relative = relative::judge_relative(&keys, &times, &a, &b, rule, adjust);
     for (point, relative) in points.iter_mut().zip(relative) {
         point.relative = relative;
     }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use d1bench_core::Strategy;
 use serde::Serialize;
 
+use super::between_runs::Adjust;
 use super::key::{PointKey, session_values};
 use super::verdict::{Detectable, MIN_SESSIONS, ThresholdRule, Verdict, verdict_at};
 use crate::base::TargetKind;
@@ -113,14 +114,16 @@ fn vs_baseline_by_session(point: &Point, baseline: &Point) -> BTreeMap<usize, f6
 
 /// The kind of own ratio.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     VsBound,
     VsBaseline,
 }
 
 impl Kind {
+    pub(super) const ALL: [Kind; 2] = [Kind::VsBound, Kind::VsBaseline];
+
     /// The point `key`'s ratio of this kind over the sessions of one run's `points`.
-    fn series(self, points: &[(PointKey, Point)], key: &PointKey) -> Option<Vec<f64>> {
+    pub(super) fn series(self, points: &[(PointKey, Point)], key: &PointKey) -> Option<Vec<f64>> {
         let find = |k: &PointKey| points.iter().find(|(p, _)| p == k).map(|(_, p)| p);
         let point = find(key)?;
         let by_session = match self {
@@ -156,19 +159,18 @@ pub fn judge_relative(
     a: &[(PointKey, Point)],
     b: &[(PointKey, Point)],
     rule: &ThresholdRule,
+    adjust: &Adjust,
 ) -> Vec<Relative> {
     let mut relative = vec![Relative::default(); keys.len()];
-    for kind in [Kind::VsBound, Kind::VsBaseline] {
+    for kind in Kind::ALL {
         let changes: Vec<Option<(f64, f64, Change)>> = keys
             .iter()
             .map(|key| {
                 let (sa, sb) = (kind.series(a, key)?, kind.series(b, key)?);
                 let center = |s: &[f64]| over_sessions(s, CONFIDENCE).map(|o| o.center);
-                Some((
-                    center(&sa)?,
-                    center(&sb)?,
-                    change_between(&sa, &sb, CONFIDENCE)?,
-                ))
+                let change = change_between(&sa, &sb, CONFIDENCE)?;
+                // The ratios cancel the hosts' speed; the variance between runs they keep.
+                Some((center(&sa)?, center(&sb)?, adjust.ratio(kind, key, &change)))
             })
             .collect();
         let p_values: Vec<Option<f64>> = changes
@@ -181,7 +183,8 @@ pub fn judge_relative(
             let Some((ra, rb, c)) = change else { continue };
             let threshold = rule.for_ratio(c.noise_floor);
             // A calibration between runs measures the times' variance between runs, not the
-            // ratios' (which cancel the machine's state): the ratios' detectable is their own.
+            // ratios': the ratios' detectable is their own, with the variance between runs a
+            // replicate set measured already in `c` where one was found ([`Adjust`]).
             let detectable = Detectable::of(&c, tested, None);
             let judged = RelativeChange {
                 a: ra,

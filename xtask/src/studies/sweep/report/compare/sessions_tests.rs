@@ -216,6 +216,78 @@ fn local_shape() -> Shape {
     }
 }
 
+/// The shift of a host 30% slower, as [`HostShift::between`] gives it from readings.
+fn host_slower_by(factor: f64) -> crate::reports::host_speed::HostShift {
+    use crate::records::host_speed::{HostReading, ReadingAt};
+    let with = |ms: &[f64]| {
+        let mut r = record("column-sweep", StudyKind::Sweep);
+        r.machine.speed = ms
+            .iter()
+            .map(|&v| HostReading {
+                at: ReadingAt::Between,
+                utc: String::new(),
+                run_s: 0.0,
+                version: crate::host_reference::VERSION,
+                profile: crate::host_reference::PROFILE.into(),
+                cpu_ms: vec![v],
+                sqlite_ms: vec![v],
+            })
+            .collect();
+        r
+    };
+    let readings = [30.0, 30.6, 29.7, 30.2, 30.4, 29.9, 30.1, 30.3, 29.8];
+    let slower: Vec<f64> = readings.iter().map(|v| v * factor).collect();
+    crate::reports::host_speed::HostShift::between(&with(&readings), &with(&slower)).unwrap()
+}
+
+#[test]
+fn a_host_uniformly_slower_is_not_called_a_regression_once_its_shift_is_divided_out() {
+    let shape = local_shape();
+    let mut rng = fastrand::Rng::with_seed(4);
+    let a = shape.run(&mut rng, |_| 1.0);
+    let machine = shape.run(&mut rng, |_| 1.3);
+    let host = host_slower_by(1.3);
+    assert_eq!(
+        host.verdict,
+        crate::reports::host_speed::HostVerdict::Slower
+    );
+    let adjust = between_runs::Adjust {
+        host: Some(host),
+        between: None,
+    };
+    let j = judge::judge_adjusted(
+        &a,
+        &machine,
+        Axis::Columns,
+        &ThresholdRule::NoiseFloor,
+        &adjust,
+    );
+    assert!(
+        j.points.iter().all(|p| p.verdict != Verdict::Slower),
+        "{:?}",
+        j.points
+    );
+    // A slowdown of the target beyond the host's is still called.
+    let target = shape.run(&mut rng, |r| {
+        if r.target == TargetKind::Local {
+            1.3 * 1.6
+        } else {
+            1.3
+        }
+    });
+    let j = judge::judge_adjusted(
+        &a,
+        &target,
+        Axis::Columns,
+        &ThresholdRule::NoiseFloor,
+        &adjust,
+    );
+    for p in &j.points {
+        let local = p.key.target == TargetKind::Local;
+        assert_eq!(p.verdict == Verdict::Slower, local, "{:?}", p);
+    }
+}
+
 #[test]
 fn own_ratios_tell_a_slower_machine_from_a_slower_target() {
     let shape = local_shape();
@@ -272,6 +344,8 @@ fn own_ratios_tell_a_slower_machine_from_a_slower_target() {
         only_in_a: vec![],
         only_in_b: vec![],
         notes: vec![],
+        host: None,
+        between_runs: None,
     };
     let md = markdown(&c);
     assert!(

@@ -400,6 +400,9 @@ fn compare_md_states_the_runs_the_method_the_table_and_what_was_left_out() {
          **Note:** run b is `invalid`, not complete: see its run.toml before trusting its times.\n\n\
          **Note:** a ran on {} × {} ({} {}) and b on 64 × Big Iron ({} {}): a change of machine \
          is measured along with any change of code.\n\n\
+         **Note:** the hosts' speed is unknown: a run recorded before 2026-12-06 has no readings \
+         of the reference workload, so a change of machine or day cannot be told from a change \
+         of the code.\n\n\
          | target | strategy | columns | a ms/1k rows | b ms/1k rows | b ÷ a (95% interval) | \
          threshold | detectable | verdict |\n\
          | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",

@@ -1,0 +1,203 @@
+//! What compare adds to each change beside the pair's own sessions: the hosts' speed (the second
+//! run's host against the first's, over the fixed reference workload both recorded,
+//! [`HostShift`]), divided out of the times where the hosts differ beyond the reference's noise;
+//! and the variance between runs that one pair cannot see, read from a committed replicate set
+//! of the same design (`docs/runs/replicates/<set>/`: runs of one experiment, profile, target,
+//! baseline and Workers, made at separate times): per point, the between-run standard deviation
+//! of its time and of each own ratio ([`crate::stats::runs`]), added to the variance of its
+//! change ([`crate::stats::adjust`]).
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::Loaded;
+use super::key::{PointKey, keyed, session_values};
+use super::relative::Kind;
+use crate::records::RunRecord;
+use crate::reports::host_speed::{HostShift, HostVerdict};
+use crate::stats::CONFIDENCE;
+use crate::stats::adjust::{divided_by, with_between_runs};
+use crate::stats::runs::over_runs;
+use crate::stats::sessions::Change;
+
+/// Where the committed replicate sets live, under the project's root.
+pub const REPLICATE_SETS: &str = "docs/runs/replicates";
+
+/// The variance between runs of a replicate set, per point.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BetweenRuns {
+    /// The set it was read from, and how many runs it holds.
+    pub set: PathBuf,
+    pub runs: usize,
+    /// Per point (keys hold shares, so no map orders them; a set has a few hundred points).
+    time: Vec<(PointKey, f64)>,
+    ratios: Vec<((Kind, PointKey), f64)>,
+}
+
+/// What compare.json says of the set it used.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BetweenRunsRef {
+    pub set: PathBuf,
+    pub runs: usize,
+    /// The median and the largest between-run standard deviation of the points' times and own
+    /// ratios (on the logs: 0.05 ≈ 5%).
+    pub time_sd_median: f64,
+    pub time_sd_max: f64,
+    pub ratio_sd_median: f64,
+    pub ratio_sd_max: f64,
+}
+
+/// Whether two records are runs of one design: what a replicate set's runs share.
+pub fn same_design(a: &RunRecord, b: &RunRecord) -> bool {
+    let (a, b) = (&a.run, &b.run);
+    a.experiment == b.experiment
+        && a.profile == b.profile
+        && a.target == b.target
+        && a.baseline == b.baseline
+        && a.alternate_workers == b.alternate_workers
+        && a.worker == b.worker
+}
+
+impl BetweenRuns {
+    /// The set's variance between runs from its `runs` (each read back as compare reads a run).
+    pub fn of_runs(set: &Path, runs: &[Loaded]) -> BetweenRuns {
+        let keyed: Vec<_> = runs.iter().map(|r| keyed(&r.rows, r.axis)).collect();
+        let keys: Vec<PointKey> = keyed
+            .first()
+            .map(|k| k.iter().map(|(key, _)| key.clone()).collect())
+            .unwrap_or_default();
+        let sd = |series: &[Vec<f64>]| {
+            over_runs(series, CONFIDENCE)
+                .filter(|o| o.runs() >= 2)
+                .map(|o| o.between_sd)
+        };
+        let mut time = Vec::new();
+        let mut ratios = Vec::new();
+        for key in keys {
+            let values: Vec<Vec<f64>> = keyed
+                .iter()
+                .filter_map(|run| run.iter().find(|(k, _)| *k == key))
+                .map(|(_, point)| session_values(point).into_values().collect())
+                .collect();
+            if let Some(sd) = sd(&values) {
+                time.push((key.clone(), sd));
+            }
+            for kind in Kind::ALL {
+                let series: Vec<Vec<f64>> = keyed
+                    .iter()
+                    .filter_map(|run| kind.series(run, &key))
+                    .collect();
+                if let Some(sd) = sd(&series) {
+                    ratios.push(((kind, key.clone()), sd));
+                }
+            }
+        }
+        BetweenRuns {
+            set: set.to_owned(),
+            runs: runs.len(),
+            time,
+            ratios,
+        }
+    }
+
+    /// The committed replicate set (under `root`) of `b`'s design with two runs or more, read;
+    /// `None` when there is none.
+    pub fn find(root: &Path, b: &RunRecord) -> anyhow::Result<Option<BetweenRuns>> {
+        let Ok(sets) = std::fs::read_dir(root.join(REPLICATE_SETS)) else {
+            return Ok(None);
+        };
+        let mut sets: Vec<PathBuf> = sets.flatten().map(|e| e.path()).collect();
+        sets.sort();
+        for set in sets.into_iter().filter(|p| p.is_dir()) {
+            let mut dirs: Vec<PathBuf> = std::fs::read_dir(&set)?
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.join("run.toml").is_file())
+                .collect();
+            dirs.sort();
+            let mut runs = Vec::new();
+            for dir in &dirs {
+                let Ok(record) = RunRecord::read(&dir.join("run.toml")) else {
+                    continue;
+                };
+                if !same_design(&record, b) {
+                    break;
+                }
+                runs.push(super::load(dir, "a replicate run")?);
+            }
+            if runs.len() >= 2 && runs.len() == dirs.len() {
+                return Ok(Some(BetweenRuns::of_runs(&set, &runs)));
+            }
+        }
+        Ok(None)
+    }
+
+    pub fn describe(&self) -> BetweenRunsRef {
+        let stats = |values: Vec<f64>| {
+            let mut v = values;
+            v.sort_by(f64::total_cmp);
+            let median = crate::stats::median(&v).unwrap_or(0.0);
+            (median, v.last().copied().unwrap_or(0.0))
+        };
+        let (time_sd_median, time_sd_max) = stats(self.time.iter().map(|(_, sd)| *sd).collect());
+        let (ratio_sd_median, ratio_sd_max) =
+            stats(self.ratios.iter().map(|(_, sd)| *sd).collect());
+        BetweenRunsRef {
+            set: self.set.clone(),
+            runs: self.runs,
+            time_sd_median,
+            time_sd_max,
+            ratio_sd_median,
+            ratio_sd_max,
+        }
+    }
+}
+
+/// What compare adjusts each change for; nothing at all for `calibrate`'s halves of one run.
+#[derive(Debug, Clone, Default)]
+pub struct Adjust {
+    /// The hosts' shift, applied to the times only where the hosts differ.
+    pub host: Option<HostShift>,
+    pub between: Option<BetweenRuns>,
+}
+
+impl Adjust {
+    /// The hosts' shift when it is to be divided out of the times.
+    pub fn host_applied(&self) -> Option<&HostShift> {
+        self.host
+            .as_ref()
+            .filter(|h| h.verdict != HostVerdict::Same)
+    }
+
+    /// A point's change of time: the variance between runs added, the hosts' shift divided out.
+    pub fn time(&self, key: &PointKey, change: &Change) -> Change {
+        let mut c = *change;
+        let sd = self
+            .between
+            .as_ref()
+            .and_then(|b| b.time.iter().find(|(k, _)| k == key).map(|(_, sd)| sd));
+        if let Some(sd) = sd {
+            c = with_between_runs(&c, *sd, CONFIDENCE);
+        }
+        if let Some(h) = self.host_applied() {
+            c = divided_by(&c, h.ratio, h.log_se, h.df, CONFIDENCE);
+        }
+        c
+    }
+
+    /// A point's change of an own ratio: the variance between runs added (the ratios cancel the
+    /// hosts' speed).
+    pub(super) fn ratio(&self, kind: Kind, key: &PointKey, change: &Change) -> Change {
+        let sd = self.between.as_ref().and_then(|b| {
+            b.ratios
+                .iter()
+                .find(|((k, p), _)| *k == kind && p == key)
+                .map(|(_, sd)| sd)
+        });
+        match sd {
+            Some(sd) => with_between_runs(change, *sd, CONFIDENCE),
+            None => *change,
+        }
+    }
+}
