@@ -11,7 +11,7 @@ use crate::studies::sweep::Axis;
 
 /// A log scale from `low` to `high` (both positive) onto `left..right` pixels.
 #[derive(Debug, Clone, Copy)]
-struct LogScale {
+pub(super) struct LogScale {
     low: f64,
     high: f64,
     left: f64,
@@ -21,7 +21,11 @@ struct LogScale {
 impl LogScale {
     /// The scale over `values` (those positive and finite), widened by 5% on each side; `None`
     /// without any.
-    fn over(values: impl Iterator<Item = f64>, left: f64, right: f64) -> Option<LogScale> {
+    pub(super) fn over(
+        values: impl Iterator<Item = f64>,
+        left: f64,
+        right: f64,
+    ) -> Option<LogScale> {
         let (mut low, mut high) = (f64::INFINITY, 0.0_f64);
         for v in values.filter(|v| v.is_finite() && *v > 0.0) {
             low = low.min(v);
@@ -43,14 +47,14 @@ impl LogScale {
         })
     }
 
-    fn at(&self, v: f64) -> f64 {
+    pub(super) fn at(&self, v: f64) -> f64 {
         let v = v.clamp(self.low, self.high);
         self.left + (v / self.low).ln() / (self.high / self.low).ln() * (self.right - self.left)
     }
 
     /// Ticks at 1, 2 and 5 times the powers of ten within the scale (1, 2, 5 only where the
     /// scale spans more than two decades).
-    fn ticks(&self) -> Vec<f64> {
+    pub(super) fn ticks(&self) -> Vec<f64> {
         let decades = (self.high / self.low).log10();
         let steps: &[f64] = if decades > 2.0 {
             &[1.0]
@@ -75,7 +79,7 @@ impl LogScale {
 }
 
 /// A tick's label: `20`, `1.5`, `0.50`.
-fn tick_text(v: f64) -> String {
+pub(super) fn tick_text(v: f64) -> String {
     if v >= 1.0 && v.fract() == 0.0 {
         format!("{v:.0}")
     } else {
@@ -84,7 +88,7 @@ fn tick_text(v: f64) -> String {
 }
 
 /// A pixel coordinate as an SVG attribute.
-fn px(v: f64) -> String {
+pub(super) fn px(v: f64) -> String {
     format!("{v:.1}")
 }
 

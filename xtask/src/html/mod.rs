@@ -13,6 +13,7 @@
 pub mod compare_page;
 pub mod dots;
 pub mod findings;
+pub mod host;
 pub mod run_page;
 pub mod runs_page;
 

@@ -12,6 +12,7 @@ use super::dots;
 use super::findings::{Answer, Findings, Side, findings};
 use crate::base::numbers::{num, thousands};
 use crate::records::{RunDir, RunRecord, csv};
+use crate::reports::host_speed::{self, HostShift, HostSpeed};
 use crate::reports::{ChartFile, provenance};
 use crate::studies::sweep::Axis;
 use crate::studies::sweep::report::decision;
@@ -358,6 +359,7 @@ fn provenance_section(record: &RunRecord) -> Markup {
     let unit = crate::studies::kind_of(r.kind).unit();
     let load = |l: Option<f64>| l.map_or("not recorded".to_owned(), |l| format!("{l:.2}"));
     let above = m.loads_above_cpus();
+    let reference = host_speed::reference_record(&crate::paths::project_root());
     html! {
         section #provenance {
             h2 { "How it was run" }
@@ -388,6 +390,17 @@ fn provenance_section(record: &RunRecord) -> Markup {
                 }
                 dt { "machine" } dd {
                     (m.os) ", " (m.arch) ", " (m.cpu) ", " (m.cpus) " cores, " (format!("{:.1}", m.memory_gib)) " GiB"
+                }
+                @if let Some(speed) = HostSpeed::of(record) {
+                    dt { "host speed" } dd {
+                        (format!("{:.1} ms", speed.center_ms))
+                        @if let Some(ci) = speed.interval { (format!(" ({:.1}–{:.1}, 95% over {} readings)", ci.low, ci.high, speed.readings)) }
+                        (format!(", spread ±{:.1}% (sd of the readings' logs)", 100.0 * speed.spread))
+                        @if let Some(shift) = reference.as_ref().filter(|r| r.run.id != record.run.id).and_then(|r| HostShift::between(r, record)) {
+                            "; against the committed example run: " (shift.text())
+                        }
+                        (super::host::readings(record, reference.as_ref()))
+                    }
                 }
                 dt { "load average" } dd {
                     "1-minute, " (load(m.load_at_start)) " at the start and " (load(m.load_at_end)) " at the end"

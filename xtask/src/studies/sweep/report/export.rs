@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::compare::key::{keyed, measured, session_values_of};
 use super::compare::load;
 use super::points::{Measure, Point};
+use crate::reports::host_speed::HostSpeed;
 use crate::stats::sessions::over_sessions;
 use crate::stats::{CONFIDENCE, median};
 use crate::studies::sweep::Axis;
@@ -87,10 +88,28 @@ pub fn bmf(experiment: &str, axis: Axis, rows: &[ProbeRow]) -> Bmf {
         .collect()
 }
 
+/// The host's speed as a benchmark of its own, `<experiment>/host/reference`: the reference
+/// workload's time (`reference-ms`, lower is faster) with its interval over the readings, so a
+/// dashboard shows the machine's speed beside the figures it moves.
+fn host(experiment: &str, speed: &HostSpeed) -> (String, BTreeMap<String, Metric>) {
+    let metric = Metric {
+        value: speed.center_ms,
+        lower_value: speed.interval.map(|i| i.low),
+        upper_value: speed.interval.map(|i| i.high),
+    };
+    (
+        format!("{experiment}/host/reference"),
+        BTreeMap::from([("reference-ms".to_owned(), metric)]),
+    )
+}
+
 /// The BMF JSON of the sweep run in `run_dir`, pretty-printed.
 pub fn bmf_json(run_dir: &Path) -> Result<String> {
     let run = load(run_dir, "export")?;
-    let bmf = bmf(&run.record.run.experiment, run.axis, &run.rows);
+    let mut bmf = bmf(&run.record.run.experiment, run.axis, &run.rows);
+    if let Some(speed) = HostSpeed::of(&run.record) {
+        bmf.extend([host(&run.record.run.experiment, &speed)]);
+    }
     serde_json::to_string_pretty(&bmf).context("cannot serialize the run as BMF")
 }
 
@@ -162,6 +181,31 @@ mod tests {
         let geo = (sessions.iter().map(|v: &f64| v.ln()).sum::<f64>() / 3.0).exp();
         assert!((m.value - geo).abs() < 1e-9, "{m:?}");
         assert!(m.lower_value.unwrap() < geo && geo < m.upper_value.unwrap());
+    }
+
+    #[test]
+    fn the_hosts_speed_is_a_benchmark_of_its_own_when_the_run_read_it() {
+        use crate::records::host_speed::{HostReading, ReadingAt};
+        let mut r = record("column-sweep", StudyKind::Sweep);
+        r.machine.speed = [30.0, 31.0, 29.5]
+            .iter()
+            .map(|&v| HostReading {
+                at: ReadingAt::Between,
+                utc: String::new(),
+                run_s: 0.0,
+                version: crate::host_reference::VERSION,
+                profile: crate::host_reference::PROFILE.into(),
+                cpu_ms: vec![v],
+                sqlite_ms: vec![v],
+            })
+            .collect();
+        let root = tempfile::tempdir().unwrap();
+        let dir = write_run(&root.path().join("run"), &r, Some(&rows()));
+        let json: serde_json::Value = serde_json::from_str(&bmf_json(&dir).unwrap()).unwrap();
+        let m = &json["column-sweep/host/reference"]["reference-ms"];
+        let geo = ((30.0f64.ln() + 31.0f64.ln() + 29.5f64.ln()) / 3.0).exp();
+        assert!((m["value"].as_f64().unwrap() - geo).abs() < 1e-9, "{m}");
+        assert!(m["lower_value"].as_f64().unwrap() < geo);
     }
 
     #[test]
