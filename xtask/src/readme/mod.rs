@@ -173,6 +173,43 @@ mod tests {
     use super::*;
     use crate::paths::project_root;
 
+    /// Whether `record`'s JavaScript Worker is worker-js/ as it is under `root`: its recorded
+    /// hash equals today's; a run recorded before the hash was kept (2026-12-06) is today's when
+    /// git shows worker-js/ unchanged since the run's commit (a fresh clone has the history).
+    fn js_worker_is_todays(root: &std::path::Path, record: &crate::records::RunRecord) -> bool {
+        let today = crate::worker_build::js_sources_hash(root).unwrap();
+        match &record.versions.worker_js_build {
+            Some(hash) => *hash == today,
+            None => std::process::Command::new("git")
+                .current_dir(root)
+                .args(["diff", "--quiet"])
+                .arg(record.git.commit.to_string())
+                .args(["--", "worker-js"])
+                .status()
+                .is_ok_and(|s| s.success()),
+        }
+    }
+
+    #[test]
+    fn a_javascript_worker_that_changed_since_a_run_is_seen() {
+        let root = project_root();
+        let mut record = crate::records::run_record::tests_support::record();
+        record.versions.worker_js_build = Some("0".repeat(64));
+        assert!(!js_worker_is_todays(&root, &record));
+        record.versions.worker_js_build = crate::worker_build::js_sources_hash(&root).ok();
+        assert!(js_worker_is_todays(&root, &record));
+        // Before the hash was kept: the commit decides. The first commit had no worker-js/.
+        record.versions.worker_js_build = None;
+        let first = std::process::Command::new("git")
+            .current_dir(&root)
+            .args(["rev-list", "--max-parents=0", "HEAD"])
+            .output()
+            .unwrap();
+        let first = String::from_utf8(first.stdout).unwrap().trim().to_owned();
+        record.git.commit = crate::records::run_record::Commit::Known(first);
+        assert!(!js_worker_is_todays(&root, &record));
+    }
+
     #[test]
     fn every_quoted_run_was_measured_by_todays_worker_build_at_a_clean_commit() {
         let root = project_root();
@@ -193,6 +230,18 @@ mod tests {
                 "{dir} ran other Worker bytes than worker/build's: `cargo xtask reproduce` runs \
                  it again"
             );
+            let js_worker = record.run.alternate_workers
+                || record
+                    .run
+                    .worker
+                    .is_some_and(|w| w != crate::base::WorkerKind::Rust);
+            if js_worker {
+                assert!(
+                    js_worker_is_todays(&root, &record),
+                    "{dir} ran the JavaScript Worker as worker-js/ was then, not as it is: \
+                     `cargo xtask reproduce` runs it again"
+                );
+            }
             assert!(
                 !record.git.dirty,
                 "{dir} ran on a tree with uncommitted changes"
