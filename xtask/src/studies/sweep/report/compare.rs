@@ -392,7 +392,11 @@ pub fn compare(
     let host = HostShift::between(&run_a.record, &run_b.record);
     let between = match source {
         CalibrationSource::Off => None,
-        _ => BetweenRuns::find(&crate::paths::project_root(), &run_b.record)?,
+        _ => BetweenRuns::find(
+            &crate::paths::project_root(),
+            &run_b.record,
+            &[ra.id.as_str(), rb.id.as_str()],
+        )?,
     };
     notes.extend(host_notes(host.as_ref(), between.as_ref()));
     let adjust = Adjust {
@@ -449,8 +453,8 @@ fn host_notes(host: Option<&HostShift>, between: Option<&BetweenRuns>) -> Vec<St
     if let Some(b) = between {
         let d = b.describe();
         notes.push(format!(
-            "the variance between runs of the replicate set `{}` ({} runs of this design, made \
-             at separate times) is added to every change: between-run σ of the times median \
+            "the variance between runs of the replicate set `{}` ({} runs of this design made \
+             at separate times, the runs compared here left out) is added to every change: between-run σ of the times median \
              {:.1}% (largest {:.1}%), of the own ratios median {:.1}% (largest {:.1}%); the \
              detectable figures below count it",
             d.set.display(),

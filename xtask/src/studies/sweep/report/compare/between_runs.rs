@@ -35,7 +35,7 @@ pub struct BetweenRuns {
     ratios: Vec<((Kind, PointKey), f64)>,
 }
 
-/// What compare.json says of the set it used.
+/// What compare.json says of the set it used (the runs compared left out of it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BetweenRunsRef {
     pub set: PathBuf,
@@ -101,9 +101,14 @@ impl BetweenRuns {
         }
     }
 
-    /// The committed replicate set (under `root`) of `b`'s design with two runs or more, read;
-    /// `None` when there is none.
-    pub fn find(root: &Path, b: &RunRecord) -> anyhow::Result<Option<BetweenRuns>> {
+    /// The committed replicate set (under `root`) of `b`'s design with two runs or more besides
+    /// the runs compared (`exclude`, by run id: a run's own difference from the other must not
+    /// widen the noise it is judged against), read; `None` when there is none.
+    pub fn find(
+        root: &Path,
+        b: &RunRecord,
+        exclude: &[&str],
+    ) -> anyhow::Result<Option<BetweenRuns>> {
         let Ok(sets) = std::fs::read_dir(root.join(REPLICATE_SETS)) else {
             return Ok(None);
         };
@@ -116,7 +121,7 @@ impl BetweenRuns {
                 .filter(|p| p.join("run.toml").is_file())
                 .collect();
             dirs.sort();
-            let mut runs = Vec::new();
+            let (mut runs, mut alike) = (Vec::new(), 0);
             for dir in &dirs {
                 let Ok(record) = RunRecord::read(&dir.join("run.toml")) else {
                     continue;
@@ -124,9 +129,12 @@ impl BetweenRuns {
                 if !same_design(&record, b) {
                     break;
                 }
-                runs.push(super::load(dir, "a replicate run")?);
+                alike += 1;
+                if !exclude.contains(&record.run.id.as_str()) {
+                    runs.push(super::load(dir, "a replicate run")?);
+                }
             }
-            if runs.len() >= 2 && runs.len() == dirs.len() {
+            if runs.len() >= 2 && alike == dirs.len() {
                 return Ok(Some(BetweenRuns::of_runs(&set, &runs)));
             }
         }
