@@ -42,10 +42,7 @@ pub const CALIBRATED_PAIRS: [(&str, &str); 1] = [(EXAMPLE_RUN, REPLICATE_RUN)];
 
 /// How long a run measured, in minutes, from its run.toml's start and end.
 pub fn run_minutes(record: &crate::records::RunRecord) -> Option<f64> {
-    use crate::records::run_history::unix_secs;
-    let started = unix_secs(&record.run.started)?;
-    let ended = unix_secs(record.run.ended.as_deref()?)?;
-    Some(ended.checked_sub(started)? as f64 / 60.0)
+    crate::records::replicates::minutes(record)
 }
 
 /// The most README.md may hold, in bytes: the long tables live under `docs/`.
