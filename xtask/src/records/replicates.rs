@@ -130,10 +130,14 @@ impl ReplicateSet {
             runs.push(Replicate { dir, record });
         }
         if runs.is_empty() {
-            bail!("{} holds no run directory (none with a run.toml)", path.display());
+            bail!(
+                "{} holds no run directory (none with a run.toml)",
+                path.display()
+            );
         }
         runs.sort_by(|a, b| {
-            (a.record.run.started.as_str(), a.dir.id()).cmp(&(b.record.run.started.as_str(), b.dir.id()))
+            (a.record.run.started.as_str(), a.dir.id())
+                .cmp(&(b.record.run.started.as_str(), b.dir.id()))
         });
         let set = ReplicateSet {
             path: path.to_owned(),
@@ -190,10 +194,7 @@ impl ReplicateSet {
 
     /// Minutes every run measured, summed, from their run.toml.
     pub fn minutes(&self) -> f64 {
-        self.runs
-            .iter()
-            .filter_map(|r| minutes(&r.record))
-            .sum()
+        self.runs.iter().filter_map(|r| minutes(&r.record)).sum()
     }
 }
 
@@ -235,7 +236,10 @@ mod tests {
     fn a_set_of_two_designs_is_refused_naming_the_field_and_the_runs() {
         let set = set_of(&["docs/example-run", "docs/runs/d1-beside-do"]);
         let err = ReplicateSet::read(set.path()).unwrap_err().to_string();
-        assert!(err.contains("run.baseline differs between its runs"), "{err}");
+        assert!(
+            err.contains("run.baseline differs between its runs"),
+            "{err}"
+        );
         assert!(err.contains("run-0") && err.contains("run-1"), "{err}");
         assert!(err.contains("`sqlite`") && err.contains("`do`"), "{err}");
         let set = set_of(&["docs/example-run", "docs/runs/decision-map"]);
@@ -248,11 +252,22 @@ mod tests {
         let set = set_of(&["docs/example-run"]);
         let toml = set.path().join("run-0/run.toml");
         let text = std::fs::read_to_string(&toml).unwrap();
-        std::fs::write(&toml, text.replace("status = \"complete\"", "status = \"failed\"")).unwrap();
+        std::fs::write(
+            &toml,
+            text.replace("status = \"complete\"", "status = \"failed\""),
+        )
+        .unwrap();
         let err = ReplicateSet::read(set.path()).unwrap_err().to_string();
-        assert!(err.contains("a replicate set holds complete runs only"), "{err}");
+        assert!(
+            err.contains("a replicate set holds complete runs only"),
+            "{err}"
+        );
         let empty = tempfile::tempdir().unwrap();
         assert!(ReplicateSet::read(empty.path()).is_err());
-        assert!(ReplicateSet::find(empty.path(), "column-sweep").unwrap().is_none());
+        assert!(
+            ReplicateSet::find(empty.path(), "column-sweep")
+                .unwrap()
+                .is_none()
+        );
     }
 }

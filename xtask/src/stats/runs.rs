@@ -171,7 +171,10 @@ pub fn over_runs_of_change(runs: &[(Vec<f64>, Vec<f64>)], level: f64) -> Option<
     let var_means = if r < 2 {
         0.0
     } else {
-        each.iter().map(|e| (e.log_ratio - mean).powi(2)).sum::<f64>() / (r - 1) as f64
+        each.iter()
+            .map(|e| (e.log_ratio - mean).powi(2))
+            .sum::<f64>()
+            / (r - 1) as f64
     };
     let df: usize = each.iter().map(|e| e.df).sum();
     let within_var = if df == 0 {
@@ -294,18 +297,19 @@ mod tests {
 
     #[test]
     fn equivalence_over_runs_agrees_with_the_90_percent_interval() {
-        let o = over_runs(
-            &[vec![1.01, 1.02], vec![0.99, 1.0], vec![1.03, 1.02]],
-            0.90,
-        )
-        .unwrap();
+        let o = over_runs(&[vec![1.01, 1.02], vec![0.99, 1.0], vec![1.03, 1.02]], 0.90).unwrap();
         let ci = o.interval.unwrap();
         for margin in [1.01, 1.02, 1.03, 1.05] {
             let inside = ci.low >= 1.0 / margin && ci.high <= margin;
             let p = o.equivalence_p_value(margin).unwrap();
             assert_eq!(inside, p <= 0.05 + 1e-9, "margin {margin}: {ci:?}, p {p}");
         }
-        assert!(over_runs(&[vec![1.0, 1.1]], 0.90).unwrap().equivalence_p_value(1.1).is_none());
+        assert!(
+            over_runs(&[vec![1.0, 1.1]], 0.90)
+                .unwrap()
+                .equivalence_p_value(1.1)
+                .is_none()
+        );
     }
 
     #[test]

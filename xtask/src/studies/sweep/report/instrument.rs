@@ -165,25 +165,33 @@ pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<InstrumentPoint> {
     let handovers = handovers(rows, axis);
     let mut points: Vec<InstrumentPoint> = worker_sessions(rows, axis)
         .into_iter()
-        .map(|WorkerSessions { strategy, label, x, rust, js }| {
-            let handover = |worker| {
-                handovers
-                    .get(&(strategy, label.clone(), x.to_bits(), worker))
-                    .copied()
-            };
-            InstrumentPoint {
-                rust_handover_ms: handover(WorkerKind::Rust),
-                js_handover_ms: handover(js_worker),
-                strategy,
-                label,
-                x,
-                rust_sessions: rust.len(),
-                js_sessions: js.len(),
-                ratio: sessions::change_between(&js, &rust, CONFIDENCE),
-                differs: false,
-                equivalence: Equivalence::of(&js, &rust),
-            }
-        })
+        .map(
+            |WorkerSessions {
+                 strategy,
+                 label,
+                 x,
+                 rust,
+                 js,
+             }| {
+                let handover = |worker| {
+                    handovers
+                        .get(&(strategy, label.clone(), x.to_bits(), worker))
+                        .copied()
+                };
+                InstrumentPoint {
+                    rust_handover_ms: handover(WorkerKind::Rust),
+                    js_handover_ms: handover(js_worker),
+                    strategy,
+                    label,
+                    x,
+                    rust_sessions: rust.len(),
+                    js_sessions: js.len(),
+                    ratio: sessions::change_between(&js, &rust, CONFIDENCE),
+                    differs: false,
+                    equivalence: Equivalence::of(&js, &rust),
+                }
+            },
+        )
         .collect();
     let p_values: Vec<Option<f64>> = points
         .iter()

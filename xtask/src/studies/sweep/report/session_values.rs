@@ -105,8 +105,8 @@ mod tests {
     use super::*;
     use crate::paths::project_root;
     use crate::records::csv;
-    use crate::stats::sessions::over_sessions;
     use crate::stats::CONFIDENCE;
+    use crate::stats::sessions::over_sessions;
     use crate::studies::sweep::report::points::summary_rows;
 
     /// The run's own figures are the geometric means of these values, point by point.
