@@ -356,11 +356,13 @@ pub struct Calibrate {
     pub from: Option<PathBuf>,
     /// Calibrate between two complete runs of one design already made, RUN_A and RUN_B (the
     /// A/A comparison of b against a, and the variance between runs): writes
-    /// calibration-between-runs.csv and .md into RUN_B, which compare takes first.
+    /// calibration-between-runs.csv and .md into RUN_B, which compare takes first. Given one
+    /// folder, a replicate set (`docs/runs/replicates/<set>/`), every pair of its runs in one,
+    /// written into its newest run.
     #[arg(
         long,
-        num_args = 2,
-        value_names = ["RUN_A", "RUN_B"],
+        num_args = 1..=2,
+        value_names = ["RUN_A|SET", "RUN_B"],
         conflicts_with_all = ["experiment", "profile", "target", "sessions", "out", "from"]
     )]
     pub between: Option<Vec<PathBuf>>,
