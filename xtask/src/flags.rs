@@ -391,6 +391,11 @@ pub struct Reproduce {
     /// Print the runs and their commands with how long each took last time; run nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Make the README's replicate sets instead (`docs/runs/replicates/<set>/`, `--only` naming
+    /// sets): N runs of each set's command one after another, seeds 1 to N, put in place of
+    /// the set once all N completed; then the README is rewritten from them.
+    #[arg(long, value_name = "N")]
+    pub replicates: Option<usize>,
 }
 
 #[derive(Debug, clap::Args)]
