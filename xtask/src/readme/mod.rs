@@ -102,22 +102,30 @@ impl Section {
         }
     }
 
-    /// The section's text as the committed files under `paths.root` give it: a finding's run,
-    /// then the finding over its replicate set when one is committed ([`over_runs`]).
+    /// The section's text as the committed files under `paths.root` give it: a finding over its
+    /// replicate set when one of two runs or more is committed ([`over_runs::sections`]), else
+    /// over the one run it quotes.
     pub fn expected(self, paths: &Paths) -> Result<String> {
         let root = &paths.root;
         Ok(match self {
             Section::Parity => parity::expected_section(paths)?,
-            Section::Findings => {
-                findings::section(
+            Section::Findings => match over_runs::sections::findings(root)? {
+                Some(text) => text,
+                None => findings::section(
                     &root.join(EXAMPLE_RUN),
                     EXAMPLE_RUN,
                     Some((&root.join(REPLICATE_RUN), REPLICATE_RUN)),
-                )? + &over_runs::findings(root)?
-            }
+                )?,
+            },
             Section::Workloads => workload_findings::section(root)?,
-            Section::Instrument => instrument::section(root)? + &over_runs::instrument(root)?,
-            Section::Durable => durable::section(root)? + &over_runs::durable(root)?,
+            Section::Instrument => match over_runs::sections::instrument(root)? {
+                Some(text) => text,
+                None => instrument::section(root)?,
+            },
+            Section::Durable => match over_runs::sections::durable(root)? {
+                Some(text) => text,
+                None => durable::section(root)?,
+            },
             Section::OverRuns => over_runs::document(root)?,
         })
     }

@@ -1,7 +1,7 @@
-//! The findings stated over replicate runs: a paragraph for each of the README's sections whose
-//! set is committed (literal ÷ bound and local ÷ bare SQLite from the column sweep's set, D1 ÷
+//! The findings stated over replicate runs: the README's sections as a committed set gives them
+//! ([`sections`]: literal ÷ bound and local ÷ bare SQLite from the column sweep's set, D1 ÷
 //! Durable Object from its own, Rust ÷ JavaScript from the two Workers') and, point by point,
-//! `docs/findings-over-runs.md`. Each estimate is the two-level one of [`super::replicates`]:
+//! `docs/findings-over-runs.md` ([`document`]), with what both share. Each estimate is the two-level one of [`super::replicates`]:
 //! its interval over runs, in how many runs it held on its own, and the share of the variance
 //! between runs. Nothing is said over a set of fewer than two runs; a set of two is stated,
 //! saying that three are asked.
@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Result;
-use d1bench_core::Strategy;
+
+pub mod sections;
 
 use super::replicates::{self, PointOverRuns, SetSpec};
 use crate::base::numbers::num;
@@ -37,11 +38,7 @@ fn source(spec: SetSpec, set: &ReplicateSet, in_docs: bool) -> String {
     let n = set.runs.len();
     let dir = spec.dir();
     let fewer = if n < RUNS_WANTED {
-        format!(
-            "; {RUNS_WANTED} are asked for: with {n}, t over runs has {} degree(s) of freedom and \
-             its intervals are wide",
-            n - 1
-        )
+        format!("; {RUNS_WANTED} are asked for, and with {n} the intervals over runs are wide")
     } else {
         String::new()
     };
@@ -108,115 +105,6 @@ fn columns(points: &[&PointOverRuns], want: Option<bool>) -> String {
     }
 }
 
-/// The findings section's paragraph over the column sweep's set; empty without one.
-pub fn findings(root: &Path) -> Result<String> {
-    let spec = replicates::COLUMN_SWEEP;
-    let Some(set) = stated(spec, root)? else {
-        return Ok(String::new());
-    };
-    let ratios = replicates::literal_to_bound(&set, CONFIDENCE)?;
-    let all: Vec<&PointOverRuns> = ratios.iter().collect();
-    let n = set.runs.len();
-    let mut out = format!(
-        "\n**Over runs** ({}; each run's value the geometric mean of its sessions' as above, \
-         95% intervals Student's t over the runs; [per point]({DOCUMENT}#{})): literal ÷ bound \
-         is below 1 at {}, above 1 at {}, and its interval includes 1 at {}; it held in each of the {n} \
-         runs on their own at {} of {} column counts; the share of its variance between runs is \
-         {} (median, range over the column counts).",
-        source(spec, &set, false),
-        spec.name,
-        columns(&all, Some(false)),
-        columns(&all, Some(true)),
-        columns(&all, None),
-        held_everywhere(&all),
-        all.len(),
-        shares(&all),
-    );
-    if let Some(widest) = all.last() {
-        write!(
-            out,
-            " At {} columns: {}{}, held in {} of {n}.",
-            widest.at.x,
-            num(widest.over.center),
-            interval_text(widest.over.interval),
-            widest.over.held_in(),
-        )
-        .unwrap();
-    }
-    if let Some((base, against)) = replicates::to_baseline(&set, CONFIDENCE)? {
-        let mut parts = Vec::new();
-        for strategy in Strategy::ALL {
-            let mut centers: Vec<f64> = against
-                .iter()
-                .filter(|p| p.at.strategy == strategy)
-                .map(|p| p.over.center)
-                .collect();
-            centers.sort_by(f64::total_cmp);
-            if let (Some(m), Some(lo), Some(hi)) =
-                (median(&centers), centers.first(), centers.last())
-            {
-                parts.push(format!("{strategy} {} ({}–{})", num(m), num(*lo), num(*hi)));
-            }
-        }
-        let points: Vec<&PointOverRuns> = against.iter().collect();
-        let above = points.iter().filter(|p| side(p) == Some(true)).count();
-        write!(
-            out,
-            " {} ÷ {}, median over the column counts (range): {}; above 1 over runs at {above} \
-             of {} points, held in each of the {n} runs at {}; between-run share {}.",
-            set.runs[0].record.run.target,
-            base.prose(),
-            parts.join(", "),
-            points.len(),
-            held_everywhere(&points),
-            shares(&points),
-        )
-        .unwrap();
-    }
-    out.push('\n');
-    Ok(out)
-}
-
-/// The D1 ÷ Durable Object paragraph over its set; empty without one.
-pub fn durable(root: &Path) -> Result<String> {
-    let spec = replicates::D1_BESIDE_DO;
-    let Some(set) = stated(spec, root)? else {
-        return Ok(String::new());
-    };
-    let Some((_, against)) = replicates::to_baseline(&set, CONFIDENCE)? else {
-        return Ok(String::new());
-    };
-    let n = set.runs.len();
-    let points: Vec<&PointOverRuns> = against.iter().collect();
-    let mut parts = Vec::new();
-    for strategy in Strategy::ALL {
-        let mut centers: Vec<f64> = points
-            .iter()
-            .filter(|p| p.at.strategy == strategy)
-            .map(|p| p.over.center)
-            .collect();
-        centers.sort_by(f64::total_cmp);
-        if let Some(m) = median(&centers) {
-            parts.push(format!("{strategy} {}", num(m)));
-        }
-    }
-    let count = |want| points.iter().filter(|p| side(p) == want).count();
-    Ok(format!(
-        "\n**Over runs** ({}; 95% intervals t over the runs; [per point]({DOCUMENT}#{})): D1 ÷ DO, \
-         median over column counts: {}; slower over runs at {} of {} points, faster at {}, \
-         neither shown at {}; held in each of the {n} runs at {}; between-run share {}.\n",
-        source(spec, &set, false),
-        spec.name,
-        parts.join(", "),
-        count(Some(true)),
-        points.len(),
-        count(Some(false)),
-        count(None),
-        held_everywhere(&points),
-        shares(&points),
-    ))
-}
-
 /// How many points two one-sided tests over runs show equivalent to 1: by the 90% interval
 /// alone (±5%, ±10% not ±5%, neither) and held to Benjamini–Hochberg over the points at each
 /// margin (±5%, ±10% including ±5%).
@@ -255,39 +143,6 @@ pub fn equivalence_counts(points: &[PointOverRuns]) -> EquivalenceCounts {
         five_corrected: corrected(Equivalence::MARGINS[0]),
         ten_corrected: corrected(Equivalence::MARGINS[1]),
     }
-}
-
-/// The instrument's paragraph over the two Workers' set; empty without one.
-pub fn instrument(root: &Path) -> Result<String> {
-    let spec = replicates::TWO_WORKERS;
-    let Some(set) = stated(spec, root)? else {
-        return Ok(String::new());
-    };
-    let at_95 = replicates::rust_to_javascript(&set, CONFIDENCE)?;
-    let at_90 = replicates::rust_to_javascript(&set, EQUIVALENCE_LEVEL)?;
-    let mut centers: Vec<f64> = at_95.iter().map(|p| p.over.center).collect();
-    centers.sort_by(f64::total_cmp);
-    let all: Vec<&PointOverRuns> = at_95.iter().collect();
-    let c = equivalence_counts(&at_90);
-    Ok(format!(
-        "\n**Over runs** ({}; [per point]({DOCUMENT}#{})): Rust ÷ JavaScript {} to {}, median {}; \
-         by two one-sided tests on the 90% interval over runs, equivalent to 1 within ±5% at {}, \
-         within ±10% (not ±5%) at {}, at neither at {} of {} points; held to Benjamini–Hochberg \
-         at 5% over the points, within ±5% at {} and within ±10% at {}. The share of the \
-         variance between runs is {} (median, range over the points).\n",
-        source(spec, &set, false),
-        spec.name,
-        centers.first().map_or("-".into(), |v| num(*v)),
-        centers.last().map_or("-".into(), |v| num(*v)),
-        median(&centers).map_or("-".into(), num),
-        c.five,
-        c.ten,
-        c.neither,
-        c.points,
-        c.five_corrected,
-        c.ten_corrected,
-        shares(&all),
-    ))
 }
 
 /// One table row per point: where, the estimate with its 95% interval over runs, each run's
@@ -402,39 +257,17 @@ mod tests {
     use crate::readme::replicates::fixture;
 
     #[test]
-    fn without_a_set_nothing_is_said_over_runs_and_the_document_says_how_to_make_one() {
+    fn without_a_set_the_document_says_how_to_make_one_and_with_one_it_has_a_table_per_finding() {
         let empty = tempfile::tempdir().unwrap();
-        assert_eq!(findings(empty.path()).unwrap(), "");
-        assert_eq!(durable(empty.path()).unwrap(), "");
-        assert_eq!(instrument(empty.path()).unwrap(), "");
         let doc = document(empty.path()).unwrap();
         assert!(
             doc.contains("`cargo xtask reproduce --replicates 3 --only column-sweep` makes one"),
             "{doc}"
         );
-        // One run is not a set to state anything over.
-        let one = fixture("column-sweep", &["docs/example-run"]);
-        assert_eq!(findings(one.path()).unwrap(), "");
-    }
-
-    #[test]
-    fn a_set_of_two_column_sweeps_is_stated_saying_three_are_asked() {
         let root = fixture(
             "column-sweep",
             &["docs/example-run", "docs/runs/column-sweep-replicate"],
         );
-        let text = findings(root.path()).unwrap();
-        assert!(
-            text.contains("2 runs made at separate times; 3 are asked for"),
-            "{text}"
-        );
-        assert!(text.contains("literal ÷ bound is below 1 at "), "{text}");
-        assert!(text.contains(" of 12 column counts"), "{text}");
-        assert!(
-            text.contains("local ÷ bare SQLite, median over the column counts"),
-            "{text}"
-        );
-        assert!(text.contains("At 100 columns: "), "{text}");
         let doc = document(root.path()).unwrap();
         assert!(
             doc.contains("| literal ÷ bound | columns | over runs (95%) |"),
@@ -442,27 +275,14 @@ mod tests {
         );
         assert!(doc.contains("| local ÷ sqlite | columns |"), "{doc}");
         assert!(doc.contains("(runs/replicates/column-sweep/)"), "{doc}");
-    }
-
-    #[test]
-    fn a_set_of_two_worker_runs_counts_the_points_shown_equivalent() {
+        assert!(doc.contains("3 are asked for"), "{doc}");
         let root = fixture(
             "two-workers",
             &["docs/runs/two-workers", "docs/runs/two-workers-8x8"],
         );
-        let text = instrument(root.path()).unwrap();
-        assert!(text.contains("Rust ÷ JavaScript "), "{text}");
-        assert!(text.contains("equivalent to 1 within ±5% at "), "{text}");
-        let set = replicates::TWO_WORKERS.read(root.path()).unwrap().unwrap();
-        let c =
-            equivalence_counts(&replicates::rust_to_javascript(&set, EQUIVALENCE_LEVEL).unwrap());
-        assert_eq!(c.five + c.ten + c.neither, c.points);
-        // The correction never shows more than the intervals alone do.
-        assert!(c.five_corrected <= c.five);
-        assert!(c.ten_corrected <= c.five + c.ten);
-        assert!(text.contains(&format!("of {} points", c.points)), "{text}");
         let doc = document(root.path()).unwrap();
         assert!(doc.contains("| Rust ÷ JS | columns |"), "{doc}");
+        assert!(doc.contains(" TOST (90%) |"), "{doc}");
     }
 
     #[test]
@@ -471,7 +291,7 @@ mod tests {
             at: crate::studies::sweep::report::session_values::RatioPoint {
                 target: crate::base::TargetKind::Local,
                 label: String::new(),
-                strategy: Strategy::Bound,
+                strategy: d1bench_core::Strategy::Bound,
                 x: center,
             },
             over: crate::stats::runs::over_runs(runs, EQUIVALENCE_LEVEL).unwrap(),

@@ -176,9 +176,12 @@ pub fn to_baseline(
     Ok(base.map(|b| (b, estimate(per_run, level))))
 }
 
+/// One run's sessions of the two sides of a ratio: JavaScript's, then Rust's.
+type TwoSides = (Vec<f64>, Vec<f64>);
+
 /// Rust ÷ JavaScript at each point, over the set's runs.
 pub fn rust_to_javascript(set: &ReplicateSet, level: f64) -> Result<Vec<PointOverRuns>> {
-    let per_run: Vec<Vec<(RatioPoint, (Vec<f64>, Vec<f64>))>> = read_runs(set)?
+    let per_run: Vec<Vec<(RatioPoint, TwoSides)>> = read_runs(set)?
         .iter()
         .map(|(rows, axis)| {
             session_values::rust_to_javascript(rows, *axis)
