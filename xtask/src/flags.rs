@@ -356,11 +356,13 @@ pub struct Calibrate {
     pub from: Option<PathBuf>,
     /// Calibrate between two complete runs of one design already made, RUN_A and RUN_B (the
     /// A/A comparison of b against a, and the variance between runs): writes
-    /// calibration-between-runs.csv and .md into RUN_B, which compare takes first.
+    /// calibration-between-runs.csv and .md into RUN_B, which compare takes first. Given one
+    /// folder, a replicate set (`docs/runs/replicates/<set>/`), every pair of its runs in one,
+    /// written into its newest run.
     #[arg(
         long,
-        num_args = 2,
-        value_names = ["RUN_A", "RUN_B"],
+        num_args = 1..=2,
+        value_names = ["RUN_A|SET", "RUN_B"],
         conflicts_with_all = ["experiment", "profile", "target", "sessions", "out", "from"]
     )]
     pub between: Option<Vec<PathBuf>>,
@@ -393,6 +395,11 @@ pub struct Reproduce {
     /// reference workload's noise); each run's run.toml records that it was forced.
     #[arg(long)]
     pub force: bool,
+    /// Make the README's replicate sets instead (`docs/runs/replicates/<set>/`, `--only` naming
+    /// sets): N runs of each set's command one after another, seeds 1 to N, put in place of
+    /// the set once all N completed; then the README is rewritten from them.
+    #[arg(long, value_name = "N")]
+    pub replicates: Option<usize>,
 }
 
 #[derive(Debug, clap::Args)]

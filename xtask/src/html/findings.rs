@@ -108,9 +108,9 @@ pub struct Findings {
     pub baseline_target: Option<TargetKind>,
     /// Each strategy's points with their sessions, then literal ÷ bound's (along one axis only).
     pub spreads: Vec<Spread>,
-    /// What a replicate of the run could detect (summary.md's paragraph as plain text); empty
-    /// within one session and for a grid.
-    pub detectable: String,
+    /// What a replicate of the run could detect, summary.md's table; empty within one session
+    /// and for a grid.
+    pub detectable: Vec<detectable::DetectableRow>,
 }
 
 /// The strategies of `target` among `points`, in the reports' order.
@@ -165,7 +165,7 @@ pub fn findings(
             baseline: Vec::new(),
             baseline_target: None,
             spreads: Vec::new(),
-            detectable: String::new(),
+            detectable: Vec::new(),
         };
     }
     let answers = decision::cells_along(rows, target, axis)
@@ -273,11 +273,7 @@ pub fn findings(
         baseline,
         baseline_target: base,
         spreads,
-        detectable: detectable::paragraph(&summary_rows(rows, axis, None))
-            .replace("**", "")
-            .replace('`', "")
-            .trim()
-            .to_owned(),
+        detectable: detectable::rows(&summary_rows(rows, axis, None)),
     }
 }
 

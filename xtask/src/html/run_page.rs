@@ -239,8 +239,38 @@ fn findings_section(record: &RunRecord, found: &Findings) -> Markup {
                     }
                 }
             }
-            @if !found.detectable.is_empty() { p #detectable { (found.detectable) } }
+            (detectable_table(found))
             (answers_table(found))
+        }
+    }
+}
+
+/// What a replicate of the run could detect: summary.md's table, a row per comparison; nothing
+/// without one.
+fn detectable_table(found: &Findings) -> Markup {
+    use crate::studies::sweep::report::detectable::{CORRECTION, LEAD, NOTE};
+    if found.detectable.is_empty() {
+        return html! {};
+    }
+    html! {
+        section #detectable {
+            p { strong { "What this run could detect." } " " (LEAD) }
+            table {
+                thead { tr {
+                    th { "comparison" } th.num { "judged alone (5%)" }
+                    th.num { "among all points (" (CORRECTION) ")" }
+                } }
+                tbody {
+                    @for r in &found.detectable {
+                        tr {
+                            td { code { (r.target) } ": " (r.comparison) " (" (r.points) " points)" }
+                            td.num { (r.alone) }
+                            td.num { (r.among) }
+                        }
+                    }
+                }
+            }
+            p { (NOTE.replace('`', "")) }
         }
     }
 }

@@ -184,7 +184,7 @@ mod tests {
             baseline: Vec::new(),
             baseline_target: None,
             spreads: Vec::new(),
-            detectable: String::new(),
+            detectable: Vec::new(),
         };
         assert_eq!(
             headline(&found),

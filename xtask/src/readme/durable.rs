@@ -91,7 +91,7 @@ pub fn section(root: &Path) -> Result<String> {
 
 /// Which limits the Durable Object's ladders found otherwise than the local D1's: a refusal on
 /// one and not the other, or at another value.
-fn limits_line(root: &Path) -> Result<String> {
+pub(super) fn limits_line(root: &Path) -> Result<String> {
     let read = |target: &str| -> Result<Vec<ParityRow>> {
         csv::read(&root.join(format!("reports/parity-{target}.csv")))
             .with_context(|| format!("reports/parity-{target}.csv cannot be read"))

@@ -88,6 +88,42 @@ fn literal_to_bound(dir: &Path, target: TargetKind) -> Result<Vec<SummaryRow>> {
         .collect())
 }
 
+/// The bullet on rows per statement at the widest point, where the planner's caps show, from a
+/// run's summary rows on `target`.
+pub(super) fn rows_per_statement(summary: &[SummaryRow], target: TargetKind) -> Option<String> {
+    let of = |strategy: Strategy, measure: &str| -> Vec<&SummaryRow> {
+        summary
+            .iter()
+            .filter(|r| {
+                r.strategy == strategy
+                    && r.target == target
+                    && r.measure == measure
+                    && r.label.is_empty()
+            })
+            .collect()
+    };
+    let rps = |strategy: Strategy, columns: usize| {
+        of(strategy, "ms_per_1000_rows")
+            .iter()
+            .find(|r| r.columns == columns)
+            .map(|r| r.rows_per_statement)
+    };
+    let widest = of(Strategy::Literal, "ratio_to_bound").last()?.columns;
+    let first_single = of(Strategy::Bound, "ms_per_1000_rows")
+        .iter()
+        .find(|r| r.rows_per_statement == 1)
+        .map(|r| r.columns);
+    Some(format!(
+        "- **Rows per statement.** Bound parameters carry floor(100 / C) rows{}; literal SQL still \
+         carries {} rows per statement at {widest} columns (bound: {}).",
+        first_single.map_or(String::new(), |c| format!(
+            ", one row per statement from {c} columns"
+        )),
+        rps(Strategy::Literal, widest).map_or("-".into(), |n| n.to_string()),
+        rps(Strategy::Bound, widest).map_or("-".into(), |n| n.to_string()),
+    ))
+}
+
 /// The findings section for the run in `dir`, whose files are linked relative to the README
 /// as `link` (e.g. `docs/example-run`); with `replicate` (a second run's directory and link), a
 /// difference between strategies is stated only where both runs' intervals show it.
@@ -144,33 +180,8 @@ pub fn section(dir: &Path, link: &str, replicate: Option<(&Path, &str)>) -> Resu
     )
     .unwrap();
 
-    // Rows per statement, where the planner's caps show.
-    let rps = |strategy: Strategy, columns: usize| {
-        of(strategy, target, "ms_per_1000_rows")
-            .iter()
-            .find(|r| r.columns == columns)
-            .map(|r| r.rows_per_statement)
-    };
-    let both: Vec<usize> = of(Strategy::Literal, target, "ratio_to_bound")
-        .iter()
-        .map(|r| r.columns)
-        .collect();
-    if let Some(&widest) = both.last() {
-        let first_single = of(Strategy::Bound, target, "ms_per_1000_rows")
-            .iter()
-            .find(|r| r.rows_per_statement == 1)
-            .map(|r| r.columns);
-        writeln!(
-            out,
-            "- **Rows per statement.** Bound parameters carry floor(100 / C) rows{}; literal SQL \
-             still carries {} rows per statement at {widest} columns (bound: {}).",
-            first_single.map_or(String::new(), |c| format!(
-                ", one row per statement from {c} columns"
-            )),
-            rps(Strategy::Literal, widest).map_or("-".into(), |n| n.to_string()),
-            rps(Strategy::Bound, widest).map_or("-".into(), |n| n.to_string()),
-        )
-        .unwrap();
+    if let Some(line) = rows_per_statement(&summary, target) {
+        writeln!(out, "{line}").unwrap();
     }
 
     // literal ÷ bound: where the interval excludes 1 (in every run, when a replicate is given),

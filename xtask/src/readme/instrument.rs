@@ -21,7 +21,11 @@ use crate::studies::sweep::row::ProbeRow;
 pub const TWO_WORKERS: &str = "docs/runs/two-workers";
 
 /// The point of `strategy` at `columns`, if the run has it.
-fn at(points: &[InstrumentPoint], strategy: Strategy, columns: f64) -> Option<&InstrumentPoint> {
+pub(super) fn at(
+    points: &[InstrumentPoint],
+    strategy: Strategy,
+    columns: f64,
+) -> Option<&InstrumentPoint> {
     points
         .iter()
         .find(|p| p.strategy == strategy && p.x == columns && p.label.is_empty())
@@ -135,10 +139,7 @@ pub fn section(root: &Path) -> Result<String> {
         .collect();
     writeln!(
         out,
-        "\nliteral ÷ bound changes sides between the Workers at {} of {} column counts{}. Before \
-         its window each Worker makes the values JavaScript values (`handover_ms`, the \
-         instrument's own cost, outside both windows): at 100 columns, bound, {} ms for the \
-         Rust Worker and {} ms for the JavaScript Worker's parse of its request (medians). \
+        "\nliteral ÷ bound changes sides between the Workers at {} of {} column counts{}. {} \
          Reproduce: `cargo xtask reproduce --only two-workers` ({:.0} min here).",
         flips.len(),
         moved.len(),
@@ -147,14 +148,25 @@ pub fn section(root: &Path) -> Result<String> {
         } else {
             format!(" ({})", flipped.join("; "))
         },
-        at(&points, Strategy::Bound, 100.0)
-            .and_then(|p| p.rust_handover_ms)
-            .map_or_else(|| "-".into(), |ms| format!("{ms:.0}")),
-        at(&points, Strategy::Bound, 100.0)
-            .and_then(|p| p.js_handover_ms)
-            .map_or_else(|| "-".into(), |ms| format!("{ms:.0}")),
+        handover(&points),
         crate::readme::run_minutes(&record).unwrap_or(f64::NAN),
     )
     .unwrap();
     Ok(out)
+}
+
+/// What each Worker spends before its window at 100 columns, bound, from a run's points.
+pub(super) fn handover(points: &[InstrumentPoint]) -> String {
+    let ms = |of: fn(&InstrumentPoint) -> Option<f64>| {
+        at(points, Strategy::Bound, 100.0)
+            .and_then(of)
+            .map_or_else(|| "-".into(), |ms| format!("{ms:.0}"))
+    };
+    format!(
+        "Before its window each Worker makes the values JavaScript values (`handover_ms`, the \
+         instrument's own cost, outside both windows): at 100 columns, bound, {} ms for the Rust \
+         Worker and {} ms for the JavaScript Worker's parse of its request (medians).",
+        ms(|p| p.rust_handover_ms),
+        ms(|p| p.js_handover_ms),
+    )
 }

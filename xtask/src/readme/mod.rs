@@ -2,15 +2,17 @@
 //! the file each lives in, the markers around each, how one is replaced, and what each must read
 //! as the committed files give it (the parity tables under `reports/`, the example run under
 //! `docs/example-run`, the example workloads under `docs/example-workloads`, the two-Worker
-//! run). [`parity`], [`findings`], [`workload_findings`] and [`instrument`] write the sections'
-//! text and know nothing of the files they go into; the tests here fail when a file and the
-//! committed runs disagree.
+//! run, the replicate sets of [`replicates`] stated by [`over_runs`]). [`parity`], [`findings`],
+//! [`workload_findings`] and [`instrument`] write the sections' text and know nothing of the
+//! files they go into; the tests here fail when a file and the committed runs disagree.
 
 pub mod durable;
 pub mod findings;
 pub mod instrument;
 #[cfg(test)]
 mod links;
+pub mod over_runs;
+pub mod replicates;
 pub mod workload_findings;
 
 use std::path::PathBuf;
@@ -27,7 +29,8 @@ pub const EXAMPLE_RUN: &str = "docs/example-run";
 pub const REPLICATE_RUN: &str = "docs/runs/column-sweep-replicate";
 
 /// Every committed run the README quotes: what `cargo xtask reproduce` runs again, and what
-/// must have been measured by today's Worker build.
+/// must have been measured by today's Worker build; with every run of every committed replicate
+/// set, [`replicates::quoted_runs`].
 pub const QUOTED_RUNS: [&str; 4] = [
     EXAMPLE_RUN,
     REPLICATE_RUN,
@@ -42,10 +45,7 @@ pub const CALIBRATED_PAIRS: [(&str, &str); 1] = [(EXAMPLE_RUN, REPLICATE_RUN)];
 
 /// How long a run measured, in minutes, from its run.toml's start and end.
 pub fn run_minutes(record: &crate::records::RunRecord) -> Option<f64> {
-    use crate::records::run_history::unix_secs;
-    let started = unix_secs(&record.run.started)?;
-    let ended = unix_secs(record.run.ended.as_deref()?)?;
-    Some(ended.checked_sub(started)? as f64 / 60.0)
+    crate::records::replicates::minutes(record)
 }
 
 /// The most README.md may hold, in bytes: the long tables live under `docs/`.
@@ -64,16 +64,19 @@ pub enum Section {
     Instrument,
     /// D1 beside a Durable Object, from [`durable::D1_BESIDE_DO`] and the parity tables.
     Durable,
+    /// The findings over replicate runs point by point, from the sets of [`replicates::SETS`].
+    OverRuns,
 }
 
 impl Section {
     /// Every section, in the order the README is rewritten.
-    pub const ALL: [Section; 5] = [
+    pub const ALL: [Section; 6] = [
         Section::Parity,
         Section::Findings,
         Section::Workloads,
         Section::Instrument,
         Section::Durable,
+        Section::OverRuns,
     ];
 
     /// The file the section lives in, relative to the project's root. Links in its text are
@@ -83,6 +86,7 @@ impl Section {
             Section::Parity => "docs/limits.md",
             Section::Findings | Section::Instrument | Section::Durable => "README.md",
             Section::Workloads => "docs/workload-findings.md",
+            Section::OverRuns => over_runs::DOCUMENT,
         }
     }
 
@@ -94,22 +98,36 @@ impl Section {
             Section::Workloads => ("<!-- workloads:begin -->", "<!-- workloads:end -->"),
             Section::Instrument => ("<!-- instrument:begin -->", "<!-- instrument:end -->"),
             Section::Durable => ("<!-- durable:begin -->", "<!-- durable:end -->"),
+            Section::OverRuns => ("<!-- over-runs:begin -->", "<!-- over-runs:end -->"),
         }
     }
 
-    /// The section's text as the committed files under `paths.root` give it.
+    /// The section's text as the committed files under `paths.root` give it: a finding over its
+    /// replicate set when one of two runs or more is committed ([`over_runs::sections`]), else
+    /// over the one run it quotes.
     pub fn expected(self, paths: &Paths) -> Result<String> {
-        match self {
-            Section::Parity => parity::expected_section(paths),
-            Section::Findings => findings::section(
-                &paths.root.join(EXAMPLE_RUN),
-                EXAMPLE_RUN,
-                Some((&paths.root.join(REPLICATE_RUN), REPLICATE_RUN)),
-            ),
-            Section::Workloads => workload_findings::section(&paths.root),
-            Section::Instrument => instrument::section(&paths.root),
-            Section::Durable => durable::section(&paths.root),
-        }
+        let root = &paths.root;
+        Ok(match self {
+            Section::Parity => parity::expected_section(paths)?,
+            Section::Findings => match over_runs::sections::findings(root)? {
+                Some(text) => text,
+                None => findings::section(
+                    &root.join(EXAMPLE_RUN),
+                    EXAMPLE_RUN,
+                    Some((&root.join(REPLICATE_RUN), REPLICATE_RUN)),
+                )?,
+            },
+            Section::Workloads => workload_findings::section(root)?,
+            Section::Instrument => match over_runs::sections::instrument(root)? {
+                Some(text) => text,
+                None => instrument::section(root)?,
+            },
+            Section::Durable => match over_runs::sections::durable(root)? {
+                Some(text) => text,
+                None => durable::section(root)?,
+            },
+            Section::OverRuns => over_runs::document(root)?,
+        })
     }
 
     /// `content` (of the section's [`file`](Section::file)) with the text between this
@@ -216,7 +234,8 @@ mod tests {
         let manifest = crate::worker_build::Manifest::read(&root)
             .unwrap()
             .expect("worker/build-manifest.toml is committed");
-        for dir in QUOTED_RUNS {
+        for dir in replicates::quoted_runs(&root).unwrap() {
+            let dir = dir.as_str();
             let record = crate::records::RunRecord::read(&root.join(dir).join("run.toml")).unwrap();
             assert_eq!(
                 record.versions.worker_build.as_deref(),
@@ -252,6 +271,33 @@ mod tests {
                 "{dir}"
             );
             assert!(run_minutes(&record).is_some(), "{dir}");
+        }
+    }
+
+    /// Every folder under `docs/runs/replicates/` is a set the README knows, of one design: a
+    /// set of mixed runs, or one nothing states, fails here.
+    #[test]
+    fn every_committed_replicate_set_is_known_and_of_one_design() {
+        let root = project_root();
+        let parent = root.join(crate::records::replicates::REPLICATES_DIR);
+        let Ok(entries) = std::fs::read_dir(&parent) else {
+            return; // No set is committed yet: replicates::tests cover the reading.
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let spec = replicates::SETS
+                .into_iter()
+                .find(|s| s.name == name)
+                .unwrap_or_else(|| panic!("{}: not in readme::replicates::SETS", path.display()));
+            let set = spec.read(&root).unwrap().unwrap();
+            let source =
+                crate::records::RunRecord::read(&root.join(spec.source).join("run.toml")).unwrap();
+            assert_eq!(
+                set.runs[0].record.run.experiment, source.run.experiment,
+                "{name} repeats {}'s experiment",
+                spec.source
+            );
         }
     }
 
@@ -339,6 +385,11 @@ mod tests {
     #[test]
     fn the_readme_states_the_instruments_cost_as_the_two_worker_run_gives_it() {
         assert_readme_holds(Section::Instrument, "docs/runs/two-workers");
+    }
+
+    #[test]
+    fn the_findings_over_runs_state_the_committed_replicate_sets() {
+        assert_readme_holds(Section::OverRuns, "docs/runs/replicates/");
     }
 
     #[test]

@@ -5,13 +5,15 @@
 //! ([`run_record`], with what it says of the run's plan, sessions and resumptions in
 //! [`run_history`]), and the checks that decide whether a record reconciles, with their totals
 //! ([`reconcile`]) and what a sweep's probes are expected to hold, computed once per distinct
-//! probe ([`expected`]).
+//! probe ([`expected`]); a replicate set, runs of one design made at separate times
+//! ([`replicates`]).
 
 pub mod csv;
 pub mod error_text;
 pub mod expected;
 pub mod host_speed;
 pub mod reconcile;
+pub mod replicates;
 pub mod run_history;
 pub mod run_record;
 

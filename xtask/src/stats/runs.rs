@@ -21,7 +21,9 @@
 //! Checked by simulation below: coverage near nominal with a run effect twice the sessions' noise,
 //! where the interval that pools every session as independent covers far less.
 
-use super::sessions::{over_sessions, t_quantile};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use super::sessions::{change_between, over_sessions, t_quantile};
 use super::{Interval, Method};
 
 /// An estimate over replicate runs.
@@ -40,6 +42,8 @@ pub struct OverRuns {
     pub within_sd: f64,
     /// The standard deviation between runs beyond what the sessions explain, `σ_b` (a share).
     pub between_sd: f64,
+    /// The standard error of the centre's logarithm over runs (`s_m ÷ √R`; 0 with one run).
+    pub log_se: f64,
 }
 
 impl OverRuns {
@@ -65,6 +69,26 @@ impl OverRuns {
             .flatten()
             .filter(|ci| (above && ci.low > 1.0) || (below && ci.high < 1.0))
             .count()
+    }
+
+    /// The p-value of two one-sided tests that the ratio lies within `1 ÷ margin` to `margin`
+    /// (`margin` a factor: 1.10 = ±10%), Student's t over the runs' logs with R − 1 degrees of
+    /// freedom: the larger of the two one-sided p-values. Small when the runs show the ratio
+    /// equivalent to 1 within the margin; `None` with fewer than two runs. Runs that agree
+    /// exactly give 0 inside the margin and 1 outside.
+    pub fn equivalence_p_value(&self, margin: f64) -> Option<f64> {
+        let r = self.runs();
+        if r < 2 {
+            return None;
+        }
+        let (log, delta) = (self.center.ln(), margin.ln());
+        if self.log_se == 0.0 {
+            return Some(if log.abs() < delta { 0.0 } else { 1.0 });
+        }
+        let t = StudentsT::new(0.0, 1.0, (r - 1) as f64).expect("two or more runs");
+        let lower = 1.0 - t.cdf((log + delta) / self.log_se);
+        let upper = 1.0 - t.cdf((delta - log) / self.log_se);
+        Some(lower.max(upper))
     }
 }
 
@@ -96,15 +120,7 @@ pub fn over_runs(runs: &[Vec<f64>], level: f64) -> Option<OverRuns> {
     let within_var = if df == 0 { 0.0 } else { ss / df as f64 };
     let harmonic_n = r as f64 / each.iter().map(|o| 1.0 / o.sessions as f64).sum::<f64>();
     let between_var = (var_means - within_var / harmonic_n).max(0.0);
-    let interval = (r >= 2).then(|| {
-        let half = t_quantile((r - 1) as f64, level) * var_means.sqrt() / (r as f64).sqrt();
-        Interval {
-            low: (mean - half).exp(),
-            high: (mean + half).exp(),
-            coverage: level,
-            method: Method::BetweenRuns,
-        }
-    });
+    let interval = between_runs_interval(mean, var_means, r, level);
     Some(OverRuns {
         center: mean.exp(),
         interval,
@@ -112,6 +128,84 @@ pub fn over_runs(runs: &[Vec<f64>], level: f64) -> Option<OverRuns> {
         per_run_interval: each.iter().map(|o| o.interval).collect(),
         within_sd: within_var.sqrt(),
         between_sd: between_var.sqrt(),
+        log_se: (var_means / r as f64).sqrt(),
+    })
+}
+
+/// The two-level estimate of a ratio `after ÷ before` whose two sides are measured in sessions
+/// of their own within each run (the Rust Worker's sessions against the JavaScript Worker's):
+/// each run's value the ratio of the two sides' geometric means and its interval Welch's t on
+/// the logs ([`change_between`]), the estimate over runs t over the runs' log ratios as in
+/// [`over_runs`]. Within runs, `s_w²` pools both sides' sessions' variance of logs; a run's log
+/// ratio carries `s_w² (1/n_a + 1/n_b)` of it, so between runs `σ_b² = max(0, s_m² − s_w² ·
+/// mean(1/n_a + 1/n_b))`: how far the ratio itself moves from run to run. `None` unless some run
+/// has two sessions a side with positive values.
+pub fn over_runs_of_change(runs: &[(Vec<f64>, Vec<f64>)], level: f64) -> Option<OverRuns> {
+    struct Run {
+        log_ratio: f64,
+        interval: Interval,
+        ss: f64,
+        df: usize,
+        inverse_n: f64,
+    }
+    let each: Vec<Run> = runs
+        .iter()
+        .filter_map(|(before, after)| {
+            let change = change_between(before, after, level)?;
+            let (a, b) = (over_sessions(before, level)?, over_sessions(after, level)?);
+            Some(Run {
+                log_ratio: change.ratio.ln(),
+                interval: change.interval,
+                ss: a.log_sd.powi(2) * (a.sessions - 1) as f64
+                    + b.log_sd.powi(2) * (b.sessions - 1) as f64,
+                df: a.sessions + b.sessions - 2,
+                inverse_n: 1.0 / a.sessions as f64 + 1.0 / b.sessions as f64,
+            })
+        })
+        .collect();
+    if each.is_empty() {
+        return None;
+    }
+    let r = each.len();
+    let mean = each.iter().map(|e| e.log_ratio).sum::<f64>() / r as f64;
+    let var_means = if r < 2 {
+        0.0
+    } else {
+        each.iter()
+            .map(|e| (e.log_ratio - mean).powi(2))
+            .sum::<f64>()
+            / (r - 1) as f64
+    };
+    let df: usize = each.iter().map(|e| e.df).sum();
+    let within_var = if df == 0 {
+        0.0
+    } else {
+        each.iter().map(|e| e.ss).sum::<f64>() / df as f64
+    };
+    let inverse_n = each.iter().map(|e| e.inverse_n).sum::<f64>() / r as f64;
+    let between_var = (var_means - within_var * inverse_n).max(0.0);
+    Some(OverRuns {
+        center: mean.exp(),
+        interval: between_runs_interval(mean, var_means, r, level),
+        per_run: each.iter().map(|e| e.log_ratio.exp()).collect(),
+        per_run_interval: each.iter().map(|e| Some(e.interval)).collect(),
+        within_sd: within_var.sqrt(),
+        between_sd: between_var.sqrt(),
+        log_se: (var_means / r as f64).sqrt(),
+    })
+}
+
+/// Student's t over `r` runs' log values of mean `mean` and variance `var_means`; `None` with
+/// fewer than two.
+fn between_runs_interval(mean: f64, var_means: f64, r: usize, level: f64) -> Option<Interval> {
+    (r >= 2).then(|| {
+        let half = t_quantile((r - 1) as f64, level) * var_means.sqrt() / (r as f64).sqrt();
+        Interval {
+            low: (mean - half).exp(),
+            high: (mean + half).exp(),
+            coverage: level,
+            method: Method::BetweenRuns,
+        }
     })
 }
 
@@ -162,6 +256,60 @@ mod tests {
         .unwrap();
         assert!(o.center < 1.0);
         assert_eq!(o.held_in(), 2);
+    }
+
+    #[test]
+    fn a_ratio_of_two_sides_over_runs_has_each_runs_welch_interval_and_the_spread_of_the_runs() {
+        // Each run: JavaScript's sessions at 1, Rust's at 1.02; runs apart by a common factor.
+        let run = |k: f64| {
+            (
+                vec![k, 1.01 * k, 0.99 * k, k],
+                vec![1.02 * k, 1.03 * k, 1.01 * k, 1.02 * k],
+            )
+        };
+        let o = over_runs_of_change(&[run(1.0), run(2.0), run(0.5)], 0.90).unwrap();
+        // The common factor cancels in the ratio: nothing between runs.
+        assert!((o.center - 1.02).abs() < 1e-3, "{o:?}");
+        assert!(o.between_share() < 0.01, "{o:?}");
+        assert_eq!(o.per_run_interval.iter().flatten().count(), 3);
+        assert_eq!(o.held_in(), 3);
+        // Equivalent within ±5% and ±10%, not within ±1%.
+        assert!(o.equivalence_p_value(1.05).unwrap() < 0.05);
+        assert!(o.equivalence_p_value(1.01).unwrap() > 0.5);
+        let ci = o.interval.unwrap();
+        assert_eq!(
+            crate::stats::power::Equivalence::of_interval(ci),
+            crate::stats::power::Equivalence::WithinFive
+        );
+        // A ratio that moves between runs has a between share.
+        let moved = over_runs_of_change(
+            &[
+                (vec![1.0, 1.01, 0.99], vec![1.2, 1.21, 1.19]),
+                (vec![1.0, 1.01, 0.99], vec![0.9, 0.91, 0.89]),
+            ],
+            0.90,
+        )
+        .unwrap();
+        assert!(moved.between_share() > 0.9, "{moved:?}");
+        assert!(moved.equivalence_p_value(1.10).unwrap() > 0.05);
+        assert!(over_runs_of_change(&[(vec![1.0], vec![1.0])], 0.90).is_none());
+    }
+
+    #[test]
+    fn equivalence_over_runs_agrees_with_the_90_percent_interval() {
+        let o = over_runs(&[vec![1.01, 1.02], vec![0.99, 1.0], vec![1.03, 1.02]], 0.90).unwrap();
+        let ci = o.interval.unwrap();
+        for margin in [1.01, 1.02, 1.03, 1.05] {
+            let inside = ci.low >= 1.0 / margin && ci.high <= margin;
+            let p = o.equivalence_p_value(margin).unwrap();
+            assert_eq!(inside, p <= 0.05 + 1e-9, "margin {margin}: {ci:?}, p {p}");
+        }
+        assert!(
+            over_runs(&[vec![1.0, 1.1]], 0.90)
+                .unwrap()
+                .equivalence_p_value(1.1)
+                .is_none()
+        );
     }
 
     #[test]

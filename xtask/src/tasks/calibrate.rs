@@ -12,7 +12,7 @@ use xshell::Shell;
 use crate::flags;
 use crate::paths::Paths;
 use crate::records::StudyKind;
-use crate::studies::sweep::report::calibrate::between::write_between;
+use crate::studies::sweep::report::calibrate::between::{write_between, write_between_set};
 use crate::studies::sweep::report::calibrate::write_calibration;
 use crate::studies::sweep::report::compare::MIN_SESSIONS;
 
@@ -64,8 +64,10 @@ impl flags::Calibrate {
 
     /// `cargo xtask calibrate`: the run (unless `--from`), then calibration.csv and .md in it.
     pub fn run(self, sh: &Shell, paths: &Paths) -> Result<()> {
-        if let Some([a, b]) = self.between.as_deref() {
-            return write_between(a, b).map(drop);
+        match self.between.as_deref() {
+            Some([a, b]) => return write_between(a, b).map(drop),
+            Some([set]) => return write_between_set(set).map(drop),
+            _ => {}
         }
         if let Some(dir) = &self.from {
             return write_calibration(dir, "--from").map(drop);

@@ -5,7 +5,8 @@
 //! the run's run.toml says so); once all are complete, puts them in place of the committed ones
 //! (not one by one: a run put in place dirties the tree the next would record), makes again the
 //! between-runs calibrations that involve them ([`readme::CALIBRATED_PAIRS`]) and rewrites the
-//! README's generated sections from them.
+//! README's generated sections from them. With `--replicates N`, makes the README's replicate
+//! sets instead ([`sets`]).
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +23,8 @@ use crate::records::{RunRecord, RunStatus};
 use crate::reports::host_speed::{HostShift, HostVerdict};
 use crate::reports::provenance::{command, command_args};
 use crate::studies::sweep::report::calibrate::between::write_between;
+
+mod sets;
 
 /// A quoted run: where it is committed, and what its run.toml says of it.
 struct Quoted {
@@ -116,6 +119,52 @@ fn put_in_place(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Runs the command `record` records into the empty folder `out` (`name` says which run in
+/// messages) once the machine is quiet, and returns the run directory it made and its record;
+/// refuses a run that did not complete, saying that the runs made so far are under `scratch`.
+fn run_recorded(
+    sh: &Shell,
+    paths: &Paths,
+    record: &RunRecord,
+    out: &Path,
+    name: &str,
+    scratch: &Path,
+    force: bool,
+) -> Result<(PathBuf, RunRecord)> {
+    let forced = fast_enough(record, &host_now()?, force)?;
+    if out.exists() {
+        std::fs::remove_dir_all(out).with_context(|| format!("cannot clear {}", out.display()))?;
+    }
+    let mut args = vec!["xtask".to_owned()];
+    args.extend(command_args(record));
+    args.extend(["--out".to_owned(), out.display().to_string()]);
+    let flags::Task::Run(run) = flags::Xtask::try_parse_from(&args)
+        .with_context(|| format!("{name}: its recorded command does not parse"))?
+        .task
+    else {
+        bail!("{name}: its recorded command is not a run");
+    };
+    eprintln!("[reproduce] {name}: {}", command(record));
+    run.run(sh, paths)
+        .with_context(|| format!("reproducing {name}"))?;
+    let dir = new_run_dir(out)?;
+    let mut made = RunRecord::read(&dir.join("run.toml"))?;
+    if forced.is_some() {
+        made.machine.forced = forced;
+        made.write(&dir.join("run.toml"))?;
+    }
+    if made.run.status != RunStatus::Complete {
+        bail!(
+            "{} ended {}, not complete: nothing was put in place (the runs made so far are under \
+             {})",
+            dir.display(),
+            made.run.status,
+            scratch.display()
+        );
+    }
+    Ok((dir, made))
+}
+
 /// The committed between-runs calibrations with a run among `placed`: put in place, a run
 /// leaves no file of the old one behind, so its calibration must be made again from the new.
 fn pairs_to_make_again(placed: &[&str]) -> Vec<(&'static str, &'static str)> {
@@ -127,6 +176,9 @@ fn pairs_to_make_again(placed: &[&str]) -> Vec<(&'static str, &'static str)> {
 
 impl flags::Reproduce {
     pub fn run(self, sh: &Shell, paths: &Paths) -> Result<()> {
+        if let Some(n) = self.replicates {
+            return sets::make(sh, paths, n, &self.only, self.dry_run, self.force);
+        }
         let mut quoted = Vec::new();
         for dir in readme::QUOTED_RUNS {
             if self.only.is_empty() || self.only.iter().any(|o| dir.ends_with(o.as_str())) {
@@ -172,39 +224,9 @@ impl flags::Reproduce {
         // place, together.
         let mut made = Vec::new();
         for q in &quoted {
-            let forced = fast_enough(&q.record, &host_now()?, self.force)?;
             let out = scratch.join(q.dir.replace('/', "+"));
-            if out.exists() {
-                std::fs::remove_dir_all(&out)
-                    .with_context(|| format!("cannot clear {}", out.display()))?;
-            }
-            let mut args = vec!["xtask".to_owned()];
-            args.extend(command_args(&q.record));
-            args.extend(["--out".to_owned(), out.display().to_string()]);
-            let flags::Task::Run(run) = flags::Xtask::try_parse_from(&args)
-                .with_context(|| format!("{}: its recorded command does not parse", q.dir))?
-                .task
-            else {
-                bail!("{}: its recorded command is not a run", q.dir);
-            };
-            eprintln!("[reproduce] {}: {}", q.dir, command(&q.record));
-            run.run(sh, paths)
-                .with_context(|| format!("reproducing {}", q.dir))?;
-            let dir = new_run_dir(&out)?;
-            let mut record = RunRecord::read(&dir.join("run.toml"))?;
-            if forced.is_some() {
-                record.machine.forced = forced;
-                record.write(&dir.join("run.toml"))?;
-            }
-            if record.run.status != RunStatus::Complete {
-                bail!(
-                    "{} ended {}, not complete: nothing was put in place (the runs made so far \
-                     are under {})",
-                    dir.display(),
-                    record.run.status,
-                    scratch.display()
-                );
-            }
+            let (dir, record) =
+                run_recorded(sh, paths, &q.record, &out, q.dir, &scratch, self.force)?;
             made.push((q.dir, dir, record.run.id));
         }
         let placed: Vec<&str> = made.iter().map(|(committed, ..)| *committed).collect();

@@ -1,8 +1,9 @@
-//! What a sweep run could have detected, a paragraph of every summary.md: from the spread
-//! between its sessions, the smallest change at one point (a factor) that comparing it with a
-//! replicate of the same design catches with 80% power, judged alone and judged among all its
-//! points as Benjamini–Hochberg judges a single change; for the times, strategy ÷ bound and
-//! target ÷ bare SQLite. Each point's own figure is summary.csv's `detectable`.
+//! What a sweep run could have detected, a short table in every summary.md and on its page: from
+//! the spread between its sessions, the smallest change at one point (a factor) that comparing
+//! it with a replicate of the same design catches with 80% power, a row per comparison (the
+//! times, strategy ÷ bound, target ÷ baseline), judged alone and judged among all its points as
+//! Benjamini–Hochberg judges a single change. Each point's own figure is summary.csv's
+//! `detectable`.
 
 use std::fmt::Write as _;
 
@@ -33,8 +34,43 @@ fn spread(factors: &mut [f64]) -> Option<String> {
     ))
 }
 
-/// One target's measure: "the time per 1,000 rows: 1.12 (…) alone, 1.30 (…) among its 56".
-fn measure_line(rows: &[&SummaryRow], words: &str) -> Option<String> {
+/// One row of the table: a comparison on a target, what a replicate catches there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DetectableRow {
+    pub target: TargetKind,
+    /// What is compared, in the words of [`MEASURES`] ("literal ÷ bound").
+    pub comparison: &'static str,
+    /// Judged alone, one point tested at 5%: the median over the points and the range.
+    pub alone: String,
+    /// Judged among all the comparison's points as Benjamini–Hochberg judges one change among
+    /// them (at 5% ÷ the number of points): the median and range.
+    pub among: String,
+    /// The comparison's points with an interval over sessions.
+    pub points: usize,
+}
+
+/// What the table is, before it: its title and what its figures are.
+pub const LEAD: &str = "Compared with a replicate of the same design, a change at one point (a \
+     factor: 1.20 is 20%) is caught with 80% power when it is at least, from the spread between \
+     this run's sessions (median over the points, and range):";
+
+/// The correction the column "among all points" names.
+pub const CORRECTION: &str = "Benjamini–Hochberg, 5% ÷ points";
+
+/// What the table leaves out, after it.
+pub const NOTE: &str = "A smaller change can pass unseen between two such runs: \"no detectable \
+     change\" below these sizes is not evidence of none. These count the spread between this \
+     run's sessions only: two runs also differ by what varies from run to run, which one run \
+     cannot see (`cargo xtask calibrate --between` measures it from a second run or a replicate \
+     set, and compare adds it to each point's figure), so a replicate needs at least these \
+     sizes. Each point's own figure is summary.csv's `detectable` (judged alone).";
+
+/// One target's comparison, from its points' rows; `None` without a figure.
+fn row(
+    target: TargetKind,
+    rows: &[&SummaryRow],
+    comparison: &'static str,
+) -> Option<DetectableRow> {
     let m = rows.len();
     let mut alone: Vec<f64> = rows.iter().filter_map(|r| r.detectable).collect();
     let mut among: Vec<f64> = rows
@@ -49,58 +85,60 @@ fn measure_line(rows: &[&SummaryRow], words: &str) -> Option<String> {
             detectable_from_interval(r.median?, ci, r.sessions, FALSE_DISCOVERY_RATE / m as f64)
         })
         .collect();
-    let alone = spread(&mut alone)?;
-    let among = spread(&mut among)?;
-    Some(format!(
-        "{words}, {alone} judged alone, {among} among its {m} points"
-    ))
+    Some(DetectableRow {
+        target,
+        comparison,
+        alone: spread(&mut alone)?,
+        among: spread(&mut among)?,
+        points: m,
+    })
 }
 
-/// The paragraph, from summary.csv's rows; empty where no point has an interval over
-/// sessions (a run of one session can say nothing of what another would measure).
-pub fn paragraph(summary: &[SummaryRow]) -> String {
+/// The table's rows, from summary.csv's rows: per target, each comparison with an interval
+/// over sessions; empty where none has one (a run of one session can say nothing of what
+/// another would measure).
+pub fn rows(summary: &[SummaryRow]) -> Vec<DetectableRow> {
     let mut targets: Vec<TargetKind> = summary.iter().map(|r| r.target).collect();
     targets.sort();
     targets.dedup();
-    let mut lines = Vec::new();
+    let mut out = Vec::new();
     for target in targets {
-        let parts: Vec<String> = MEASURES
-            .iter()
-            .filter_map(|(measure, words)| {
-                let rows: Vec<&SummaryRow> = summary
-                    .iter()
-                    .filter(|r| {
-                        r.target == target
-                            && r.measure == *measure
-                            && r.ci_method == Some(Method::BetweenSessions.name())
-                    })
-                    .collect();
-                measure_line(&rows, words)
-            })
-            .collect();
-        if !parts.is_empty() {
-            lines.push(format!("on `{target}`: {}", parts.join("; ")));
+        for (measure, words) in MEASURES {
+            let of: Vec<&SummaryRow> = summary
+                .iter()
+                .filter(|r| {
+                    r.target == target
+                        && r.measure == measure
+                        && r.ci_method == Some(Method::BetweenSessions.name())
+                })
+                .collect();
+            out.extend(row(target, &of, words));
         }
     }
-    if lines.is_empty() {
+    out
+}
+
+/// The section of summary.md: [`LEAD`], the table, [`NOTE`]; empty without a row.
+pub fn paragraph(summary: &[SummaryRow]) -> String {
+    let rows = rows(summary);
+    if rows.is_empty() {
         return String::new();
     }
-    let mut out = String::from(
-        "**What this run could detect.** Compared with a replicate of the same design, a change \
-         at one point (a factor: 1.20 is 20%) is caught with 80% power when it is at least, \
-         from the spread between this run's sessions (median over the points, and range): ",
-    );
-    write!(out, "{}.", lines.join("; ")).unwrap();
-    out.push_str(
-        " Judged alone is one point tested at 5%; among its points is one change among all of \
-         them as compare's Benjamini–Hochberg judges it (at 5% ÷ the number of points). A \
-         smaller change can pass unseen between two such runs: \"no detectable change\" below \
-         these sizes is not evidence of none. These count the spread between this run's \
-         sessions only: two runs also differ by what varies from run to run, which one run \
-         cannot see (`cargo xtask calibrate --between` measures it from a second, and compare \
-         adds it to each point's figure), so a replicate needs at least these sizes. Each \
-         point's own figure is summary.csv's `detectable` (judged alone).\n",
-    );
+    let mut out = format!("**What this run could detect.** {LEAD}\n\n");
+    writeln!(
+        out,
+        "| comparison | judged alone (5%) | among all points ({CORRECTION}) |\n| --- | --- | --- |"
+    )
+    .unwrap();
+    for r in &rows {
+        writeln!(
+            out,
+            "| `{}`: {} ({} points) | {} | {} |",
+            r.target, r.comparison, r.points, r.alone, r.among
+        )
+        .unwrap();
+    }
+    writeln!(out, "\n{NOTE}").unwrap();
     out
 }
 
@@ -121,11 +159,22 @@ mod tests {
             text.starts_with("**What this run could detect.**"),
             "{text}"
         );
+        // A table: a row per comparison, judged alone and among all points, the correction
+        // named.
         assert!(
-            text.contains("on `sqlite`: the time per 1,000 rows, "),
+            text.contains(
+                "| comparison | judged alone (5%) | among all points (Benjamini–Hochberg, 5% ÷ \
+                 points) |"
+            ),
             "{text}"
         );
-        assert!(text.contains(" among its 25 points"), "{text}");
+        assert!(
+            text.contains("| `sqlite`: the time per 1,000 rows (25 points) | "),
+            "{text}"
+        );
+        let table = rows(&summary);
+        assert!(table.len() >= 2, "{table:?}");
+        assert!(table.iter().all(|r| r.points > 0));
         // It says what it leaves out: the variance between runs.
         assert!(text.contains("which one run cannot see"), "{text}");
         // Each point's own figure, larger judged among the points than alone.

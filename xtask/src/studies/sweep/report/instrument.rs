@@ -128,37 +128,70 @@ pub fn javascript_of(rows: &[ProbeRow]) -> WorkerKind {
         .unwrap_or(WorkerKind::Js)
 }
 
+/// One point both Workers measured: each Worker's session values (the median `inside_ms` of
+/// each session's counted repeats), in session order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerSessions {
+    pub strategy: Strategy,
+    pub label: String,
+    /// The point's value on the sweep's axis.
+    pub x: f64,
+    pub rust: Vec<f64>,
+    /// The JavaScript Worker's ([`javascript_of`]).
+    pub js: Vec<f64>,
+}
+
+/// Every point both Workers measured, with each Worker's session values: what Rust ÷
+/// JavaScript is taken over, here and over replicate runs.
+pub fn worker_sessions(rows: &[ProbeRow], axis: Axis) -> Vec<WorkerSessions> {
+    let js_worker = javascript_of(rows);
+    by_point(rows, axis)
+        .into_iter()
+        .filter(|(_, sessions)| sessions.len() == 2)
+        .map(|((strategy, label, x), sessions)| WorkerSessions {
+            strategy,
+            label,
+            x: f64::from_bits(x),
+            rust: session_values(&sessions, WorkerKind::Rust),
+            js: session_values(&sessions, js_worker),
+        })
+        .collect()
+}
+
 /// Every point both Workers measured, Rust ÷ JavaScript with its interval over sessions;
 /// empty for a run measured by one Worker.
 pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<InstrumentPoint> {
     let js_worker = javascript_of(rows);
     let handovers = handovers(rows, axis);
-    let mut points: Vec<InstrumentPoint> = by_point(rows, axis)
+    let mut points: Vec<InstrumentPoint> = worker_sessions(rows, axis)
         .into_iter()
-        .filter(|(_, sessions)| sessions.len() == 2)
-        .map(|((strategy, label, x), sessions)| {
-            let (rust, js) = (
-                session_values(&sessions, WorkerKind::Rust),
-                session_values(&sessions, js_worker),
-            );
-            let handover = |worker| {
-                handovers
-                    .get(&(strategy, label.clone(), x, worker))
-                    .copied()
-            };
-            InstrumentPoint {
-                rust_handover_ms: handover(WorkerKind::Rust),
-                js_handover_ms: handover(js_worker),
-                strategy,
-                label,
-                x: f64::from_bits(x),
-                rust_sessions: rust.len(),
-                js_sessions: js.len(),
-                ratio: sessions::change_between(&js, &rust, CONFIDENCE),
-                differs: false,
-                equivalence: Equivalence::of(&js, &rust),
-            }
-        })
+        .map(
+            |WorkerSessions {
+                 strategy,
+                 label,
+                 x,
+                 rust,
+                 js,
+             }| {
+                let handover = |worker| {
+                    handovers
+                        .get(&(strategy, label.clone(), x.to_bits(), worker))
+                        .copied()
+                };
+                InstrumentPoint {
+                    rust_handover_ms: handover(WorkerKind::Rust),
+                    js_handover_ms: handover(js_worker),
+                    strategy,
+                    label,
+                    x,
+                    rust_sessions: rust.len(),
+                    js_sessions: js.len(),
+                    ratio: sessions::change_between(&js, &rust, CONFIDENCE),
+                    differs: false,
+                    equivalence: Equivalence::of(&js, &rust),
+                }
+            },
+        )
         .collect();
     let p_values: Vec<Option<f64>> = points
         .iter()

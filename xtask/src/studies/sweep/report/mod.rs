@@ -5,7 +5,8 @@
 //! test on one run ([`calibrate`]), a run's measures for continuous benchmarking ([`export`]);
 //! what every interval of them is taken over ([`intervals`]); for a run both Workers measured,
 //! the instrument's cost ([`instrument`]); a target ÷ its baseline judged at once, with its A/A
-//! test ([`baseline`]).
+//! test ([`baseline`]); each session's value of those ratios, for estimates over replicate runs
+//! ([`session_values`]).
 
 pub mod baseline;
 pub mod calibrate;
@@ -21,6 +22,7 @@ pub mod heap_cost;
 pub mod instrument;
 pub mod intervals;
 pub mod points;
+pub mod session_values;
 pub mod summary;
 
 use anyhow::{Context, Result};

@@ -175,6 +175,15 @@ impl Point<'_> {
         sessions::summary_by_session(&by_session.into_values().collect::<Vec<_>>())
     }
 
+    /// Each session's median of the pairs' ratios `self ÷ other`, in session order: the values
+    /// [`Point::paired_ratio`] is taken over between sessions.
+    pub fn session_paired_ratios(&self, other: &Point) -> Vec<f64> {
+        self.paired_ratios_by_session(other)
+            .into_values()
+            .filter_map(|values| median(&values))
+            .collect()
+    }
+
     /// The pairs' ratios `self ÷ other` of [`Point::paired_ratio`], by the session they were
     /// measured in.
     pub fn paired_ratios_by_session(&self, other: &Point) -> BTreeMap<usize, Vec<f64>> {

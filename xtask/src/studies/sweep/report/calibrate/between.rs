@@ -4,7 +4,9 @@
 //! comparison: every `slower` or `faster` is a false alarm), and each point's difference of log
 //! means, less what its sessions explain, gives a between-runs variance component, pooled over
 //! the points of each target; each point's noise floor is its own interval widened by it.
-//! Writes `calibration-between-runs.csv` (which compare takes first) and `.md` into run b.
+//! Writes `calibration-between-runs.csv` (which compare takes first) and `.md` into run b; given
+//! a replicate set (`--between <set>`), every pair of its runs in one calibration, written into
+//! its newest run.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -13,8 +15,9 @@ use anyhow::{Context, Result, bail};
 
 use crate::base::TargetKind;
 use crate::records::csv;
-use crate::stats::CONFIDENCE;
+use crate::records::replicates::ReplicateSet;
 use crate::stats::sessions::{FALSE_DISCOVERY_RATE, change_between, t_quantile};
+use crate::stats::{CONFIDENCE, median};
 use crate::studies::sweep::Axis;
 use crate::studies::sweep::report::compare::calibration::{
     BETWEEN_RUNS_FILE, Calibration, CalibrationRow,
@@ -64,35 +67,61 @@ struct Difference {
 
 /// Calibrates run `b` against run `a` along `axis`: both need two sessions or more at a point.
 pub fn calibrate_between(a: &[ProbeRow], b: &[ProbeRow], axis: Axis) -> Result<BetweenRuns> {
-    let judged = judge(a, b, axis, &ThresholdRule::NoiseFloor);
-    let (ma, mb) = (measured(a), measured(b));
-    let (ka, kb) = (keyed(&ma, axis), keyed(&mb, axis));
-    let values = |p| -> Vec<f64> { session_values(p).into_values().collect() };
-    let mut rows = Vec::new();
-    let mut differences: Vec<Option<Difference>> = Vec::new();
+    calibrate_runs(&[a, b], axis)
+}
+
+/// Calibrates every pair of `runs` (run j against run i, i < j) along `axis`, in one: each pair is
+/// an A/A comparison judged by compare's own code, and every pair's difference at a point, less
+/// what its sessions explain, goes into its target's between-runs variance (each pair's
+/// `d² − se²` has expectation 2σ², so pooling every pair stays unbiased; pairs that share a run
+/// are not independent, so R runs give at most R − 1 independent draws of a shift common to all
+/// points). A row per point: the splits (pairs) that judged it, their false alarms, the largest
+/// move b ÷ a among them, and the median over the pairs of its widened noise floor.
+pub fn calibrate_runs(runs: &[&[ProbeRow]], axis: Axis) -> Result<BetweenRuns> {
+    let mut rows: Vec<CalibrationRow> = Vec::new();
+    let mut differences: Vec<Vec<Difference>> = Vec::new();
     let mut sessions = usize::MAX;
-    for p in &judged.points {
-        let mut row = CalibrationRow::new(&p.key, p.x, 0);
-        let sides = ka
-            .iter()
-            .find(|(k, _)| *k == p.key)
-            .zip(kb.iter().find(|(k, _)| *k == p.key));
-        let change = sides
-            .filter(|_| p.basis == Basis::BetweenSessions)
-            .and_then(|((_, pa), (_, pb))| change_between(&values(pa), &values(pb), CONFIDENCE));
-        differences.push(change.map(|c| Difference {
-            target: p.key.target,
-            d: c.ratio.ln(),
-            se: c.se,
-            df: c.df,
-        }));
-        if change.is_some() {
-            sessions = sessions.min(p.a.sessions.min(p.b.sessions));
-            row.splits_judged = 1;
-            row.false_alarms = usize::from(p.verdict.is_change());
-            row.observed_ratio = p.ratio;
+    for (i, a) in runs.iter().enumerate() {
+        for b in &runs[i + 1..] {
+            let judged = judge(a, b, axis, &ThresholdRule::NoiseFloor);
+            let (ma, mb) = (measured(a), measured(b));
+            let (ka, kb) = (keyed(&ma, axis), keyed(&mb, axis));
+            let values = |p| -> Vec<f64> { session_values(p).into_values().collect() };
+            for p in &judged.points {
+                let at = match rows.iter().position(|r| r.key() == p.key && r.x == p.x) {
+                    Some(at) => at,
+                    None => {
+                        rows.push(CalibrationRow::new(&p.key, p.x, 0));
+                        differences.push(Vec::new());
+                        rows.len() - 1
+                    }
+                };
+                let sides = ka
+                    .iter()
+                    .find(|(k, _)| *k == p.key)
+                    .zip(kb.iter().find(|(k, _)| *k == p.key));
+                let change = sides
+                    .filter(|_| p.basis == Basis::BetweenSessions)
+                    .and_then(|((_, pa), (_, pb))| {
+                        change_between(&values(pa), &values(pb), CONFIDENCE)
+                    });
+                let Some(c) = change else { continue };
+                sessions = sessions.min(p.a.sessions.min(p.b.sessions));
+                let row = &mut rows[at];
+                row.splits_judged += 1;
+                row.false_alarms += usize::from(p.verdict.is_change());
+                let moved = |r: Option<f64>| r.map_or(0.0, |r| r.ln().abs());
+                if row.observed_ratio.is_none() || moved(p.ratio) > moved(row.observed_ratio) {
+                    row.observed_ratio = p.ratio;
+                }
+                differences[at].push(Difference {
+                    target: p.key.target,
+                    d: c.ratio.ln(),
+                    se: c.se,
+                    df: c.df,
+                });
+            }
         }
-        rows.push(row);
     }
     if sessions == usize::MAX {
         bail!(
@@ -121,17 +150,19 @@ pub fn calibrate_between(a: &[ProbeRow], b: &[ProbeRow], axis: Axis) -> Result<B
             }
         })
         .collect();
-    for (row, difference) in rows.iter_mut().zip(&differences) {
+    for (row, of) in rows.iter_mut().zip(&differences) {
         row.sessions_per_half = sessions;
-        if let Some(d) = difference {
-            let sd = components
-                .iter()
-                .find(|c| c.target == d.target)
-                .map_or(0.0, |c| c.log_sd);
-            let total = (d.se * d.se + 2.0 * sd * sd).sqrt();
-            row.noise_floor = Some((t_quantile(d.df, CONFIDENCE) * total).exp());
-            row.between_runs_log_sd = Some(sd);
-        }
+        let Some(first) = of.first() else { continue };
+        let sd = components
+            .iter()
+            .find(|c| c.target == first.target)
+            .map_or(0.0, |c| c.log_sd);
+        let floors: Vec<f64> = of
+            .iter()
+            .map(|d| (t_quantile(d.df, CONFIDENCE) * (d.se * d.se + 2.0 * sd * sd).sqrt()).exp())
+            .collect();
+        row.noise_floor = median(&floors);
+        row.between_runs_log_sd = Some(sd);
     }
     Ok(BetweenRuns {
         sessions,
@@ -147,13 +178,9 @@ fn percent(factor: f64) -> String {
     format!("{:.1}%", (factor - 1.0) * 100.0)
 }
 
-/// `calibration-between-runs.md`.
-pub fn markdown(a: &Path, b: &Path, experiment: &str, axis: Axis, c: &BetweenRuns) -> String {
-    let mut out = format!(
-        "# calibrate between runs: {experiment}\n\nRun a: `{}`; run b: `{}`.\n\n",
-        a.display(),
-        b.display()
-    );
+/// `calibration-between-runs.md`; `runs` names the runs calibrated ("Run a: `x`; run b: `y`.").
+pub fn markdown(runs: &str, experiment: &str, axis: Axis, c: &BetweenRuns) -> String {
+    let mut out = format!("# calibrate between runs: {experiment}\n\n{runs}\n\n");
     writeln!(
         out,
         "An A/A test of `cargo xtask compare` between two complete runs of one design ({} \
@@ -291,15 +318,61 @@ pub fn write_between(a: &Path, b: &Path) -> Result<BetweenRuns> {
     comparable(&run_a, &run_b)?;
     let c = calibrate_between(&run_a.rows, &run_b.rows, run_a.axis)
         .with_context(|| format!("cannot calibrate {} against {}", b.display(), a.display()))?;
-    let csv_path = b.join(BETWEEN_RUNS_FILE);
+    let runs = format!("Run a: `{}`; run b: `{}`.", a.display(), b.display());
+    write_files(b, &runs, &run_b, &c)?;
+    Ok(c)
+}
+
+/// Calibrates between every pair of the runs of the replicate set in `set` (a folder of run
+/// directories of one design, `records::replicates`): writes the csv and markdown into its
+/// newest run, where compare finds them beside it.
+pub fn write_between_set(set: &Path) -> Result<BetweenRuns> {
+    let read = ReplicateSet::read(set)?;
+    if read.runs.len() < 2 {
+        bail!(
+            "{} holds one run: a calibration between runs takes two or more",
+            set.display()
+        );
+    }
+    let loaded: Vec<Loaded> = read
+        .dirs()
+        .into_iter()
+        .map(|dir| load(dir, "a run of the set"))
+        .collect::<Result<_>>()?;
+    for other in &loaded[1..] {
+        comparable(&loaded[0], other)?;
+    }
+    let rows: Vec<&[ProbeRow]> = loaded.iter().map(|l| l.rows.as_slice()).collect();
+    let c = calibrate_runs(&rows, loaded[0].axis)
+        .with_context(|| format!("cannot calibrate the runs of {}", set.display()))?;
+    let dirs: Vec<String> = read
+        .dirs()
+        .iter()
+        .map(|d| format!("`{}`", d.display()))
+        .collect();
+    let pairs = dirs.len() * (dirs.len() - 1) / 2;
+    let runs = format!(
+        "Replicate set `{}`: runs {}; every pair of them ({pairs} pairs), the later run against \
+         the earlier, in one calibration.",
+        set.display(),
+        dirs.join(", ")
+    );
+    let newest = read.dirs().last().expect("two runs or more").to_path_buf();
+    write_files(&newest, &runs, loaded.last().expect("two runs or more"), &c)?;
+    Ok(c)
+}
+
+/// Writes the calibration's csv and markdown into `dir` and prints the markdown.
+fn write_files(dir: &Path, runs: &str, newest: &Loaded, c: &BetweenRuns) -> Result<()> {
+    let csv_path = dir.join(BETWEEN_RUNS_FILE);
     csv::write(&csv_path, &c.points)?;
-    let text = markdown(a, b, &run_b.record.run.experiment, run_b.axis, &c);
+    let text = markdown(runs, &newest.record.run.experiment, newest.axis, c);
     let md = csv_path.with_extension("md");
     std::fs::write(&md, &text).with_context(|| format!("cannot write {}", md.display()))?;
     print!("{text}");
     println!("calibration: {}", csv_path.display());
     println!("calibration: {}", md.display());
-    Ok(c)
+    Ok(())
 }
 
 #[cfg(test)]

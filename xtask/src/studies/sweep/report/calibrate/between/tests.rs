@@ -188,3 +188,60 @@ fn the_variance_between_runs_widens_what_compare_says_it_could_detect() {
         assert_eq!(o.detectable, w.detectable);
     }
 }
+
+/// A replicate set of three runs is calibrated in one, every pair of its runs: each point is
+/// judged three times, the variance between runs pooled from all three pairs recovers the
+/// simulated one, and the files go into the newest run.
+#[test]
+fn a_replicate_set_is_calibrated_over_every_pair_of_its_runs() {
+    let mut rng = fastrand::Rng::with_seed(5);
+    let set = tempfile::tempdir().unwrap();
+    let shape = Shape::committed_noise(8);
+    let mut dirs = Vec::new();
+    for (i, name) in ["r1", "r2", "r3"].into_iter().enumerate() {
+        // Each point of each run moved by its own draw, σ 10% between runs.
+        let shifts: Vec<((d1bench_core::Strategy, usize), f64)> = shape
+            .strategies
+            .iter()
+            .flat_map(|&s| shape.columns.iter().map(move |&c| (s, c)))
+            .map(|k| (k, (0.10 * normal(&mut rng)).exp()))
+            .collect();
+        let rows = shape.run(&mut rng, |r| {
+            shifts
+                .iter()
+                .find(|(k, _)| *k == (r.strategy, r.columns))
+                .map_or(1.0, |(_, f)| *f)
+        });
+        let mut r = record("column-sweep", StudyKind::Sweep);
+        r.run.sessions = Some(8);
+        r.run.started = format!("2026-12-0{}T00:00:00Z", i + 1);
+        dirs.push(write_run(&set.path().join(name), &r, Some(&rows)));
+    }
+    let c = write_between_set(set.path()).unwrap();
+    assert_eq!(
+        c.judged,
+        3 * 25,
+        "every point judged by each of the 3 pairs"
+    );
+    assert!(c.points.iter().all(|p| p.splits_judged == 3));
+    let sd = c.components[0].log_sd;
+    assert!((0.06..0.14).contains(&sd), "{:?}", c.components);
+    assert!(dirs[2].join(BETWEEN_RUNS_FILE).is_file());
+    assert!(!dirs[0].join(BETWEEN_RUNS_FILE).is_file());
+    let md = std::fs::read_to_string(dirs[2].join(BETWEEN_RUNS_FILE).with_extension("md")).unwrap();
+    assert!(md.contains("every pair of them (3 pairs)"), "{md}");
+    // A pair's calibration is the set's of two.
+    let (a, b) = (
+        crate::records::csv::read::<ProbeRow>(&dirs[0].join("results.csv")).unwrap(),
+        crate::records::csv::read::<ProbeRow>(&dirs[1].join("results.csv")).unwrap(),
+    );
+    assert_eq!(
+        calibrate_between(&a, &b, Axis::Columns).unwrap(),
+        calibrate_runs(&[&a, &b], Axis::Columns).unwrap()
+    );
+    // One run is not a set to calibrate.
+    std::fs::remove_dir_all(&dirs[1]).unwrap();
+    std::fs::remove_dir_all(&dirs[2]).unwrap();
+    let err = write_between_set(set.path()).unwrap_err().to_string();
+    assert!(err.contains("holds one run"), "{err}");
+}

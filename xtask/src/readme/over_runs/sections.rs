@@ -1,0 +1,458 @@
+//! The README's sections as a committed replicate set states them, each in place of the
+//! section one run gives: the findings over the column sweep's set, D1 ÷ the Durable Object
+//! over its set, Rust ÷ JavaScript over the two Workers' set. Each says how many runs it rests
+//! on, gives its estimates with their interval over runs, in how many runs each held and the
+//! share of the variance between runs; `None` where the set holds fewer than two runs.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use d1bench_core::Strategy;
+
+use super::{
+    DOCUMENT, EQUIVALENCE_LEVEL, columns, equivalence_counts, held_everywhere, interval_text,
+    percent, shares, side, source, stated,
+};
+use crate::base::numbers::num;
+use crate::readme::replicates::{self, PointOverRuns};
+use crate::records::csv;
+use crate::records::replicates::ReplicateSet;
+use crate::stats::{CONFIDENCE, median};
+use crate::studies::sweep::report::instrument;
+use crate::studies::sweep::report::points::summary_rows;
+use crate::studies::sweep::row::ProbeRow;
+
+/// "commit `abc1234`", or every commit the runs were made at.
+fn commits(set: &ReplicateSet) -> String {
+    let mut all: Vec<String> = set
+        .runs
+        .iter()
+        .map(|r| format!("`{}`", r.record.git.commit.short(7)))
+        .collect();
+    all.dedup();
+    if all.len() == 1 {
+        format!("commit {}", all[0])
+    } else {
+        format!("commits {}", all.join(", "))
+    }
+}
+
+/// "seeds 1, 2, 3" as the runs' records give them.
+fn seeds(set: &ReplicateSet) -> String {
+    let all: Vec<String> = set
+        .runs
+        .iter()
+        .map(|r| {
+            r.record
+                .overrides
+                .seed
+                .map_or("?".to_owned(), |s| s.to_string())
+        })
+        .collect();
+    format!("seeds {}", all.join(", "))
+}
+
+/// Each strategy's centre over runs, median over the points and range: "bound 6.87
+/// (3.50–11.5)".
+fn by_strategy(points: &[PointOverRuns]) -> String {
+    let mut parts = Vec::new();
+    for strategy in Strategy::ALL {
+        let mut centers: Vec<f64> = points
+            .iter()
+            .filter(|p| p.at.strategy == strategy)
+            .map(|p| p.over.center)
+            .collect();
+        centers.sort_by(f64::total_cmp);
+        if let (Some(m), Some(lo), Some(hi)) = (median(&centers), centers.first(), centers.last()) {
+            parts.push(format!("{strategy} {} ({}–{})", num(m), num(*lo), num(*hi)));
+        }
+    }
+    parts.join(", ")
+}
+
+/// The newest run's rows.
+fn newest_rows(set: &ReplicateSet) -> Result<Vec<ProbeRow>> {
+    let newest = set.runs.last().expect("a set holds a run");
+    csv::read(&newest.dir.results_csv())
+        .with_context(|| format!("{} cannot be read", newest.dir.results_csv().display()))
+}
+
+/// The findings section over the column sweep's set.
+pub fn findings(root: &Path) -> Result<Option<String>> {
+    let spec = replicates::COLUMN_SWEEP;
+    let Some(set) = stated(spec, root)? else {
+        return Ok(None);
+    };
+    let n = set.runs.len();
+    let record = &set.runs.last().expect("two runs or more").record;
+    let target = record.run.target;
+    let mut out = format!(
+        "From {} (`{}` on `{target}`, profile `{}`, {}, {} sessions each, {}): each run's figure \
+         the geometric mean of its sessions' as its summary.md takes it, here their geometric \
+         mean over the runs with its 95% interval, Student's t over the runs; \"held in\" counts \
+         the runs whose own interval lies wholly on that side of 1, and the between-run share is \
+         the part of a session's variance that lies between runs ([per point]({DOCUMENT}#{}), \
+         [Intervals](docs/run-outputs.md#intervals)):\n\n",
+        source(spec, &set, false),
+        record.run.experiment,
+        record.run.profile,
+        commits(&set),
+        record
+            .run
+            .sessions
+            .map_or("?".to_owned(), |s| s.to_string()),
+        seeds(&set),
+        spec.name,
+    );
+    let axis = record.run.x_axis.context("the column sweep is a sweep")?;
+    let newest = summary_rows(&newest_rows(&set)?, axis, record.run.precision);
+    if let Some(line) = super::super::findings::rows_per_statement(&newest, target) {
+        writeln!(out, "{line}").unwrap();
+    }
+    let ratios = replicates::literal_to_bound(&set, CONFIDENCE)?;
+    let all: Vec<&PointOverRuns> = ratios.iter().collect();
+    writeln!(
+        out,
+        "- **literal ÷ bound** (each session's median of its paired repeats' ratios of ms per \
+         1,000 rows): literal is faster, the interval over runs wholly below 1, at {}; bound is \
+         faster, wholly above 1, at {}; the interval includes 1 at {}. Held in each of the {n} \
+         runs at {} of {} column counts; between-run share {} (median, range).",
+        columns(&all, Some(false)),
+        columns(&all, Some(true)),
+        columns(&all, None),
+        held_everywhere(&all),
+        all.len(),
+        shares(&all),
+    )
+    .unwrap();
+    if let Some(widest) = all.last() {
+        writeln!(
+            out,
+            "- **At {} columns**: literal ÷ bound = {}{}, held in {} of {n} runs, between-run \
+             share {}.",
+            widest.at.x,
+            num(widest.over.center),
+            interval_text(widest.over.interval),
+            widest.over.held_in(),
+            percent(widest.over.between_share()),
+        )
+        .unwrap();
+    }
+    if let Some((base, against)) = replicates::to_baseline(&set, CONFIDENCE)? {
+        let points: Vec<&PointOverRuns> = against.iter().collect();
+        writeln!(
+            out,
+            "- **{target} ÷ {}** (each session's ratio of the median inside clocks to its \
+             baseline session's beside it, the writes alone on both sides), median over the \
+             column counts (range): {}; above 1 over runs at {} of {} points, held in each of \
+             the {n} runs at {}; between-run share {}.",
+            base.prose(),
+            by_strategy(&against),
+            points.iter().filter(|p| side(p) == Some(true)).count(),
+            points.len(),
+            held_everywhere(&points),
+            shares(&points),
+        )
+        .unwrap();
+    }
+    writeln!(
+        out,
+        "\nThese are local figures: compare the shape, not the milliseconds, with production. \
+         Reproduce: `cargo xtask reproduce --replicates {n} --only {}` ({:.0} min here, the runs' \
+         own durations).",
+        spec.name,
+        set.minutes(),
+    )
+    .unwrap();
+    Ok(Some(out))
+}
+
+/// The section on D1 beside a Durable Object over its set.
+pub fn durable(root: &Path) -> Result<Option<String>> {
+    let spec = replicates::D1_BESIDE_DO;
+    let Some(set) = stated(spec, root)? else {
+        return Ok(None);
+    };
+    let Some((_, against)) = replicates::to_baseline(&set, CONFIDENCE)? else {
+        return Ok(None);
+    };
+    let n = set.runs.len();
+    let record = &set.runs.last().expect("two runs or more").record;
+    let points: Vec<&PointOverRuns> = against.iter().collect();
+    let count = |want| points.iter().filter(|p| side(p) == want).count();
+    Ok(Some(format!(
+        "**D1 or a Durable Object?** The local D1 alternating with the Worker writing through a \
+         SQLite-backed Durable Object, over {} ({}, {} sessions each; [per point]({DOCUMENT}#{})): \
+         D1 ÷ DO on the inside clock, each point the geometric mean over the runs, median over \
+         column counts (range): {}. Over runs (95%, t over the runs) D1 is slower at {} of {} \
+         points, faster at {}, neither shown at {}; held in each of the {n} runs at {}; \
+         between-run share {}. {} Reproduce: `cargo xtask reproduce --replicates {n} --only {}` \
+         ({:.0} min here).\n",
+        source(spec, &set, false),
+        commits(&set),
+        record
+            .run
+            .sessions
+            .map_or("?".to_owned(), |s| s.to_string()),
+        spec.name,
+        by_strategy(&against),
+        count(Some(true)),
+        points.len(),
+        count(Some(false)),
+        count(None),
+        held_everywhere(&points),
+        shares(&points),
+        super::super::durable::limits_line(root)?,
+        spec.name,
+        set.minutes(),
+    )))
+}
+
+/// The instrument's section over the two Workers' set.
+pub fn instrument(root: &Path) -> Result<Option<String>> {
+    let spec = replicates::TWO_WORKERS;
+    let Some(set) = stated(spec, root)? else {
+        return Ok(None);
+    };
+    let n = set.runs.len();
+    let record = &set.runs.last().expect("two runs or more").record;
+    let axis = record
+        .run
+        .x_axis
+        .context("the two Workers' run is a sweep")?;
+    let newest = instrument::points(&newest_rows(&set)?, axis);
+    let at_95 = replicates::rust_to_javascript(&set, CONFIDENCE)?;
+    let at_90 = replicates::rust_to_javascript(&set, EQUIVALENCE_LEVEL)?;
+    let mut centers: Vec<f64> = at_95.iter().map(|p| p.over.center).collect();
+    centers.sort_by(f64::total_cmp);
+    let all: Vec<&PointOverRuns> = at_95.iter().collect();
+    let c = equivalence_counts(&at_90);
+    let sessions = newest
+        .first()
+        .map_or((0, 0), |p| (p.rust_sessions, p.js_sessions));
+    let mut out = format!(
+        "These figures come from the Rust Worker (`worker/`), as it was at each run's commit. How \
+         much that matters was measured against a plain JavaScript Worker (`worker-js/`, the \
+         same statements and window) over {} (sessions alternating between the two, {} and {} \
+         a run, {}, the column sweep's full profile; [per point]({DOCUMENT}#{})). Rust ÷ \
+         JavaScript on the inside clock, per point over runs (95%, t over the runs): {} to {}, \
+         median {}; by two one-sided tests on the 90% interval over runs, equivalent to 1 within \
+         ±5% at {}, within ±10% (not ±5%) at {}, and at neither at {} of {} points \
+         (Benjamini–Hochberg at 5% over the points: ±5% at {}, ±10% at {}); between-run share {}.\n\n",
+        source(spec, &set, false),
+        sessions.0,
+        sessions.1,
+        commits(&set),
+        spec.name,
+        centers.first().map_or("-".into(), |v| num(*v)),
+        centers.last().map_or("-".into(), |v| num(*v)),
+        median(&centers).map_or("-".into(), num),
+        c.five,
+        c.ten,
+        c.neither,
+        c.points,
+        c.five_corrected,
+        c.ten_corrected,
+        shares(&all),
+    );
+    let cell = |strategy: Strategy, columns: f64| {
+        at_95
+            .iter()
+            .find(|p| p.at.strategy == strategy && p.at.x == columns)
+            .map_or_else(
+                || "-".to_owned(),
+                |p| {
+                    format!(
+                        "{}{}; {} of {n}",
+                        num(p.over.center),
+                        interval_text(p.over.interval),
+                        p.over.held_in()
+                    )
+                },
+            )
+    };
+    out.push_str(
+        "| columns | bound: Rust ÷ JS; held in | literal: Rust ÷ JS; held in |\n| --- | --- | --- |\n",
+    );
+    for columns in [1.0, 8.0, 64.0, 100.0] {
+        writeln!(
+            out,
+            "| {columns} | {} | {} |",
+            cell(Strategy::Bound, columns),
+            cell(Strategy::Literal, columns)
+        )
+        .unwrap();
+    }
+    writeln!(
+        out,
+        "\n{} (Newest run.) Reproduce: `cargo xtask reproduce --replicates {n} --only {}` \
+         ({:.0} min here).",
+        super::super::instrument::handover(&newest),
+        spec.name,
+        set.minutes(),
+    )
+    .unwrap();
+    Ok(Some(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::readme::replicates::fixture;
+
+    #[test]
+    fn without_a_set_of_two_runs_no_section_is_stated_over_runs() {
+        let empty = tempfile::tempdir().unwrap();
+        assert!(findings(empty.path()).unwrap().is_none());
+        assert!(durable(empty.path()).unwrap().is_none());
+        assert!(instrument(empty.path()).unwrap().is_none());
+        let one = fixture("column-sweep", &["docs/example-run"]);
+        assert!(findings(one.path()).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_set_of_two_column_sweeps_is_stated_saying_three_are_asked() {
+        let root = fixture(
+            "column-sweep",
+            &["docs/example-run", "docs/runs/column-sweep-replicate"],
+        );
+        let text = findings(root.path()).unwrap().unwrap();
+        assert!(
+            text.contains("2 runs made at separate times; 3 are asked for"),
+            "{text}"
+        );
+        assert!(text.contains("seeds 1, 2"), "{text}");
+        assert!(text.contains("- **Rows per statement.**"), "{text}");
+        assert!(text.contains(" of 12 column counts"), "{text}");
+        assert!(
+            text.contains("- **At 100 columns**: literal ÷ bound = "),
+            "{text}"
+        );
+        assert!(text.contains("- **local ÷ bare SQLite**"), "{text}");
+        assert!(
+            text.contains("`cargo xtask reproduce --replicates 2 --only column-sweep`"),
+            "{text}"
+        );
+        // Not longer than the section one run gives: the README keeps its size.
+        let paths = crate::paths::Paths::new(crate::paths::project_root());
+        let alone = crate::readme::Section::Findings.expected(&paths).unwrap();
+        assert!(
+            text.len() <= alone.len() + 200,
+            "{} > {}",
+            text.len(),
+            alone.len()
+        );
+    }
+
+    #[test]
+    fn a_set_of_two_worker_runs_states_the_equivalence_counts_and_a_table() {
+        let root = fixture(
+            "two-workers",
+            &["docs/runs/two-workers", "docs/runs/two-workers-8x8"],
+        );
+        let text = instrument(root.path()).unwrap().unwrap();
+        let set = replicates::TWO_WORKERS.read(root.path()).unwrap().unwrap();
+        let c =
+            equivalence_counts(&replicates::rust_to_javascript(&set, EQUIVALENCE_LEVEL).unwrap());
+        assert_eq!(c.five + c.ten + c.neither, c.points);
+        assert!(c.five_corrected <= c.five);
+        assert!(
+            text.contains(&format!(
+                "equivalent to 1 within ±5% at {}, within ±10% (not ±5%) at {}, and at neither at \
+                 {} of {} points",
+                c.five, c.ten, c.neither, c.points
+            )),
+            "{text}"
+        );
+        assert!(text.contains("| 100 | "), "{text}");
+        assert!(text.contains("; held in |"), "{text}");
+        assert!(text.contains("commits `269492b`, `cf1637f`"), "{text}");
+        let paths = crate::paths::Paths::new(crate::paths::project_root());
+        let alone = crate::readme::Section::Instrument.expected(&paths).unwrap();
+        assert!(
+            text.len() <= alone.len() + 200,
+            "{} > {}",
+            text.len(),
+            alone.len()
+        );
+    }
+
+    /// A set of D1 beside the object, from the one committed run twice (nothing varies between
+    /// them), with the parity tables its section quotes.
+    fn d1_fixture() -> tempfile::TempDir {
+        let root = fixture("d1-beside-do", &["docs/runs/d1-beside-do"]);
+        let set = root.path().join(replicates::D1_BESIDE_DO.dir());
+        let first = std::fs::read_dir(&set)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let second = set.join("second");
+        std::fs::create_dir_all(&second).unwrap();
+        for file in ["run.toml", "results.csv"] {
+            std::fs::copy(first.join(file), second.join(file)).unwrap();
+        }
+        // The parity tables the section quotes.
+        let reports = root.path().join("reports");
+        std::fs::create_dir_all(&reports).unwrap();
+        for target in ["local", "do"] {
+            let name = format!("parity-{target}.csv");
+            std::fs::copy(
+                crate::paths::project_root().join("reports").join(&name),
+                reports.join(&name),
+            )
+            .unwrap();
+        }
+        root
+    }
+
+    #[test]
+    fn a_set_of_d1_beside_the_object_is_stated_over_its_runs() {
+        let root = d1_fixture();
+        let text = durable(root.path()).unwrap().unwrap();
+        assert!(text.starts_with("**D1 or a Durable Object?**"), "{text}");
+        assert!(text.contains("2 runs made at separate times"), "{text}");
+        assert!(text.contains("between-run share 0% (0%–0%)"), "{text}");
+        assert!(
+            text.contains("--replicates 2 --only d1-beside-do"),
+            "{text}"
+        );
+    }
+
+    /// With every set stated (of two runs here, whose sections are the longer by saying three
+    /// are asked), README.md stays within its size.
+    #[test]
+    fn the_readme_with_every_set_stated_stays_within_its_size() {
+        use crate::readme::{README_MAX_BYTES, Section};
+        let readme =
+            std::fs::read_to_string(crate::paths::project_root().join("README.md")).unwrap();
+        let column = fixture(
+            "column-sweep",
+            &["docs/example-run", "docs/runs/column-sweep-replicate"],
+        );
+        let two = fixture(
+            "two-workers",
+            &["docs/runs/two-workers", "docs/runs/two-workers-8x8"],
+        );
+        let d1 = d1_fixture();
+        let mut with_sets = readme.clone();
+        for (section, text) in [
+            (Section::Findings, findings(column.path()).unwrap().unwrap()),
+            (
+                Section::Instrument,
+                instrument(two.path()).unwrap().unwrap(),
+            ),
+            (Section::Durable, durable(d1.path()).unwrap().unwrap()),
+        ] {
+            with_sets = section.replace(&with_sets, &text).unwrap();
+        }
+        assert!(
+            with_sets.len() <= README_MAX_BYTES,
+            "README.md with every set stated is {} bytes, more than {README_MAX_BYTES} (today {})",
+            with_sets.len(),
+            readme.len()
+        );
+    }
+}

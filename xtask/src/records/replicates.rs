@@ -1,0 +1,273 @@
+//! A replicate set: a folder of complete run directories of one design (experiment, kind,
+//! profile, target, baseline, Workers, Worker build) made at separate times, the unit a finding
+//! meant to hold tomorrow is stated over. Reading one lists its runs in the order they started
+//! and refuses a set whose runs differ in what makes them one design, naming the field and the
+//! run directories.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use super::{RunDir, RunRecord, RunStatus};
+
+/// What the runs of a set must share, each named as run.toml names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharedField {
+    /// `run.experiment`.
+    Experiment,
+    /// `run.kind`.
+    Kind,
+    /// `run.profile`.
+    Profile,
+    /// `run.target`.
+    Target,
+    /// `run.baseline`.
+    Baseline,
+    /// `run.alternate_workers` and `run.worker`: which Workers measured.
+    Workers,
+    /// `versions.worker_build`: the hash of the Worker's sources.
+    WorkerBuild,
+}
+
+impl SharedField {
+    pub const ALL: [SharedField; 7] = [
+        SharedField::Experiment,
+        SharedField::Kind,
+        SharedField::Profile,
+        SharedField::Target,
+        SharedField::Baseline,
+        SharedField::Workers,
+        SharedField::WorkerBuild,
+    ];
+
+    /// The field's value in `record`, as text to compare and to print.
+    fn value(self, record: &RunRecord) -> String {
+        let run = &record.run;
+        match self {
+            SharedField::Experiment => run.experiment.clone(),
+            SharedField::Kind => format!("{:?}", run.kind),
+            SharedField::Profile => run.profile.clone(),
+            SharedField::Target => run.target.to_string(),
+            SharedField::Baseline => run
+                .baseline
+                .map_or_else(|| "none".to_owned(), |b| b.to_string()),
+            SharedField::Workers => format!(
+                "{}{}",
+                run.worker.unwrap_or_default(),
+                if run.alternate_workers {
+                    " alternating"
+                } else {
+                    ""
+                }
+            ),
+            SharedField::WorkerBuild => record
+                .versions
+                .worker_build
+                .clone()
+                .unwrap_or_else(|| "not recorded".to_owned()),
+        }
+    }
+}
+
+impl fmt::Display for SharedField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SharedField::Experiment => "run.experiment",
+            SharedField::Kind => "run.kind",
+            SharedField::Profile => "run.profile",
+            SharedField::Target => "run.target",
+            SharedField::Baseline => "run.baseline",
+            SharedField::Workers => "run.worker / run.alternate_workers",
+            SharedField::WorkerBuild => "versions.worker_build",
+        })
+    }
+}
+
+/// One run of a set.
+#[derive(Debug, Clone)]
+pub struct Replicate {
+    pub dir: RunDir,
+    pub record: RunRecord,
+}
+
+/// The runs of a set, in the order they started.
+#[derive(Debug, Clone)]
+pub struct ReplicateSet {
+    /// The set's folder.
+    pub path: PathBuf,
+    pub runs: Vec<Replicate>,
+}
+
+/// The sets' parent folder under the project's root: `docs/runs/replicates/<name>/<run-id>/`.
+pub const REPLICATES_DIR: &str = "docs/runs/replicates";
+
+/// The fewest runs a finding over runs is meant to rest on (issue 35); a set of two is read
+/// and stated, saying it has fewer.
+pub const RUNS_WANTED: usize = 3;
+
+impl ReplicateSet {
+    /// The set in `path`: every subfolder holding a run.toml is a run; each must be complete
+    /// and all must share [`SharedField::ALL`].
+    pub fn read(path: &Path) -> Result<ReplicateSet> {
+        let mut runs = Vec::new();
+        for entry in std::fs::read_dir(path)
+            .with_context(|| format!("cannot read the replicate set {}", path.display()))?
+        {
+            let dir = entry?.path();
+            if !dir.join("run.toml").is_file() {
+                continue;
+            }
+            let dir = RunDir::new(dir);
+            let record = RunRecord::read(&dir.run_toml())?;
+            if record.run.status != RunStatus::Complete {
+                bail!(
+                    "{} ended {}: a replicate set holds complete runs only",
+                    dir.path.display(),
+                    record.run.status
+                );
+            }
+            runs.push(Replicate { dir, record });
+        }
+        if runs.is_empty() {
+            bail!(
+                "{} holds no run directory (none with a run.toml)",
+                path.display()
+            );
+        }
+        runs.sort_by(|a, b| {
+            (a.record.run.started.as_str(), a.dir.id())
+                .cmp(&(b.record.run.started.as_str(), b.dir.id()))
+        });
+        let set = ReplicateSet {
+            path: path.to_owned(),
+            runs,
+        };
+        set.check()?;
+        Ok(set)
+    }
+
+    /// The set under `root` named `name`, if its folder exists.
+    pub fn find(root: &Path, name: &str) -> Result<Option<ReplicateSet>> {
+        let path = root.join(REPLICATES_DIR).join(name);
+        if !path.is_dir() {
+            return Ok(None);
+        }
+        ReplicateSet::read(&path).map(Some)
+    }
+
+    /// Refuses a set whose runs differ in a field they must share, naming it, each value and
+    /// the run directories that hold it.
+    fn check(&self) -> Result<()> {
+        let first = &self.runs[0];
+        for field in SharedField::ALL {
+            let want = field.value(&first.record);
+            let differing: Vec<String> = self
+                .runs
+                .iter()
+                .filter(|r| field.value(&r.record) != want)
+                .map(|r| format!("{} has `{}`", r.dir.path.display(), field.value(&r.record)))
+                .collect();
+            if !differing.is_empty() {
+                bail!(
+                    "{} is not one design: {field} differs between its runs ({} has `{want}`; {}). \
+                     A replicate set repeats one command at one Worker build: move the other \
+                     runs out",
+                    self.path.display(),
+                    first.dir.path.display(),
+                    differing.join("; ")
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The set's name: its folder's.
+    pub fn name(&self) -> String {
+        RunDir::new(self.path.clone()).id()
+    }
+
+    /// The runs' directories, in order.
+    pub fn dirs(&self) -> Vec<&Path> {
+        self.runs.iter().map(|r| r.dir.path.as_path()).collect()
+    }
+
+    /// Minutes every run measured, summed, from their run.toml.
+    pub fn minutes(&self) -> f64 {
+        self.runs.iter().filter_map(|r| minutes(&r.record)).sum()
+    }
+}
+
+/// How long a run measured, in minutes, from its run.toml's start and end.
+pub fn minutes(record: &RunRecord) -> Option<f64> {
+    use super::run_history::unix_secs;
+    let started = unix_secs(&record.run.started)?;
+    let ended = unix_secs(record.run.ended.as_deref()?)?;
+    Some(ended.checked_sub(started)? as f64 / 60.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::project_root;
+
+    /// A set in a temporary folder of the committed runs' run.toml files.
+    fn set_of(runs: &[&str]) -> tempfile::TempDir {
+        let root = project_root();
+        let set = tempfile::tempdir().unwrap();
+        for (i, run) in runs.iter().enumerate() {
+            let to = set.path().join(format!("run-{i}"));
+            std::fs::create_dir_all(&to).unwrap();
+            std::fs::copy(root.join(run).join("run.toml"), to.join("run.toml")).unwrap();
+        }
+        set
+    }
+
+    #[test]
+    fn a_set_of_one_design_lists_its_runs_in_the_order_they_started() {
+        let set = set_of(&["docs/runs/column-sweep-replicate", "docs/example-run"]);
+        let read = ReplicateSet::read(set.path()).unwrap();
+        assert_eq!(read.runs.len(), 2);
+        assert!(read.runs[0].record.run.started <= read.runs[1].record.run.started);
+        assert!(read.minutes() > 0.0);
+    }
+
+    #[test]
+    fn a_set_of_two_designs_is_refused_naming_the_field_and_the_runs() {
+        let set = set_of(&["docs/example-run", "docs/runs/d1-beside-do"]);
+        let err = ReplicateSet::read(set.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("run.baseline differs between its runs"),
+            "{err}"
+        );
+        assert!(err.contains("run-0") && err.contains("run-1"), "{err}");
+        assert!(err.contains("`sqlite`") && err.contains("`do`"), "{err}");
+        let set = set_of(&["docs/example-run", "docs/runs/decision-map"]);
+        let err = ReplicateSet::read(set.path()).unwrap_err().to_string();
+        assert!(err.contains("run.experiment differs"), "{err}");
+    }
+
+    #[test]
+    fn a_run_that_did_not_complete_or_an_empty_folder_is_refused() {
+        let set = set_of(&["docs/example-run"]);
+        let toml = set.path().join("run-0/run.toml");
+        let text = std::fs::read_to_string(&toml).unwrap();
+        std::fs::write(
+            &toml,
+            text.replace("status = \"complete\"", "status = \"failed\""),
+        )
+        .unwrap();
+        let err = ReplicateSet::read(set.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("a replicate set holds complete runs only"),
+            "{err}"
+        );
+        let empty = tempfile::tempdir().unwrap();
+        assert!(ReplicateSet::read(empty.path()).is_err());
+        assert!(
+            ReplicateSet::find(empty.path(), "column-sweep")
+                .unwrap()
+                .is_none()
+        );
+    }
+}
