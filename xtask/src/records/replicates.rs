@@ -182,6 +182,28 @@ impl ReplicateSet {
         Ok(())
     }
 
+    /// Whether `record` is a run of this set's design (shares [`SharedField::ALL`] with it).
+    pub fn holds_design_of(&self, record: &RunRecord) -> bool {
+        let first = &self.runs[0].record;
+        SharedField::ALL
+            .into_iter()
+            .all(|f| f.value(first) == f.value(record))
+    }
+
+    /// Every committed set under `root`, in name order; folders that are no set are skipped.
+    pub fn all(root: &Path) -> Vec<ReplicateSet> {
+        let Ok(entries) = std::fs::read_dir(root.join(REPLICATES_DIR)) else {
+            return Vec::new();
+        };
+        let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        paths
+            .into_iter()
+            .filter(|p| p.is_dir())
+            .filter_map(|p| ReplicateSet::read(&p).ok())
+            .collect()
+    }
+
     /// The set's name: its folder's.
     pub fn name(&self) -> String {
         RunDir::new(self.path.clone()).id()

@@ -2,8 +2,8 @@
 //! run's host against the first's, over the fixed reference workload both recorded,
 //! [`HostShift`]), divided out of the times where the hosts differ beyond the reference's noise;
 //! and the variance between runs that one pair cannot see, read from a committed replicate set
-//! of the same design (`docs/runs/replicates/<set>/`: runs of one experiment, profile, target,
-//! baseline and Workers, made at separate times): per point, the between-run standard deviation
+//! of the same design ([`ReplicateSet`]: runs of one experiment, profile, target, baseline,
+//! Workers and Worker build, made at separate times): per point, the between-run standard deviation
 //! of its time and of each own ratio ([`crate::stats::runs`]), added to the variance of its
 //! change ([`crate::stats::adjust`]).
 
@@ -15,14 +15,12 @@ use super::Loaded;
 use super::key::{PointKey, keyed, session_values};
 use super::relative::Kind;
 use crate::records::RunRecord;
+use crate::records::replicates::ReplicateSet;
 use crate::reports::host_speed::{HostShift, HostVerdict};
 use crate::stats::CONFIDENCE;
 use crate::stats::adjust::{divided_by, with_between_runs};
 use crate::stats::runs::over_runs;
 use crate::stats::sessions::Change;
-
-/// Where the committed replicate sets live, under the project's root.
-pub const REPLICATE_SETS: &str = "docs/runs/replicates";
 
 /// The variance between runs of a replicate set, per point.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -46,17 +44,6 @@ pub struct BetweenRunsRef {
     pub time_sd_max: f64,
     pub ratio_sd_median: f64,
     pub ratio_sd_max: f64,
-}
-
-/// Whether two records are runs of one design: what a replicate set's runs share.
-pub fn same_design(a: &RunRecord, b: &RunRecord) -> bool {
-    let (a, b) = (&a.run, &b.run);
-    a.experiment == b.experiment
-        && a.profile == b.profile
-        && a.target == b.target
-        && a.baseline == b.baseline
-        && a.alternate_workers == b.alternate_workers
-        && a.worker == b.worker
 }
 
 impl BetweenRuns {
@@ -101,41 +88,27 @@ impl BetweenRuns {
         }
     }
 
-    /// The committed replicate set (under `root`) of `b`'s design with two runs or more besides
-    /// the runs compared (`exclude`, by run id: a run's own difference from the other must not
-    /// widen the noise it is judged against), read; `None` when there is none.
+    /// The committed replicate set (under `root`, [`ReplicateSet::all`]) of `b`'s design with
+    /// two runs or more besides the runs compared (`exclude`, by run id: a run's own difference
+    /// from the other must not widen the noise it is judged against), read; `None` when there
+    /// is none.
     pub fn find(
         root: &Path,
         b: &RunRecord,
         exclude: &[&str],
     ) -> anyhow::Result<Option<BetweenRuns>> {
-        let Ok(sets) = std::fs::read_dir(root.join(REPLICATE_SETS)) else {
-            return Ok(None);
-        };
-        let mut sets: Vec<PathBuf> = sets.flatten().map(|e| e.path()).collect();
-        sets.sort();
-        for set in sets.into_iter().filter(|p| p.is_dir()) {
-            let mut dirs: Vec<PathBuf> = std::fs::read_dir(&set)?
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.join("run.toml").is_file())
-                .collect();
-            dirs.sort();
-            let (mut runs, mut alike) = (Vec::new(), 0);
-            for dir in &dirs {
-                let Ok(record) = RunRecord::read(&dir.join("run.toml")) else {
-                    continue;
-                };
-                if !same_design(&record, b) {
-                    break;
-                }
-                alike += 1;
-                if !exclude.contains(&record.run.id.as_str()) {
-                    runs.push(super::load(dir, "a replicate run")?);
-                }
+        for set in ReplicateSet::all(root) {
+            if !set.holds_design_of(b) {
+                continue;
             }
-            if runs.len() >= 2 && alike == dirs.len() {
-                return Ok(Some(BetweenRuns::of_runs(&set, &runs)));
+            let runs = set
+                .runs
+                .iter()
+                .filter(|r| !exclude.contains(&r.record.run.id.as_str()))
+                .map(|r| super::load(&r.dir.path, "a replicate run"))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            if runs.len() >= 2 {
+                return Ok(Some(BetweenRuns::of_runs(&set.path, &runs)));
             }
         }
         Ok(None)
