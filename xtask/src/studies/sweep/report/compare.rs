@@ -514,6 +514,7 @@ pub mod judge;
 pub mod key;
 mod markdown;
 mod notes;
+mod own_ratio;
 mod relative;
 #[cfg(test)]
 mod sessions_tests;

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::Loaded;
 use super::key::{PointKey, keyed, session_values};
-use super::relative::Kind;
+use super::own_ratio::Kind;
 use crate::records::RunRecord;
 use crate::records::replicates::ReplicateSet;
 use crate::reports::host_speed::{HostShift, HostVerdict};
