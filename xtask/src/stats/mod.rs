@@ -5,8 +5,9 @@
 //! the comparison of two runs' sessions with its multiplicity correction ([`sessions`]), the
 //! ratio of two arms over time blocks under correlation ([`batch_means`]) — when a series has
 //! settled after its start ([`settling`]), the A/A test of a judgement over sessions by halves
-//! ([`halves`]), the two-level estimate over replicate runs ([`runs`]), and the HDR histogram
-//! that latencies are kept in ([`latencies`]).
+//! ([`halves`]), the two-level estimate over replicate runs ([`runs`]), the evidence a decision
+//! rests on, over sessions or runs ([`decide`]), and the HDR histogram that latencies are kept in
+//! ([`latencies`]).
 //!
 //! Nothing here knows records, reports, targets or the command line: the pipeline and every
 //! report hand it numbers and get numbers back.
@@ -14,6 +15,7 @@
 //! No interval here is drawn at random, so a CSV always gives the same intervals.
 
 pub mod batch_means;
+pub mod decide;
 pub mod halves;
 pub mod latencies;
 pub mod order;
