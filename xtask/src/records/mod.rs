@@ -4,13 +4,14 @@
 //! ([`csv`]), what of an error text a record keeps ([`error_text`]), `run.toml`
 //! ([`run_record`], with what it says of the run's plan, sessions and resumptions in
 //! [`run_history`]), and the checks that decide whether a record reconciles, with their totals
-//! ([`reconcile`]) and what a sweep's probes are expected to hold, computed once per distinct
-//! probe ([`expected`]).
+//! ([`reconcile`]), what a sweep's probes are expected to hold, computed once per distinct
+//! probe ([`expected`]), and the run directories of a replicate set ([`replicate_set`]).
 
 pub mod csv;
 pub mod error_text;
 pub mod expected;
 pub mod reconcile;
+pub mod replicate_set;
 pub mod run_history;
 pub mod run_record;
 
