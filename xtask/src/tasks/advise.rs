@@ -62,8 +62,8 @@ impl flags::Advise {
         let text = if self.measure {
             let target = self.target.unwrap_or(TargetKind::Sqlite);
             let (run_dir, maps) = measure(&shape, target, sh, paths)?;
-            let source = format!("measured just now on {} ({})", target, run_dir.display());
-            advice(&shape, &maps, target, &source)?
+            let source = format!("the run just measured, {}", run_dir.display());
+            format!("\n{}", advice(&shape, &maps, target, &source)?)
         } else {
             let (source, maps) = committed(&paths.root)?;
             let target = self.target.unwrap_or(maps[0].target);
@@ -343,7 +343,7 @@ fn measure(
     };
     let measuring = Paths::new(paths.root.clone()).with_experiments(experiments);
     crate::pipeline::run(&run, sh, &measuring)?;
-    let run_dir = newest(&out.join(&name))?;
+    let run_dir = newest(&out)?;
     let record = RunRecord::read(&run_dir.run_toml())?;
     let rows: Vec<ProbeRow> = csv::read(&run_dir.results_csv())?;
     let maps = decision_table::maps(&rows, record.run.target, Axis::Columns, Axis::RowBytes);
@@ -372,13 +372,13 @@ pub fn experiment(shape: &Shape, target: TargetKind) -> String {
         .map(|c| format!("\"{}\"", c.strategy))
         .collect();
     let rows = (2_000_000 / shape.row_bytes).clamp(5, 5_000);
-    // Bare SQLite's sessions take a second; a Worker's start takes several.
-    let sessions = if target == TargetKind::Sqlite { 6 } else { 3 };
+    // Bare SQLite's sessions take a second or two; a Worker's start takes several, and the
+    // baseline's sessions alternate with the target's.
+    let sessions = if target == TargetKind::Sqlite { 20 } else { 5 };
     format!(
         "# Written by `cargo xtask advise --measure`: one cell of the decision map.\n\
          description = \"advise: {c} columns × {b} bytes per row, every strategy that can write it\"\n\
          x-axis = \"columns\"\n\
-         y-axis = \"row-bytes\"\n\
          default-profile = \"advise\"\n\n\
          [profile.advise]\n\
          sessions = {sessions}\n\

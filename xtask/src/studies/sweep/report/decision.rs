@@ -10,7 +10,7 @@ use d1bench_core::{ProbeRequest, RefusalKind, Strategy, TextMix};
 
 use super::intervals::Basis;
 use super::points::{Measure, Point, points};
-use super::verdict::{self, Verdict};
+use super::verdict::{self, Judged, RUN_STRIDE, Verdict};
 use crate::stats::decide::Evidence;
 use crate::base::TargetKind;
 use crate::stats::Summary;
@@ -85,15 +85,6 @@ impl Cell {
     }
 }
 
-/// Sessions of a replicate set's runs are numbered apart: run `r`'s session `s` is
-/// `r × RUN_STRIDE + s`, so every pairing by session still pairs within one run.
-pub const RUN_STRIDE: usize = 1_000_000;
-
-/// The run (its index in the replicate set) a session belongs to; 0 for a single run's.
-pub fn run_of(session: usize) -> usize {
-    session / RUN_STRIDE
-}
-
 /// The cells of a replicate set (each run's rows), judged over runs: sessions renumbered apart
 /// ([`RUN_STRIDE`]), ranked by the paired comparison over every run, each margin's interval t
 /// over the runs.
@@ -155,8 +146,28 @@ pub fn cells(rows: &[ProbeRow], target: TargetKind, x_axis: Axis, y_axis: Axis) 
             out.push(cell(x, y, &here, &strategies));
         }
     }
-    verdict::judge(&mut out);
+    judge(&mut out);
     out
+}
+
+/// Every cell's verdict, judged with the map's other cells ([`verdict::judge`]).
+fn judge(cells: &mut [Cell]) {
+    let judged: Vec<Judged> = cells
+        .iter()
+        .map(|c| Judged {
+            fastest: c.fastest(),
+            runner_up: c.runner_up(),
+            margin_excludes_one: c
+                .margin
+                .and_then(|m| m.ci)
+                .is_some_and(|ci| ci.low > 1.0 || ci.high < 1.0),
+            evidence: &c.evidence,
+        })
+        .collect();
+    let verdicts = verdict::judge(&judged);
+    for (cell, verdict) in cells.iter_mut().zip(verdicts) {
+        cell.verdict = verdict;
+    }
 }
 
 /// The cells of a sweep along one axis on `target`: one series (label) after the other, each
@@ -186,7 +197,7 @@ pub fn cells_along(rows: &[ProbeRow], target: TargetKind, axis: Axis) -> Vec<(St
         }
     }
     let mut cells: Vec<Cell> = out.iter().map(|(_, c)| c.clone()).collect();
-    verdict::judge(&mut cells);
+    judge(&mut cells);
     out.into_iter()
         .zip(cells)
         .map(|((label, _), cell)| (label, cell))

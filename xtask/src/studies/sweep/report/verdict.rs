@@ -7,7 +7,6 @@
 
 use d1bench_core::Strategy;
 
-use super::decision::Cell;
 use crate::stats::decide::{Evidence, Unit};
 use crate::stats::power::Equivalence;
 use crate::stats::sessions::{FALSE_DISCOVERY_RATE, benjamini_hochberg};
@@ -121,10 +120,21 @@ pub fn needed_text(needed: Option<(usize, Unit)>) -> String {
     }
 }
 
+/// What one cell gives the judgement: its two fastest by the paired comparison, whether the
+/// margin's interval excludes 1, and each other strategy ÷ the fastest with its tests (the
+/// runner-up first).
+#[derive(Debug, Clone, Copy)]
+pub struct Judged<'c> {
+    pub fastest: Option<Strategy>,
+    pub runner_up: Option<Strategy>,
+    pub margin_excludes_one: bool,
+    pub evidence: &'c [(Strategy, Evidence)],
+}
+
 /// Judges every cell of one map at once: the p-values of the runner-up's difference from the
 /// fastest, and of each other strategy's equivalence to it, each family corrected over the
 /// cells by Benjamini–Hochberg.
-pub fn judge(cells: &mut [Cell]) {
+pub fn judge(cells: &[Judged]) -> Vec<Verdict> {
     let differ: Vec<Option<f64>> = cells
         .iter()
         .map(|c| c.evidence.first().and_then(|(_, e)| e.p_differ))
@@ -141,33 +151,33 @@ pub fn judge(cells: &mut [Cell]) {
         .map(|&(i, j)| cells[i].evidence[j].1.p_equivalent)
         .collect();
     let equivalent = benjamini_hochberg(&equivalent_p, FALSE_DISCOVERY_RATE);
-    for (i, cell) in cells.iter_mut().enumerate() {
-        let shown: Vec<(Strategy, Equivalence)> = pairs
-            .iter()
-            .zip(&equivalent)
-            .filter(|((c, _), called)| *c == i && **called)
-            .filter_map(|((_, j), _)| {
-                let (strategy, evidence) = &cell.evidence[*j];
-                let within = Equivalence::of_interval(evidence.ci90?);
-                (within != Equivalence::NotShown).then_some((*strategy, within))
-            })
-            .collect();
-        cell.verdict = verdict(cell, differs[i], &shown);
-    }
+    cells
+        .iter()
+        .enumerate()
+        .map(|(i, cell)| {
+            let shown: Vec<(Strategy, Equivalence)> = pairs
+                .iter()
+                .zip(&equivalent)
+                .filter(|((c, _), called)| *c == i && **called)
+                .filter_map(|((_, j), _)| {
+                    let (strategy, evidence) = &cell.evidence[*j];
+                    let within = Equivalence::of_interval(evidence.ci90?);
+                    (within != Equivalence::NotShown).then_some((*strategy, within))
+                })
+                .collect();
+            verdict(cell, differs[i], &shown)
+        })
+        .collect()
 }
 
-fn verdict(cell: &Cell, differs: bool, shown: &[(Strategy, Equivalence)]) -> Verdict {
-    let (Some(fastest), runner_up) = (cell.fastest(), cell.runner_up()) else {
+fn verdict(cell: &Judged, differs: bool, shown: &[(Strategy, Equivalence)]) -> Verdict {
+    let (Some(fastest), runner_up) = (cell.fastest, cell.runner_up) else {
         return Verdict::NothingRan;
     };
     let Some(runner_up) = runner_up else {
         return Verdict::Only(fastest);
     };
-    let margin_excludes_one = cell
-        .margin
-        .and_then(|m| m.ci)
-        .is_some_and(|ci| ci.low > 1.0 || ci.high < 1.0);
-    if differs && margin_excludes_one {
+    if differs && cell.margin_excludes_one {
         return Verdict::Winner { fastest, runner_up };
     }
     if shown.iter().any(|(s, _)| *s == runner_up) {
@@ -191,8 +201,17 @@ fn verdict(cell: &Cell, differs: bool, shown: &[(Strategy, Equivalence)]) -> Ver
     }
 }
 
+/// Sessions of a replicate set's runs are numbered apart: run `r`'s session `s` is
+/// `r × RUN_STRIDE + s`, so every pairing by session still pairs within one run.
+pub const RUN_STRIDE: usize = 1_000_000;
+
+/// The run (its index in the replicate set) a session belongs to; 0 for a single run's.
+pub fn run_of(session: usize) -> usize {
+    session / RUN_STRIDE
+}
+
 /// The evidence of `ratios` (one strategy ÷ the fastest, by session; sessions grouped by run
-/// in a replicate set, [`super::decision::run_of`]): over runs when there are two or more, over
+/// in a replicate set, [`run_of`]): over runs when there are two or more, over
 /// sessions when one run has two or more, over the repeats of a single session otherwise.
 pub fn evidence(by_session: &std::collections::BTreeMap<usize, Vec<f64>>) -> Option<Evidence> {
     use std::collections::BTreeMap;
@@ -203,7 +222,7 @@ pub fn evidence(by_session: &std::collections::BTreeMap<usize, Vec<f64>>) -> Opt
     let mut by_run: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
     for (session, m) in &medians {
         by_run
-            .entry(super::decision::run_of(*session))
+            .entry(run_of(*session))
             .or_default()
             .push(*m);
     }
@@ -214,5 +233,64 @@ pub fn evidence(by_session: &std::collections::BTreeMap<usize, Vec<f64>>) -> Opt
             Evidence::of_values(&medians.into_values().collect::<Vec<_>>(), Unit::Sessions)
         }
         _ => Evidence::of_values(by_session.values().next()?, Unit::Repeats),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judged<'c>(evidence: &'c [(Strategy, Evidence)], excludes: bool) -> Judged<'c> {
+        Judged {
+            fastest: Some(Strategy::Literal),
+            runner_up: Some(evidence[0].0),
+            margin_excludes_one: excludes,
+            evidence,
+        }
+    }
+
+    #[test]
+    fn a_cell_is_a_winner_an_equivalent_set_or_undecided_with_what_would_decide() {
+        let sessions = |v: &[f64]| Evidence::of_values(v, Unit::Sessions).unwrap();
+        let clear = [(Strategy::Bound, sessions(&[1.5, 1.6, 1.55, 1.52, 1.58]))];
+        let tight = [
+            (Strategy::Exec, sessions(&[1.01, 0.99, 1.02, 1.0, 1.03])),
+            (Strategy::Json, sessions(&[1.6, 1.7, 1.65, 1.62, 1.68])),
+        ];
+        let wide = [(Strategy::Json, sessions(&[0.8, 1.4, 1.1, 0.9, 1.3]))];
+        let verdicts = judge(&[
+            judged(&clear, true),
+            judged(&tight, false),
+            judged(&wide, false),
+        ]);
+        assert_eq!(
+            verdicts[0],
+            Verdict::Winner {
+                fastest: Strategy::Literal,
+                runner_up: Strategy::Bound
+            }
+        );
+        assert_eq!(verdicts[1].text(), "literal = exec, ±5%");
+        assert!(verdicts[1].decides());
+        let Verdict::Undecided { needed, .. } = &verdicts[2] else {
+            panic!("{:?}", verdicts[2]);
+        };
+        let (n, unit) = needed.unwrap();
+        assert!(n > 5 && unit == Unit::Sessions, "{n}");
+        assert_eq!(verdicts[2].text(), "literal or json");
+        assert!(verdicts[2].note().starts_with(": undecided, ~"));
+    }
+
+    #[test]
+    fn sessions_of_a_replicate_set_are_grouped_by_run() {
+        let mut by_session = std::collections::BTreeMap::new();
+        for run in 0..3 {
+            for session in 0..2 {
+                let v = 1.2 + 0.01 * (run + session) as f64;
+                by_session.insert(run * RUN_STRIDE + session, vec![v, v]);
+            }
+        }
+        let e = evidence(&by_session).unwrap();
+        assert_eq!((e.unit, e.units), (Unit::Runs, 3));
     }
 }
