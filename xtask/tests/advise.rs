@@ -50,7 +50,10 @@ fn the_answer_names_a_strategy_its_margin_and_every_limit() {
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{}", support::text(&output));
     assert!(text.contains("\nuse: "), "{text}");
-    assert!(text.contains("runner-up: ") && text.contains(" (0."), "{text}");
+    assert!(
+        text.contains("runner-up: ") && text.contains(" (0."),
+        "{text}"
+    );
     for line in [
         "  bound              4  bound parameters (100 per statement)",
         "  batched-rows       1  one row per statement by design",

@@ -55,7 +55,13 @@ mod tests {
         let names: Vec<String> = run_dirs(dir.path())
             .unwrap()
             .iter()
-            .map(|r| r.path.strip_prefix(dir.path()).unwrap().display().to_string())
+            .map(|r| {
+                r.path
+                    .strip_prefix(dir.path())
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
             .collect();
         assert_eq!(names, ["a-run", "b-run", "exp/c-run"]);
         assert!(run_dirs(&dir.path().join("none")).unwrap().is_empty());

@@ -117,16 +117,28 @@ pub fn check(shape: &Shape) -> Result<(), BadInput> {
         )));
     }
     if shape.row_bytes == 0 {
-        return Err(BadInput("--row-bytes 0: a row holds at least one byte".into()));
+        return Err(BadInput(
+            "--row-bytes 0: a row holds at least one byte".into(),
+        ));
     }
     let walls: Vec<(Strategy, d1bench_core::sql::Wall)> = Strategy::REPORT_ORDER
         .iter()
-        .filter_map(|&s| Some((s, wall(&capacity::probe(s, shape.columns, shape.row_bytes, 1))?)))
+        .filter_map(|&s| {
+            Some((
+                s,
+                wall(&capacity::probe(s, shape.columns, shape.row_bytes, 1))?,
+            ))
+        })
         .collect();
     if walls.len() == Strategy::REPORT_ORDER.len() {
         let mut limits: Vec<String> = walls
             .iter()
-            .map(|(_, w)| format!("past D1's {} (one row needs {} {})", w.limit, w.needed, w.unit))
+            .map(|(_, w)| {
+                format!(
+                    "past D1's {} (one row needs {} {})",
+                    w.limit, w.needed, w.unit
+                )
+            })
             .collect();
         limits.dedup();
         return Err(BadInput(format!(
@@ -161,7 +173,10 @@ fn committed(root: &Path) -> Result<(String, Vec<Map>)> {
             .map(|d| csv::read(&d.results_csv()))
             .collect::<Result<_>>()?;
         let maps = decision_table::maps_over_runs(&runs, records[0].run.target, x, y);
-        let source = format!("the committed replicate set {REPLICATES} ({} runs)", set.len());
+        let source = format!(
+            "the committed replicate set {REPLICATES} ({} runs)",
+            set.len()
+        );
         return Ok((source, maps));
     }
     let dir = RunDir::new(root.join(COMMITTED));
@@ -197,7 +212,9 @@ fn nearest<'m>(map: &'m Map, shape: &Shape) -> Option<(&'m Cell, Placement)> {
     let range = |values: Vec<f64>| {
         values
             .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(*v), hi.max(*v)))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(*v), hi.max(*v))
+            })
     };
     let (x0, x1) = range(map.cells.iter().map(|c| c.x).collect());
     let (y0, y1) = range(map.cells.iter().map(|c| c.y).collect());

@@ -40,11 +40,16 @@ pub fn advise_measures_one_shape_on_sqlite_and_answers_from_it() {
         .split_once("\n24 columns × 2000 bytes per row")
         .map(|(_, advice)| advice)
         .unwrap_or_else(|| panic!("no advice after the run: {text}"));
-    assert!(advice.contains("on bare SQLite, from the run just measured"), "{advice}");
+    assert!(
+        advice.contains("on bare SQLite, from the run just measured"),
+        "{advice}"
+    );
     assert!(advice.contains("a measured cell of the map"), "{advice}");
     assert!(advice.contains("\nuse: "), "{advice}");
     assert!(advice.contains("interval over sessions"), "{advice}");
-    assert!(advice.contains("  bound              4  bound parameters"), "{advice}");
+    assert!(
+        advice.contains("  bound              4  bound parameters"),
+        "{advice}"
+    );
     assert!(elapsed < Duration::from_secs(120), "took {elapsed:?}");
 }
-

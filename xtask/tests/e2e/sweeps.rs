@@ -148,9 +148,19 @@ pub fn decision_map_smoke_reconciles_and_answers_every_cell() {
         assert_eq!(row["checksum_equal"], "true", "{row:?}");
     }
     let map = read_csv(&dir.join("decision-map.csv"));
-    assert_eq!(map.len(), 8, "one answer per cell, local's then bare SQLite's: {map:?}");
+    assert_eq!(
+        map.len(),
+        8,
+        "one answer per cell, local's then bare SQLite's: {map:?}"
+    );
     let targets: Vec<&str> = map.iter().map(|c| c["target"].as_str()).collect();
-    assert_eq!(targets, ["local"; 4].into_iter().chain(["sqlite"; 4]).collect::<Vec<_>>());
+    assert_eq!(
+        targets,
+        ["local"; 4]
+            .into_iter()
+            .chain(["sqlite"; 4])
+            .collect::<Vec<_>>()
+    );
     for cell in map.iter().filter(|c| c["target"] == "local") {
         assert!(!cell["fastest"].is_empty(), "{cell:?}");
         // The pairs behind the margin: the repeats where both the fastest and the runner-up
@@ -176,7 +186,10 @@ pub fn decision_map_smoke_reconciles_and_answers_every_cell() {
         if pairs == 1 {
             // One pair gives no interval: nothing is decided.
             assert_eq!(cell["margin_ci_low"], "", "{cell:?}");
-            assert_eq!((cell["verdict"].as_str(), &cell["answer"]), ("undecided", &either));
+            assert_eq!(
+                (cell["verdict"].as_str(), &cell["answer"]),
+                ("undecided", &either)
+            );
         } else {
             assert!(
                 !cell["margin_ci_low"].is_empty(),

@@ -86,7 +86,8 @@ pub fn probe(strategy: Strategy, columns: usize, row_bytes: usize, rows: usize) 
 pub fn capacities(columns: usize, row_bytes: usize) -> Vec<Capacity> {
     // Enough rows that two json payloads' worth are planned, and no fewer than two statements
     // of bound parameters.
-    let rows = (2 * MAX_ROW_BYTES / row_bytes.max(1) + 2).clamp(2 * MAX_BOUND_PARAMETERS, MOST_ROWS);
+    let rows =
+        (2 * MAX_ROW_BYTES / row_bytes.max(1) + 2).clamp(2 * MAX_BOUND_PARAMETERS, MOST_ROWS);
     Strategy::REPORT_ORDER
         .iter()
         .map(|&strategy| {
@@ -134,7 +135,10 @@ mod tests {
         assert_eq!(at(Strategy::Json).binding, Binding::StringBytes);
         assert_eq!(at(Strategy::BatchedRows).rows_per_statement, 1);
         let fat = capacities(8, 200_000);
-        let literal = fat.iter().find(|c| c.strategy == Strategy::Literal).unwrap();
+        let literal = fat
+            .iter()
+            .find(|c| c.strategy == Strategy::Literal)
+            .unwrap();
         assert!(matches!(literal.binding, Binding::Wall(_)), "{literal:?}");
     }
 }

@@ -33,7 +33,10 @@ fn files(path: &Path) -> Result<Vec<PathBuf>, BadInput> {
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(BadInput(format!("{}: no .sql file in this folder", path.display())));
+        return Err(BadInput(format!(
+            "{}: no .sql file in this folder",
+            path.display()
+        )));
     }
     Ok(files)
 }
@@ -71,13 +74,19 @@ pub fn tables(path: &Path) -> Result<Vec<Table>, BadInput> {
                     tables.retain(|t| !t.name.eq_ignore_ascii_case(&name));
                     tables.push(Table {
                         name,
-                        columns: create.columns.iter().map(|c| c.name.value.clone()).collect(),
+                        columns: create
+                            .columns
+                            .iter()
+                            .map(|c| c.name.value.clone())
+                            .collect(),
                         file: file.clone(),
                     });
                 }
                 Statement::AlterTable(alter) => {
                     let name = last(&alter.name);
-                    let Some(table) = tables.iter_mut().find(|t| t.name.eq_ignore_ascii_case(&name))
+                    let Some(table) = tables
+                        .iter_mut()
+                        .find(|t| t.name.eq_ignore_ascii_case(&name))
                     else {
                         continue;
                     };
@@ -177,7 +186,11 @@ mod tests {
     fn a_statement_it_cannot_parse_is_named_at_its_line_and_column() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("schema.sql");
-        std::fs::write(&file, "CREATE TABLE t (a TEXT);\nCREATE TABLE u (a TEXT,, b);\n").unwrap();
+        std::fs::write(
+            &file,
+            "CREATE TABLE t (a TEXT);\nCREATE TABLE u (a TEXT,, b);\n",
+        )
+        .unwrap();
         let err = pick(&file, None).unwrap_err().0;
         assert!(err.starts_with(&format!("{}:2:", file.display())), "{err}");
     }
@@ -186,10 +199,22 @@ mod tests {
     fn several_tables_ask_for_one_and_a_missing_one_names_the_others() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("schema.sql");
-        std::fs::write(&file, "CREATE TABLE a (x TEXT); CREATE TABLE b (y TEXT, z TEXT);").unwrap();
-        assert!(pick(&file, None).unwrap_err().0.contains("name one with --table"));
+        std::fs::write(
+            &file,
+            "CREATE TABLE a (x TEXT); CREATE TABLE b (y TEXT, z TEXT);",
+        )
+        .unwrap();
+        assert!(
+            pick(&file, None)
+                .unwrap_err()
+                .0
+                .contains("name one with --table")
+        );
         assert_eq!(pick(&file, Some("b")).unwrap().columns.len(), 2);
         let err = pick(&file, Some("c")).unwrap_err().0;
-        assert!(err.contains("no table named `c`; its tables are: a, b"), "{err}");
+        assert!(
+            err.contains("no table named `c`; its tables are: a, b"),
+            "{err}"
+        );
     }
 }

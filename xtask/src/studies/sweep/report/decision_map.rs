@@ -15,7 +15,8 @@ use super::decision::{Cell, Stopped};
 use super::decision_table::Map;
 use super::verdict::Verdict;
 use crate::charts::style::{
-    CellLine, Figure, Grid, GridCell, Pen, Sample, draw_grid, strategy_color, strategy_shape, write,
+    CellLine, FIGURE, Figure, Grid, GridCell, Pen, Sample, draw_grid, strategy_color,
+    strategy_shape, write,
 };
 use crate::reports::charts::{Drawn, measured_on};
 use crate::studies::sweep::Axis;
@@ -51,10 +52,16 @@ impl Figure for Chart {
                 columns: panel.columns.clone(),
                 rows: panel.rows.clone(),
             };
-            let title = self.draw_title.then_some(panel.title.as_str());
+            // Side by side, each panel names its target whether or not titles are drawn.
+            let title = (self.draw_title || self.panels.len() > 1).then_some(panel.title.as_str());
             draw_grid(area, pen, title, panel.legend.clone(), &grid, &panel.cells)?;
         }
         Ok(())
+    }
+
+    fn size(&self) -> (u32, u32) {
+        let (width, height) = FIGURE;
+        (width * self.panels.len().max(1) as u32, height)
     }
 }
 
@@ -99,9 +106,9 @@ fn lines(cell: &Cell) -> Vec<CellLine> {
                 None => lines.push(CellLine::Note("n=1, no interval".into())),
             }
             match &cell.verdict {
-                Verdict::Equivalent { .. } => {
-                    lines.push(CellLine::Note(cell.verdict.note().trim_start_matches(": ").into()))
-                }
+                Verdict::Equivalent { .. } => lines.push(CellLine::Note(
+                    cell.verdict.note().trim_start_matches(": ").into(),
+                )),
                 Verdict::Undecided {
                     needed: Some((n, unit)),
                     ..
@@ -301,22 +308,22 @@ mod tests {
         }
         let chart = Chart {
             panels: vec![Panel {
-            title: String::new(),
-            x_label: "columns per row",
-            y_label: "row size (bytes)",
-            columns: vec!["8".into()],
-            rows: vec!["1k".into(), "200k".into()],
-            cells: cells
-                .iter()
-                .enumerate()
-                .map(|(row, c)| GridCell {
-                    column: 0,
-                    row,
-                    mark: c.fastest().map(|s| (strategy_color(s), strategy_shape(s))),
-                    lines: lines(c),
-                })
-                .collect(),
-            legend: vec![],
+                title: String::new(),
+                x_label: "columns per row",
+                y_label: "row size (bytes)",
+                columns: vec!["8".into()],
+                rows: vec!["1k".into(), "200k".into()],
+                cells: cells
+                    .iter()
+                    .enumerate()
+                    .map(|(row, c)| GridCell {
+                        column: 0,
+                        row,
+                        mark: c.fastest().map(|s| (strategy_color(s), strategy_shape(s))),
+                        lines: lines(c),
+                    })
+                    .collect(),
+                legend: vec![],
             }],
             draw_title: false,
         };

@@ -89,10 +89,11 @@ pub fn markdown_table(map: &Map, x_axis: Axis, y_axis: Axis) -> String {
 
 /// What the intervals are taken over, in one line.
 fn intervals_line(cells: &[Cell]) -> String {
-    if cells
-        .iter()
-        .any(|c| c.evidence.first().is_some_and(|(_, e)| e.unit == Unit::Runs))
-    {
+    if cells.iter().any(|c| {
+        c.evidence
+            .first()
+            .is_some_and(|(_, e)| e.unit == Unit::Runs)
+    }) {
         let runs = cells
             .iter()
             .filter_map(|c| c.evidence.first().map(|(_, e)| e.units))
@@ -287,8 +288,6 @@ pub fn maps_over_runs(
 fn targets(measured: impl Iterator<Item = TargetKind>, target: TargetKind) -> Vec<TargetKind> {
     let measured: Vec<TargetKind> = measured.collect();
     let mut out = vec![target];
-    out.extend(
-        TargetKind::baseline_among(measured.iter().copied()).filter(|b| *b != target),
-    );
+    out.extend(TargetKind::baseline_among(measured.iter().copied()).filter(|b| *b != target));
     out
 }

@@ -1,8 +1,9 @@
 //! What a cell of the decision map decides, one typed verdict: a winner told apart from the
 //! runner-up, a set of strategies shown equivalent to the fastest within ±10% (two one-sided
 //! tests), or undecided with the sessions (or runs) a decision would need. Every cell of a map
-//! is judged at once, Benjamini–Hochberg holding the false discovery rate of the differences and
-//! of the equivalences (each family apart) to 5% over the map's cells. The one judgement that the
+//! is judged at once, Benjamini–Hochberg holding the false discovery rate of the runner-up's
+//! differences and of its equivalences (each family apart, one test per cell) to 5% over the
+//! map's cells. The one judgement that the
 //! summary, the page, the terminal and `cargo xtask advise` read.
 
 use d1bench_core::Strategy;
@@ -132,39 +133,44 @@ pub struct Judged<'c> {
 }
 
 /// Judges every cell of one map at once: the p-values of the runner-up's difference from the
-/// fastest, and of each other strategy's equivalence to it, each family corrected over the
-/// cells by Benjamini–Hochberg.
+/// fastest, and of its equivalence to the fastest, each family (one test per cell) corrected over
+/// the cells by Benjamini–Hochberg.
 pub fn judge(cells: &[Judged]) -> Vec<Verdict> {
     let differ: Vec<Option<f64>> = cells
         .iter()
         .map(|c| c.evidence.first().and_then(|(_, e)| e.p_differ))
         .collect();
     let differs = benjamini_hochberg(&differ, FALSE_DISCOVERY_RATE);
-    // Every (cell, strategy) pair's equivalence, flattened.
-    let pairs: Vec<(usize, usize)> = cells
+    // The equivalences are one family of one test per cell, the runner-up's (the one a
+    // verdict turns on); a third strategy joins the set when its own test passes at the
+    // threshold the family's correction reached.
+    let runner_up_p: Vec<Option<f64>> = cells
         .iter()
-        .enumerate()
-        .flat_map(|(i, c)| (0..c.evidence.len()).map(move |j| (i, j)))
+        .map(|c| c.evidence.first().and_then(|(_, e)| e.p_equivalent))
         .collect();
-    let equivalent_p: Vec<Option<f64>> = pairs
+    let equivalent = benjamini_hochberg(&runner_up_p, FALSE_DISCOVERY_RATE);
+    let threshold = runner_up_p
         .iter()
-        .map(|&(i, j)| cells[i].evidence[j].1.p_equivalent)
-        .collect();
-    let equivalent = benjamini_hochberg(&equivalent_p, FALSE_DISCOVERY_RATE);
+        .zip(&equivalent)
+        .filter(|(_, called)| **called)
+        .filter_map(|(p, _)| *p)
+        .fold(f64::NEG_INFINITY, f64::max);
     cells
         .iter()
         .enumerate()
         .map(|(i, cell)| {
-            let shown: Vec<(Strategy, Equivalence)> = pairs
-                .iter()
-                .zip(&equivalent)
-                .filter(|((c, _), called)| *c == i && **called)
-                .filter_map(|((_, j), _)| {
-                    let (strategy, evidence) = &cell.evidence[*j];
-                    let within = Equivalence::of_interval(evidence.ci90?);
-                    (within != Equivalence::NotShown).then_some((*strategy, within))
-                })
-                .collect();
+            let shown: Vec<(Strategy, Equivalence)> = if equivalent[i] {
+                cell.evidence
+                    .iter()
+                    .filter(|(_, e)| e.p_equivalent.is_some_and(|p| p <= threshold))
+                    .filter_map(|(strategy, e)| {
+                        let within = Equivalence::of_interval(e.ci90?);
+                        (within != Equivalence::NotShown).then_some((*strategy, within))
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
             verdict(cell, differs[i], &shown)
         })
         .collect()
@@ -221,10 +227,7 @@ pub fn evidence(by_session: &std::collections::BTreeMap<usize, Vec<f64>>) -> Opt
         .collect();
     let mut by_run: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
     for (session, m) in &medians {
-        by_run
-            .entry(run_of(*session))
-            .or_default()
-            .push(*m);
+        by_run.entry(run_of(*session)).or_default().push(*m);
     }
     match (by_run.len(), medians.len()) {
         (0, _) => None,
