@@ -72,6 +72,38 @@ pub enum Task {
     /// worker/build-manifest.toml; with --check, rebuild in a scratch copy and compare byte for
     /// byte with what is committed (exit 1 on any difference).
     BuildWorker(BuildWorker),
+    /// Which strategy to write a table's rows with: from the committed decision map (its
+    /// replicate set when there is one), judged as the map's summary judges it, with the
+    /// runner-up and its margin, and each strategy's rows per statement under D1's limits with
+    /// the limit that binds it; `--measure` measures that one shape on `--target` there and then.
+    ///
+    /// Exit status: 0 with an answer, 2 on input no strategy can answer for (no column, a row
+    /// past every limit, a schema it cannot read), 1 on other trouble.
+    Advise(Advise),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct Advise {
+    /// Columns per row of the table.
+    #[arg(long, value_name = "N", conflicts_with = "schema")]
+    pub columns: Option<usize>,
+    /// Average bytes per row (the payload the row generator writes: text and integers).
+    #[arg(long, value_name = "B")]
+    pub row_bytes: usize,
+    /// A .sql file holding a CREATE TABLE, or a D1 migrations folder: the table's columns.
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<std::path::PathBuf>,
+    /// The table of --schema to advise on, when it defines several.
+    #[arg(long, value_name = "NAME", requires = "schema")]
+    pub table: Option<String>,
+    /// Measure this one shape now (interleaved over sessions, a minute or two) and answer from
+    /// the measurement instead of the committed map.
+    #[arg(long)]
+    pub measure: bool,
+    /// The target whose map answers (default: the committed map's own target), or that
+    /// `--measure` measures on (default: sqlite).
+    #[arg(long, value_enum)]
+    pub target: Option<TargetKind>,
 }
 
 #[derive(Debug, Clone, clap::Args)]

@@ -56,5 +56,13 @@ fn run() -> Result<()> {
         Task::Archive(archive) => archive.run(&sh, &paths),
         Task::BuildWorker(build) => build.run(&sh, &paths),
         Task::Reproduce(reproduce) => reproduce.run(&sh, &paths),
+        Task::Advise(advise) => match advise.run(&sh, &paths) {
+            // Input no strategy can answer for exits 2, as clap's usage errors do.
+            Err(e) if e.downcast_ref::<tasks::advise::BadInput>().is_some() => {
+                eprintln!("error: {e:#}");
+                std::process::exit(2)
+            }
+            other => other,
+        },
     }
 }

@@ -32,14 +32,29 @@ pub fn relative(from: &Path, to: &Path) -> PathBuf {
 /// `target/d1bench/`, never in the user's home (except the tool cache below).
 pub struct Paths {
     pub root: PathBuf,
+    /// Where experiment files are read from, when not `experiments/` (`advise --measure`
+    /// writes the one cell it measures under `target/d1bench/`).
+    experiments: Option<PathBuf>,
 }
 
 impl Paths {
     pub fn new(root: PathBuf) -> Self {
-        Paths { root }
+        Paths {
+            root,
+            experiments: None,
+        }
+    }
+    /// The same paths, with experiment files read from `dir`.
+    pub fn with_experiments(self, dir: PathBuf) -> Self {
+        Paths {
+            experiments: Some(dir),
+            ..self
+        }
     }
     pub fn experiments(&self) -> PathBuf {
-        self.root.join("experiments")
+        self.experiments
+            .clone()
+            .unwrap_or_else(|| self.root.join("experiments"))
     }
     pub fn reports(&self) -> PathBuf {
         self.root.join("reports")

@@ -17,6 +17,7 @@ use crate::reports::{ChartFile, provenance};
 use crate::studies::sweep::Axis;
 use crate::studies::sweep::report::decision;
 use crate::studies::sweep::report::default_instrument;
+use crate::studies::sweep::report::verdict;
 use crate::studies::sweep::row::ProbeRow;
 
 /// The file name of a run's page, in its directory.
@@ -233,9 +234,11 @@ fn findings_section(record: &RunRecord, found: &Findings) -> Markup {
                     li {
                         strong { "Fastest strategy" }
                         " (the paired comparison of repeats, as the decision map ranks them): \
-                         told apart from the runner-up at " (clear) " of " (found.answers.len())
+                         decided at " (clear) " of " (found.answers.len())
                         @if found.y_axis.is_some() { " cells" } @else { " points" }
-                        "; the table below names both where it cannot."
+                        " (a winner whose interval excludes 1, or a set shown equivalent within \
+                         ±10%, " (verdict::CORRECTION) "); the table below names both where it \
+                         cannot."
                     }
                 }
             }
@@ -321,7 +324,7 @@ fn answer_row(found: &Findings, answer: &Answer, labelled: bool) -> Markup {
                 @match cell.margin {
                     Some(m) => {
                         (super::ratio_with_interval(m.median, m.ci.map(|c| (c.low, c.high))))
-                        @if m.ci.is_some() && !cell.clear() { ": cannot tell apart" }
+                        (cell.verdict.note())
                     }
                     None => "–",
                 }

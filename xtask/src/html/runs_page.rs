@@ -162,6 +162,8 @@ mod tests {
                 ranked: vec![(strategy, Summary::of(&[1.0]).unwrap())],
                 margin: None,
                 stopped: Vec::new(),
+                evidence: Vec::new(),
+                verdict: crate::studies::sweep::report::verdict::Verdict::Only(strategy),
             },
         }
     }

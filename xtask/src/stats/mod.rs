@@ -6,8 +6,9 @@
 //! ratio of two arms over time blocks under correlation ([`batch_means`]) — when a series has
 //! settled after its start ([`settling`]), the A/A test of a judgement over sessions by halves
 //! ([`halves`]), the two-level estimate over replicate runs ([`runs`]), a change between runs
-//! adjusted for the hosts' speed and the variance between runs ([`adjust`]), and the HDR
-//! histogram that latencies are kept in ([`latencies`]).
+//! adjusted for the hosts' speed and the variance between runs ([`adjust`]), the evidence a
+//! decision rests on, over sessions or runs ([`decide`]), and the HDR histogram that latencies
+//! are kept in ([`latencies`]).
 //!
 //! Nothing here knows records, reports, targets or the command line: the pipeline and every
 //! report hand it numbers and get numbers back.
@@ -16,6 +17,7 @@
 
 pub mod adjust;
 pub mod batch_means;
+pub mod decide;
 pub mod halves;
 pub mod latencies;
 pub mod order;

@@ -312,9 +312,12 @@ mod tests {
             text.contains("No results.csv: the run ended before measuring."),
             "{text}"
         );
-        // The local run's summary table and its charts, captioned.
+        // The local run's answer first, and its charts, captioned.
         assert!(
-            text.contains("| columns | bound ms/1k rows |\n| --- | --- |\n| 8 | 90.0 n=1 |"),
+            text.contains(
+                "the answer on the local D1 (fastest; runner-up ÷ fastest), 1 of 1 decided:\n  \
+                 8 columns: bound\n"
+            ),
             "{text}"
         );
         assert!(text.contains("![time-per-1000-rows-vs-columns]("), "{text}");

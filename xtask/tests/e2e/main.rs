@@ -2,7 +2,8 @@
 //! (`ladders`) on wrangler dev and SQLite, the faults injected into a local run (`faults`), the remote target
 //! through the stand-in wrangler (`remote`), writes through D1's REST API and the stand-in API
 //! (`rest_path`), the workloads (`workloads`), and compare, calibrate and export on real SQLite
-//! runs (`compare`), and the local D1 beside a Durable Object (`durable`).
+//! runs (`compare`), the local D1 beside a Durable Object (`durable`), and `advise --measure`
+//! (`advise`).
 //!
 //! One binary with its own harness (`harness.rs`), so that these tests run side by side: each
 //! of their runs mostly waits (on wrangler dev starting, on a schedule's clock, on a recovery
@@ -28,6 +29,7 @@ macro_rules! tests {
 #[path = "../support/mod.rs"]
 mod support;
 
+mod advise;
 mod compare;
 mod durable;
 mod faults;
@@ -87,6 +89,7 @@ fn main() {
         remote::tests(),
         rest_path::tests(),
         sweeps::tests(),
+        advise::tests(),
         durable::tests(),
         ladders::tests(),
     ]

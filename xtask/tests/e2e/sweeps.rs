@@ -148,8 +148,20 @@ pub fn decision_map_smoke_reconciles_and_answers_every_cell() {
         assert_eq!(row["checksum_equal"], "true", "{row:?}");
     }
     let map = read_csv(&dir.join("decision-map.csv"));
-    assert_eq!(map.len(), 4, "one answer per cell: {map:?}");
-    for cell in &map {
+    assert_eq!(
+        map.len(),
+        8,
+        "one answer per cell, local's then bare SQLite's: {map:?}"
+    );
+    let targets: Vec<&str> = map.iter().map(|c| c["target"].as_str()).collect();
+    assert_eq!(
+        targets,
+        ["local"; 4]
+            .into_iter()
+            .chain(["sqlite"; 4])
+            .collect::<Vec<_>>()
+    );
+    for cell in map.iter().filter(|c| c["target"] == "local") {
         assert!(!cell["fastest"].is_empty(), "{cell:?}");
         // The pairs behind the margin: the repeats where both the fastest and the runner-up
         // succeeded on local, less those the warm-up rule discarded (it may cut up to half the
@@ -170,10 +182,14 @@ pub fn decision_map_smoke_reconciles_and_answers_every_cell() {
         let pairs = fastest.iter().filter(|r| runner_up.contains(r)).count();
         assert!(pairs >= 1, "the last round is never discarded: {cell:?}");
         assert_eq!(cell["margin_n"], pairs.to_string(), "{cell:?}");
+        let either = format!("{} or {}", cell["fastest"], cell["runner_up"]);
         if pairs == 1 {
-            // One pair gives no interval, and the answer is the fastest alone.
+            // One pair gives no interval: nothing is decided.
             assert_eq!(cell["margin_ci_low"], "", "{cell:?}");
-            assert_eq!(cell["answer"], cell["fastest"], "{cell:?}");
+            assert_eq!(
+                (cell["verdict"].as_str(), &cell["answer"]),
+                ("undecided", &either)
+            );
         } else {
             assert!(
                 !cell["margin_ci_low"].is_empty(),
@@ -188,12 +204,20 @@ pub fn decision_map_smoke_reconciles_and_answers_every_cell() {
             );
             assert!(low > 0.0 && low <= margin && margin <= high, "{cell:?}");
             assert!(margin >= 1.0, "runner-up ÷ fastest below 1: {cell:?}");
-            let answer = if low > 1.0 {
-                cell["fastest"].clone()
-            } else {
-                format!("{} or {}", cell["fastest"], cell["runner_up"])
-            };
-            assert_eq!(cell["answer"], answer, "{cell:?}");
+            // The verdict: a winner only when the interval excludes 1; an equivalent set
+            // names the fastest first; undecided names both.
+            match cell["verdict"].as_str() {
+                "winner" => {
+                    assert!(low > 1.0, "{cell:?}");
+                    assert_eq!(cell["answer"], cell["fastest"], "{cell:?}");
+                }
+                "equivalent" => assert!(
+                    cell["answer"].starts_with(&format!("{} = ", cell["fastest"])),
+                    "{cell:?}"
+                ),
+                "undecided" => assert_eq!(cell["answer"], either, "{cell:?}"),
+                other => panic!("verdict {other}: {cell:?}"),
+            }
         }
         let past_the_wall = ms(cell, "y") == 100_000.0;
         assert_eq!(

@@ -25,6 +25,11 @@ pub(super) enum Format {
 /// A chart that can draw itself on any plotters backend, its text set with `pen`.
 pub trait Figure {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, pen: &Pen) -> Result<()>;
+
+    /// Its size in pixels: [`FIGURE`] unless it holds several panels side by side.
+    fn size(&self) -> (u32, u32) {
+        FIGURE
+    }
 }
 
 /// Writes `figure` as PNG, SVG and PDF, each to the path `path` gives for its extension; returns
@@ -58,14 +63,15 @@ pub fn write(figure: &impl Figure, path: impl Fn(&str) -> PathBuf) -> Result<Vec
 
 /// `figure` as a PNG file's bytes.
 fn draw_png(figure: &impl Figure, pen: &Pen) -> Result<Vec<u8>> {
-    let (width, height) = FIGURE;
+    let size = figure.size();
+    let (width, height) = size;
     let mut rgb = vec![0; width as usize * height as usize * 3];
     {
-        let root = BitMapBackend::with_buffer(&mut rgb, FIGURE).into_drawing_area();
+        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
         figure.draw(&root, pen)?;
         root.present().map_err(drawing_error)?;
     }
-    encode_png(&rgb, FIGURE, DPI)
+    encode_png(&rgb, size, DPI)
 }
 
 /// `figure` as plotters draws it in SVG: text as `<text>` naming [`FONT`], which the files made
@@ -77,7 +83,7 @@ pub fn drawn_svg(figure: &impl Figure) -> Result<String> {
     };
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, FIGURE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, figure.size()).into_drawing_area();
         figure.draw(&root, &pen)?;
         root.present().map_err(drawing_error)?;
     }

@@ -1,20 +1,19 @@
 //! The decision map of a grid run: for each cell (x and y of the grid), the fastest strategy on
 //! the run's target by the paired comparison of repeats, its margin over the runner-up (their
 //! paired ratio with its interval, from [`super::points`], at least 1 by construction), and the strategies that were refused there or could not run by
-//! construction, each with the limit that stopped it. One computation for the table, the CSV
-//! and the chart.
+//! construction, each with the limit that stopped it; and what the cell decides
+//! ([`super::verdict`]), over the sessions of one run or over a replicate set's runs
+//! ([`cells_over_runs`]). One computation for the table, the CSV, the chart and the advice.
 
-use std::fmt::Write;
-
-use anyhow::{Context, Result};
 use d1bench_core::sql::{Wall, wall};
 use d1bench_core::{ProbeRequest, RefusalKind, Strategy, TextMix};
-use serde::Serialize;
 
 use super::intervals::Basis;
 use super::points::{Measure, Point, points};
+use super::verdict::{self, Judged, RUN_STRIDE, Verdict};
 use crate::base::TargetKind;
 use crate::stats::Summary;
+use crate::stats::decide::Evidence;
 use crate::studies::sweep::Axis;
 use crate::studies::sweep::row::ProbeRow;
 
@@ -59,6 +58,11 @@ pub struct Cell {
     pub margin: Option<Summary>,
     /// Strategies with no time here, and why.
     pub stopped: Vec<(Strategy, Stopped)>,
+    /// Each other ranked strategy ÷ the fastest, in ranked order (the runner-up first), with
+    /// the tests of it.
+    pub evidence: Vec<(Strategy, Evidence)>,
+    /// What the cell decides, judged with the map's other cells ([`verdict::judge`]).
+    pub verdict: Verdict,
 }
 
 impl Cell {
@@ -70,23 +74,37 @@ impl Cell {
         self.ranked.get(1).map(|(s, _)| *s)
     }
 
-    /// Whether the margin's interval lies wholly above 1: the repeats tell the two apart.
+    /// Whether the cell decides: a winner, the only strategy, or an equivalent set.
     pub fn clear(&self) -> bool {
-        self.margin
-            .and_then(|m| m.ci)
-            .is_some_and(|ci| ci.low > 1.0)
+        self.verdict.decides()
     }
 
-    /// The answer in words: `json`, or `json or exec` when the interval includes 1.
+    /// The answer in words ([`Verdict::text`]): `json`, `literal = exec, ±10%`, `json or exec`.
     pub fn answer(&self) -> String {
-        match (self.fastest(), self.runner_up()) {
-            (None, _) => "nothing ran".into(),
-            (Some(a), None) => a.to_string(),
-            (Some(a), Some(_)) if self.clear() => a.to_string(),
-            (Some(a), Some(_)) if self.margin.and_then(|m| m.ci).is_none() => a.to_string(),
-            (Some(a), Some(b)) => format!("{a} or {b}"),
-        }
+        self.verdict.text()
     }
+}
+
+/// The cells of a replicate set (each run's rows), judged over runs: sessions renumbered apart
+/// ([`RUN_STRIDE`]), ranked by the paired comparison over every run, each margin's interval t
+/// over the runs.
+pub fn cells_over_runs(
+    runs: &[Vec<ProbeRow>],
+    target: TargetKind,
+    x_axis: Axis,
+    y_axis: Axis,
+) -> Vec<Cell> {
+    let rows: Vec<ProbeRow> = runs
+        .iter()
+        .enumerate()
+        .flat_map(|(r, rows)| {
+            rows.iter().map(move |row| ProbeRow {
+                session: r * RUN_STRIDE + row.session,
+                ..row.clone()
+            })
+        })
+        .collect();
+    cells(&rows, target, x_axis, y_axis)
 }
 
 /// What the intervals of the map are taken over: between sessions when any margin's is.
@@ -128,7 +146,28 @@ pub fn cells(rows: &[ProbeRow], target: TargetKind, x_axis: Axis, y_axis: Axis) 
             out.push(cell(x, y, &here, &strategies));
         }
     }
+    judge(&mut out);
     out
+}
+
+/// Every cell's verdict, judged with the map's other cells ([`verdict::judge`]).
+fn judge(cells: &mut [Cell]) {
+    let judged: Vec<Judged> = cells
+        .iter()
+        .map(|c| Judged {
+            fastest: c.fastest(),
+            runner_up: c.runner_up(),
+            margin_excludes_one: c
+                .margin
+                .and_then(|m| m.ci)
+                .is_some_and(|ci| ci.low > 1.0 || ci.high < 1.0),
+            evidence: &c.evidence,
+        })
+        .collect();
+    let verdicts = verdict::judge(&judged);
+    for (cell, verdict) in cells.iter_mut().zip(verdicts) {
+        cell.verdict = verdict;
+    }
 }
 
 /// The cells of a sweep along one axis on `target`: one series (label) after the other, each
@@ -157,7 +196,12 @@ pub fn cells_along(rows: &[ProbeRow], target: TargetKind, axis: Axis) -> Vec<(St
             out.push((label.clone(), cell(x, 0.0, &here, &strategies)));
         }
     }
-    out
+    let mut cells: Vec<Cell> = out.iter().map(|(_, c)| c.clone()).collect();
+    judge(&mut cells);
+    out.into_iter()
+        .zip(cells)
+        .map(|((label, _), cell)| (label, cell))
+        .collect()
 }
 
 fn cell(x: f64, y: f64, here: &[&Point], strategies: &[Strategy]) -> Cell {
@@ -178,7 +222,29 @@ fn cell(x: f64, y: f64, here: &[&Point], strategies: &[Strategy]) -> Cell {
             stopped.push((strategy, Stopped::Refused(kind)));
         }
     }
-    let (ranked, margin) = rank(ranked);
+    let (ranked, mut margin) = rank(ranked);
+    let evidence: Vec<(Strategy, Option<Evidence>)> = match ranked.first() {
+        Some((_, _, fastest)) => ranked[1..]
+            .iter()
+            .map(|(s, _, p)| (*s, verdict::evidence(&p.paired_ratios_by_session(fastest))))
+            .collect(),
+        None => Vec::new(),
+    };
+    // The runner-up's evidence comes first, or there is none to judge by.
+    let evidence: Vec<(Strategy, Evidence)> = match evidence.first() {
+        Some((_, None)) | None => Vec::new(),
+        Some(_) => evidence
+            .into_iter()
+            .filter_map(|(s, e)| Some((s, e?)))
+            .collect(),
+    };
+    // Over runs the margin is the estimate over runs, the one the verdict reads.
+    if let (Some(m), Some((_, e))) = (margin.as_mut(), evidence.first())
+        && e.unit == crate::stats::decide::Unit::Runs
+    {
+        m.median = e.center;
+        m.ci = e.ci95;
+    }
     // The strategies measured elsewhere but not here: what stops them, by construction.
     if let Some(sample) = here.first().map(|p| p.rows[0]) {
         for &strategy in strategies {
@@ -215,6 +281,8 @@ fn cell(x: f64, y: f64, here: &[&Point], strategies: &[Strategy]) -> Cell {
         ranked: ranked.into_iter().map(|(s, m, _)| (s, m)).collect(),
         margin,
         stopped,
+        evidence,
+        verdict: Verdict::NothingRan,
     }
 }
 
@@ -289,137 +357,6 @@ pub fn stopped_text(cell: &Cell) -> String {
     parts.join("; ")
 }
 
-/// The summary table: for C columns and B bytes, use X.
-pub fn markdown_table(cells: &[Cell], x_axis: Axis, y_axis: Axis) -> String {
-    let mut out = format!(
-        "| {} | {} | use | ms per 1,000 rows (interval) | runner-up | runner-up ÷ fastest (interval) | stopped by a limit |\n| --- | --- | --- | --- | --- | --- | --- |\n",
-        x_axis.name(),
-        y_axis.name()
-    );
-    for cell in cells {
-        let fastest = cell.ranked.first();
-        writeln!(
-            out,
-            "| {} | {} | **{}** | {} | {} | {} | {} |",
-            x_axis.format(cell.x),
-            y_axis.format(cell.y),
-            cell.answer(),
-            fastest.map_or("-".into(), |(_, s)| with_interval(s, 1)),
-            cell.runner_up().map_or("-".into(), |s| s.to_string()),
-            cell.margin.map_or("-".into(), |m| format!(
-                "{}{}",
-                with_interval(&m, 2),
-                if m.ci.is_some() && !cell.clear() {
-                    ": cannot tell apart"
-                } else {
-                    ""
-                }
-            )),
-            match stopped_text(cell) {
-                text if text.is_empty() => "-".to_owned(),
-                text => text,
-            }
-        )
-        .unwrap();
-    }
-    let mut coverages: Vec<(usize, f64)> = cells
-        .iter()
-        .flat_map(|c| {
-            c.ranked
-                .first()
-                .map(|(_, s)| s)
-                .into_iter()
-                .chain(c.margin.as_ref())
-        })
-        .filter_map(|s| s.ci.map(|ci| (s.n, ci.coverage)))
-        .collect();
-    coverages.sort_by_key(|c| c.0);
-    coverages.dedup_by_key(|c| c.0);
-    if let Basis::BetweenSessions(sessions) = basis(cells) {
-        writeln!(
-            out,
-            "\nIntervals: between sessions ({sessions} sessions, each a fresh target): Student's \
-             t at 95% on the logarithms of each session's value (the fastest's median; the \
-             median of the session's paired ratios)."
-        )
-        .unwrap();
-    } else if !coverages.is_empty() {
-        let each: Vec<String> = coverages
-            .iter()
-            .map(|(n, c)| format!("{:.2}% at n={n}", c * 100.0))
-            .collect();
-        writeln!(
-            out,
-            "\nIntervals: the median's order-statistic interval within one session, covering {} \
-             (95% needs 6 or more repeats); another session may land outside it.",
-            each.join(", ")
-        )
-        .unwrap();
-    }
-    out
-}
-
-/// One row of `decision-map.csv`.
-#[derive(Debug, Serialize)]
-struct CsvRow {
-    x_axis: &'static str,
-    x: f64,
-    y_axis: &'static str,
-    y: f64,
-    /// The strategy to use, or `a or b` when the interval of their ratio includes 1.
-    answer: String,
-    fastest: Option<Strategy>,
-    /// Median ms per 1,000 rows of the fastest, with its interval.
-    fastest_ms_per_1000_rows: Option<f64>,
-    fastest_ci_low: Option<f64>,
-    fastest_ci_high: Option<f64>,
-    runner_up: Option<Strategy>,
-    /// Runner-up ÷ fastest, the median of the paired repeats' ratios, with its interval.
-    margin: Option<f64>,
-    margin_ci_low: Option<f64>,
-    margin_ci_high: Option<f64>,
-    margin_ci_coverage: Option<f64>,
-    margin_n: Option<usize>,
-    /// Strategies stopped by a limit here, and which.
-    stopped: String,
-    /// Sessions behind the margin: from 2 on its interval is between sessions, with 1 within
-    /// that session.
-    sessions: Option<usize>,
-}
-
-/// `decision-map.csv` as bytes.
-pub fn csv(cells: &[Cell], x_axis: Axis, y_axis: Axis) -> Result<Vec<u8>> {
-    let mut writer = ::csv::Writer::from_writer(Vec::new());
-    for cell in cells {
-        let fastest = cell.ranked.first();
-        let margin_ci = cell.margin.and_then(|m| m.ci);
-        writer
-            .serialize(CsvRow {
-                x_axis: x_axis.name(),
-                x: cell.x,
-                y_axis: y_axis.name(),
-                y: cell.y,
-                answer: cell.answer(),
-                fastest: cell.fastest(),
-                fastest_ms_per_1000_rows: fastest.map(|(_, s)| s.median),
-                fastest_ci_low: fastest.and_then(|(_, s)| s.ci).map(|ci| ci.low),
-                fastest_ci_high: fastest.and_then(|(_, s)| s.ci).map(|ci| ci.high),
-                runner_up: cell.runner_up(),
-                margin: cell.margin.map(|m| m.median),
-                margin_ci_low: margin_ci.map(|ci| ci.low),
-                margin_ci_high: margin_ci.map(|ci| ci.high),
-                margin_ci_coverage: margin_ci.map(|ci| ci.coverage),
-                margin_n: cell.margin.map(|m| m.n),
-                stopped: stopped_text(cell),
-                sessions: cell.margin.map(|m| m.sessions),
-            })
-            .context("cannot serialize a decision-map row")?;
-    }
-    writer
-        .into_inner()
-        .context("cannot finish decision-map.csv in memory")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -484,7 +421,13 @@ mod tests {
         assert!(small.stopped.is_empty(), "{:?}", small.stopped);
 
         let fat = at(8.0, 200_000.0);
-        assert_eq!(fat.answer(), "json or bound", "the interval includes 1");
+        // The interval includes 1, and two one-sided tests show the two within ±10%.
+        assert_eq!(fat.answer(), "json = bound, ±10%");
+        assert!(
+            matches!(fat.verdict, Verdict::Equivalent { .. }),
+            "{:?}",
+            fat.verdict
+        );
         let stopped: Vec<Strategy> = fat.stopped.iter().map(|(s, _)| *s).collect();
         assert_eq!(stopped, [Strategy::Literal, Strategy::Exec]);
         assert!(fat.stopped.iter().all(|(_, s)| matches!(
@@ -501,16 +444,25 @@ mod tests {
                 Stopped::Refused(RefusalKind::StatementTooLong)
             )]
         );
-        let table = markdown_table(&cells, Axis::Columns, Axis::RowBytes);
+        let map = super::super::decision_table::Map {
+            target: TargetKind::Local,
+            cells: cells.clone(),
+            labels: Vec::new(),
+        };
+        let table =
+            super::super::decision_table::markdown_table(&map, Axis::Columns, Axis::RowBytes);
         assert!(table.contains("| 8 | 1000 | **json** |"), "{table}");
-        assert!(table.contains("cannot tell apart"), "{table}");
+        assert!(table.contains(": equivalent ±10%"), "{table}");
         assert!(
             table.contains(
                 "literal: cannot run, statement length; exec: cannot run, statement length"
             ),
             "{table}"
         );
-        let csv = String::from_utf8(csv(&cells, Axis::Columns, Axis::RowBytes).unwrap()).unwrap();
+        let csv = String::from_utf8(
+            super::super::decision_table::csv(&[map], Axis::Columns, Axis::RowBytes).unwrap(),
+        )
+        .unwrap();
         assert_eq!(csv.lines().count(), 4, "{csv}");
     }
 

@@ -1,7 +1,9 @@
-//! The decision map chart of a grid run: one cell per (x, y) of the grid naming the fastest
-//! strategy (its marker, its colour as a light tint, its name), its margin over the runner-up
-//! with the interval, and the strategies a limit stopped there with that limit. Every answer is
-//! written in the cell, so it reads in greyscale.
+//! The decision map chart of a grid run: one cell per (x, y) of the grid naming what it decides
+//! (the fastest strategy, its marker and its colour as a light tint; `a = b ±10%` for a set shown
+//! equivalent; `a/b?` when undecided, with the sessions a decision would need), its margin over
+//! the runner-up with the interval, and the strategies a limit stopped there with that limit;
+//! one panel per target, the run's beside its baseline's. Every answer is written in the cell,
+//! so it reads in greyscale.
 
 use std::path::PathBuf;
 
@@ -10,9 +12,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::decision::{Cell, Stopped};
-use crate::base::TargetKind;
+use super::decision_table::Map;
+use super::verdict::Verdict;
 use crate::charts::style::{
-    CellLine, Figure, Grid, GridCell, Pen, Sample, draw_grid, strategy_color, strategy_shape, write,
+    CellLine, FIGURE, Figure, Grid, GridCell, Pen, Sample, draw_grid, strategy_color,
+    strategy_shape, write,
 };
 use crate::reports::charts::{Drawn, measured_on};
 use crate::studies::sweep::Axis;
@@ -21,7 +25,8 @@ use d1bench_core::Strategy;
 /// File stem of the chart.
 pub const NAME: &str = "decision-map";
 
-struct Chart {
+/// One target's map as drawn.
+struct Panel {
     title: String,
     x_label: &'static str,
     y_label: &'static str,
@@ -29,19 +34,34 @@ struct Chart {
     rows: Vec<String>,
     cells: Vec<GridCell>,
     legend: Vec<(Sample, String)>,
+}
+
+/// The panels side by side.
+struct Chart {
+    panels: Vec<Panel>,
     draw_title: bool,
 }
 
 impl Figure for Chart {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, pen: &Pen) -> Result<()> {
-        let grid = Grid {
-            x_label: self.x_label,
-            y_label: self.y_label,
-            columns: self.columns.clone(),
-            rows: self.rows.clone(),
-        };
-        let title = self.draw_title.then_some(self.title.as_str());
-        draw_grid(root, pen, title, self.legend.clone(), &grid, &self.cells)
+        let areas = root.split_evenly((1, self.panels.len().max(1)));
+        for (panel, area) in self.panels.iter().zip(&areas) {
+            let grid = Grid {
+                x_label: panel.x_label,
+                y_label: panel.y_label,
+                columns: panel.columns.clone(),
+                rows: panel.rows.clone(),
+            };
+            // Side by side, each panel names its target whether or not titles are drawn.
+            let title = (self.draw_title || self.panels.len() > 1).then_some(panel.title.as_str());
+            draw_grid(area, pen, title, panel.legend.clone(), &grid, &panel.cells)?;
+        }
+        Ok(())
+    }
+
+    fn size(&self) -> (u32, u32) {
+        let (width, height) = FIGURE;
+        (width * self.panels.len().max(1) as u32, height)
     }
 }
 
@@ -72,17 +92,28 @@ fn lines(cell: &Cell) -> Vec<CellLine> {
     match (cell.fastest(), cell.runner_up(), cell.margin) {
         (None, _, _) => lines.push(CellLine::Plain("nothing ran".into())),
         (Some(a), Some(b), Some(m)) => {
-            // A tie names both: the repeats cannot tell them apart.
-            let tie = m.ci.is_some() && !cell.clear();
-            lines.push(CellLine::Head(if tie {
-                format!("{}/{}", short(a), short(b))
-            } else {
-                short(a).into()
+            lines.push(CellLine::Head(match &cell.verdict {
+                Verdict::Equivalent { set, .. } => {
+                    let names: Vec<&str> = set.iter().map(|s| short(*s)).collect();
+                    names.join(" = ")
+                }
+                Verdict::Undecided { .. } => format!("{}/{}?", short(a), short(b)),
+                _ => short(a).into(),
             }));
             lines.push(CellLine::Plain(format!("×{:.2} vs {}", m.median, short(b))));
             match m.ci {
                 Some(ci) => lines.push(CellLine::Plain(format!("{:.2}–{:.2}", ci.low, ci.high))),
                 None => lines.push(CellLine::Note("n=1, no interval".into())),
+            }
+            match &cell.verdict {
+                Verdict::Equivalent { .. } => lines.push(CellLine::Note(
+                    cell.verdict.note().trim_start_matches(": ").into(),
+                )),
+                Verdict::Undecided {
+                    needed: Some((n, unit)),
+                    ..
+                } => lines.push(CellLine::Note(format!("needs ~{n} {}", unit.plural()))),
+                _ => {}
             }
         }
         (Some(a), _, _) => lines.push(CellLine::Head(short(a).into())),
@@ -104,16 +135,9 @@ fn lines(cell: &Cell) -> Vec<CellLine> {
     lines
 }
 
-/// Draws the decision map of `cells` into `dir`.
-pub fn render(
-    dir: &std::path::Path,
-    cells: &[Cell],
-    x_axis: Axis,
-    y_axis: Axis,
-    target: TargetKind,
-    titles: bool,
-) -> Result<Drawn> {
-    ensure!(!cells.is_empty(), "no cell to draw in {}", dir.display());
+/// One target's panel.
+fn panel(map: &Map, x_axis: Axis, y_axis: Axis) -> Panel {
+    let cells = &map.cells;
     let mut xs: Vec<f64> = cells.iter().map(|c| c.x).collect();
     let mut ys: Vec<f64> = cells.iter().map(|c| c.y).collect();
     for values in [&mut xs, &mut ys] {
@@ -146,34 +170,65 @@ pub fn render(
             lines: lines(cell),
         })
         .collect();
-    let title = format!(
-        "Fastest strategy per cell, {}: runner-up ÷ fastest, refusals marked",
-        measured_on(target)
-    );
-    let chart = Chart {
-        title: title.clone(),
+    let (decided, all) = map.decided();
+    Panel {
+        title: format!(
+            "{}: {decided} of {all} cells decided",
+            measured_on(map.target)
+        ),
         x_label: x_axis.label(),
         y_label: y_axis.label(),
         columns: xs.iter().map(|x| compact(x_axis, *x)).collect(),
         rows: ys.iter().map(|y| compact(y_axis, *y)).collect(),
         cells: grid_cells,
         legend,
+    }
+}
+
+/// Draws the decision maps of `maps` (the run's target, then its baseline's) into `dir`, side
+/// by side.
+pub fn render(
+    dir: &std::path::Path,
+    maps: &[Map],
+    x_axis: Axis,
+    y_axis: Axis,
+    titles: bool,
+) -> Result<Drawn> {
+    ensure!(
+        maps.iter().any(|m| !m.cells.is_empty()),
+        "no cell to draw in {}",
+        dir.display()
+    );
+    let chart = Chart {
+        panels: maps
+            .iter()
+            .filter(|m| !m.cells.is_empty())
+            .map(|m| panel(m, x_axis, y_axis))
+            .collect(),
         draw_title: titles,
     };
     let path = |extension: &str| -> PathBuf { dir.join(format!("{NAME}.{extension}")) };
     let files = write(&chart, path)?;
+    let cells: Vec<Cell> = maps.iter().flat_map(|m| m.cells.iter().cloned()).collect();
     let by_construction = cells.iter().any(|c| {
         c.stopped
             .iter()
             .any(|(_, s)| matches!(s, Stopped::ByConstruction(_)))
     });
+    let on: Vec<&str> = maps.iter().map(|m| m.target.prose()).collect();
+    let title = format!(
+        "What each cell decides, on {}: the fastest, an equivalent set, or undecided",
+        on.join(" and ")
+    );
     let caption = format!(
         "{title}. Each cell names the fastest strategy by the paired comparison of repeats \
-         (time per 1,000 rows, outside clock less the target's preparation), or `a/b` when \
-         the repeats cannot tell the two fastest apart; then ×r vs the runner-up: its time over the fastest's, the \
-         median of their paired repeats' ratios, with its interval under it ({}). ✕ lists the \
-         strategies that were refused there{}, with the limit that stopped them.",
-        super::decision::basis(cells).named(),
+         (time per 1,000 rows, outside clock less the target's preparation) when its margin's \
+         interval excludes 1; `a = b` when two one-sided tests show them within ±10%; `a/b?` \
+         when neither, with the units a decision would need. Then ×r vs the runner-up: its time \
+         over the fastest's, with its interval under it ({}; {}). ✕ lists the strategies that \
+         were refused there{}, with the limit that stopped them.",
+        super::decision::basis(&cells).named(),
+        super::verdict::CORRECTION,
         if by_construction {
             " or that cannot run there by construction (one row is past a documented limit, so \
              the experiment leaves them out)"
@@ -191,6 +246,7 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::TargetKind;
     use crate::charts::style::drawn_svg;
     use crate::stats::Summary;
     use d1bench_core::RefusalKind;
@@ -198,12 +254,24 @@ mod tests {
     #[test]
     fn the_map_writes_each_answer_in_its_cell() {
         let summary = |v: &[f64]| Summary::of(v).unwrap();
-        let cell = |x, y, ranked: Vec<(Strategy, Summary)>, margin, stopped| Cell {
-            x,
-            y,
-            ranked,
-            margin,
-            stopped,
+        let cell = |x, y, ranked: Vec<(Strategy, Summary)>, margin, stopped| {
+            let mut cell = Cell {
+                x,
+                y,
+                ranked,
+                margin,
+                stopped,
+                evidence: Vec::new(),
+                verdict: Verdict::NothingRan,
+            };
+            cell.verdict = match cell.runner_up() {
+                Some(r) => Verdict::Winner {
+                    fastest: cell.fastest().unwrap(),
+                    runner_up: r,
+                },
+                None => Verdict::Only(cell.fastest().unwrap()),
+            };
+            cell
         };
         let cells = vec![
             cell(
@@ -228,36 +296,35 @@ mod tests {
             ),
         ];
         let dir = tempfile::tempdir().unwrap();
-        let drawn = render(
-            dir.path(),
-            &cells,
-            Axis::Columns,
-            Axis::RowBytes,
-            TargetKind::Local,
-            false,
-        )
-        .unwrap();
+        let maps = [Map {
+            target: TargetKind::Local,
+            cells: cells.clone(),
+            labels: Vec::new(),
+        }];
+        let drawn = render(dir.path(), &maps, Axis::Columns, Axis::RowBytes, false).unwrap();
         assert_eq!(drawn.files.len(), 3);
         for file in &drawn.files {
             assert!(std::fs::metadata(file).unwrap().len() > 1_000, "{file:?}");
         }
         let chart = Chart {
-            title: String::new(),
-            x_label: "columns per row",
-            y_label: "row size (bytes)",
-            columns: vec!["8".into()],
-            rows: vec!["1k".into(), "200k".into()],
-            cells: cells
-                .iter()
-                .enumerate()
-                .map(|(row, c)| GridCell {
-                    column: 0,
-                    row,
-                    mark: c.fastest().map(|s| (strategy_color(s), strategy_shape(s))),
-                    lines: lines(c),
-                })
-                .collect(),
-            legend: vec![],
+            panels: vec![Panel {
+                title: String::new(),
+                x_label: "columns per row",
+                y_label: "row size (bytes)",
+                columns: vec!["8".into()],
+                rows: vec!["1k".into(), "200k".into()],
+                cells: cells
+                    .iter()
+                    .enumerate()
+                    .map(|(row, c)| GridCell {
+                        column: 0,
+                        row,
+                        mark: c.fastest().map(|s| (strategy_color(s), strategy_shape(s))),
+                        lines: lines(c),
+                    })
+                    .collect(),
+                legend: vec![],
+            }],
             draw_title: false,
         };
         let svg = drawn_svg(&chart).unwrap();

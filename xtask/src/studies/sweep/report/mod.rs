@@ -1,6 +1,7 @@
 //! A sweep run's reports, derived from its results.csv: its points and summary.csv
 //! ([`points`]), summary.md ([`summary`]) with its table of clocks ([`clocks`]), its charts
-//! ([`chart`]), a grid run's decision map ([`decision`], drawn by [`decision_map`]), what sampling
+//! ([`chart`]), a grid run's decision map ([`decision`], judged by [`verdict`], written by
+//! [`decision_table`], drawn by [`decision_map`]), what sampling
 //! the isolate's heap cost ([`heap_cost`]), two sweep runs compared ([`compare`]), compare's A/A
 //! test on one run ([`calibrate`]), a run's measures for continuous benchmarking ([`export`]);
 //! what every interval of them is taken over ([`intervals`]); for a run both Workers measured,
@@ -15,6 +16,7 @@ pub mod clocks;
 pub mod compare;
 pub mod decision;
 pub mod decision_map;
+pub mod decision_table;
 pub mod detectable;
 pub mod export;
 pub mod harness;
@@ -24,10 +26,11 @@ pub mod intervals;
 pub mod points;
 pub mod session_values;
 pub mod summary;
+pub mod verdict;
 
 use anyhow::{Context, Result};
 
-use crate::base::{TargetKind, WorkerKind};
+use crate::base::WorkerKind;
 use crate::records::csv;
 use crate::records::{RunDir, RunRecord};
 use crate::reports::{Rendered, chart_files, provenance};
@@ -74,26 +77,15 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
     }
     std::fs::write(run_dir.summary_md(), md)
         .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
-    let basis = intervals::Basis::of(&rows, target);
-    let mut tables = format!(
-        "time per 1,000 rows on {target} (outside clock less preparation, {}):\n{}",
-        basis.heading(),
-        summary::ratio_table(&rows, axis, target)
-    );
-    tables.push_str(&summary::precision_line(&rows, axis, target, record));
-    if let Some(table) = summary::baseline_table(&rows, axis, target) {
-        let base = TargetKind::baseline_among(rows.iter().map(|r| r.target))
-            .map_or("the baseline", TargetKind::prose);
-        tables.push_str(&format!("{target} ÷ {base} (inside clocks):\n{table}"));
-    }
-    if let Some(table) = clocks::table(&rows, axis, target) {
-        tables.push_str(&format!(
-            "median ms per probe on {target}, clock by clock:\n{table}"
-        ));
-    }
-    if let Some(section) = instrument {
-        tables.push_str(&section);
-    }
+    let (labels, cells) = decision::cells_along(&rows, target, axis)
+        .into_iter()
+        .unzip();
+    let maps = [decision_table::Map {
+        target,
+        cells,
+        labels,
+    }];
+    let tables = lead(&maps, axis, None);
     Ok(Rendered {
         charts: drawn.into_iter().flat_map(chart_files).collect(),
         tables,
@@ -128,12 +120,19 @@ fn render_grid(
     let summary_csv = points::grid_summary_csv(rows, axis, y_axis, record.run.precision)?;
     std::fs::write(run_dir.summary_csv(), summary_csv)
         .with_context(|| format!("cannot write {}", run_dir.summary_csv().display()))?;
-    let cells = decision::cells(rows, target, axis, y_axis);
+    let maps = decision_table::maps(rows, target, axis, y_axis);
     let map_csv = run_dir.path.join("decision-map.csv");
-    std::fs::write(&map_csv, decision::csv(&cells, axis, y_axis)?)
+    std::fs::write(&map_csv, decision_table::csv(&maps, axis, y_axis)?)
         .with_context(|| format!("cannot write {}", map_csv.display()))?;
-    let table = decision::markdown_table(&cells, axis, y_axis);
-    let drawn = decision_map::render(&run_dir.path, &cells, axis, y_axis, target, titles)?;
+    let mut table = String::new();
+    for map in &maps {
+        if maps.len() > 1 {
+            table.push_str(&format!("### On {}\n\n", map.target.prose()));
+        }
+        table.push_str(&decision_table::markdown_table(map, axis, y_axis));
+        table.push('\n');
+    }
+    let drawn = decision_map::render(&run_dir.path, &maps, axis, y_axis, titles)?;
     let study = record.studies.first();
     let mut md = format!(
         "# {}: {}\n\nRun `{}` on `{target}`, profile `{}`; started {}, ended {}; status {}.\n\n\
@@ -142,9 +141,12 @@ fn render_grid(
          whose paired repeats' ratios against the others have medians of 1 or more; its median \
          ms per 1,000 rows, outside clock less the target's preparation, with its \
          order-statistic interval), the runner-up, and the runner-up ÷ the fastest (the median \
-         of their paired repeats' ratios, at least 1 by the ranking, with its interval; `a or b` \
-         when it includes 1). A strategy a documented limit stops \
-         at a cell is named with the limit.\n\n{table}\n",
+         of their paired repeats' ratios, at least 1 by the ranking, with its interval), and \
+         what the cell decides: the fastest when that interval excludes 1; `a = b, ±10%` when \
+         two one-sided tests show the others within ±10% of the fastest; `a or b` when neither, \
+         undecided, with the sessions a decision would need. A strategy a documented limit \
+         stops at a cell is named with the limit. One map per target: the run's, then its \
+         baseline's.\n\n{table}\n",
         record.run.experiment,
         study.map_or("", |s| s.description.as_str()),
         record.run.id,
@@ -170,6 +172,26 @@ fn render_grid(
         .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
     Ok(Rendered {
         charts: chart_files(drawn).collect(),
-        tables: format!("decision map on {target}:\n{table}"),
+        tables: lead(&maps, axis, Some(y_axis)),
     })
+}
+
+/// What the terminal shows first at the end of a sweep: per point (or cell) the fastest
+/// strategy, or the set shown equivalent, with its margin; each map's count of decided cells.
+/// The tables of clocks and times are in summary.md and the page.
+fn lead(maps: &[decision_table::Map], axis: Axis, y_axis: Option<Axis>) -> String {
+    let mut out = String::new();
+    for map in maps {
+        let (decided, all) = map.decided();
+        let over = map
+            .unit()
+            .map_or(String::new(), |u| format!(", interval over {}", u.plural()));
+        out.push_str(&format!(
+            "the answer on {} (fastest; runner-up ÷ fastest{over}), {decided} of {all} \
+             decided:\n{}",
+            map.target.prose(),
+            decision_table::lead(map, axis, y_axis)
+        ));
+    }
+    out
 }

@@ -1,0 +1,2 @@
+CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT);
+CREATE TABLE posts (id INTEGER, body TEXT);
