@@ -228,21 +228,28 @@ pub fn instrument(root: &Path) -> Result<Option<String>> {
     centers.sort_by(f64::total_cmp);
     let all: Vec<&PointOverRuns> = at_95.iter().collect();
     let c = equivalence_counts(&at_90);
-    let sessions = newest
-        .first()
-        .map_or((0, 0), |p| (p.rust_sessions, p.js_sessions));
+    // Each run's sessions of each Worker (they alternate, so half the run's each).
+    let per_run: Vec<usize> = set
+        .runs
+        .iter()
+        .map(|r| r.record.run.sessions.unwrap_or(0) / 2)
+        .collect();
+    let each = per_run
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let total: usize = per_run.iter().sum();
     let mut out = format!(
         "These figures come from the Rust Worker (`worker/`), as it was at each run's commit. How \
          much that matters was measured against a plain JavaScript Worker (`worker-js/`, the \
-         same statements and window) over {} (sessions alternating between the two, {} and {} \
-         a run, {}, the column sweep's full profile; [per point]({DOCUMENT}#{})). Rust ÷ \
+         same statements and window) over {} (sessions alternating between the two, {each} of \
+         each Worker, {total} and {total} in all, {}, the column sweep's full profile; [per point]({DOCUMENT}#{})). Rust ÷ \
          JavaScript on the inside clock, per point over runs (95%, t over the runs): {} to {}, \
          median {}; by two one-sided tests on the 90% interval over runs, equivalent to 1 within \
          ±5% at {}, within ±10% (not ±5%) at {}, and at neither at {} of {} points \
          (Benjamini–Hochberg at 5% over the points: ±5% at {}, ±10% at {}); between-run share {}.\n\n",
         source(spec, &set, false),
-        sessions.0,
-        sessions.1,
         commits(&set),
         spec.name,
         centers.first().map_or("-".into(), |v| num(*v)),
