@@ -168,23 +168,24 @@ pub fn section(record: &RunRecord, reference: Option<&RunRecord>) -> String {
         100.0 * speed.spread
     )
     .unwrap();
-    if let Some(reference) = reference.filter(|r| r.run.id != record.run.id) {
-        if let Some(shift) = HostShift::between(reference, record) {
-            write!(
-                out,
-                " Against the committed example run (`{REFERENCE_RUN}`, run `{}`): this host took \
-                 {}.",
-                reference.run.id,
-                shift.text()
-            )
-            .unwrap();
-            if shift.verdict != HostVerdict::Same {
-                out.push_str(
-                    " Its milliseconds are not the example run's machine's: compare ratios \
-                     between strategies, and `cargo xtask compare` judges the times with this \
-                     shift taken out.",
-                );
-            }
+    let shift = reference
+        .filter(|r| r.run.id != record.run.id)
+        .and_then(|r| Some((r, HostShift::between(r, record)?)));
+    if let Some((reference, shift)) = shift {
+        write!(
+            out,
+            " Against the committed example run (`{REFERENCE_RUN}`, run `{}`): this host took \
+             {}.",
+            reference.run.id,
+            shift.text()
+        )
+        .unwrap();
+        if shift.verdict != HostVerdict::Same {
+            out.push_str(
+                " Its milliseconds are not the example run's machine's: compare ratios \
+                 between strategies, and `cargo xtask compare` judges the times with this \
+                 shift taken out.",
+            );
         }
     }
     out.push_str("\n\n");
