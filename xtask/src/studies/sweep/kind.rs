@@ -12,7 +12,7 @@ use d1bench_core::Corruption;
 
 use super::schedule::SweepPlan;
 use super::{Axis, PlannedProbe, SweepStudy};
-use crate::base::TargetKind;
+use crate::base::{TargetKind, WorkerKind};
 use crate::records::run_record::RunInfo;
 use crate::records::{RunDir, RunRecord, StudyKind, Totals};
 use crate::reports::Rendered;
@@ -97,6 +97,14 @@ impl Study for SweepStudy {
         }
         let baseline =
             (ask.target.takes_baseline(ask.baseline) && !ask.no_baseline).then_some(ask.baseline);
+        let orms = plan.points.iter().any(|p| !p.orms.is_empty());
+        if orms && (ask.worker != Some(WorkerKind::JsOrm) || baseline.is_some()) {
+            bail!(
+                "{} measures libraries (`orms`): only the ORM Worker runs them, on its own \
+                 (`--target local --worker js-orm --no-baseline`)",
+                self.name
+            );
+        }
         Ok(RunPlan {
             work: Box::new(SweepWork {
                 plan,
@@ -258,14 +266,15 @@ impl SweepWork {
 }
 
 /// What a probe shares with the other repeats and warm-ups of its point in its session: its
-/// session, series, label and parameters (its strategy included), without its id.
+/// session, series, label and parameters (its strategy or library included), without its id.
 fn point_key(probe: &PlannedProbe) -> String {
     let request = d1bench_core::ProbeRequest {
         probe_id: 0,
         ..probe.request.clone()
     };
+    let orm = probe.orm.map_or(String::new(), |o| format!("|{o}"));
     format!(
-        "{}|{}|{}|{request:?}",
+        "{}|{}|{}|{request:?}{orm}",
         probe.session, probe.series, probe.label
     )
 }

@@ -5,7 +5,7 @@
 //! test on one run ([`calibrate`]), a run's measures for continuous benchmarking ([`export`]);
 //! what every interval of them is taken over ([`intervals`]); for a run both Workers measured,
 //! the instrument's cost ([`instrument`]); a target ÷ its baseline judged at once, with its A/A
-//! test ([`baseline`]).
+//! test ([`baseline`]); the libraries measured beside the strategies ([`orms`]).
 
 pub mod baseline;
 pub mod calibrate;
@@ -20,6 +20,7 @@ pub mod harness;
 pub mod heap_cost;
 pub mod instrument;
 pub mod intervals;
+pub mod orms;
 pub mod points;
 pub mod summary;
 
@@ -45,7 +46,12 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
     }
     let target = record.run.target;
     let all_rows = rows;
-    let rows = default_instrument(&all_rows);
+    // The libraries' probes (an ORM run's) have a section of their own; every other figure is
+    // the strategies'.
+    let rows: Vec<ProbeRow> = default_instrument(&all_rows)
+        .into_iter()
+        .filter(|r| r.orm.is_none())
+        .collect();
     let summary_csv = points::summary_csv(&rows, axis, record.run.precision)?;
     std::fs::write(run_dir.summary_csv(), summary_csv)
         .with_context(|| format!("cannot write {}", run_dir.summary_csv().display()))?;
@@ -70,6 +76,11 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
         md.push('\n');
         md.push_str(section);
     }
+    let libraries = orms::section(&all_rows, axis);
+    if let Some(section) = &libraries {
+        md.push('\n');
+        md.push_str(section);
+    }
     std::fs::write(run_dir.summary_md(), md)
         .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
     let basis = intervals::Basis::of(&rows, target);
@@ -90,6 +101,9 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
         ));
     }
     if let Some(section) = instrument {
+        tables.push_str(&section);
+    }
+    if let Some(section) = libraries {
         tables.push_str(&section);
     }
     Ok(Rendered {
