@@ -567,5 +567,8 @@ fn versions(sh: &Shell, paths: &Paths, flags: &flags::Run) -> ToolVersions {
         worker_js_build: uses_js
             .then(|| crate::worker_build::js_sources_hash(&paths.root).ok())
             .flatten(),
+        worker_orm_build: (target.runs_the_worker() && flags.javascript().runs_orms())
+            .then(|| crate::worker_build::orm_sources_hash(&paths.root).ok())
+            .flatten(),
     }
 }
