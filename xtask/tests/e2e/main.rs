@@ -2,7 +2,8 @@
 //! (`ladders`) on wrangler dev and SQLite, the faults injected into a local run (`faults`), the remote target
 //! through the stand-in wrangler (`remote`), writes through D1's REST API and the stand-in API
 //! (`rest_path`), the workloads (`workloads`), and compare, calibrate and export on real SQLite
-//! runs (`compare`), and the local D1 beside a Durable Object (`durable`).
+//! runs (`compare`), the local D1 beside a Durable Object (`durable`), and the libraries beside
+//! the strategies in the ORM Worker (`orms`).
 //!
 //! One binary with its own harness (`harness.rs`), so that these tests run side by side: each
 //! of their runs mostly waits (on wrangler dev starting, on a schedule's clock, on a recovery
@@ -33,6 +34,7 @@ mod durable;
 mod faults;
 mod harness;
 mod ladders;
+mod orms;
 mod remote;
 mod rest_path;
 mod stand_in_api;
@@ -89,6 +91,7 @@ fn main() {
         sweeps::tests(),
         durable::tests(),
         ladders::tests(),
+        orms::tests(),
     ]
     .map(Vec::into_iter);
     loop {
