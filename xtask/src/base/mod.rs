@@ -12,5 +12,5 @@ pub mod text;
 
 pub use corruption::DebugCorruption;
 pub use heap::HeapSampling;
-pub use orm::Orm;
+pub use orm::{Idiom, Orm, OrmWrite};
 pub use target::{AccountPlan, Location, TargetKind, WorkerKind};

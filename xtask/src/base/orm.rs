@@ -71,8 +71,53 @@ impl FromStr for Orm {
     }
 }
 
+/// How a library is asked to write the rows.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Idiom {
+    /// The bulk insert its documentation and its users give ([`Orm`]'s variants say which).
+    Documented,
+    /// The library's own raw-SQL API sending the `json` strategy's statement, `INSERT INTO t
+    /// (c0, ...) SELECT value->>0, ... FROM json_each(?)`, [`JSON_EACH_ROWS`] rows a statement as
+    /// one bound JSON array: drizzle `db.insert(t).select(sql...)` in one `db.batch`, Kysely
+    /// `sql...execute(db)` and Prisma `$executeRawUnsafe(text, json)` one call each.
+    JsonEach,
+}
+
+impl Idiom {
+    pub fn name(self) -> &'static str {
+        match self {
+            Idiom::Documented => "documented",
+            Idiom::JsonEach => "json-each",
+        }
+    }
+}
+
+/// Rows a `json-each` statement carries: its JSON stays under D1's 2 MB a string for rows up
+/// to about 4 KB.
+pub const JSON_EACH_ROWS: usize = 500;
+
+/// What an ORM probe runs: a library, asked with one idiom.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OrmWrite {
+    pub orm: Orm,
+    pub idiom: Idiom,
+}
+
+impl fmt::Display for OrmWrite {
+    /// `drizzle`, or `drizzle json-each` for another idiom than the documented one.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.idiom {
+            Idiom::Documented => write!(f, "{}", self.orm),
+            other => write!(f, "{} {}", self.orm, other.name()),
+        }
+    }
+}
+
 /// D1's documented most bound parameters of one statement.
-pub const D1_MAX_BOUND_PARAMETERS: usize = 100;
+pub const D1_MAX_BOUND_PARAMETERS: usize = d1bench_core::limits::MAX_BOUND_PARAMETERS;
 /// `MAX_BIND_VALUES` of `@prisma/adapter-d1` 7.10.0, which Prisma's `createMany` splits to.
 pub const PRISMA_D1_MAX_BIND_VALUES: usize = 98;
 
@@ -139,26 +184,35 @@ impl OrmLimit {
     }
 }
 
-/// What `orm` emits for `rows` rows of `columns` columns: its rows per statement are set by the
-/// bound-parameter limit it chunks to ([`Orm::bound_parameters_per_statement`]), at least one
-/// row; its D1 calls by how it hands statements over ([`Orm::calls`]). Pure: the measured
-/// `sent` of every ORM probe is held against it.
-pub fn emits(orm: Orm, columns: usize, rows: usize) -> Emitted {
+/// What `orm` emits with `idiom` for `rows` rows of `columns` columns. Documented: its rows
+/// per statement are set by the bound-parameter limit it chunks to
+/// ([`Orm::bound_parameters_per_statement`]), at least one row; `json-each`: [`JSON_EACH_ROWS`]
+/// rows a statement, one bound value. Its D1 calls by how it hands statements over
+/// ([`Orm::calls`]). Pure: the measured `sent` of every ORM probe is held against it.
+pub fn emits(orm: Orm, idiom: Idiom, columns: usize, rows: usize) -> Emitted {
     let columns = columns.max(1);
-    let chunk = (orm.bound_parameters_per_statement() / columns).max(1);
+    let chunk = match idiom {
+        Idiom::Documented => (orm.bound_parameters_per_statement() / columns).max(1),
+        Idiom::JsonEach => JSON_EACH_ROWS,
+    };
     let rows_per_statement = chunk.min(rows);
     let statements = rows.div_ceil(chunk);
     let calls = orm.calls();
     Emitted {
         statements,
         rows_per_statement,
-        bound_per_statement: rows_per_statement * columns,
+        bound_per_statement: match idiom {
+            Idiom::Documented => rows_per_statement * columns,
+            Idiom::JsonEach => usize::from(statements > 0),
+        },
         d1_calls: match calls {
             OrmCalls::OneBatch => usize::from(statements > 0),
             OrmCalls::RunPerStatement | OrmCalls::AllPerStatement => statements,
         },
         calls,
-        refused_by: if columns > D1_MAX_BOUND_PARAMETERS {
+        refused_by: if idiom == Idiom::JsonEach {
+            None
+        } else if columns > D1_MAX_BOUND_PARAMETERS {
             Some(OrmLimit::D1BoundParameters)
         } else if orm == Orm::Prisma && columns > PRISMA_D1_MAX_BIND_VALUES {
             Some(OrmLimit::PrismaMaxBindValues)
@@ -204,10 +258,11 @@ impl Sent {
         made.join(" ")
     }
 
-    /// How what was sent differs from what [`emits`] says `orm` sends for `columns` × `rows`
+    /// How what was sent differs from what [`emits`] says `write` sends for `columns` × `rows`
     /// (after a failure the statements stop early: only a successful write is held to it).
-    pub fn unlike(&self, orm: Orm, columns: usize, rows: usize) -> Option<String> {
-        let model = emits(orm, columns, rows);
+    pub fn unlike(&self, write: OrmWrite, columns: usize, rows: usize) -> Option<String> {
+        let model = emits(write.orm, write.idiom, columns, rows);
+        let orm = write;
         let mut problems = Vec::new();
         for (what, expected, got) in [
             ("statements", model.statements, self.statements),
@@ -303,57 +358,83 @@ mod tests {
 
     #[test]
     fn drizzle_and_kysely_chunk_to_d1s_100_parameters_prisma_to_its_adapters_98() {
-        let d = emits(Orm::Drizzle, 8, 500);
+        let d = emits(Orm::Drizzle, Idiom::Documented, 8, 500);
         assert_eq!(
             (d.rows_per_statement, d.statements, d.d1_calls),
             (12, 42, 1)
         );
         assert_eq!(d.bound_per_statement, 96);
-        let k = emits(Orm::Kysely, 8, 500);
+        let k = emits(Orm::Kysely, Idiom::Documented, 8, 500);
         assert_eq!(
             (k.rows_per_statement, k.statements, k.d1_calls),
             (12, 42, 42)
         );
-        let p = emits(Orm::Prisma, 8, 500);
+        let p = emits(Orm::Prisma, Idiom::Documented, 8, 500);
         assert_eq!(
             (p.rows_per_statement, p.statements, p.d1_calls),
             (12, 42, 42)
         );
         // One column: 100 rows a statement for the chunkers, 98 for Prisma.
-        assert_eq!(emits(Orm::Drizzle, 1, 500).statements, 5);
-        assert_eq!(emits(Orm::Prisma, 1, 500).rows_per_statement, 98);
-        assert_eq!(emits(Orm::Prisma, 1, 500).statements, 6);
+        assert_eq!(emits(Orm::Drizzle, Idiom::Documented, 1, 500).statements, 5);
+        assert_eq!(
+            emits(Orm::Prisma, Idiom::Documented, 1, 500).rows_per_statement,
+            98
+        );
+        assert_eq!(emits(Orm::Prisma, Idiom::Documented, 1, 500).statements, 6);
         // 50 columns: two rows for drizzle, one for Prisma (2 × 50 = 100 > 98).
-        assert_eq!(emits(Orm::Drizzle, 50, 10).rows_per_statement, 2);
-        assert_eq!(emits(Orm::Prisma, 50, 10).rows_per_statement, 1);
+        assert_eq!(
+            emits(Orm::Drizzle, Idiom::Documented, 50, 10).rows_per_statement,
+            2
+        );
+        assert_eq!(
+            emits(Orm::Prisma, Idiom::Documented, 50, 10).rows_per_statement,
+            1
+        );
     }
 
     #[test]
     fn past_the_limit_one_row_a_statement_and_past_the_limit_of_a_row_refused() {
-        let d = emits(Orm::Drizzle, 100, 7);
+        let d = emits(Orm::Drizzle, Idiom::Documented, 100, 7);
         assert_eq!(
             (d.rows_per_statement, d.statements, d.refused_by),
             (1, 7, None)
         );
-        let p = emits(Orm::Prisma, 98, 7);
+        let p = emits(Orm::Prisma, Idiom::Documented, 98, 7);
         assert_eq!(
             (p.rows_per_statement, p.statements, p.refused_by),
             (1, 7, None)
         );
         assert_eq!(
-            emits(Orm::Prisma, 99, 7).refused_by,
+            emits(Orm::Prisma, Idiom::Documented, 99, 7).refused_by,
             Some(OrmLimit::PrismaMaxBindValues)
         );
         assert_eq!(
-            emits(Orm::Kysely, 101, 7).refused_by,
+            emits(Orm::Kysely, Idiom::Documented, 101, 7).refused_by,
             Some(OrmLimit::D1BoundParameters)
         );
         assert_eq!(
-            emits(Orm::Drizzle, 4, 3).rows_per_statement,
+            emits(Orm::Drizzle, Idiom::Documented, 4, 3).rows_per_statement,
             3,
             "fewer rows than a chunk"
         );
-        assert_eq!(emits(Orm::Drizzle, 4, 0).d1_calls, 0);
+        assert_eq!(emits(Orm::Drizzle, Idiom::Documented, 4, 0).d1_calls, 0);
+    }
+
+    #[test]
+    fn json_each_sends_500_rows_a_statement_with_one_value_bound() {
+        let d = emits(Orm::Drizzle, Idiom::JsonEach, 100, 5000);
+        assert_eq!(
+            (d.statements, d.rows_per_statement, d.bound_per_statement),
+            (10, 500, 1)
+        );
+        assert_eq!((d.d1_calls, d.refused_by), (1, None));
+        let p = emits(Orm::Prisma, Idiom::JsonEach, 100, 1200);
+        assert_eq!((p.statements, p.d1_calls, p.refused_by), (3, 3, None));
+        let write = OrmWrite {
+            orm: Orm::Kysely,
+            idiom: Idiom::JsonEach,
+        };
+        assert_eq!(write.to_string(), "kysely json-each");
     }
 
     #[test]

@@ -101,7 +101,7 @@ impl Probes for Clocked {
     fn orm_probe(
         &mut self,
         probe: &ProbeRequest,
-        orm: crate::base::Orm,
+        orm: crate::base::OrmWrite,
     ) -> crate::targets::Timed<crate::targets::OrmAnswer> {
         self.time(|s| s.orm_probe(probe, orm))
     }

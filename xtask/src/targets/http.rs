@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::base::WorkerKind;
-use crate::base::orm::{Orm, Sent, table_columns};
+use crate::base::orm::{OrmWrite, Sent, table_columns};
 
 use super::{HEALTH_TIMEOUT, REQUEST_TIMEOUT, STEP_TIMEOUT, TargetError};
 
@@ -170,12 +170,13 @@ impl WorkerClient {
     /// `POST /orm/probe` of the ORM Worker: the probe's rows written by `orm`'s bulk insert,
     /// timed as [`Self::probe`]. The body is the JavaScript Worker's probe body of the rows as
     /// single-row statements (the probe names `batched-rows`),
-    /// plus `orm`: the library, the table and its columns.
-    pub fn orm_probe(&self, probe: &ProbeRequest, orm: Orm) -> Timed<OrmAnswer> {
+    /// plus `orm`: the library, its idiom, the table and its columns.
+    pub fn orm_probe(&self, probe: &ProbeRequest, orm: OrmWrite) -> Timed<OrmAnswer> {
         let probe_json = serde_json::to_string(probe).expect("a probe always serializes");
         let mut body = handover::Inserts::of(probe).js_body(&probe_json);
         let described = serde_json::json!({
-            "library": orm.name(),
+            "library": orm.orm.name(),
+            "idiom": orm.idiom.name(),
             "table": probe.table(),
             "columns": table_columns(probe.columns),
         });

@@ -32,7 +32,7 @@ use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
 pub use error::TargetError;
 pub use http::{OrmAnswer, Timed};
 
-use crate::base::{Orm, TargetKind, WorkerKind};
+use crate::base::{OrmWrite, TargetKind, WorkerKind};
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
 
@@ -98,7 +98,7 @@ pub trait Probes: Target {
     fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, TargetError>;
     /// Writes a probe's rows with `orm`'s bulk insert, timed from the outside (an invocation of
     /// its own); only the ORM Worker runs libraries, every other target answers that it does not.
-    fn orm_probe(&mut self, _probe: &ProbeRequest, orm: Orm) -> Timed<OrmAnswer> {
+    fn orm_probe(&mut self, _probe: &ProbeRequest, orm: OrmWrite) -> Timed<OrmAnswer> {
         Timed {
             outside_ms: 0.0,
             result: Err(TargetError::InProcess(format!(

@@ -270,7 +270,7 @@ impl Probes for WorkerSession {
         self.measured(probe.probe_id, |client| client.probe(probe))
     }
 
-    fn orm_probe(&mut self, probe: &ProbeRequest, orm: crate::base::Orm) -> Timed<OrmAnswer> {
+    fn orm_probe(&mut self, probe: &ProbeRequest, orm: crate::base::OrmWrite) -> Timed<OrmAnswer> {
         if self.worker().is_none_or(|w| !w.runs_orms()) {
             return Timed {
                 outside_ms: 0.0,

@@ -11,7 +11,8 @@ use crate::studies::cost::{Cost, Invocation};
 /// table, counting and checksumming come in invocations of their own.
 fn queries(probe: &PlannedProbe) -> usize {
     if let Some(orm) = probe.orm {
-        return crate::base::orm::emits(orm, probe.request.columns, probe.request.rows).d1_calls;
+        let (columns, rows) = (probe.request.columns, probe.request.rows);
+        return crate::base::orm::emits(orm.orm, orm.idiom, columns, rows).d1_calls;
     }
     match probe.request.strategy.calls() {
         CallShape::OneCallPerStatement => probe.request.rows,

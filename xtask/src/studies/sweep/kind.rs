@@ -95,14 +95,22 @@ impl Study for SweepStudy {
                 ask.target
             );
         }
-        let baseline =
-            (ask.target.takes_baseline(ask.baseline) && !ask.no_baseline).then_some(ask.baseline);
+        // Libraries run only in the ORM Worker, so a run with them has no baseline (bare SQLite
+        // cannot run them, and a baseline of half the probes would divide nothing).
         let orms = plan.points.iter().any(|p| !p.orms.is_empty());
-        if orms && (ask.worker != Some(WorkerKind::JsOrm) || baseline.is_some()) {
+        if orms && ask.worker != Some(WorkerKind::JsOrm) {
             bail!(
-                "{} measures libraries (`orms`): only the ORM Worker runs them, on its own \
-                 (`--target local --worker js-orm --no-baseline`)",
+                "{} measures libraries (`orms`), which only the ORM Worker runs: \
+                 `--target local --worker js-orm`",
                 self.name
+            );
+        }
+        let baseline = (ask.target.takes_baseline(ask.baseline) && !ask.no_baseline && !orms)
+            .then_some(ask.baseline);
+        if orms && !ask.no_baseline && ask.target.takes_baseline(ask.baseline) {
+            eprintln!(
+                "{} measures libraries (`orms`), which only the ORM Worker runs: no {} baseline",
+                self.name, ask.baseline
             );
         }
         Ok(RunPlan {

@@ -41,7 +41,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::files::{NonEmpty, Profiles};
-use crate::base::Orm;
+use crate::base::{Idiom, Orm, OrmWrite};
 pub mod schedule;
 
 pub use schedule::PlannedProbe;
@@ -251,6 +251,10 @@ pub struct Series {
     /// (`drizzle`, `prisma`, `kysely`), in the ORM Worker (`--worker js-orm`) only.
     #[serde(default)]
     pub orms: Option<List<Orm>>,
+    /// How each of `orms` is asked to write: `documented` (the default: its documented bulk
+    /// insert) and `json-each` (its raw-SQL API sending the `json` strategy's statement).
+    #[serde(default)]
+    pub idioms: Option<List<Idiom>>,
     pub columns: List<Columns>,
     pub row_bytes: List<usize>,
     pub rows: Rows,
@@ -551,7 +555,13 @@ fn expand_series(series: &Series, profile: &Profile, index: usize) -> Vec<Planne
         .map(|l| l.0.clone())
         .unwrap_or_default();
     let strategies: Vec<Strategy> = values(&series.strategies).collect();
-    let orms: Vec<Orm> = series.orms.iter().flat_map(values).collect();
+    let idioms: Vec<Idiom> = match &series.idioms {
+        Some(list) => values(list).collect(),
+        None => vec![Idiom::Documented],
+    };
+    let orms: Vec<OrmWrite> = (series.orms.iter().flat_map(values))
+        .flat_map(|orm| idioms.iter().map(move |&idiom| OrmWrite { orm, idiom }))
+        .collect();
     let mut points = Vec::new();
     for Columns(columns) in values(&series.columns) {
         for row_bytes in values(&series.row_bytes) {

@@ -4,7 +4,7 @@ use d1bench_core::{Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy};
 use serde::{Deserialize, Serialize};
 
 use crate::base::orm::Sent;
-use crate::base::{Orm, TargetKind, WorkerKind};
+use crate::base::{Idiom, Orm, OrmWrite, TargetKind, WorkerKind};
 use crate::records::Totals;
 use crate::studies::sweep::Axis;
 
@@ -187,6 +187,10 @@ pub struct ProbeRow {
     /// empty when it sent as modelled, or for a strategy's probe.
     #[serde(default)]
     pub unlike_model: String,
+    /// A library's probe: how the library was asked to write (`documented`, `json-each`);
+    /// empty for a strategy's.
+    #[serde(default)]
+    pub idiom: Option<Idiom>,
 }
 
 impl ProbeRow {
@@ -367,18 +371,28 @@ impl ProbeRow {
             bound_per_statement: None,
             d1_call_kinds: String::new(),
             unlike_model: String::new(),
+            idiom: None,
         }
     }
 
-    /// What wrote the rows: the library's name for a library's probe, else the strategy's.
-    pub fn method_name(&self) -> &'static str {
-        self.orm.map_or(self.strategy.name(), Orm::name)
+    /// What wrote the rows: the library and its idiom, for a library's probe.
+    pub fn orm_write(&self) -> Option<OrmWrite> {
+        let idiom = self.idiom.unwrap_or(Idiom::Documented);
+        self.orm.map(|orm| OrmWrite { orm, idiom })
+    }
+
+    /// What wrote the rows: the library (with its idiom when not the documented one) for a
+    /// library's probe, else the strategy.
+    pub fn method_name(&self) -> String {
+        self.orm_write()
+            .map_or(self.strategy.name().to_owned(), |w| w.to_string())
     }
 
     /// A library's row: what the library sent, from the ORM Worker's count; and how it differs
     /// from what [`crate::base::orm::emits`] models for it, when it wrote every row.
-    pub fn sent_by(mut self, orm: Orm, sent: &Sent) -> Self {
-        self.orm = Some(orm);
+    pub fn sent_by(mut self, orm: OrmWrite, sent: &Sent) -> Self {
+        self.orm = Some(orm.orm);
+        self.idiom = Some(orm.idiom);
         self.bound_per_statement = Some(sent.bound_per_statement);
         self.d1_call_kinds = sent.call_kinds();
         if self.outcome == Outcome::Ok {
@@ -425,7 +439,7 @@ impl crate::records::Record for ProbeRow {
         format!(
             "{} {}{} C={} bytes={} esc={}{} idx={} rep {}: {}{} {:.1} ms",
             self.target,
-            self.strategy,
+            self.method_name(),
             if self.label.is_empty() {
                 String::new()
             } else {
@@ -547,7 +561,13 @@ mod tests {
             outcome: Outcome::Ok,
             ..first.clone()
         }
-        .sent_by(Orm::Kysely, &sent);
+        .sent_by(
+            OrmWrite {
+                orm: Orm::Kysely,
+                idiom: Idiom::Documented,
+            },
+            &sent,
+        );
         assert!(
             orm.unlike_model.contains("kysely is modelled to send"),
             "{}",
@@ -559,8 +579,9 @@ mod tests {
             vec![first, js, second, orm]
         );
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains(",0.25,1.0,0.25,js,false,,,,,,\n"), "{text}");
+        assert!(text.contains(",0.25,1.0,0.25,js,false,,,,,,,\n"), "{text}");
         assert!(text.contains(",js-orm,false,,,kysely,96,all 42,"), "{text}");
+        assert!(text.ends_with(",documented\n"), "{text}");
         assert!(text.contains(",refused,statement-too-long,"), "{text}");
     }
 
@@ -581,7 +602,7 @@ mod tests {
              checksum_expected,checksum_present,checksum_equal,target_failed,started_ms,calls_ms,\
              prepare_ms,bind_ms,nul_share,isolate_heap_peak_bytes,session,warmup_discarded,\
              handover_ms,call_ms,read_ms,worker,warmup,setup_ms,verify_ms,\
-             orm,bound_per_statement,d1_call_kinds,unlike_model"
+             orm,bound_per_statement,d1_call_kinds,unlike_model,idiom"
         );
     }
 
@@ -705,6 +726,7 @@ pub mod tests_support {
             bound_per_statement: None,
             d1_call_kinds: String::new(),
             unlike_model: String::new(),
+            idiom: None,
         }
     }
 }

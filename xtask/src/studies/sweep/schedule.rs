@@ -21,7 +21,7 @@
 
 use d1bench_core::{ProbeRequest, Strategy};
 
-use crate::base::Orm;
+use crate::base::OrmWrite;
 
 /// What a profile asks of a sweep, with its points: how many rounds, in which order.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,7 +71,7 @@ pub struct PlannedPoint {
     /// Compared side by side, in each round.
     pub strategies: Vec<Strategy>,
     /// Libraries whose bulk insert runs beside the strategies, in the same rounds.
-    pub orms: Vec<Orm>,
+    pub orms: Vec<OrmWrite>,
     /// The probe of the first strategy, numbered 0: the parameters every probe of the point
     /// shares.
     pub request: ProbeRequest,
@@ -125,12 +125,12 @@ pub const ORM_CARRIER: Strategy = Strategy::BatchedRows;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Method {
     Strategy(Strategy),
-    Orm(Orm),
+    Orm(OrmWrite),
 }
 
 impl Method {
     /// The library, for a library's probe.
-    pub fn orm(self) -> Option<Orm> {
+    pub fn orm(self) -> Option<OrmWrite> {
         match self {
             Method::Orm(orm) => Some(orm),
             Method::Strategy(_) => None,
@@ -296,7 +296,7 @@ pub struct PlannedProbe {
     pub repeat: usize,
     /// The library that writes the rows, for a library's probe (its request names
     /// [`ORM_CARRIER`]).
-    pub orm: Option<Orm>,
+    pub orm: Option<OrmWrite>,
     pub request: ProbeRequest,
 }
 

@@ -262,14 +262,21 @@ rows-per-statement = 3
     assert!(experiment.has_orms());
     let (_, profile) = experiment.profile(None).unwrap();
     let plan = experiment.plan(profile);
-    assert_eq!(plan.points[0].orms, [Orm::Prisma, Orm::Drizzle]);
+    let documented = |orm| OrmWrite {
+        orm,
+        idiom: Idiom::Documented,
+    };
+    assert_eq!(
+        plan.points[0].orms,
+        [documented(Orm::Prisma), documented(Orm::Drizzle)]
+    );
     let probes = experiment.probes(profile);
     // 2 points × (2 strategies + 2 libraries) × (1 warm-up + 2 measured) rounds.
     assert_eq!(probes.len(), 2 * 4 * 3);
     for round in probes.chunks(8) {
         let mut libraries: Vec<(usize, Orm)> = round
             .iter()
-            .filter_map(|p| Some((p.request.columns, p.orm?)))
+            .filter_map(|p| Some((p.request.columns, p.orm?.orm)))
             .collect();
         libraries.sort();
         assert_eq!(
@@ -322,8 +329,37 @@ fn libraries_add_probes_to_each_round() {
     assert_eq!(
         with_kysely
             .iter()
-            .filter(|p| p.orm == Some(Orm::Kysely))
+            .filter(|p| p.orm.map(|o| o.orm) == Some(Orm::Kysely))
             .count(),
         9
+    );
+}
+
+/// `idioms` asks each library of `orms` with each idiom; without it, the documented one alone.
+#[test]
+fn idioms_multiply_the_libraries() {
+    let source = r#"
+description = "d"
+x-axis = "columns"
+[profile.full]
+repeats = 1
+[[profile.full.series]]
+strategies = ["json"]
+orms = ["kysely", "drizzle"]
+idioms = ["json-each", "documented"]
+columns = [8]
+row-bytes = [1000]
+rows = 20
+"#;
+    let experiment = SweepStudy::parse("t", Path::new("t.toml"), source.into()).unwrap();
+    let (_, profile) = experiment.profile(None).unwrap();
+    let names: Vec<String> = experiment.plan(profile).points[0]
+        .orms
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        names,
+        ["kysely json-each", "kysely", "drizzle json-each", "drizzle"]
     );
 }

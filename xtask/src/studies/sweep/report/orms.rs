@@ -10,7 +10,7 @@ use d1bench_core::Outcome;
 
 use super::points::{Line, Measure, Point, points};
 use super::summary::target_lines;
-use crate::base::Orm;
+use crate::base::OrmWrite;
 use crate::base::numbers::num;
 use crate::base::orm::emits;
 use crate::stats::Summary;
@@ -19,16 +19,16 @@ use crate::studies::sweep::row::ProbeRow;
 
 /// One library at one point: its rows, and the strategies' points beside it.
 struct OrmPoint<'a> {
-    orm: Orm,
+    orm: OrmWrite,
     point: Point<'a>,
 }
 
 /// The libraries' points of `rows` along `axis` (warm-ups and discarded rows left out), by
 /// library, then line, then x.
 fn orm_points(rows: &[ProbeRow], axis: Axis) -> Vec<OrmPoint<'_>> {
-    let mut grouped: BTreeMap<(Orm, Line, u64), Vec<&ProbeRow>> = BTreeMap::new();
+    let mut grouped: BTreeMap<(OrmWrite, Line, u64), Vec<&ProbeRow>> = BTreeMap::new();
     for row in rows.iter().filter(|r| r.counts()) {
-        let Some(orm) = row.orm else { continue };
+        let Some(orm) = row.orm_write() else { continue };
         let line = Line {
             target: row.target,
             label: row.label.clone(),
@@ -139,7 +139,7 @@ pub fn section(rows: &[ProbeRow], axis: Axis) -> Option<String> {
             .filter(|r| r.outcome == Outcome::Ok)
             .collect();
         let columns = point.rows[0].columns;
-        let model = emits(orm, columns, point.rows[0].rows);
+        let model = emits(orm.orm, orm.idiom, columns, point.rows[0].rows);
         let time = match point.summary(Measure::MsPer1000Rows) {
             Some(s) => num(s.median),
             None => {
@@ -150,7 +150,7 @@ pub fn section(rows: &[ProbeRow], axis: Axis) -> Option<String> {
                 format!(
                     "{}{limit}: `{}`",
                     point.rows[0].outcome,
-                    error.map_or("", |r| r.error.trim())
+                    error.map_or(String::new(), |r| r.error.trim().replace('`', "'"))
                 )
             }
         };
@@ -172,7 +172,7 @@ pub fn section(rows: &[ProbeRow], axis: Axis) -> Option<String> {
             ));
         }
         line.extend([
-            orm.name().to_owned(),
+            orm.to_string(),
             time,
             best.map_or("–".into(), |(b, s)| {
                 format!("{} ({})", b.line.strategy, num(s.median))
@@ -181,11 +181,14 @@ pub fn section(rows: &[ProbeRow], axis: Axis) -> Option<String> {
             spread(ok.iter().map(|r| r.statements_sent)),
             spread(ok.iter().map(|r| r.rows_per_statement)),
             spread(ok.iter().filter_map(|r| r.bound_per_statement)),
-            format!(
-                "{} ({})",
-                spread(ok.iter().map(|r| r.d1_calls)),
-                ok.first().map_or("", |r| r.d1_call_kinds.as_str())
-            ),
+            match ok.first() {
+                Some(r) => format!(
+                    "{} ({})",
+                    spread(ok.iter().map(|r| r.d1_calls)),
+                    r.d1_call_kinds
+                ),
+                None => "–".to_owned(),
+            },
             match (ok.is_empty(), differs.is_empty()) {
                 (true, _) => "–".to_owned(),
                 (false, true) => {
