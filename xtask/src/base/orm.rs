@@ -297,6 +297,57 @@ impl Sent {
     }
 }
 
+/// The helper every `json-each` sample uses: the rows (objects) as JSON arrays of arrays, in
+/// the columns' order, [`JSON_EACH_ROWS`] rows each.
+pub const JSON_CHUNKS_SAMPLE: &str = "\
+const JSON_EACH_ROWS = 500;
+function jsonChunks(rows, names) {
+  return chunks(rows, JSON_EACH_ROWS).map((chunk) =>
+    JSON.stringify(chunk.map((row) => names.map((name) => row[name]))),
+  );
+}
+";
+
+/// The code that gets `orm` the json strategy's statements (`json-each`): one statement per
+/// 500 rows binding one JSON array, through the library's own API. Every line of it (and of
+/// [`JSON_CHUNKS_SAMPLE`]) is a line of `worker-orm/src/orms.js`, which the ORM sweep runs and
+/// reconciles against local D1 (a test holds the two together); `table`, `names` (the column
+/// names), `t` (drizzle's table), `orm` (the library's client) and `rows` are the caller's.
+pub fn json_each_sample(orm: Orm) -> &'static str {
+    match orm {
+        Orm::Drizzle => "\
+// drizzle-orm 0.45.4: import { sql as drizzleSql } from \"drizzle-orm\";
+const select = `SELECT ${names.map((_, j) => `value->>${j}`).join(\", \")} FROM json_each(`;
+const inserts = jsonChunks(rows, names).map((json) =>
+  orm.insert(t).select(drizzleSql`${drizzleSql.raw(select)}${json})`),
+);
+await orm.batch(inserts);
+",
+        Orm::Kysely => "\
+// kysely 0.29.9 with kysely-d1 0.4.0: import { sql as kyselySql } from \"kysely\";
+const [before, after] = jsonEachInsert(table, names).split(\"?\");
+for (const json of jsonChunks(rows, names)) {
+  await kyselySql`${kyselySql.raw(before)}${json}${kyselySql.raw(after)}`.execute(orm);
+}
+",
+        Orm::Prisma => "\
+// Prisma 7.10 with @prisma/adapter-d1 7.10.0 (prisma = new PrismaClient({ adapter: new PrismaD1(env.DB) })):
+const text = jsonEachInsert(table, names);
+for (const json of jsonChunks(rows, names)) {
+  await prisma.$executeRawUnsafe(text, json);
+}
+",
+    }
+}
+
+/// The `json` strategy's statement text, as every sample builds it.
+pub const JSON_EACH_INSERT_SAMPLE: &str = "\
+function jsonEachInsert(table, names) {
+  const values = names.map((_, j) => `value->>${j}`).join(\", \");
+  return `INSERT INTO ${table} (${names.join(\", \")}) SELECT ${values} FROM json_each(?)`;
+}
+";
+
 /// Most columns the Prisma schema has a model for: D1's documented most columns of a table.
 pub const PRISMA_MAX_COLUMNS: usize = 100;
 
@@ -435,6 +486,35 @@ mod tests {
             idiom: Idiom::JsonEach,
         };
         assert_eq!(write.to_string(), "kysely json-each");
+    }
+
+    /// What advise prints is what the ORM sweep runs: every line of every sample is a line of
+    /// `worker-orm/src/orms.js` (its `json-each` idioms, run against local D1 and reconciled by
+    /// the e2e test `orms::orm_sweep_smoke_reconciles_every_library_probe`).
+    #[test]
+    fn every_sample_line_is_a_line_the_orm_worker_runs() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap();
+        let worker = std::fs::read_to_string(root.join("worker-orm/src/orms.js")).unwrap();
+        let lines: std::collections::HashSet<&str> = worker.lines().map(str::trim).collect();
+        for orm in Orm::ALL {
+            let code = [
+                json_each_sample(orm),
+                JSON_CHUNKS_SAMPLE,
+                JSON_EACH_INSERT_SAMPLE,
+            ];
+            for line in code.iter().flat_map(|c| c.lines()).map(str::trim) {
+                if line.starts_with("//") || line == "const JSON_EACH_ROWS = 500;" {
+                    continue;
+                }
+                assert!(
+                    lines.contains(line),
+                    "{orm}'s sample line is not in orms.js: {line}"
+                );
+            }
+        }
+        assert!(worker.contains(&format!("export const JSON_EACH_ROWS = {JSON_EACH_ROWS};")));
     }
 
     #[test]
