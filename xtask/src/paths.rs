@@ -66,11 +66,17 @@ impl Paths {
     pub fn worker_js(&self) -> PathBuf {
         self.root.join("worker-js")
     }
+    /// The ORM Worker's folder: its sources import the JavaScript Worker's, wrangler bundles them
+    /// with the libraries of its own `node_modules`.
+    pub fn worker_orm(&self) -> PathBuf {
+        self.root.join("worker-orm")
+    }
     /// The folder of `worker`'s sources and wrangler configuration.
     pub fn worker_of(&self, worker: crate::base::WorkerKind) -> PathBuf {
         match worker {
             crate::base::WorkerKind::Rust => self.worker(),
             crate::base::WorkerKind::Js | crate::base::WorkerKind::JsMinimal => self.worker_js(),
+            crate::base::WorkerKind::JsOrm => self.worker_orm(),
         }
     }
     /// The wrangler configuration `wrangler dev` runs `worker` with.

@@ -66,6 +66,48 @@ pub fn ensure(sh: &Shell, paths: &Paths) -> Result<Toolchain> {
     Ok(toolchain)
 }
 
+/// Makes sure the ORM Worker (`worker-orm/`) can be bundled: its libraries installed from its
+/// `package-lock.json` (npm ci, registry only, exact versions), and the Prisma client generated
+/// from `prisma/schema.prisma` (`prisma generate`, with `toolchain`'s Node.js 22). Redone when
+/// the lockfile or the schema changes (a stamp of their hash in `node_modules`).
+///
+/// `prisma generate` asks for its schema engine before anything else and would download it from
+/// binaries.prisma.sh; generating a client never runs it, so `PRISMA_SCHEMA_ENGINE_BINARY`
+/// points at `false` and nothing is downloaded. `CHECKPOINT_DISABLE` stops its update check.
+pub fn ensure_orm_worker(sh: &Shell, paths: &Paths, toolchain: &Toolchain) -> Result<()> {
+    let dir = paths.worker_orm();
+    let inputs = [
+        dir.join("package-lock.json"),
+        dir.join("prisma/schema.prisma"),
+    ];
+    let hash = hash_tree(&paths.root, &inputs)?;
+    let stamp = dir.join("node_modules").join(".d1bench-orm-sha256");
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == hash)
+        && dir.join("generated/prisma/client.ts").exists()
+    {
+        return Ok(());
+    }
+    say(
+        "installing the ORM Worker's libraries from worker-orm/package-lock.json and generating its Prisma client (~40 s)",
+    );
+    let _dir = sh.push_dir(&dir);
+    cmd!(
+        sh,
+        "npm ci --ignore-scripts --no-audit --no-fund --loglevel=error"
+    )
+    .run()
+    .context("`npm ci` in worker-orm/ failed")?;
+    let node = toolchain.node_bin_dir.join("node");
+    let prisma = dir.join("node_modules/prisma/build/index.js");
+    cmd!(sh, "{node} {prisma} generate --schema prisma/schema.prisma")
+        .env("PRISMA_SCHEMA_ENGINE_BINARY", "/bin/false")
+        .env("CHECKPOINT_DISABLE", "1")
+        .env("PRISMA_HIDE_UPDATE_MESSAGE", "1")
+        .run()
+        .context("`prisma generate` in worker-orm/ failed")?;
+    std::fs::write(&stamp, hash).with_context(|| format!("cannot write {}", stamp.display()))
+}
+
 /// What compiling the Worker takes beyond [`Toolchain`]: cargo-installed, minutes the first time.
 #[derive(Debug, Clone)]
 pub struct BuildTools {

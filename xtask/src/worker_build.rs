@@ -138,6 +138,25 @@ pub fn js_sources_hash(root: &Path) -> Result<String> {
     Ok(toolchain::hash_named(&named))
 }
 
+/// The hash of the ORM Worker's sources and what pins its libraries (`worker-orm/`: its entry
+/// modules, wrangler configuration, package.json, package-lock.json and Prisma schema; not
+/// `node_modules` or the generated client, which those determine): what run.toml records as
+/// `worker_orm_build` for a run with `--worker js-orm`.
+pub fn orm_sources_hash(root: &Path) -> Result<String> {
+    let dir = root.join("worker-orm");
+    let mut files = Vec::new();
+    toolchain::files_under(&dir.join("src"), &mut files)?;
+    for file in [
+        "wrangler.toml",
+        "package.json",
+        "package-lock.json",
+        "prisma/schema.prisma",
+    ] {
+        files.push(dir.join(file));
+    }
+    toolchain::hash_tree(root, &files)
+}
+
 /// One `[[package]]` of Cargo.lock, as far as the hash needs it.
 #[derive(Debug, Deserialize, Serialize)]
 struct LockedPackage {

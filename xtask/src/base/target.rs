@@ -134,10 +134,19 @@ pub enum WorkerKind {
     /// and bodies as `js`, and in its window nothing but the writes (no parts of the window, no
     /// reading of the answers): what the twin is held against.
     JsMinimal,
+    /// The ORM Worker (`worker-orm/`): the JavaScript Worker's own code for the six strategies,
+    /// and beside it Drizzle, Prisma and Kysely bulk inserts (an experiment's `orms`), bundled
+    /// by wrangler with the libraries pinned in `worker-orm/package.json`.
+    JsOrm,
 }
 
 impl WorkerKind {
-    pub const ALL: [WorkerKind; 3] = [WorkerKind::Rust, WorkerKind::Js, WorkerKind::JsMinimal];
+    pub const ALL: [WorkerKind; 4] = [
+        WorkerKind::Rust,
+        WorkerKind::Js,
+        WorkerKind::JsMinimal,
+        WorkerKind::JsOrm,
+    ];
 
     /// The Worker of `session` in a run that alternates the Rust Worker with `javascript`
     /// (`--alternate-workers`): ABBA, so that a drift over the run falls on both alike.
@@ -155,11 +164,17 @@ impl WorkerKind {
         self != WorkerKind::Rust
     }
 
+    /// Whether the Worker runs the ORMs' probes (an experiment's `orms`).
+    pub fn runs_orms(self) -> bool {
+        self == WorkerKind::JsOrm
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             WorkerKind::Rust => "rust",
             WorkerKind::Js => "js",
             WorkerKind::JsMinimal => "js-minimal",
+            WorkerKind::JsOrm => "js-orm",
         }
     }
 }

@@ -97,6 +97,14 @@ impl Probes for Clocked {
     fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, TargetError> {
         self.time(|s| s.verify(probe))
     }
+
+    fn orm_probe(
+        &mut self,
+        probe: &ProbeRequest,
+        orm: crate::base::OrmWrite,
+    ) -> crate::targets::Timed<crate::targets::OrmAnswer> {
+        self.time(|s| s.orm_probe(probe, orm))
+    }
 }
 
 impl Rungs for Clocked {

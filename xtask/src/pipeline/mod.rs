@@ -68,7 +68,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         o.replicated_if(plan.work.reads_in_sessions())
             .with_subrequests(plan.work.worker_subrequests())
     });
-    let tools = tools(flags.target, sh, paths)?;
+    let tools = tools(flags, sh, paths)?;
 
     let out = flags
         .out
@@ -134,13 +134,17 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     )
 }
 
-/// The Worker's toolchain installed and the Worker built, for a target that runs it.
-fn tools(target: TargetKind, sh: &Shell, paths: &Paths) -> Result<Option<Toolchain>> {
-    if !target.runs_the_worker() {
+/// The Worker's toolchain installed and the Worker built, for a target that runs it; the ORM
+/// Worker's libraries too when it runs.
+fn tools(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<Option<Toolchain>> {
+    if !flags.target.runs_the_worker() {
         return Ok(None);
     }
     let tools = toolchain::ensure(sh, paths)?;
     crate::worker_build::ensure(sh, paths, &tools)?;
+    if flags.javascript().runs_orms() {
+        toolchain::ensure_orm_worker(sh, paths, &tools)?;
+    }
     Ok(Some(tools))
 }
 
@@ -323,6 +327,8 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         debug_slow_percent: flags.debug_slow,
         overrides,
         root: &paths.root,
+        worker: (flags.target.runs_the_worker() && !flags.alternate_workers)
+            .then_some(flags.worker),
     })?;
     if flags.alternate_workers && plan.work.sessions() < 4 {
         bail!(
@@ -560,6 +566,9 @@ fn versions(sh: &Shell, paths: &Paths, flags: &flags::Run) -> ToolVersions {
         worker_wasm: manifest.and_then(|m| m.files.get("index_bg.wasm").cloned()),
         worker_js_build: uses_js
             .then(|| crate::worker_build::js_sources_hash(&paths.root).ok())
+            .flatten(),
+        worker_orm_build: (target.runs_the_worker() && flags.javascript().runs_orms())
+            .then(|| crate::worker_build::orm_sources_hash(&paths.root).ok())
             .flatten(),
     }
 }

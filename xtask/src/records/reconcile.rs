@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 use super::Record;
 use crate::targets::TargetError;
 
+pub mod orm;
+
 /// The rows (the first ones of the generator, in order) that must be in the table after
 /// `result`: all of them after success, none after a failed batch (D1 rolls it back whole), and
 /// for per-row the ones before the statement that failed.

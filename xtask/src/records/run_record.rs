@@ -328,6 +328,11 @@ pub struct ToolVersions {
     /// absent otherwise, and before 2026-12-06.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_js_build: Option<String>,
+    /// The ORM Worker's sources and pinned libraries the run used
+    /// (`worker_build::orm_sources_hash` of `worker-orm/`), for a run with `--worker js-orm`;
+    /// absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_orm_build: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

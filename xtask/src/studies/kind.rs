@@ -12,7 +12,7 @@ use d1bench_core::Corruption;
 
 use super::cost::Cost;
 use super::overrides::Overrides;
-use crate::base::TargetKind;
+use crate::base::{TargetKind, WorkerKind};
 use crate::records::run_history::Planned;
 use crate::records::run_record::{RunInfo, StudyFile};
 use crate::records::{RunDir, RunRecord, StudyKind, Totals};
@@ -66,6 +66,9 @@ pub struct Ask<'a> {
     pub debug_slow_percent: Option<u32>,
     /// The project's root: study files are recorded relative to it.
     pub root: &'a Path,
+    /// The Worker that runs every session on a target that runs one (`--worker`); `None` when
+    /// none does, or when sessions alternate Workers (`--alternate-workers`).
+    pub worker: Option<WorkerKind>,
 }
 
 /// Everything a run will do, planned from its study and flags before anything starts.

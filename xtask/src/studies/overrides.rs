@@ -138,7 +138,8 @@ impl Overrides {
 
     /// The plan of `profile` (overrides applied), keeping the points, and the strategies within
     /// each, that `--only` selects; the probes are numbered in the order the plan kept runs
-    /// them. A filter that keeps no probe is refused, saying which condition matches nothing and
+    /// them; a point's libraries (`orms`) stay with it while one of its strategies does. A
+    /// filter that keeps no probe is refused, saying which condition matches nothing and
     /// what values its key takes.
     pub fn plan(&self, experiment: &SweepStudy, profile: &Profile) -> Result<SweepPlan> {
         let profile = self.apply(profile);
@@ -160,6 +161,7 @@ impl Overrides {
                     label: point.label.clone(),
                     warmup: false,
                     repeat: 0,
+                    orm: None,
                     request: point.probe(strategy, 0),
                 })
             })

@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::base::WorkerKind;
+use crate::base::orm::{OrmWrite, Sent, table_columns};
 
 use super::{HEALTH_TIMEOUT, REQUEST_TIMEOUT, STEP_TIMEOUT, TargetError};
 
@@ -30,6 +31,16 @@ pub struct Timed<T> {
     pub outside_ms: f64,
     /// The target's answer, or why there is none (HTTP status and body, transport error, time-out).
     pub result: Result<T, TargetError>,
+}
+
+/// What the ORM Worker's `POST /orm/probe` answers: the probe's result as the JavaScript
+/// Worker's, its statements, rows per statement and D1 calls those the library sent; and what the
+/// library sent in detail.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OrmAnswer {
+    pub result: ProbeResult,
+    pub sent: Sent,
 }
 
 #[derive(Clone)]
@@ -152,6 +163,34 @@ impl WorkerClient {
         if let (true, Ok(result)) = (self.worker.takes_statements(), &mut timed.result) {
             (result.outcome, result.refusal) =
                 d1bench_core::ladder::classify(result.error.as_deref());
+        }
+        timed
+    }
+
+    /// `POST /orm/probe` of the ORM Worker: the probe's rows written by `orm`'s bulk insert,
+    /// timed as [`Self::probe`]. The body is the JavaScript Worker's probe body of the rows as
+    /// single-row statements (the probe names `batched-rows`),
+    /// plus `orm`: the library, its idiom, the table and its columns.
+    pub fn orm_probe(&self, probe: &ProbeRequest, orm: OrmWrite) -> Timed<OrmAnswer> {
+        let probe_json = serde_json::to_string(probe).expect("a probe always serializes");
+        let mut body = handover::Inserts::of(probe).js_body(&probe_json);
+        let described = serde_json::json!({
+            "library": orm.orm.name(),
+            "idiom": orm.idiom.name(),
+            "table": probe.table(),
+            "columns": table_columns(probe.columns),
+        });
+        body.pop();
+        body.push_str(&format!(",\"orm\":{described}}}"));
+        let mut timed: Timed<OrmAnswer> = self.post(
+            &format!("{}/orm/probe", self.store),
+            body,
+            REQUEST_TIMEOUT,
+            MAX_ANSWER_BYTES,
+        );
+        if let Ok(answer) = &mut timed.result {
+            (answer.result.outcome, answer.result.refusal) =
+                d1bench_core::ladder::classify(answer.result.error.as_deref());
         }
         timed
     }

@@ -30,9 +30,9 @@ use d1bench_core::ladder::{FinishResult, PrepareResult, RungRequest, RungResult}
 use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
 
 pub use error::TargetError;
-pub use http::Timed;
+pub use http::{OrmAnswer, Timed};
 
-use crate::base::{TargetKind, WorkerKind};
+use crate::base::{OrmWrite, TargetKind, WorkerKind};
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
 
@@ -96,6 +96,18 @@ pub trait Probes: Target {
     fn probe(&mut self, probe: &ProbeRequest) -> Timed<ProbeResult>;
     /// Counts and checksums a probe's table, then drops it (an invocation of its own).
     fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, TargetError>;
+    /// Writes a probe's rows with `orm`'s bulk insert, timed from the outside (an invocation of
+    /// its own); only the ORM Worker runs libraries, every other target answers that it does not.
+    fn orm_probe(&mut self, _probe: &ProbeRequest, orm: OrmWrite) -> Timed<OrmAnswer> {
+        Timed {
+            outside_ms: 0.0,
+            result: Err(TargetError::InProcess(format!(
+                "{} runs no ORM: {orm}'s probes need the ORM Worker (`--worker js-orm`)",
+                self.worker()
+                    .map_or(self.target().to_string(), |w| format!("the {w} Worker"))
+            ))),
+        }
+    }
 }
 
 /// A target that climbs a ladder's rungs.

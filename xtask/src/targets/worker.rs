@@ -14,7 +14,7 @@ use d1bench_core::workload::{
 };
 use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
 
-use super::http::{Health, Timed, WorkerClient};
+use super::http::{Health, OrmAnswer, Timed, WorkerClient};
 use super::local::LocalWorker;
 use super::remote::{self, RemoteHost};
 use super::workload::WorkloadClient;
@@ -268,6 +268,19 @@ impl Probes for WorkerSession {
 
     fn probe(&mut self, probe: &ProbeRequest) -> Timed<ProbeResult> {
         self.measured(probe.probe_id, |client| client.probe(probe))
+    }
+
+    fn orm_probe(&mut self, probe: &ProbeRequest, orm: crate::base::OrmWrite) -> Timed<OrmAnswer> {
+        if self.worker().is_none_or(|w| !w.runs_orms()) {
+            return Timed {
+                outside_ms: 0.0,
+                result: Err(TargetError::InProcess(format!(
+                    "the {} Worker runs no ORM: {orm}'s probes need `--worker js-orm`",
+                    self.worker().map_or("Rust".into(), |w| w.to_string())
+                ))),
+            };
+        }
+        self.measured(probe.probe_id, |client| client.orm_probe(probe, orm))
     }
 
     fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, TargetError> {

@@ -38,14 +38,18 @@ impl flags::Plot {
     }
 }
 
-/// `cargo xtask setup`: what running the Worker needs, and its build, without running anything.
+/// `cargo xtask setup`: what running the Workers needs (the ORM Worker's libraries and Prisma
+/// client included), and the Rust Worker's build, without running anything.
 pub fn setup(sh: &Shell, paths: &Paths) -> Result<()> {
     let tools = crate::toolchain::ensure(sh, paths)?;
     let how = match crate::worker_build::ensure(sh, paths, &tools)? {
         crate::worker_build::Ready::Committed => "the committed build of these sources",
         crate::worker_build::Ready::Rebuilt => "rebuilt from these sources",
     };
-    eprintln!("[setup] ready: wrangler installed; the Worker is {how}");
+    crate::toolchain::ensure_orm_worker(sh, paths, &tools)?;
+    eprintln!(
+        "[setup] ready: wrangler and the ORM Worker's libraries installed; the Worker is {how}"
+    );
     Ok(())
 }
 

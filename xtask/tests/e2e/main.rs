@@ -2,8 +2,8 @@
 //! (`ladders`) on wrangler dev and SQLite, the faults injected into a local run (`faults`), the remote target
 //! through the stand-in wrangler (`remote`), writes through D1's REST API and the stand-in API
 //! (`rest_path`), the workloads (`workloads`), and compare, calibrate and export on real SQLite
-//! runs (`compare`), the local D1 beside a Durable Object (`durable`), and `advise --measure`
-//! (`advise`).
+//! runs (`compare`), the local D1 beside a Durable Object (`durable`), `advise --measure`
+//! (`advise`), and the libraries beside the strategies in the ORM Worker (`orms`).
 //!
 //! One binary with its own harness (`harness.rs`), so that these tests run side by side: each
 //! of their runs mostly waits (on wrangler dev starting, on a schedule's clock, on a recovery
@@ -35,6 +35,7 @@ mod durable;
 mod faults;
 mod harness;
 mod ladders;
+mod orms;
 mod remote;
 mod rest_path;
 mod stand_in_api;
@@ -92,6 +93,7 @@ fn main() {
         advise::tests(),
         durable::tests(),
         ladders::tests(),
+        orms::tests(),
     ]
     .map(Vec::into_iter);
     loop {

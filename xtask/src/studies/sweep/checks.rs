@@ -163,6 +163,11 @@ impl SweepStudy {
         self.check_json_payload(series)?;
         let repeat = first_repeat(&series.strategies)
             .map(|v| ("strategies", v.span()))
+            .or_else(|| {
+                (series.orms.as_ref())
+                    .and_then(|o| first_repeat(o))
+                    .map(|v| ("orms", v.span()))
+            })
             .or_else(|| first_repeat(&series.columns).map(|v| ("columns", v.span())))
             .or_else(|| first_repeat(&series.row_bytes).map(|v| ("row-bytes", v.span())))
             .or_else(|| first_repeat(&series.escape_share).map(|v| ("escape-share", v.span())))

@@ -7,9 +7,13 @@ use super::PlannedProbe;
 use crate::studies::cost::{Cost, Invocation};
 
 /// D1 queries the Worker makes in a probe's measured invocation: the INSERT calls (one per row
-/// for per-row, one batch otherwise). Creating the table, counting and checksumming come in
-/// invocations of their own.
+/// for per-row, one batch otherwise; a library's as `base::orm::emits` models them). Creating the
+/// table, counting and checksumming come in invocations of their own.
 fn queries(probe: &PlannedProbe) -> usize {
+    if let Some(orm) = probe.orm {
+        let (columns, rows) = (probe.request.columns, probe.request.rows);
+        return crate::base::orm::emits(orm.orm, orm.idiom, columns, rows).d1_calls;
+    }
     match probe.request.strategy.calls() {
         CallShape::OneCallPerStatement => probe.request.rows,
         CallShape::OneBatch | CallShape::OneExec => 1,
@@ -52,6 +56,7 @@ mod tests {
             label: String::new(),
             warmup: false,
             repeat: 0,
+            orm: None,
             request: d1bench_core::ProbeRequest {
                 probe_id: 1,
                 strategy,

@@ -12,7 +12,7 @@ use d1bench_core::Corruption;
 
 use super::schedule::SweepPlan;
 use super::{Axis, PlannedProbe, SweepStudy};
-use crate::base::TargetKind;
+use crate::base::{TargetKind, WorkerKind};
 use crate::records::run_record::RunInfo;
 use crate::records::{RunDir, RunRecord, StudyKind, Totals};
 use crate::reports::Rendered;
@@ -95,8 +95,24 @@ impl Study for SweepStudy {
                 ask.target
             );
         }
-        let baseline =
-            (ask.target.takes_baseline(ask.baseline) && !ask.no_baseline).then_some(ask.baseline);
+        // Libraries run only in the ORM Worker, so a run with them has no baseline (bare SQLite
+        // cannot run them, and a baseline of half the probes would divide nothing).
+        let orms = plan.points.iter().any(|p| !p.orms.is_empty());
+        if orms && ask.worker != Some(WorkerKind::JsOrm) {
+            bail!(
+                "{} measures libraries (`orms`), which only the ORM Worker runs: \
+                 `--target local --worker js-orm`",
+                self.name
+            );
+        }
+        let baseline = (ask.target.takes_baseline(ask.baseline) && !ask.no_baseline && !orms)
+            .then_some(ask.baseline);
+        if orms && !ask.no_baseline && ask.target.takes_baseline(ask.baseline) {
+            eprintln!(
+                "{} measures libraries (`orms`), which only the ORM Worker runs: no {} baseline",
+                self.name, ask.baseline
+            );
+        }
         Ok(RunPlan {
             work: Box::new(SweepWork {
                 plan,
@@ -258,14 +274,15 @@ impl SweepWork {
 }
 
 /// What a probe shares with the other repeats and warm-ups of its point in its session: its
-/// session, series, label and parameters (its strategy included), without its id.
+/// session, series, label and parameters (its strategy or library included), without its id.
 fn point_key(probe: &PlannedProbe) -> String {
     let request = d1bench_core::ProbeRequest {
         probe_id: 0,
         ..probe.request.clone()
     };
+    let orm = probe.orm.map_or(String::new(), |o| format!("|{o}"));
     format!(
-        "{}|{}|{}|{request:?}",
+        "{}|{}|{}|{request:?}{orm}",
         probe.session, probe.series, probe.label
     )
 }

@@ -8,9 +8,10 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use anyhow::{Result, bail};
-use d1bench_core::Strategy;
+use d1bench_core::ProbeResult;
 
 use super::report::points::Measure;
+use crate::base::orm::Sent;
 use crate::procs;
 use crate::records::RunDir;
 use crate::records::csv::Appender;
@@ -20,8 +21,8 @@ use crate::stats::Summary;
 use crate::studies::progress::Progress;
 use crate::studies::sweep::PlannedProbe;
 use crate::studies::sweep::row::ProbeRow;
-use crate::studies::sweep::schedule::SweepPlan;
-use crate::targets::Probes;
+use crate::studies::sweep::schedule::{Method, SweepPlan};
+use crate::targets::{Probes, TargetError};
 
 /// Sends every probe of session `session` of `plan` in its order, round by round, each row
 /// recording the session; with a precision, a point takes
@@ -111,30 +112,30 @@ pub fn measure(
     Ok(totals)
 }
 
-/// The times measured so far at each point, by strategy: what decides whether a point needs
-/// another round to reach the profile's precision.
+/// The times measured so far at each point, by strategy or library: what decides whether a
+/// point needs another round to reach the profile's precision.
 #[derive(Debug, Default)]
-struct Times(HashMap<(usize, Strategy), Vec<f64>>);
+struct Times(HashMap<(usize, Method), Vec<f64>>);
 
 impl Times {
     /// A measured row's time per 1,000 rows (outside clock), when it has one.
     fn add(&mut self, planned: &PlannedProbe, row: &ProbeRow) {
         if let Some(ms) = Measure::MsPer1000Rows.value(row) {
-            let key = (planned.point, planned.request.strategy);
+            let key = (planned.point, planned.method());
             self.0.entry(key).or_default().push(ms);
         }
     }
 
-    /// Whether `point` needs no more rounds: each of its strategies has the median of its time
-    /// per 1,000 rows within the plan's precision, or no time at all (refused or failed every
-    /// time so far: more repeats would not make it precise).
+    /// Whether `point` needs no more rounds: each of its strategies and libraries has the
+    /// median of its time per 1,000 rows within the plan's precision, or no time at all
+    /// (refused or failed every time so far: more repeats would not make it precise).
     fn settled(&self, plan: &SweepPlan, point: usize) -> bool {
         let Some(until) = plan.until else {
             return true;
         };
-        plan.points[point].strategies.iter().all(|strategy| {
+        plan.points[point].methods().iter().all(|method| {
             self.0
-                .get(&(point, *strategy))
+                .get(&(point, *method))
                 .is_none_or(|ms| Summary::of(ms).is_some_and(|s| s.within(until.precision)))
         })
     }
@@ -184,25 +185,23 @@ fn attempt(
             None,
         ),
         None => {
-            let timed = session.probe(probe);
+            let (outside_ms, answer) = write(session, planned);
             let heap = session.isolate_heap_peak_bytes();
-            match timed.result {
-                Err(e) => return failure(timed.outside_ms, &e.to_string()),
-                Ok(result) => (
-                    ProbeRow {
+            match answer {
+                Err(e) => return failure(outside_ms, &e.to_string()),
+                Ok((result, sent)) => {
+                    let row = ProbeRow {
                         isolate_heap_peak_bytes: heap,
                         ..ProbeRow::measured(
-                            experiment,
-                            target,
-                            series,
-                            repeat,
-                            probe,
-                            &result,
-                            timed.outside_ms,
+                            experiment, target, series, repeat, probe, &result, outside_ms,
                         )
-                    },
-                    Some(result),
-                ),
+                    };
+                    let row = match (planned.orm, &sent) {
+                        (Some(orm), Some(sent)) => row.sent_by(orm, sent),
+                        _ => row,
+                    };
+                    (row, Some((result, sent)))
+                }
             }
         }
     };
@@ -231,9 +230,10 @@ fn attempt(
         }
     };
     row.rows_present = verified.as_ref().map_or(0, |v| v.rows_present);
-    let must_remain = result
-        .as_ref()
-        .map_or(0, |r| reconcile::rows_that_must_remain(probe, r));
+    let must_remain = result.as_ref().map_or(0, |(r, sent)| match sent {
+        Some(_) => reconcile::orm::rows_that_must_remain(probe, r),
+        None => reconcile::rows_that_must_remain(probe, r),
+    });
     let content =
         ContentCheck::against(expectations.checksum(probe, must_remain), probe, &verified);
     row.checksum_expected = content.expected.to_string();
@@ -244,7 +244,10 @@ fn attempt(
         .unwrap_or_default();
     row.checksum_equal = content.equal();
     let plan_check = match &result {
-        Some(result) => {
+        Some((result, Some(sent))) => {
+            reconcile::orm::check(probe, result, sent, row.rows_present).err()
+        }
+        Some((result, None)) => {
             reconcile::check(probe, &expectations.shape(probe), result, row.rows_present).err()
         }
         None => (row.rows_present != 0).then(|| {
@@ -260,9 +263,31 @@ fn attempt(
     row
 }
 
+/// The probe's writes: its strategy's (`/probe`), or its library's (the ORM Worker's
+/// `/orm/probe`) with what the library sent; timed from the outside.
+#[allow(clippy::type_complexity)]
+fn write(
+    session: &mut dyn Probes,
+    planned: &PlannedProbe,
+) -> (f64, Result<(ProbeResult, Option<Sent>), TargetError>) {
+    match planned.orm {
+        None => {
+            let timed = session.probe(&planned.request);
+            (timed.outside_ms, timed.result.map(|r| (r, None)))
+        }
+        Some(orm) => {
+            let timed = session.orm_probe(&planned.request, orm);
+            let answer = timed.result.map(|a| (a.result, Some(a.sent)));
+            (timed.outside_ms, answer)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+
+    use d1bench_core::Strategy;
 
     use super::*;
     use crate::records::csv;
@@ -386,6 +411,7 @@ rows = 20
             label: String::new(),
             warmup: false,
             repeat: 0,
+            orm: None,
             request: plan.points[0].probe(strategy, 1),
         };
         let row = |ms: f64| ProbeRow {

@@ -14,6 +14,9 @@
 //! A file that also declares a `y-axis` is a grid (the decision map): every series lists both
 //! axes, and each cell of the grid is a point of every strategy the series asks for there.
 //! The checks past the schema are in [`checks`].
+//!
+//! A series may also list `orms`: libraries (Drizzle, Prisma, Kysely) whose bulk insert runs at
+//! each of its points beside its strategies, in the same shuffled rounds, in the ORM Worker.
 
 mod checks;
 pub mod cost;
@@ -38,6 +41,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::files::{NonEmpty, Profiles};
+use crate::base::{Idiom, Orm, OrmWrite};
 pub mod schedule;
 
 pub use schedule::PlannedProbe;
@@ -243,6 +247,14 @@ pub struct Series {
     #[serde(default)]
     pub label: Option<Label>,
     pub strategies: List<Strategy>,
+    /// Libraries whose bulk insert runs beside the strategies at every point of the series
+    /// (`drizzle`, `prisma`, `kysely`), in the ORM Worker (`--worker js-orm`) only.
+    #[serde(default)]
+    pub orms: Option<List<Orm>>,
+    /// How each of `orms` is asked to write: `documented` (the default: its documented bulk
+    /// insert) and `json-each` (its raw-SQL API sending the `json` strategy's statement).
+    #[serde(default)]
+    pub idioms: Option<List<Idiom>>,
     pub columns: List<Columns>,
     pub row_bytes: List<usize>,
     pub rows: Rows,
@@ -422,6 +434,15 @@ pub struct SweepStudy {
 }
 
 impl SweepStudy {
+    /// Whether a series runs ORM probes, which only the ORM Worker (`--worker js-orm`) runs.
+    pub fn has_orms(&self) -> bool {
+        self.file
+            .profile
+            .values()
+            .flat_map(|p| &p.series.0)
+            .any(|s| s.get_ref().orms.is_some())
+    }
+
     /// Loads `<dir>/<name>.toml` ([`crate::studies::load`] says which names exist).
     pub fn load(dir: &Path, name: &str) -> Result<Self> {
         let (path, source) = super::files::read_study(dir, name)?;
@@ -534,6 +555,13 @@ fn expand_series(series: &Series, profile: &Profile, index: usize) -> Vec<Planne
         .map(|l| l.0.clone())
         .unwrap_or_default();
     let strategies: Vec<Strategy> = values(&series.strategies).collect();
+    let idioms: Vec<Idiom> = match &series.idioms {
+        Some(list) => values(list).collect(),
+        None => vec![Idiom::Documented],
+    };
+    let orms: Vec<OrmWrite> = (series.orms.iter().flat_map(values))
+        .flat_map(|orm| idioms.iter().map(move |&idiom| OrmWrite { orm, idiom }))
+        .collect();
     let mut points = Vec::new();
     for Columns(columns) in values(&series.columns) {
         for row_bytes in values(&series.row_bytes) {
@@ -546,6 +574,7 @@ fn expand_series(series: &Series, profile: &Profile, index: usize) -> Vec<Planne
                             series: index,
                             label: label.clone(),
                             strategies: strategies.clone(),
+                            orms: orms.clone(),
                             request: ProbeRequest {
                                 probe_id: 0,
                                 strategy: strategies[0],

@@ -3,7 +3,8 @@
 use d1bench_core::{Outcome, ProbeRequest, ProbeResult, RefusalKind, Strategy};
 use serde::{Deserialize, Serialize};
 
-use crate::base::{TargetKind, WorkerKind};
+use crate::base::orm::Sent;
+use crate::base::{Idiom, Orm, OrmWrite, TargetKind, WorkerKind};
 use crate::records::Totals;
 use crate::studies::sweep::Axis;
 
@@ -168,6 +169,28 @@ pub struct ProbeRow {
     /// `setup_ms`, and after a verification that failed.
     #[serde(default)]
     pub verify_ms: Option<f64>,
+    /// The library that wrote the rows (`drizzle`, `prisma`, `kysely`: an experiment's `orms`,
+    /// in the ORM Worker); empty for a strategy's probe, and in a results.csv written before
+    /// libraries were measured. A library's row names the strategy `batched-rows`, how its rows
+    /// reached the Worker (one array of values per row); its `statements`, `statements_sent`,
+    /// `rows_per_statement` and `d1_calls` are what the library sent D1, counted in the Worker.
+    #[serde(default)]
+    pub orm: Option<Orm>,
+    /// A library's probe: the most values one of its INSERTs bound; empty for a strategy's.
+    #[serde(default)]
+    pub bound_per_statement: Option<usize>,
+    /// A library's probe: its D1 calls by the binding's method (`batch 1`, `all 42`); empty for
+    /// a strategy's.
+    #[serde(default)]
+    pub d1_call_kinds: String,
+    /// A library's probe: how what it sent differs from what `base::orm::emits` models for it;
+    /// empty when it sent as modelled, or for a strategy's probe.
+    #[serde(default)]
+    pub unlike_model: String,
+    /// A library's probe: how the library was asked to write (`documented`, `json-each`);
+    /// empty for a strategy's.
+    #[serde(default)]
+    pub idiom: Option<Idiom>,
 }
 
 impl ProbeRow {
@@ -178,13 +201,14 @@ impl ProbeRow {
     }
 
     /// What the row shares with every repeat of its point and strategy in its session (its
-    /// series, label, strategy and parameters): the key of a point's median within a session.
+    /// series, label, strategy or library and parameters): the key of a point's median within
+    /// a session.
     pub fn point_key(&self) -> String {
         format!(
             "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
             self.series,
             self.label,
-            self.strategy,
+            self.method_name(),
             self.columns,
             self.row_bytes,
             self.rows,
@@ -343,7 +367,40 @@ impl ProbeRow {
             warmup: false,
             setup_ms: None,
             verify_ms: None,
+            orm: None,
+            bound_per_statement: None,
+            d1_call_kinds: String::new(),
+            unlike_model: String::new(),
+            idiom: None,
         }
+    }
+
+    /// What wrote the rows: the library and its idiom, for a library's probe.
+    pub fn orm_write(&self) -> Option<OrmWrite> {
+        let idiom = self.idiom.unwrap_or(Idiom::Documented);
+        self.orm.map(|orm| OrmWrite { orm, idiom })
+    }
+
+    /// What wrote the rows: the library (with its idiom when not the documented one) for a
+    /// library's probe, else the strategy.
+    pub fn method_name(&self) -> String {
+        self.orm_write()
+            .map_or(self.strategy.name().to_owned(), |w| w.to_string())
+    }
+
+    /// A library's row: what the library sent, from the ORM Worker's count; and how it differs
+    /// from what [`crate::base::orm::emits`] models for it, when it wrote every row.
+    pub fn sent_by(mut self, orm: OrmWrite, sent: &Sent) -> Self {
+        self.orm = Some(orm.orm);
+        self.idiom = Some(orm.idiom);
+        self.bound_per_statement = Some(sent.bound_per_statement);
+        self.d1_call_kinds = sent.call_kinds();
+        if self.outcome == Outcome::Ok {
+            self.unlike_model = sent
+                .unlike(orm, self.columns, self.rows)
+                .unwrap_or_default();
+        }
+        self
     }
 
     /// This row's value on a sweep's x axis.
@@ -382,7 +439,7 @@ impl crate::records::Record for ProbeRow {
         format!(
             "{} {}{} C={} bytes={} esc={}{} idx={} rep {}: {}{} {:.1} ms",
             self.target,
-            self.strategy,
+            self.method_name(),
             if self.label.is_empty() {
                 String::new()
             } else {
@@ -490,9 +547,41 @@ mod tests {
             "HTTP 500",
         );
         writer.append(&second).unwrap();
-        assert_eq!(read::<ProbeRow>(&path).unwrap(), vec![first, js, second]);
+        let sent = Sent {
+            statements: 42,
+            rows: 500,
+            rows_per_statement: 12,
+            bound_values: 4000,
+            bound_per_statement: 96,
+            calls: [("all".to_owned(), 42)].into(),
+            ..Sent::default()
+        };
+        let orm = ProbeRow {
+            worker: Some(WorkerKind::JsOrm),
+            outcome: Outcome::Ok,
+            ..first.clone()
+        }
+        .sent_by(
+            OrmWrite {
+                orm: Orm::Kysely,
+                idiom: Idiom::Documented,
+            },
+            &sent,
+        );
+        assert!(
+            orm.unlike_model.contains("kysely is modelled to send"),
+            "{}",
+            orm.unlike_model
+        );
+        writer.append(&orm).unwrap();
+        assert_eq!(
+            read::<ProbeRow>(&path).unwrap(),
+            vec![first, js, second, orm]
+        );
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains(",0.25,1.0,0.25,js,false,,\n"), "{text}");
+        assert!(text.contains(",0.25,1.0,0.25,js,false,,,,,,,\n"), "{text}");
+        assert!(text.contains(",js-orm,false,,,kysely,96,all 42,"), "{text}");
+        assert!(text.ends_with(",documented\n"), "{text}");
         assert!(text.contains(",refused,statement-too-long,"), "{text}");
     }
 
@@ -512,7 +601,8 @@ mod tests {
              label,escape_share,non_ascii_share,indexes,overhead_ms,\
              checksum_expected,checksum_present,checksum_equal,target_failed,started_ms,calls_ms,\
              prepare_ms,bind_ms,nul_share,isolate_heap_peak_bytes,session,warmup_discarded,\
-             handover_ms,call_ms,read_ms,worker,warmup,setup_ms,verify_ms"
+             handover_ms,call_ms,read_ms,worker,warmup,setup_ms,verify_ms,\
+             orm,bound_per_statement,d1_call_kinds,unlike_model,idiom"
         );
     }
 
@@ -632,6 +722,11 @@ pub mod tests_support {
             warmup: false,
             setup_ms: None,
             verify_ms: None,
+            orm: None,
+            bound_per_statement: None,
+            d1_call_kinds: String::new(),
+            unlike_model: String::new(),
+            idiom: None,
         }
     }
 }

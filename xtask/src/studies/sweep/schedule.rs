@@ -21,6 +21,8 @@
 
 use d1bench_core::{ProbeRequest, Strategy};
 
+use crate::base::OrmWrite;
+
 /// What a profile asks of a sweep, with its points: how many rounds, in which order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepPlan {
@@ -68,6 +70,8 @@ pub struct PlannedPoint {
     pub label: String,
     /// Compared side by side, in each round.
     pub strategies: Vec<Strategy>,
+    /// Libraries whose bulk insert runs beside the strategies, in the same rounds.
+    pub orms: Vec<OrmWrite>,
     /// The probe of the first strategy, numbered 0: the parameters every probe of the point
     /// shares.
     pub request: ProbeRequest,
@@ -80,6 +84,56 @@ impl PlannedPoint {
             probe_id,
             strategy,
             ..self.request.clone()
+        }
+    }
+
+    /// The point's probe of a library, numbered `probe_id`: its rows handed to the Worker as
+    /// single-row statements' values (`batched-rows`, no override of rows per statement), which
+    /// the library turns into statements of its own.
+    pub fn orm_probe(&self, probe_id: u64) -> ProbeRequest {
+        ProbeRequest {
+            probe_id,
+            strategy: ORM_CARRIER,
+            rows_per_statement: None,
+            json_payload_bytes: None,
+            ..self.request.clone()
+        }
+    }
+
+    /// What runs at the point in each round: its strategies, then its libraries.
+    pub fn methods(&self) -> Vec<Method> {
+        let strategies = self.strategies.iter().map(|&s| Method::Strategy(s));
+        strategies
+            .chain(self.orms.iter().map(|&o| Method::Orm(o)))
+            .collect()
+    }
+
+    /// The point's probe of `method`, numbered `probe_id`.
+    pub fn probe_of(&self, method: Method, probe_id: u64) -> ProbeRequest {
+        match method {
+            Method::Strategy(strategy) => self.probe(strategy, probe_id),
+            Method::Orm(_) => self.orm_probe(probe_id),
+        }
+    }
+}
+
+/// The strategy an ORM probe's request names: its rows reach the Worker as `batched-rows`'
+/// single-row statements' values.
+pub const ORM_CARRIER: Strategy = Strategy::BatchedRows;
+
+/// What writes a point's rows: one of the six strategies, or a library's bulk insert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Method {
+    Strategy(Strategy),
+    Orm(OrmWrite),
+}
+
+impl Method {
+    /// The library, for a library's probe.
+    pub fn orm(self) -> Option<OrmWrite> {
+        match self {
+            Method::Orm(orm) => Some(orm),
+            Method::Strategy(_) => None,
         }
     }
 }
@@ -99,7 +153,7 @@ impl SweepPlan {
 
     /// The most probes one session may send, warm-ups included: what its ids are reserved for.
     pub fn most_probes_per_session(&self) -> usize {
-        let per_round: usize = self.points.iter().map(|p| p.strategies.len()).sum();
+        let per_round: usize = self.points.iter().map(|p| p.methods().len()).sum();
         self.warmup_probes + per_round * (self.warmup + self.max_repeats())
     }
 
@@ -185,7 +239,7 @@ impl Schedule<'_> {
         let order: Vec<usize> = match take {
             None => order,
             Some(n) => {
-                let per_round: usize = order.iter().map(|&i| plan.points[i].strategies.len()).sum();
+                let per_round: usize = order.iter().map(|&i| plan.points[i].methods().len()).sum();
                 let rounds = n.div_ceil(per_round.max(1));
                 let mut more = order.clone();
                 for _ in 1..rounds {
@@ -198,9 +252,9 @@ impl Schedule<'_> {
         let mut probes = Vec::new();
         for index in order {
             let point = &plan.points[index];
-            let mut strategies = point.strategies.clone();
-            self.rng.shuffle(&mut strategies);
-            for strategy in strategies {
+            let mut methods = point.methods();
+            self.rng.shuffle(&mut methods);
+            for method in methods {
                 probes.push(PlannedProbe {
                     session: self.session,
                     point: index,
@@ -208,7 +262,8 @@ impl Schedule<'_> {
                     label: point.label.clone(),
                     warmup,
                     repeat,
-                    request: point.probe(strategy, self.next_id),
+                    orm: method.orm(),
+                    request: point.probe_of(method, self.next_id),
                 });
                 self.next_id += 1;
             }
@@ -239,7 +294,20 @@ pub struct PlannedProbe {
     /// Repetition of the point within its session, from 0 (warm-ups and measured ones counted
     /// apart).
     pub repeat: usize,
+    /// The library that writes the rows, for a library's probe (its request names
+    /// [`ORM_CARRIER`]).
+    pub orm: Option<OrmWrite>,
     pub request: ProbeRequest,
+}
+
+impl PlannedProbe {
+    /// What writes the probe's rows.
+    pub fn method(&self) -> Method {
+        match self.orm {
+            Some(orm) => Method::Orm(orm),
+            None => Method::Strategy(self.request.strategy),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -252,6 +320,7 @@ mod tests {
             series: 0,
             label: String::new(),
             strategies: strategies.to_vec(),
+            orms: Vec::new(),
             request: ProbeRequest {
                 probe_id: 0,
                 strategy: strategies[0],

@@ -239,3 +239,127 @@ fn the_order_seed_is_a_profile_key_with_a_fixed_default() {
     assert_ne!(shuffled, fixed);
     assert_eq!(shuffled.len(), 5 * 2 * 3);
 }
+
+/// A series' `orms` run at each of its points beside its strategies, in the same shuffled
+/// rounds: each library's probe carries the point's rows as `batched-rows` without overrides.
+#[test]
+fn a_series_orms_run_beside_its_strategies_in_every_round() {
+    let source = r#"
+description = "d"
+x-axis = "columns"
+[profile.full]
+repeats = 2
+warmup = 1
+[[profile.full.series]]
+strategies = ["bound", "literal"]
+orms = ["prisma", "drizzle"]
+columns = [8, 64]
+row-bytes = [1000]
+rows = 20
+rows-per-statement = 3
+"#;
+    let experiment = SweepStudy::parse("t", Path::new("t.toml"), source.into()).unwrap();
+    assert!(experiment.has_orms());
+    let (_, profile) = experiment.profile(None).unwrap();
+    let plan = experiment.plan(profile);
+    let documented = |orm| OrmWrite {
+        orm,
+        idiom: Idiom::Documented,
+    };
+    assert_eq!(
+        plan.points[0].orms,
+        [documented(Orm::Prisma), documented(Orm::Drizzle)]
+    );
+    let probes = experiment.probes(profile);
+    // 2 points × (2 strategies + 2 libraries) × (1 warm-up + 2 measured) rounds.
+    assert_eq!(probes.len(), 2 * 4 * 3);
+    for round in probes.chunks(8) {
+        let mut libraries: Vec<(usize, Orm)> = round
+            .iter()
+            .filter_map(|p| Some((p.request.columns, p.orm?.orm)))
+            .collect();
+        libraries.sort();
+        assert_eq!(
+            libraries,
+            [
+                (8, Orm::Drizzle),
+                (8, Orm::Prisma),
+                (64, Orm::Drizzle),
+                (64, Orm::Prisma)
+            ],
+            "every library at every point, every round"
+        );
+    }
+    for p in probes.iter().filter(|p| p.orm.is_some()) {
+        assert_eq!(p.request.strategy, Strategy::BatchedRows);
+        assert_eq!(p.request.rows_per_statement, None);
+        p.request.validate().unwrap();
+    }
+    let strategies = probes.iter().filter(|p| p.orm.is_none());
+    assert!(
+        strategies
+            .clone()
+            .all(|p| p.request.rows_per_statement == Some(3))
+    );
+    // Each point's four probes run back to back, so a library pairs with the strategies of
+    // its round.
+    for four in probes.chunks(4) {
+        assert!(four.iter().all(|p| p.point == four[0].point));
+    }
+}
+
+/// Libraries add their probes to a series' rounds; without them every probe is a strategy's.
+#[test]
+fn libraries_add_probes_to_each_round() {
+    let with = |orms: &str| {
+        let source = format!(
+            "description = \"d\"\nx-axis = \"columns\"\n[profile.full]\nrepeats = 3\n\
+             [[profile.full.series]]\nstrategies = [\"bound\", \"literal\", \"json\"]\n{orms}\
+             columns = [1, 2, 4]\nrow-bytes = [100]\nrows = 10\n"
+        );
+        let experiment = SweepStudy::parse("t", Path::new("t.toml"), source).unwrap();
+        let (_, profile) = experiment.profile(None).unwrap();
+        experiment.probes(profile)
+    };
+    let plain = with("");
+    assert!(plain.iter().all(|p| p.orm.is_none()));
+    assert_eq!(plain.len(), 27);
+    let with_kysely = with("orms = [\"kysely\"]\n");
+    assert_eq!(with_kysely.len(), 36);
+    assert_eq!(
+        with_kysely
+            .iter()
+            .filter(|p| p.orm.map(|o| o.orm) == Some(Orm::Kysely))
+            .count(),
+        9
+    );
+}
+
+/// `idioms` asks each library of `orms` with each idiom; without it, the documented one alone.
+#[test]
+fn idioms_multiply_the_libraries() {
+    let source = r#"
+description = "d"
+x-axis = "columns"
+[profile.full]
+repeats = 1
+[[profile.full.series]]
+strategies = ["json"]
+orms = ["kysely", "drizzle"]
+idioms = ["json-each", "documented"]
+columns = [8]
+row-bytes = [1000]
+rows = 20
+"#;
+    let experiment = SweepStudy::parse("t", Path::new("t.toml"), source.into()).unwrap();
+    let (_, profile) = experiment.profile(None).unwrap();
+    let names: Vec<String> = experiment.plan(profile).points[0]
+        .orms
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        names,
+        ["kysely json-each", "kysely", "drizzle json-each", "drizzle"]
+    );
+}

@@ -7,7 +7,7 @@
 //! what every interval of them is taken over ([`intervals`]); for a run both Workers measured,
 //! the instrument's cost ([`instrument`]); a target ÷ its baseline judged at once, with its A/A
 //! test ([`baseline`]); each session's value of those ratios, for estimates over replicate runs
-//! ([`session_values`]).
+//! ([`session_values`]); the libraries measured beside the strategies ([`orms`]).
 
 pub mod baseline;
 pub mod calibrate;
@@ -23,6 +23,7 @@ pub mod harness;
 pub mod heap_cost;
 pub mod instrument;
 pub mod intervals;
+pub mod orms;
 pub mod points;
 pub mod session_values;
 pub mod summary;
@@ -50,7 +51,12 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
     }
     let target = record.run.target;
     let all_rows = rows;
-    let rows = default_instrument(&all_rows);
+    // The libraries' probes (an ORM run's) have a section of their own; every other figure is
+    // the strategies'.
+    let rows: Vec<ProbeRow> = default_instrument(&all_rows)
+        .into_iter()
+        .filter(|r| r.orm.is_none())
+        .collect();
     let summary_csv = points::summary_csv(&rows, axis, record.run.precision)?;
     std::fs::write(run_dir.summary_csv(), summary_csv)
         .with_context(|| format!("cannot write {}", run_dir.summary_csv().display()))?;
@@ -75,6 +81,11 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
         md.push('\n');
         md.push_str(section);
     }
+    let libraries = orms::section(&all_rows, axis);
+    if let Some(section) = &libraries {
+        md.push('\n');
+        md.push_str(section);
+    }
     std::fs::write(run_dir.summary_md(), md)
         .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
     let (labels, cells) = decision::cells_along(&rows, target, axis)
@@ -85,7 +96,11 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
         cells,
         labels,
     }];
-    let tables = lead(&maps, axis, None);
+    let mut tables = lead(&maps, axis, None);
+    // The libraries' section is the terminal's too: what each ORM sent is part of the answer.
+    if let Some(section) = libraries {
+        tables.push_str(&section);
+    }
     Ok(Rendered {
         charts: drawn.into_iter().flat_map(chart_files).collect(),
         tables,

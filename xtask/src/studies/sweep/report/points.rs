@@ -271,11 +271,12 @@ impl Ord for OrderedX {
     }
 }
 
-/// The points of `rows` along `axis`, ordered by line, then x; the rows a session measured
-/// before it settled (`warmup_discarded`) are left out.
+/// The strategies' points of `rows` along `axis`, ordered by line, then x; the rows a session
+/// measured before it settled (`warmup_discarded`) are left out, and so are the libraries' rows
+/// (an ORM run's: `report::orms`).
 pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<Point<'_>> {
     let mut grouped: BTreeMap<(Line, OrderedX), Vec<&ProbeRow>> = BTreeMap::new();
-    for row in rows.iter().filter(|r| r.counts()) {
+    for row in rows.iter().filter(|r| r.counts() && r.orm.is_none()) {
         let line = Line {
             target: row.target,
             label: row.label.clone(),
