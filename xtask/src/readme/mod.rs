@@ -6,6 +6,7 @@
 //! [`workload_findings`] and [`instrument`] write the sections' text and know nothing of the
 //! files they go into; the tests here fail when a file and the committed runs disagree.
 
+pub mod answer;
 pub mod durable;
 pub mod findings;
 pub mod instrument;
@@ -54,6 +55,8 @@ pub const README_MAX_BYTES: usize = 12_000;
 /// A generated section of the README or of a file under `docs/` ([`Section::file`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
+    /// The answer first: the decision map over its replicate set and its rule ([`answer`]).
+    Answer,
     /// The limits parity table, from `reports/parity-*.csv`.
     Parity,
     /// The sweep's findings, from [`EXAMPLE_RUN`] and its replicate [`REPLICATE_RUN`].
@@ -70,7 +73,8 @@ pub enum Section {
 
 impl Section {
     /// Every section, in the order the README is rewritten.
-    pub const ALL: [Section; 6] = [
+    pub const ALL: [Section; 7] = [
+        Section::Answer,
         Section::Parity,
         Section::Findings,
         Section::Workloads,
@@ -84,7 +88,9 @@ impl Section {
     pub fn file(self) -> &'static str {
         match self {
             Section::Parity => "docs/limits.md",
-            Section::Findings | Section::Instrument | Section::Durable => "README.md",
+            Section::Answer | Section::Findings | Section::Instrument | Section::Durable => {
+                "README.md"
+            }
             Section::Workloads => "docs/workload-findings.md",
             Section::OverRuns => over_runs::DOCUMENT,
         }
@@ -93,6 +99,7 @@ impl Section {
     /// The markers the section's text stands between.
     pub fn markers(self) -> (&'static str, &'static str) {
         match self {
+            Section::Answer => ("<!-- answer:begin -->", "<!-- answer:end -->"),
             Section::Parity => ("<!-- parity:begin -->", "<!-- parity:end -->"),
             Section::Findings => ("<!-- findings:begin -->", "<!-- findings:end -->"),
             Section::Workloads => ("<!-- workloads:begin -->", "<!-- workloads:end -->"),
@@ -108,6 +115,7 @@ impl Section {
     pub fn expected(self, paths: &Paths) -> Result<String> {
         let root = &paths.root;
         Ok(match self {
+            Section::Answer => answer::section(root)?,
             Section::Parity => parity::expected_section(paths)?,
             Section::Findings => match over_runs::sections::findings(root)? {
                 Some(text) => text,
@@ -174,6 +182,8 @@ pub fn regenerated(file: &str, content: &str, paths: &Paths) -> Result<String> {
 
 /// Rewrites every generated section in the files they live in; returns those files' paths.
 pub fn rewrite(paths: &Paths) -> Result<Vec<PathBuf>> {
+    // The answer's figure first: the section links to it.
+    answer::write_figure(&paths.root)?;
     let mut written = Vec::new();
     for file in files() {
         let path = paths.root.join(file);
@@ -375,6 +385,63 @@ mod tests {
     #[test]
     fn the_limits_parity_section_matches_the_committed_tables() {
         assert_readme_holds(Section::Parity, "reports/parity-*.csv");
+    }
+
+    #[test]
+    fn the_readme_leads_with_the_decision_map_as_its_replicate_set_gives_it() {
+        assert_readme_holds(Section::Answer, "docs/runs/replicates/decision-map");
+        // In its first 40 lines.
+        let readme = std::fs::read_to_string(project_root().join("README.md")).unwrap();
+        let (begin, end) = Section::Answer.markers();
+        let line_of = |m: &str| readme[..readme.find(m).unwrap()].lines().count();
+        assert!(
+            line_of(begin) < 40 && line_of(end) <= 40,
+            "the answer is past line 40"
+        );
+        // Its figure and table are what the set's runs give, byte for byte.
+        let root = project_root();
+        let set = root
+            .join(crate::records::replicates::REPLICATES_DIR)
+            .join(answer::SET);
+        if !set.is_dir() {
+            return;
+        }
+        let copy = tempfile::tempdir().unwrap();
+        let to = copy
+            .path()
+            .join(crate::records::replicates::REPLICATES_DIR)
+            .join(answer::SET);
+        for entry in walk(&set) {
+            let dest = to.join(entry.strip_prefix(&set).unwrap());
+            std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+            std::fs::copy(&entry, &dest).unwrap();
+        }
+        for name in ["decision-map.csv", "decision-map.svg"] {
+            let _ = std::fs::remove_file(to.join(name));
+        }
+        answer::write_figure(copy.path()).unwrap();
+        for name in ["decision-map.csv", "decision-map.svg"] {
+            assert_eq!(
+                std::fs::read(to.join(name)).unwrap(),
+                std::fs::read(set.join(name)).unwrap_or_default(),
+                "{}/{name} is not what the set's runs give: `cargo xtask parity-readme`",
+                set.display()
+            );
+        }
+    }
+
+    /// Every file under `dir`.
+    fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                out.extend(walk(&path));
+            } else {
+                out.push(path);
+            }
+        }
+        out
     }
 
     #[test]

@@ -1,0 +1,210 @@
+//! The answer the README leads with: the decision map judged over its replicate set
+//! (`docs/runs/replicates/decision-map/`, the local D1's map beside bare SQLite's), drawn into the
+//! set's folder (`decision-map.{png,svg,pdf}` and `decision-map.csv`, the same chart and table a
+//! grid run writes, [`decision_table::maps_over_runs`]), and a rule of at most three lines
+//! derived from the local map's cells: per class of row size, the column counts where each
+//! strategy is the fastest, and how many cells decide.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::records::csv;
+use crate::records::replicates::{REPLICATES_DIR, ReplicateSet};
+use crate::studies::sweep::Axis;
+use crate::studies::sweep::report::decision_map;
+use crate::studies::sweep::report::decision_table::{self, Map};
+use crate::studies::sweep::row::ProbeRow;
+
+/// The replicate set the map is judged over.
+pub const SET: &str = "decision-map";
+
+/// Rows at least this long are "large": where literal's one row a statement and its wall are.
+const LARGE_ROW_BYTES: f64 = 50_000.0;
+
+/// The set's maps (the target's, then its baseline's) over its runs, and the set; `None` while
+/// the set holds fewer than two runs.
+pub fn maps(root: &Path) -> Result<Option<(ReplicateSet, Vec<Map>)>> {
+    let Some(set) = ReplicateSet::find(root, SET)? else {
+        return Ok(None);
+    };
+    if set.runs.len() < 2 {
+        return Ok(None);
+    }
+    let runs: Vec<Vec<ProbeRow>> = set
+        .runs
+        .iter()
+        .map(|r| csv::read(&r.dir.results_csv()))
+        .collect::<Result<_>>()?;
+    let target = set.runs[0].record.run.target;
+    let maps = decision_table::maps_over_runs(&runs, target, Axis::Columns, Axis::RowBytes);
+    Ok(Some((set, maps)))
+}
+
+/// Draws the set's map and writes its table into the set's folder (what the README's figure
+/// links to); nothing while there is no set.
+pub fn write_figure(root: &Path) -> Result<()> {
+    let Some((set, maps)) = maps(root)? else {
+        return Ok(());
+    };
+    let csv_path = set.path.join("decision-map.csv");
+    std::fs::write(
+        &csv_path,
+        decision_table::csv(&maps, Axis::Columns, Axis::RowBytes)?,
+    )
+    .with_context(|| format!("cannot write {}", csv_path.display()))?;
+    decision_map::render(&set.path, &maps, Axis::Columns, Axis::RowBytes, false)?;
+    Ok(())
+}
+
+/// Consecutive column counts with the same label, as `1–8 columns: json`.
+fn segments(labels: &[(f64, String)]) -> Vec<String> {
+    let mut out: Vec<(f64, f64, String)> = Vec::new();
+    for (x, label) in labels {
+        match out.last_mut() {
+            Some((_, last, l)) if l == label => *last = *x,
+            _ => out.push((*x, *x, label.clone())),
+        }
+    }
+    out.into_iter()
+        .map(|(first, last, label)| {
+            let columns = if first == last {
+                format!("{first:.0}")
+            } else {
+                format!("{first:.0}–{last:.0}")
+            };
+            format!("{columns} columns **{label}**")
+        })
+        .collect()
+}
+
+/// One line of the rule: over the cells of `map` whose row size is in `bytes`, per column
+/// count the strategy that is the fastest in most of them (`a?` when it decides in none).
+fn rule_line(map: &Map, large: bool) -> Option<String> {
+    let cells: Vec<_> = map
+        .cells
+        .iter()
+        .filter(|c| (c.y >= LARGE_ROW_BYTES) == large)
+        .collect();
+    if cells.is_empty() {
+        return None;
+    }
+    let mut xs: Vec<f64> = cells.iter().map(|c| c.x).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let labels: Vec<(f64, String)> = xs
+        .iter()
+        .map(|&x| {
+            let at: Vec<_> = cells.iter().filter(|c| c.x == x).collect();
+            let mut counts: Vec<(String, usize, usize)> = Vec::new();
+            for c in &at {
+                let Some(s) = c.verdict.fastest() else {
+                    continue;
+                };
+                let name = s.to_string();
+                match counts.iter_mut().find(|(n, ..)| *n == name) {
+                    Some((_, n, d)) => {
+                        *n += 1;
+                        *d += usize::from(c.verdict.decides());
+                    }
+                    None => counts.push((name, 1, usize::from(c.verdict.decides()))),
+                }
+            }
+            counts.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)));
+            let label = counts.first().map_or("nothing".to_owned(), |(n, _, d)| {
+                if *d == 0 { format!("{n}?") } else { n.clone() }
+            });
+            (x, label)
+        })
+        .collect();
+    let mut sizes: Vec<f64> = cells.iter().map(|c| c.y).collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    let range = match (sizes.first(), sizes.last()) {
+        (Some(a), Some(b)) if a == b => format!("rows of {}", bytes(*a)),
+        (Some(a), Some(b)) => format!("rows of {} to {}", bytes(*a), bytes(*b)),
+        _ => return None,
+    };
+    Some(format!("- {range}: {}.", segments(&labels).join("; ")))
+}
+
+fn bytes(b: f64) -> String {
+    crate::base::numbers::thousands(b as usize) + " bytes"
+}
+
+/// The README's answer section: the figure and the rule, from the set; a line saying the map
+/// is still one run's while there is no set.
+pub fn section(root: &Path) -> Result<String> {
+    let Some((set, maps)) = maps(root)? else {
+        return Ok(format!(
+            "The decision map over replicate runs is not committed yet (`{REPLICATES_DIR}/{SET}/`, \
+             made by `cargo xtask reproduce --replicates 3 --only {SET}`): see the one run in \
+             [`docs/runs/decision-map/`](docs/runs/decision-map/summary.md).\n"
+        ));
+    };
+    let local = &maps[0];
+    let (decided, cells) = local.decided();
+    let dir = format!("{REPLICATES_DIR}/{SET}");
+    let commits: Vec<String> = set
+        .runs
+        .iter()
+        .map(|r| r.record.git.commit.to_string().chars().take(7).collect())
+        .collect();
+    let mut out = format!(
+        "![Which strategy to use, per column count and row size, on the local D1 and on bare \
+         SQLite]({dir}/{}.png)\n\n",
+        decision_map::NAME
+    );
+    writeln!(
+        out,
+        "**Which strategy to use** on {}, from the map over {} runs made at separate times \
+         ([`{dir}/`]({dir}/decision-map.csv), commits `{}`; the fastest, `a = b` where two \
+         one-sided tests show them within ±10%, `?` where the runs cannot tell):\n",
+        local.target.prose(),
+        set.runs.len(),
+        commits.join("`, `"),
+    )
+    .unwrap();
+    for large in [false, true] {
+        if let Some(line) = rule_line(local, large) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    writeln!(
+        out,
+        "- {decided} of {cells} cells decide (a winner whose interval over runs excludes 1, or \
+         a set equivalent within ±10%); `cargo xtask advise --columns C --row-bytes B` answers \
+         for your table."
+    )
+    .unwrap();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consecutive_column_counts_with_one_answer_are_one_segment() {
+        let labels: Vec<(f64, String)> = [
+            (1.0, "json"),
+            (2.0, "json"),
+            (4.0, "bound"),
+            (8.0, "literal"),
+            (16.0, "literal"),
+        ]
+        .iter()
+        .map(|(x, l)| (*x, l.to_string()))
+        .collect();
+        assert_eq!(
+            segments(&labels),
+            [
+                "1–2 columns **json**",
+                "4 columns **bound**",
+                "8–16 columns **literal**"
+            ]
+        );
+    }
+}
