@@ -104,15 +104,7 @@ pub fn sources_hash(root: &Path) -> Result<String> {
     let lock = std::fs::read_to_string(&lock_path)
         .with_context(|| format!("cannot read {}", lock_path.display()))?;
     let packages = worker_lock(&lock).with_context(|| format!("in {}", lock_path.display()))?;
-    let mut files = inputs(root)?
-        .into_iter()
-        .map(|file| {
-            let bytes =
-                std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
-            let name = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
-            Ok((name, bytes))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let mut files = named(root, inputs(root)?)?;
     files.push((
         "Cargo.lock (the Worker's packages)".into(),
         packages.into_bytes(),
@@ -126,7 +118,12 @@ pub fn sources_hash(root: &Path) -> Result<String> {
 pub fn js_sources_hash(root: &Path) -> Result<String> {
     let mut files = Vec::new();
     toolchain::files_under(&root.join("worker-js"), &mut files)?;
-    let named = files
+    Ok(toolchain::hash_named(&named(root, files)?))
+}
+
+/// Each of `files` read, named by its path relative to `root`: what a sources hash hashes.
+fn named(root: &Path, files: Vec<PathBuf>) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    files
         .into_iter()
         .map(|file| {
             let bytes =
@@ -134,8 +131,7 @@ pub fn js_sources_hash(root: &Path) -> Result<String> {
             let name = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
             Ok((name, bytes))
         })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(toolchain::hash_named(&named))
+        .collect()
 }
 
 /// The hash of the ORM Worker's sources and what pins its libraries (`worker-orm/`: its entry

@@ -94,25 +94,14 @@ pub fn readings(record: &RunRecord, reference: Option<&RunRecord>) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::host_speed::ReadingAt;
     use crate::records::run_record::tests_support::record;
 
     #[test]
     fn every_reading_is_a_dot_and_a_run_without_readings_draws_nothing() {
         let mut r = record();
         assert_eq!(readings(&r, None).into_string(), "");
-        r.machine.speed = [(0.0, 30.0), (40.0, 33.0), (80.0, 45.0)]
-            .iter()
-            .map(|&(t, v)| HostReading {
-                at: ReadingAt::Between,
-                utc: String::new(),
-                run_s: t,
-                version: host_reference::VERSION,
-                profile: host_reference::PROFILE.into(),
-                cpu_ms: vec![v],
-                sqlite_ms: vec![v],
-            })
-            .collect();
+        r.machine.speed =
+            crate::records::host_speed::readings_at(&[(0.0, 30.0), (40.0, 33.0), (80.0, 45.0)]);
         let svg = readings(&r, None).into_string();
         assert_eq!(svg.matches("<circle").count(), 3, "{svg}");
         assert!(

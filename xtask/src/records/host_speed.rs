@@ -67,6 +67,30 @@ pub fn reference_values(readings: &[HostReading], version: u32, profile: &str) -
         .collect()
 }
 
+/// Readings of today's reference for tests, one per `(seconds into the run, ms)`, each half
+/// timed once at that many ms.
+#[cfg(test)]
+pub fn readings_at(points: &[(f64, f64)]) -> Vec<HostReading> {
+    points
+        .iter()
+        .map(|&(run_s, ms)| HostReading {
+            at: ReadingAt::Between,
+            utc: "2026-12-06T00:00:00Z".into(),
+            run_s,
+            version: crate::host_reference::VERSION,
+            profile: crate::host_reference::PROFILE.into(),
+            cpu_ms: vec![ms],
+            sqlite_ms: vec![ms],
+        })
+        .collect()
+}
+
+/// [`readings_at`] all at the run's start.
+#[cfg(test)]
+pub fn readings(ms: &[f64]) -> Vec<HostReading> {
+    readings_at(&ms.iter().map(|&v| (0.0, v)).collect::<Vec<_>>())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -195,24 +195,12 @@ pub fn section(record: &RunRecord, reference: Option<&RunRecord>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::host_speed::ReadingAt;
     use crate::records::run_record::tests_support::record;
 
     fn with_readings(id: &str, ms: &[f64]) -> RunRecord {
         let mut r = record();
         r.run.id = id.into();
-        r.machine.speed = ms
-            .iter()
-            .map(|&v| HostReading {
-                at: ReadingAt::Between,
-                utc: "2026-12-06T00:00:00Z".into(),
-                run_s: 0.0,
-                version: host_reference::VERSION,
-                profile: host_reference::PROFILE.into(),
-                cpu_ms: vec![v],
-                sqlite_ms: vec![v],
-            })
-            .collect();
+        r.machine.speed = crate::records::host_speed::readings(ms);
         r
     }
 

@@ -268,18 +268,7 @@ mod tests {
     fn with_readings(id: &str, ms: &[f64]) -> RunRecord {
         let mut r = crate::records::run_record::tests_support::record();
         r.run.id = id.into();
-        r.machine.speed = ms
-            .iter()
-            .map(|&v| HostReading {
-                at: ReadingAt::Between,
-                utc: String::new(),
-                run_s: 0.0,
-                version: crate::host_reference::VERSION,
-                profile: crate::host_reference::PROFILE.into(),
-                cpu_ms: vec![v],
-                sqlite_ms: vec![v],
-            })
-            .collect();
+        r.machine.speed = crate::records::host_speed::readings(ms);
         r
     }
 

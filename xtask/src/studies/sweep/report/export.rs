@@ -185,20 +185,8 @@ mod tests {
 
     #[test]
     fn the_hosts_speed_is_a_benchmark_of_its_own_when_the_run_read_it() {
-        use crate::records::host_speed::{HostReading, ReadingAt};
         let mut r = record("column-sweep", StudyKind::Sweep);
-        r.machine.speed = [30.0, 31.0, 29.5]
-            .iter()
-            .map(|&v| HostReading {
-                at: ReadingAt::Between,
-                utc: String::new(),
-                run_s: 0.0,
-                version: crate::host_reference::VERSION,
-                profile: crate::host_reference::PROFILE.into(),
-                cpu_ms: vec![v],
-                sqlite_ms: vec![v],
-            })
-            .collect();
+        r.machine.speed = crate::records::host_speed::readings(&[30.0, 31.0, 29.5]);
         let root = tempfile::tempdir().unwrap();
         let dir = write_run(&root.path().join("run"), &r, Some(&rows()));
         let json: serde_json::Value = serde_json::from_str(&bmf_json(&dir).unwrap()).unwrap();

@@ -218,21 +218,9 @@ fn local_shape() -> Shape {
 
 /// The shift of a host 30% slower, as [`HostShift::between`] gives it from readings.
 fn host_slower_by(factor: f64) -> crate::reports::host_speed::HostShift {
-    use crate::records::host_speed::{HostReading, ReadingAt};
     let with = |ms: &[f64]| {
         let mut r = record("column-sweep", StudyKind::Sweep);
-        r.machine.speed = ms
-            .iter()
-            .map(|&v| HostReading {
-                at: ReadingAt::Between,
-                utc: String::new(),
-                run_s: 0.0,
-                version: crate::host_reference::VERSION,
-                profile: crate::host_reference::PROFILE.into(),
-                cpu_ms: vec![v],
-                sqlite_ms: vec![v],
-            })
-            .collect();
+        r.machine.speed = crate::records::host_speed::readings(ms);
         r
     };
     let readings = [30.0, 30.6, 29.7, 30.2, 30.4, 29.9, 30.1, 30.3, 29.8];
