@@ -59,9 +59,19 @@ impl Figure for Chart {
         Ok(())
     }
 
+    /// A panel of the figure's size holds 5 columns and 4 row sizes legibly; a larger grid
+    /// widens (and heightens) its panels in proportion, so its cells keep their text's size.
     fn size(&self) -> (u32, u32) {
         let (width, height) = FIGURE;
-        (width * self.panels.len().max(1) as u32, height)
+        let most = |of: fn(&Panel) -> usize, fits: usize| {
+            let n = self.panels.iter().map(of).max().unwrap_or(0);
+            n.max(fits) as f64 / fits as f64
+        };
+        let (wide, tall) = (most(|p| p.columns.len(), 5), most(|p| p.rows.len(), 4));
+        (
+            (f64::from(width) * wide).round() as u32 * self.panels.len().max(1) as u32,
+            (f64::from(height) * tall).round() as u32,
+        )
     }
 }
 
