@@ -146,11 +146,13 @@ pub fn section(root: &Path) -> Result<String> {
     let local = &maps[0];
     let (decided, cells) = local.decided();
     let dir = format!("{REPLICATES_DIR}/{SET}");
-    let commits: Vec<String> = set
-        .runs
-        .iter()
-        .map(|r| r.record.git.commit.to_string().chars().take(7).collect())
-        .collect();
+    let mut commits: Vec<String> = Vec::new();
+    for r in &set.runs {
+        let short: String = r.record.git.commit.to_string().chars().take(7).collect();
+        if !commits.contains(&short) {
+            commits.push(short);
+        }
+    }
     let mut out = format!(
         "![Which strategy to use, per column count and row size, on the local D1 and on bare \
          SQLite]({dir}/{}.png)\n\n",
