@@ -183,6 +183,9 @@ fn render_grid(
             .unwrap_or_default();
         md.push_str(&format!("![{}]({name})\n\n{}\n", drawn.name, drawn.caption));
     }
+    // Where the time went and the host's speed, as every kind's summary ends.
+    md.push('\n');
+    md.push_str(&provenance::time_section(record));
     std::fs::write(run_dir.summary_md(), md)
         .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
     Ok(Rendered {
