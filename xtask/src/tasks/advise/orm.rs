@@ -339,3 +339,103 @@ fn json_each(
     )?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Shape, advice, capacity::capacities, committed};
+    use super::*;
+    use crate::paths::project_root;
+
+    /// The advice with `--orm` at `columns` × `row_bytes` from the committed map.
+    fn advise(orm: Orm, columns: usize, row_bytes: usize) -> String {
+        let (source, maps) = committed(&project_root()).unwrap();
+        let shape = Shape {
+            columns,
+            row_bytes,
+            from: "--columns".into(),
+        };
+        let ask = OrmAsk { orm, rows: 1000 };
+        advice(&shape, &maps, maps[0].target, &source, Some(ask)).unwrap()
+    }
+
+    fn bound_rows(columns: usize) -> usize {
+        capacities(columns, 2000)
+            .iter()
+            .find(|c| c.strategy == Strategy::Bound)
+            .unwrap()
+            .rows_per_statement
+    }
+
+    #[test]
+    fn drizzle_is_bound_and_its_json_each_sample_is_printed_whole() {
+        let like = likeness(Orm::Drizzle, Idiom::Documented, 24, bound_rows(24));
+        assert_eq!(
+            like,
+            Likeness {
+                strategy: Strategy::Bound,
+                own_calls: false,
+                rows: None
+            }
+        );
+        let text = advise(Orm::Drizzle, 24, 2000);
+        for line in [
+            "  sends 250 statements of 4 rows, 96 bound values each, in 1 D1 call (batch); no \
+             limit refuses it",
+            "drizzle is `bound`",
+            "  bound in the map at 32 columns × 1000 bytes: ×",
+            "no committed run measures it yet (`cargo xtask run orm-sweep --worker js-orm",
+        ] {
+            assert!(text.contains(line), "no `{line}` in {text}");
+        }
+        let block = format!("```js\n{}```\n", json_each_sample(Orm::Drizzle));
+        assert!(text.contains(&block), "{text}");
+    }
+
+    #[test]
+    fn kysely_is_bounds_statements_one_call_each_and_per_row_at_one_row_a_statement() {
+        let like = likeness(Orm::Kysely, Idiom::Documented, 24, bound_rows(24));
+        assert_eq!((like.strategy, like.own_calls, like.rows), (Strategy::Bound, true, None));
+        let text = advise(Orm::Kysely, 24, 2000);
+        assert!(
+            text.contains("in 250 D1 calls (all, one a statement)")
+                && text.contains("the map's time for `bound` does not count those calls"),
+            "{text}"
+        );
+        // Past 50 columns a chunk is one row, each its own call: per-row.
+        let wide = likeness(Orm::Kysely, Idiom::Documented, 64, bound_rows(64));
+        assert_eq!((wide.strategy, wide.own_calls), (Strategy::PerRow, false));
+        // Its json-each: json's statement, one call each.
+        let json = likeness(Orm::Kysely, Idiom::JsonEach, 24, 941);
+        assert_eq!(
+            (json.strategy, json.own_calls, json.rows),
+            (Strategy::Json, true, Some((JSON_EACH_ROWS, 941)))
+        );
+    }
+
+    #[test]
+    fn prisma_chunks_to_98_and_refuses_99_and_100_columns_before_sending() {
+        // 33 columns: 98 / 33 = 2 rows where bound puts 100 / 33 = 3.
+        let like = likeness(Orm::Prisma, Idiom::Documented, 33, bound_rows(33));
+        assert_eq!(
+            (like.strategy, like.own_calls, like.rows),
+            (Strategy::Bound, true, Some((2, 3)))
+        );
+        assert_eq!(
+            likeness(Orm::Prisma, Idiom::Documented, 50, bound_rows(50)).strategy,
+            Strategy::PerRow
+        );
+        for columns in [99, 100] {
+            let text = advise(Orm::Prisma, columns, 2000);
+            assert!(
+                text.contains(&format!(
+                    "  refused: one row of {columns} columns binds {columns} values, past \
+                     Prisma's own 98 bound values"
+                )) && text.contains("before sending anything to D1"),
+                "{text}"
+            );
+            assert!(!text.contains("  sends "), "a refused write sends nothing: {text}");
+            let block = format!("```js\n{}```\n", json_each_sample(Orm::Prisma));
+            assert!(text.contains(&block), "{text}");
+        }
+    }
+}
