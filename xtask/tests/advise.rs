@@ -107,7 +107,11 @@ fn orm_advice_prints_its_golden_answer() {
         let mut argv = vec!["advise"];
         argv.extend(args.split_whitespace());
         let output = xtask(&argv).output().unwrap();
-        assert!(output.status.success(), "{args_file:?}: {}", support::text(&output));
+        assert!(
+            output.status.success(),
+            "{args_file:?}: {}",
+            support::text(&output)
+        );
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         let out_file = args_file.with_extension("out");
         if bless {
@@ -139,7 +143,9 @@ fn the_printed_code_is_exactly_the_librarys_json_each_sample() {
         .unwrap();
         let text = String::from_utf8_lossy(&output.stdout);
         assert!(output.status.success(), "{}", support::text(&output));
-        let (_, after) = text.split_once("```js\n").unwrap_or_else(|| panic!("{text}"));
+        let (_, after) = text
+            .split_once("```js\n")
+            .unwrap_or_else(|| panic!("{text}"));
         let (code, _) = after.split_once("```").unwrap();
         assert_eq!(code, json_each_sample(orm), "{orm}");
     }

@@ -82,7 +82,9 @@ impl flags::Advise {
     /// The library and rows of `--orm`, when given.
     pub fn orm_ask(&self) -> Result<Option<OrmAsk>, BadInput> {
         if self.orm.is_some() && self.rows == 0 {
-            return Err(BadInput("--rows 0: the library writes at least one row".into()));
+            return Err(BadInput(
+                "--rows 0: the library writes at least one row".into(),
+            ));
         }
         Ok(self.orm.map(|orm| OrmAsk {
             orm,

@@ -136,12 +136,7 @@ pub struct MapCell<'c> {
 }
 
 /// The `--orm` section of the advice, after the map's answer.
-pub fn section(
-    ask: OrmAsk,
-    columns: usize,
-    caps: &[Capacity],
-    map: &MapCell,
-) -> Result<String> {
+pub fn section(ask: OrmAsk, columns: usize, caps: &[Capacity], map: &MapCell) -> Result<String> {
     let OrmAsk { orm, rows } = ask;
     let cap = |s: Strategy| caps.iter().find(|c| c.strategy == s);
     let sent = emits(orm, Idiom::Documented, columns, rows);
@@ -195,7 +190,8 @@ fn sends_text(sent: &Emitted) -> String {
         sent.rows_per_statement,
         sent.bound_per_statement,
     );
-    let plural = |n: usize, word: &str| format!("{} {word}{}", thousands(n), if n == 1 { "" } else { "s" });
+    let plural =
+        |n: usize, word: &str| format!("{} {word}{}", thousands(n), if n == 1 { "" } else { "s" });
     format!(
         "{} of {}, {} each, {calls}",
         plural(s, "statement"),
@@ -291,13 +287,9 @@ fn json_each(
         )?;
         return Ok(());
     };
-    let fits = caps
-        .iter()
-        .find(|c| c.strategy == json)
-        .is_some_and(|c| {
-            !matches!(c.binding, Binding::Wall(_))
-                && c.rows_per_statement >= JSON_EACH_ROWS.min(rows)
-        });
+    let fits = caps.iter().find(|c| c.strategy == json).is_some_and(|c| {
+        !matches!(c.binding, Binding::Wall(_)) && c.rows_per_statement >= JSON_EACH_ROWS.min(rows)
+    });
     if !fits {
         writeln!(
             out,
@@ -394,7 +386,10 @@ mod tests {
     #[test]
     fn kysely_is_bounds_statements_one_call_each_and_per_row_at_one_row_a_statement() {
         let like = likeness(Orm::Kysely, Idiom::Documented, 24, bound_rows(24));
-        assert_eq!((like.strategy, like.own_calls, like.rows), (Strategy::Bound, true, None));
+        assert_eq!(
+            (like.strategy, like.own_calls, like.rows),
+            (Strategy::Bound, true, None)
+        );
         let text = advise(Orm::Kysely, 24, 2000);
         assert!(
             text.contains("in 250 D1 calls (all, one a statement)")
@@ -433,7 +428,10 @@ mod tests {
                 )) && text.contains("before sending anything to D1"),
                 "{text}"
             );
-            assert!(!text.contains("  sends "), "a refused write sends nothing: {text}");
+            assert!(
+                !text.contains("  sends "),
+                "a refused write sends nothing: {text}"
+            );
             let block = format!("```js\n{}```\n", json_each_sample(Orm::Prisma));
             assert!(text.contains(&block), "{text}");
         }
