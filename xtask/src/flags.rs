@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::base::{AccountPlan, DebugCorruption, HeapSampling, Location, TargetKind, WorkerKind};
+use crate::base::{
+    AccountPlan, DebugCorruption, HeapSampling, Location, Orm, TargetKind, WorkerKind,
+};
 use crate::studies::sweep::report::compare::Gate;
 
 #[derive(Debug, Parser)]
@@ -104,6 +106,14 @@ pub struct Advise {
     /// `--measure` measures on (default: sqlite).
     #[arg(long, value_enum)]
     pub target: Option<TargetKind>,
+    /// The library the rows are written with: what its usual bulk insert sends for the shape,
+    /// which strategy that is and its margin to the fastest, and the idiom of the same library
+    /// that writes the answer.
+    #[arg(long, value_enum, value_name = "LIB")]
+    pub orm: Option<Orm>,
+    /// Rows the library writes, for --orm's statements and D1 calls.
+    #[arg(long, value_name = "N", default_value_t = 1000, requires = "orm")]
+    pub rows: usize,
 }
 
 #[derive(Debug, Clone, clap::Args)]

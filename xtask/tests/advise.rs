@@ -1,7 +1,9 @@
 //! `cargo xtask advise`: every bad input in `tests/bad-advice/` (its flags in `<case>.args`)
 //! exits 2 with exactly the text of `<case>.err`; the answer for a shape names a strategy, its
 //! margin with its interval, and each strategy's rows per statement with the limit that binds
-//! it; a CREATE TABLE gives the columns. `--measure` is in the e2e tests (it runs a target).
+//! it; a CREATE TABLE gives the columns; with `--orm`, every case in `tests/orm-advice/` exits 0
+//! with exactly the text of `<case>.out`, its code block exactly the library's `json-each`
+//! sample. `--measure` is in the e2e tests (it runs a target).
 
 mod support;
 
@@ -11,6 +13,10 @@ use support::{project_root, xtask};
 
 fn golden_dir() -> PathBuf {
     project_root().join("xtask/tests/bad-advice")
+}
+
+fn orm_golden_dir() -> PathBuf {
+    project_root().join("xtask/tests/orm-advice")
 }
 
 #[test]
@@ -85,4 +91,62 @@ fn a_create_table_gives_the_columns() {
         text.starts_with("24 columns × 2000 bytes per row (columns from table `t` of "),
         "{text}"
     );
+}
+
+#[test]
+fn orm_advice_prints_its_golden_answer() {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(orm_golden_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "args"))
+        .collect();
+    entries.sort();
+    let bless = std::env::var_os("BLESS").is_some();
+    for args_file in &entries {
+        let args = std::fs::read_to_string(args_file).unwrap();
+        let mut argv = vec!["advise"];
+        argv.extend(args.split_whitespace());
+        let output = xtask(&argv).output().unwrap();
+        assert!(
+            output.status.success(),
+            "{args_file:?}: {}",
+            support::text(&output)
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let out_file = args_file.with_extension("out");
+        if bless {
+            std::fs::write(&out_file, &stdout).unwrap();
+        }
+        let expected = std::fs::read_to_string(&out_file)
+            .unwrap_or_else(|e| panic!("{}: {e} (BLESS=1 writes it)", out_file.display()));
+        assert_eq!(stdout, expected, "{}", args_file.display());
+    }
+    assert!(entries.len() >= 4, "only {} golden files", entries.len());
+}
+
+/// The code advise prints is the sample the ORM Worker runs (`base::orm::json_each_sample`,
+/// each line of it in `worker-orm/src/orms.js`, run by the e2e ORM test), not a copy of it.
+#[test]
+fn the_printed_code_is_exactly_the_librarys_json_each_sample() {
+    use xtask::base::orm::{Orm, json_each_sample};
+    for orm in Orm::ALL {
+        let output = xtask(&[
+            "advise",
+            "--columns",
+            "24",
+            "--row-bytes",
+            "2000",
+            "--orm",
+            orm.name(),
+        ])
+        .output()
+        .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{}", support::text(&output));
+        let (_, after) = text
+            .split_once("```js\n")
+            .unwrap_or_else(|| panic!("{text}"));
+        let (code, _) = after.split_once("```").unwrap();
+        assert_eq!(code, json_each_sample(orm), "{orm}");
+    }
 }

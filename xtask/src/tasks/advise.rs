@@ -4,9 +4,12 @@
 //! ([`crate::studies::sweep::report::verdict`]), so the README, the page, the terminal and the
 //! advice cannot disagree; gives each strategy's rows per statement under D1's limits and the
 //! limit that binds it ([`capacity`], from the core's planner); and with `--measure` runs that
-//! one cell on a target there and then through the sweep pipeline, and answers from it.
+//! one cell on a target there and then through the sweep pipeline, and answers from it; with
+//! `--orm` also what a library's bulk insert sends for the shape and what to write instead
+//! ([`orm`]).
 
 pub mod capacity;
+pub mod orm;
 pub mod schema;
 
 use std::fmt::Write;
@@ -28,6 +31,7 @@ use crate::studies::sweep::report::decision::{Cell, with_interval};
 use crate::studies::sweep::report::decision_table::{self, Map};
 use crate::studies::sweep::row::ProbeRow;
 use capacity::{Binding, capacities};
+use orm::{MapCell, OrmAsk};
 
 /// Input no strategy can answer for: the command exits 2 with this message.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,18 +64,32 @@ impl flags::Advise {
     pub fn run(self, sh: &Shell, paths: &Paths) -> Result<()> {
         let shape = self.shape()?;
         check(&shape)?;
+        let ask = self.orm_ask()?;
         let text = if self.measure {
             let target = self.target.unwrap_or(TargetKind::Sqlite);
             let (run_dir, maps) = measure(&shape, target, sh, paths)?;
             let source = format!("the run just measured, {}", run_dir.display());
-            format!("\n{}", advice(&shape, &maps, target, &source)?)
+            format!("\n{}", advice(&shape, &maps, target, &source, ask)?)
         } else {
             let (source, maps) = committed(&paths.root)?;
             let target = self.target.unwrap_or(maps[0].target);
-            advice(&shape, &maps, target, &source)?
+            advice(&shape, &maps, target, &source, ask)?
         };
         print!("{text}");
         Ok(())
+    }
+
+    /// The library and rows of `--orm`, when given.
+    pub fn orm_ask(&self) -> Result<Option<OrmAsk>, BadInput> {
+        if self.orm.is_some() && self.rows == 0 {
+            return Err(BadInput(
+                "--rows 0: the library writes at least one row".into(),
+            ));
+        }
+        Ok(self.orm.map(|orm| OrmAsk {
+            orm,
+            rows: self.rows,
+        }))
     }
 
     /// The shape from the flags, or from the schema's table.
@@ -235,8 +253,14 @@ enum Placement {
     Extrapolated,
 }
 
-/// The advice, as printed.
-pub fn advice(shape: &Shape, maps: &[Map], target: TargetKind, source: &str) -> Result<String> {
+/// The advice, as printed; with `ask`, what that library sends and what to write instead.
+pub fn advice(
+    shape: &Shape,
+    maps: &[Map],
+    target: TargetKind,
+    source: &str,
+    ask: Option<OrmAsk>,
+) -> Result<String> {
     let Some(map) = maps.iter().find(|m| m.target == target) else {
         let have: Vec<String> = maps.iter().map(|m| m.target.to_string()).collect();
         return Err(BadInput(format!(
@@ -319,6 +343,10 @@ pub fn advice(shape: &Shape, maps: &[Map], target: TargetKind, source: &str) -> 
             c.rows_per_statement,
             c.binding.text()
         )?;
+    }
+    if let Some(ask) = ask {
+        let map = MapCell { cell, at, source };
+        out.push_str(&orm::section(ask, shape.columns, &caps, &map)?);
     }
     Ok(out)
 }
