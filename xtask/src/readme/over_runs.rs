@@ -254,7 +254,7 @@ pub fn document(root: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::readme::replicates::fixture;
+    use crate::readme::replicates::{OLD_EXAMPLE_RUN, fixture};
 
     #[test]
     fn without_a_set_the_document_says_how_to_make_one_and_with_one_it_has_a_table_per_finding() {
@@ -266,7 +266,7 @@ mod tests {
         );
         let root = fixture(
             "column-sweep",
-            &["docs/example-run", "docs/runs/column-sweep-replicate"],
+            &[OLD_EXAMPLE_RUN, "docs/runs/column-sweep-replicate"],
         );
         let doc = document(root.path()).unwrap();
         assert!(

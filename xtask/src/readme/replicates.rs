@@ -223,6 +223,11 @@ pub(crate) fn fixture(name: &str, runs: &[&str]) -> tempfile::TempDir {
     scratch
 }
 
+/// The example run of 2026-12-03 (seed 1), kept in the column-sweep set: with
+/// `docs/runs/column-sweep-replicate` (seed 2) the tests' fixed pair of runs.
+#[cfg(test)]
+pub(crate) const OLD_EXAMPLE_RUN: &str = "docs/runs/replicates/column-sweep/20261203T183950Z-local";
+
 /// Where the tests' sets live: a fixture root's set folder.
 #[cfg(test)]
 pub(crate) fn fixture_set(root: &Path, name: &str) -> std::path::PathBuf {
@@ -240,7 +245,7 @@ mod tests {
     fn the_set_of_the_example_run_and_its_replicate_gives_each_runs_own_figure_per_run() {
         let root = fixture(
             "column-sweep",
-            &["docs/example-run", "docs/runs/column-sweep-replicate"],
+            &[OLD_EXAMPLE_RUN, "docs/runs/column-sweep-replicate"],
         );
         let set = COLUMN_SWEEP.read(root.path()).unwrap().unwrap();
         assert_eq!(set.runs.len(), 2);

@@ -151,7 +151,11 @@ mod tests {
                 .map_or(1.0, |h| h.ratio);
             let ratio = time(&rows_b) / host / time(&rows_a);
             let got = p.ratio.unwrap();
-            assert!((got - ratio).abs() < 1e-9 * ratio, "{:?}: {got} {ratio}", p.key);
+            assert!(
+                (got - ratio).abs() < 1e-9 * ratio,
+                "{:?}: {got} {ratio}",
+                p.key
+            );
             // One repeat: no interval, and no verdict.
             assert_eq!((p.ci_low, p.ci_high), (None, None));
             assert_eq!(p.verdict, Verdict::TooFewRepeats);

@@ -306,7 +306,7 @@ pub fn instrument(root: &Path) -> Result<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::readme::replicates::fixture;
+    use crate::readme::replicates::{OLD_EXAMPLE_RUN, fixture};
 
     #[test]
     fn without_a_set_of_two_runs_no_section_is_stated_over_runs() {
@@ -322,7 +322,7 @@ mod tests {
     fn a_set_of_two_column_sweeps_is_stated_saying_three_are_asked() {
         let root = fixture(
             "column-sweep",
-            &["docs/example-run", "docs/runs/column-sweep-replicate"],
+            &[OLD_EXAMPLE_RUN, "docs/runs/column-sweep-replicate"],
         );
         let text = findings(root.path()).unwrap().unwrap();
         assert!(
@@ -437,7 +437,7 @@ mod tests {
             std::fs::read_to_string(crate::paths::project_root().join("README.md")).unwrap();
         let column = fixture(
             "column-sweep",
-            &["docs/example-run", "docs/runs/column-sweep-replicate"],
+            &[OLD_EXAMPLE_RUN, "docs/runs/column-sweep-replicate"],
         );
         let two = fixture(
             "two-workers",
