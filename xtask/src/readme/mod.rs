@@ -2,7 +2,8 @@
 //! the file each lives in, the markers around each, how one is replaced, and what each must read
 //! as the committed files give it (the parity tables under `reports/`, the example run under
 //! `docs/example-run`, the example workloads under `docs/example-workloads`, the two-Worker
-//! run, the replicate sets of [`replicates`] stated by [`over_runs`]). [`parity`], [`findings`],
+//! run, the replicate sets of [`replicates`] stated by [`over_runs`], the libraries' run of
+//! [`orms`]). [`parity`], [`findings`],
 //! [`workload_findings`] and [`instrument`] write the sections' text and know nothing of the
 //! files they go into; the tests here fail when a file and the committed runs disagree.
 
@@ -12,6 +13,7 @@ pub mod findings;
 pub mod instrument;
 #[cfg(test)]
 mod links;
+pub mod orms;
 pub mod over_runs;
 pub mod replicates;
 pub mod workload_findings;
@@ -69,11 +71,13 @@ pub enum Section {
     Durable,
     /// The findings over replicate runs point by point, from the sets of [`replicates::SETS`].
     OverRuns,
+    /// The ORMs beside the strategies, from [`orms::ORM_SWEEP`] when it is committed.
+    Orms,
 }
 
 impl Section {
     /// Every section, in the order the README is rewritten.
-    pub const ALL: [Section; 7] = [
+    pub const ALL: [Section; 8] = [
         Section::Answer,
         Section::Parity,
         Section::Findings,
@@ -81,6 +85,7 @@ impl Section {
         Section::Instrument,
         Section::Durable,
         Section::OverRuns,
+        Section::Orms,
     ];
 
     /// The file the section lives in, relative to the project's root. Links in its text are
@@ -88,9 +93,11 @@ impl Section {
     pub fn file(self) -> &'static str {
         match self {
             Section::Parity => "docs/limits.md",
-            Section::Answer | Section::Findings | Section::Instrument | Section::Durable => {
-                "README.md"
-            }
+            Section::Answer
+            | Section::Findings
+            | Section::Instrument
+            | Section::Durable
+            | Section::Orms => "README.md",
             Section::Workloads => "docs/workload-findings.md",
             Section::OverRuns => over_runs::DOCUMENT,
         }
@@ -106,6 +113,7 @@ impl Section {
             Section::Instrument => ("<!-- instrument:begin -->", "<!-- instrument:end -->"),
             Section::Durable => ("<!-- durable:begin -->", "<!-- durable:end -->"),
             Section::OverRuns => ("<!-- over-runs:begin -->", "<!-- over-runs:end -->"),
+            Section::Orms => ("<!-- orms:begin -->", "<!-- orms:end -->"),
         }
     }
 
@@ -135,6 +143,7 @@ impl Section {
                 None => durable::section(root)?,
             },
             Section::OverRuns => over_runs::document(root)?,
+            Section::Orms => orms::section(root)?,
         })
     }
 
@@ -457,6 +466,11 @@ mod tests {
     #[test]
     fn the_findings_over_runs_state_the_committed_replicate_sets() {
         assert_readme_holds(Section::OverRuns, "docs/runs/replicates/");
+    }
+
+    #[test]
+    fn the_readme_states_the_orms_as_their_committed_run_gives_them() {
+        assert_readme_holds(Section::Orms, "docs/runs/orm-sweep");
     }
 
     #[test]

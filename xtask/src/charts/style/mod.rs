@@ -15,6 +15,8 @@
 use d1bench_core::Strategy;
 use plotters::prelude::*;
 
+use crate::base::orm::Orm;
+
 mod axes;
 mod dodge;
 mod files;
@@ -123,6 +125,15 @@ pub fn strategy_color(strategy: Strategy) -> RGBColor {
         Strategy::Json => RGBColor(0xcc, 0x79, 0xa7),
         Strategy::BatchedRows => RGBColor(0xe6, 0x9f, 0x00),
         Strategy::Exec => RGBColor(0x56, 0xb4, 0xe9),
+    }
+}
+
+/// Each library's colour and marker (Okabe–Ito, as the strategies'), the same in every chart.
+pub fn library_style(orm: Orm) -> (RGBColor, Shape) {
+    match orm {
+        Orm::Drizzle => (RGBColor(0x00, 0x72, 0xb2), Shape::Circle),
+        Orm::Prisma => (RGBColor(0xd5, 0x5e, 0x00), Shape::Square),
+        Orm::Kysely => (RGBColor(0x00, 0x9e, 0x73), Shape::Triangle),
     }
 }
 

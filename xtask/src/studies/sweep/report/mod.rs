@@ -7,7 +7,8 @@
 //! what every interval of them is taken over ([`intervals`]); for a run both Workers measured,
 //! the instrument's cost ([`instrument`]); a target ÷ its baseline judged at once, with its A/A
 //! test ([`baseline`]); each session's value of those ratios, for estimates over replicate runs
-//! ([`session_values`]); the libraries measured beside the strategies ([`orms`]).
+//! ([`session_values`]); the libraries measured beside the strategies ([`orms`]), with their
+//! figure ([`orms_chart`]).
 
 pub mod baseline;
 pub mod calibrate;
@@ -24,6 +25,7 @@ pub mod heap_cost;
 pub mod instrument;
 pub mod intervals;
 pub mod orms;
+pub mod orms_chart;
 pub mod points;
 pub mod session_values;
 pub mod summary;
@@ -82,9 +84,16 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
         md.push_str(section);
     }
     let libraries = orms::section(&all_rows, axis);
+    let libraries_figure = orms_chart::render(run_dir, &all_rows, axis, titles)?;
     if let Some(section) = &libraries {
         md.push('\n');
         md.push_str(section);
+    }
+    if let Some(figure) = &libraries_figure {
+        md.push_str(&format!(
+            "\n![{}]({}.png)\n\n{}\n",
+            figure.name, figure.name, figure.caption
+        ));
     }
     std::fs::write(run_dir.summary_md(), md)
         .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
@@ -102,7 +111,9 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
         tables.push_str(&section);
     }
     Ok(Rendered {
-        charts: drawn.into_iter().flat_map(chart_files).collect(),
+        charts: (drawn.into_iter().chain(libraries_figure))
+            .flat_map(chart_files)
+            .collect(),
         tables,
     })
 }
