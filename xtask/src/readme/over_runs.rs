@@ -73,6 +73,25 @@ fn shares(points: &[&PointOverRuns]) -> String {
 }
 
 /// Which side of 1 the interval over runs lies wholly on: below, above, neither.
+/// How many of `points` Benjamini–Hochberg at 5% calls above 1 and below 1, over the
+/// points' p-values of "the ratio is 1" over runs: the count that holds when many are judged
+/// at once.
+fn corrected(points: &[&PointOverRuns]) -> (usize, usize) {
+    let p: Vec<Option<f64>> = points.iter().map(|p| p.over.p_value_of_one()).collect();
+    let called = crate::stats::sessions::benjamini_hochberg(
+        &p,
+        crate::stats::sessions::FALSE_DISCOVERY_RATE,
+    );
+    let count = |above: bool| {
+        points
+            .iter()
+            .zip(&called)
+            .filter(|(p, c)| **c && (p.over.center > 1.0) == above)
+            .count()
+    };
+    (count(true), count(false))
+}
+
 fn side(p: &PointOverRuns) -> Option<bool> {
     let ci = p.over.interval?;
     if ci.high < 1.0 {

@@ -71,6 +71,22 @@ impl OverRuns {
             .count()
     }
 
+    /// The two-sided p-value of "the ratio is 1", Student's t over the runs' logs with R − 1
+    /// degrees of freedom; `None` with fewer than two runs. Runs that agree exactly give 0 for
+    /// any ratio but 1, and 1 for 1.
+    pub fn p_value_of_one(&self) -> Option<f64> {
+        let r = self.runs();
+        if r < 2 {
+            return None;
+        }
+        let log = self.center.ln();
+        if self.log_se == 0.0 {
+            return Some(if log == 0.0 { 1.0 } else { 0.0 });
+        }
+        let t = StudentsT::new(0.0, 1.0, (r - 1) as f64).expect("two or more runs");
+        Some(2.0 * (1.0 - t.cdf((log / self.log_se).abs())))
+    }
+
     /// The p-value of two one-sided tests that the ratio lies within `1 ÷ margin` to `margin`
     /// (`margin` a factor: 1.10 = ±10%), Student's t over the runs' logs with R − 1 degrees of
     /// freedom: the larger of the two one-sided p-values. Small when the runs show the ratio
@@ -308,6 +324,28 @@ mod tests {
             over_runs(&[vec![1.0, 1.1]], 0.90)
                 .unwrap()
                 .equivalence_p_value(1.1)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn the_p_value_of_one_is_small_where_the_runs_agree_away_from_1() {
+        let away = over_runs(
+            &[vec![1.5, 1.52], vec![1.48, 1.5], vec![1.51, 1.49]],
+            CONFIDENCE,
+        )
+        .unwrap();
+        assert!(away.p_value_of_one().unwrap() < 0.01);
+        let near = over_runs(
+            &[vec![0.9, 1.1], vec![1.1, 0.9], vec![1.0, 1.02]],
+            CONFIDENCE,
+        )
+        .unwrap();
+        assert!(near.p_value_of_one().unwrap() > 0.5);
+        assert!(
+            over_runs(&[vec![1.5]], CONFIDENCE)
+                .unwrap()
+                .p_value_of_one()
                 .is_none()
         );
     }

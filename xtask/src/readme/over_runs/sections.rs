@@ -11,8 +11,8 @@ use anyhow::{Context, Result};
 use d1bench_core::Strategy;
 
 use super::{
-    DOCUMENT, EQUIVALENCE_LEVEL, columns, equivalence_counts, held_everywhere, interval_text,
-    percent, shares, side, source, stated,
+    DOCUMENT, EQUIVALENCE_LEVEL, columns, corrected, equivalence_counts, held_everywhere,
+    interval_text, percent, shares, side, source, stated,
 };
 use crate::base::numbers::num;
 use crate::readme::replicates::{self, PointOverRuns};
@@ -116,11 +116,15 @@ pub fn findings(root: &Path) -> Result<Option<String>> {
         out,
         "- **literal ÷ bound** (each session's median of its paired repeats' ratios of ms per \
          1,000 rows): literal is faster, the interval over runs wholly below 1, at {}; bound is \
-         faster, wholly above 1, at {}; the interval includes 1 at {}. Held in each of the {n} \
-         runs at {} of {} column counts; between-run share {} (median, range).",
+         faster, wholly above 1, at {}; the interval includes 1 at {}; Benjamini–Hochberg at 5% \
+         over the {} column counts calls literal faster at {} and bound at {}. Held in each of the \
+         {n} runs at {} of {} column counts; between-run share {} (median, range).",
         columns(&all, Some(false)),
         columns(&all, Some(true)),
         columns(&all, None),
+        all.len(),
+        corrected(&all).1,
+        corrected(&all).0,
         held_everywhere(&all),
         all.len(),
         shares(&all),
@@ -145,12 +149,14 @@ pub fn findings(root: &Path) -> Result<Option<String>> {
             out,
             "- **{target} ÷ {}** (each session's ratio of the median inside clocks to its \
              baseline session's beside it, the writes alone on both sides), median over the \
-             column counts (range): {}; above 1 over runs at {} of {} points, held in each of \
+             column counts (range): {}; above 1 over runs at {} of {} points ({} after \
+             Benjamini–Hochberg at 5%), held in each of \
              the {n} runs at {}; between-run share {}.",
             base.prose(),
             by_strategy(&against),
             points.iter().filter(|p| side(p) == Some(true)).count(),
             points.len(),
+            corrected(&points).0,
             held_everywhere(&points),
             shares(&points),
         )
@@ -186,7 +192,8 @@ pub fn durable(root: &Path) -> Result<Option<String>> {
          SQLite-backed Durable Object, over {} ({}, {} sessions each; [per point]({DOCUMENT}#{})): \
          D1 ÷ DO on the inside clock, each point the geometric mean over the runs, median over \
          column counts (range): {}. Over runs (95%, t over the runs) D1 is slower at {} of {} \
-         points, faster at {}, neither shown at {}; held in each of the {n} runs at {}; \
+         points, faster at {}, neither shown at {} (Benjamini–Hochberg at 5%: slower at {}, \
+         faster at {}); held in each of the {n} runs at {}; \
          between-run share {}. {} Reproduce: `cargo xtask reproduce --replicates {n} --only {}` \
          ({:.0} min here).\n",
         source(spec, &set, false),
@@ -201,6 +208,8 @@ pub fn durable(root: &Path) -> Result<Option<String>> {
         points.len(),
         count(Some(false)),
         count(None),
+        corrected(&points).0,
+        corrected(&points).1,
         held_everywhere(&points),
         shares(&points),
         super::super::durable::limits_line(root)?,
@@ -279,21 +288,18 @@ pub fn instrument(root: &Path) -> Result<Option<String>> {
                 },
             )
     };
-    out.push_str(
-        "| columns | bound: Rust ÷ JS; held in | literal: Rust ÷ JS; held in |\n| --- | --- | --- |\n",
-    );
-    for columns in [1.0, 8.0, 64.0, 100.0] {
-        writeln!(
-            out,
-            "| {columns} | {} | {} |",
-            cell(Strategy::Bound, columns),
-            cell(Strategy::Literal, columns)
-        )
-        .unwrap();
-    }
+    // One column count in prose; every point is in the per-point document.
     writeln!(
         out,
-        "\n{} (Newest run.) Reproduce: `cargo xtask reproduce --replicates {n} --only {}` \
+        "At 100 columns, Rust ÷ JS: bound {}, literal {} (held in: runs whose own interval \
+         excludes 1).",
+        cell(Strategy::Bound, 100.0),
+        cell(Strategy::Literal, 100.0)
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "{} (Newest run.) Reproduce: `cargo xtask reproduce --replicates {n} --only {}` \
          ({:.0} min here).",
         super::super::instrument::handover(&newest),
         spec.name,
@@ -353,7 +359,7 @@ mod tests {
     }
 
     #[test]
-    fn a_set_of_two_worker_runs_states_the_equivalence_counts_and_a_table() {
+    fn a_set_of_two_worker_runs_states_the_equivalence_counts_and_100_columns() {
         let root = fixture(
             "two-workers",
             &["docs/runs/two-workers", "docs/runs/two-workers-8x8"],
@@ -372,8 +378,8 @@ mod tests {
             )),
             "{text}"
         );
-        assert!(text.contains("| 100 | "), "{text}");
-        assert!(text.contains("; held in |"), "{text}");
+        assert!(text.contains("At 100 columns, Rust ÷ JS: bound "), "{text}");
+        assert!(text.contains(" of 2 (held in: "), "{text}");
         assert!(text.contains("commits `269492b`, `cf1637f`"), "{text}");
         let paths = crate::paths::Paths::new(crate::paths::project_root());
         let alone = crate::readme::Section::Instrument.expected(&paths).unwrap();
