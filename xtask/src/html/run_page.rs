@@ -256,7 +256,7 @@ fn detectable_table(found: &Findings) -> Markup {
         return html! {};
     }
     html! {
-        section #detectable {
+        div #detectable {
             p { strong { "What this run could detect." } " " (LEAD) }
             table {
                 thead { tr {
