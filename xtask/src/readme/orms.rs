@@ -158,6 +158,33 @@ pub fn section(root: &Path) -> Result<String> {
 mod tests {
     use super::*;
 
+    /// The committed ORM run was made by the ORM Worker as it is (its sources and pins), and by
+    /// today's JavaScript Worker, whose code runs its six strategies.
+    #[test]
+    fn the_committed_orm_run_ran_todays_orm_worker() {
+        let root = crate::paths::project_root();
+        let toml = root.join(ORM_SWEEP).join("run.toml");
+        if !toml.is_file() {
+            return;
+        }
+        let record = crate::records::RunRecord::read(&toml).unwrap();
+        assert_eq!(
+            record.versions.worker_orm_build,
+            crate::worker_build::orm_sources_hash(&root).ok(),
+            "{ORM_SWEEP} ran another ORM Worker than worker-orm/ is now: make the run again \
+             (`{COMMAND}`)"
+        );
+        assert_eq!(
+            record.versions.worker_js_build,
+            crate::worker_build::js_sources_hash(&root).ok(),
+            "{ORM_SWEEP} ran another JavaScript Worker than worker-js/ is now"
+        );
+        assert!(
+            !record.git.dirty,
+            "{ORM_SWEEP} ran on a tree with uncommitted changes"
+        );
+    }
+
     /// The smoke run the section was written against, copied to where the section reads it.
     fn fixture() -> tempfile::TempDir {
         let root = tempfile::tempdir().unwrap();
