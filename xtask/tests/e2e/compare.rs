@@ -414,10 +414,20 @@ pub fn compare_exits_0_1_2_as_diff_does_and_export_writes_bmf() {
         .unwrap();
     assert!(output.status.success(), "{}", text(&output));
     let bmf: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let benchmarks = bmf.as_object().unwrap();
+    let mut benchmarks = bmf.as_object().unwrap().clone();
+    // The host's speed as a benchmark of its own, with its interval over the run's readings.
+    let host = benchmarks
+        .remove("column-sweep/host/reference")
+        .unwrap_or_else(|| panic!("no host/reference in {bmf}"));
+    let r = &host["reference-ms"];
+    assert!(
+        r["lower_value"].as_f64().unwrap() <= r["value"].as_f64().unwrap()
+            && r["value"].as_f64().unwrap() <= r["upper_value"].as_f64().unwrap(),
+        "{host}"
+    );
     // Five strategies at 1 and 8 columns, per-row at 8.
     assert_eq!(benchmarks.len(), 11, "{bmf}");
-    for (name, measures) in benchmarks {
+    for (name, measures) in &benchmarks {
         let m = &measures["ms-per-1000-rows"];
         let (low, value, high) = (
             m["lower_value"].as_f64().unwrap(),
