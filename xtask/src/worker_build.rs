@@ -404,6 +404,10 @@ fn copy_sources(root: &Path, to: &Path) -> Result<()> {
         std::fs::remove_dir_all(to).with_context(|| format!("cannot clear {}", to.display()))?;
     }
     let mut files = inputs(root)?;
+    // The lock file, so the copy builds the locked versions: without it cargo resolves afresh,
+    // and a release published since (http 1.6.0 for 1.5.0, url 2.5.9 for 2.5.8, found
+    // 2026-12-06) builds other closure symbols from the same sources.
+    files.push(root.join("Cargo.lock"));
     // The workspace's other member must be loadable for cargo to read the workspace.
     files.push(root.join("xtask/Cargo.toml"));
     toolchain::files_under(&root.join("xtask/src"), &mut files)?;
