@@ -33,7 +33,7 @@ fn the_committed_worker_build_is_what_the_sources_produce_byte_for_byte() {
         Err(_) => {
             eprintln!(
                 "not rebuilt byte for byte ({REBUILD} is not set; `{REBUILD}=1 cargo test --test \
-                 worker_build` rebuilds it, as .ci/run does)"
+                 worker_build` rebuilds it; see the CHANGELOG for why .ci/run no longer does)"
             );
             return;
         }
