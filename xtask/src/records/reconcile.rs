@@ -107,6 +107,35 @@ impl PlanShape {
     }
 }
 
+/// What a target reported that differs from what was expected, listed as it is found: the one
+/// form every check of an answer (a probe's, a library's, a rung's) writes its findings in.
+#[derive(Debug, Default)]
+pub(crate) struct Mismatches(Vec<String>);
+
+impl Mismatches {
+    /// Notes `what` when the target reported `got` where `wanted` was expected.
+    pub(crate) fn expect(&mut self, what: &str, wanted: usize, got: usize) {
+        if wanted != got {
+            self.0.push(format!(
+                "{what}: expected {wanted}, the target reported {got}"
+            ));
+        }
+    }
+
+    pub(crate) fn push(&mut self, problem: String) {
+        self.0.push(problem);
+    }
+
+    /// `Err` listing every mismatch, `Ok` when there is none.
+    pub(crate) fn into_result(self) -> Result<(), String> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(self.0.join("; "))
+        }
+    }
+}
+
 /// Checks `result` against `plan` (the shape of the host's plan of `probe`) and the rows the verification
 /// counted; `Err` lists what disagrees.
 pub fn check(
@@ -115,31 +144,24 @@ pub fn check(
     result: &ProbeResult,
     rows_present: usize,
 ) -> Result<(), String> {
-    let mut problems = Vec::new();
-    let mut expect = |what: &str, wanted: usize, got: usize| {
-        if wanted != got {
-            problems.push(format!(
-                "{what}: expected {wanted}, the target reported {got}"
-            ));
-        }
-    };
-    expect(
+    let mut m = Mismatches::default();
+    m.expect(
         "probe_id",
         probe.probe_id as usize,
         result.probe_id as usize,
     );
-    expect("columns", probe.columns, result.columns);
-    expect(
+    m.expect("columns", probe.columns, result.columns);
+    m.expect(
         "statements planned",
         plan.statements,
         result.statements_planned,
     );
-    expect(
+    m.expect(
         "rows per statement",
         plan.rows_per_statement,
         result.rows_per_statement,
     );
-    expect(
+    m.expect(
         "longest statement (bytes)",
         plan.max_statement_bytes,
         result.max_statement_bytes,
@@ -148,15 +170,15 @@ pub fn check(
     // what they should have changed.
     match (probe.strategy.calls(), result.outcome) {
         (_, Outcome::Ok) => {
-            expect("statements sent", plan.statements, result.statements_sent);
-            expect("rows acknowledged", probe.rows, result.rows_expected);
+            m.expect("statements sent", plan.statements, result.statements_sent);
+            m.expect("rows acknowledged", probe.rows, result.rows_expected);
         }
-        (CallShape::OneBatch | CallShape::OneExec, _) => expect(
+        (CallShape::OneBatch | CallShape::OneExec, _) => m.expect(
             "rows acknowledged after a failed batch or exec",
             0,
             result.rows_expected,
         ),
-        (CallShape::OneCallPerStatement, _) => expect(
+        (CallShape::OneCallPerStatement, _) => m.expect(
             "rows acknowledged before the failure",
             result.statements_sent.saturating_sub(1),
             result.rows_expected,
@@ -166,81 +188,66 @@ pub fn check(
         CallShape::OneCallPerStatement => result.statements_sent,
         CallShape::OneBatch | CallShape::OneExec => 1,
     };
-    expect("D1 calls", calls, result.d1_calls);
-    expect("rows present", result.rows_expected, rows_present);
+    m.expect("D1 calls", calls, result.d1_calls);
+    m.expect("rows present", result.rows_expected, rows_present);
     if result.strategy != probe.strategy {
-        problems.push(format!(
+        m.push(format!(
             "strategy: expected {}, the target reported {}",
             probe.strategy, result.strategy
         ));
     }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("; "))
-    }
+    m.into_result()
 }
 
 /// A rung's answer checked against the host's plan of the same rung.
 pub fn check_rung(plan: &RungPlan, result: &RungResult) -> Result<(), String> {
-    let mut problems = Vec::new();
-    let mut expect = |what: &str, wanted: usize, got: usize| {
-        if wanted != got {
-            problems.push(format!(
-                "{what}: expected {wanted}, the target reported {got}"
-            ));
-        }
-    };
-    expect("calls planned", plan.calls.len(), result.calls_planned);
-    expect(
+    let mut m = Mismatches::default();
+    m.expect("calls planned", plan.calls.len(), result.calls_planned);
+    m.expect(
         "statements planned",
         plan.statements(),
         result.statements_planned,
     );
-    expect(
+    m.expect(
         "longest statement (bytes)",
         plan.max_statement_bytes(),
         result.max_statement_bytes,
     );
     let completed = result.calls_completed.min(plan.calls.len());
     if result.outcome == Outcome::Ok {
-        expect("calls completed", plan.calls.len(), result.calls_completed);
+        m.expect("calls completed", plan.calls.len(), result.calls_completed);
     }
     // A failed call acknowledges nothing: a refused batch is rolled back whole.
     let (statements, rows) = plan.completed(completed);
-    expect(
+    m.expect(
         "statements completed",
         statements,
         result.statements_completed,
     );
-    expect("rows acknowledged", rows, result.rows_acknowledged);
+    m.expect("rows acknowledged", rows, result.rows_acknowledged);
     // What the reads of the completed calls returned, as the target counted it.
     match (plan.reads(), result.result_bytes) {
-        (true, Some(bytes)) => expect("result bytes returned", plan.result_bytes(completed), bytes),
-        (true, None) => problems.push("the rung reads, yet no result bytes were counted".into()),
-        (false, Some(_)) => {
-            problems.push("result bytes counted for a rung that reads nothing".into())
+        (true, Some(bytes)) => {
+            m.expect("result bytes returned", plan.result_bytes(completed), bytes)
         }
+        (true, None) => m.push("the rung reads, yet no result bytes were counted".into()),
+        (false, Some(_)) => m.push("result bytes counted for a rung that reads nothing".into()),
         (false, None) => {}
     }
     if result.calls_completed > plan.calls.len() {
-        problems.push(format!(
+        m.push(format!(
             "calls completed: {} of only {} planned",
             result.calls_completed,
             plan.calls.len()
         ));
     }
     if result.outcome != Outcome::Ok && completed == plan.calls.len() {
-        problems.push(format!(
+        m.push(format!(
             "every call completed yet the outcome is {}",
             result.outcome.name()
         ));
     }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("; "))
-    }
+    m.into_result()
 }
 
 /// Totals over a run's records, of every kind of study.

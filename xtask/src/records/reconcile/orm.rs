@@ -5,6 +5,7 @@
 
 use d1bench_core::{Outcome, ProbeRequest, ProbeResult};
 
+use super::Mismatches;
 use crate::base::orm::Sent;
 
 /// The rows (the first ones of the generator, in order) that must be in the table after a
@@ -26,32 +27,21 @@ pub fn check(
     sent: &Sent,
     rows_present: usize,
 ) -> Result<(), String> {
-    let mut problems = Vec::new();
-    let mut expect = |what: &str, wanted: usize, got: usize| {
-        if wanted != got {
-            problems.push(format!(
-                "{what}: expected {wanted}, the target reported {got}"
-            ));
-        }
-    };
-    expect(
+    let mut m = Mismatches::default();
+    m.expect(
         "probe_id",
         probe.probe_id as usize,
         result.probe_id as usize,
     );
-    expect("columns", probe.columns, result.columns);
+    m.expect("columns", probe.columns, result.columns);
     if result.outcome == Outcome::Ok {
-        expect("rows acknowledged", probe.rows, result.rows_expected);
+        m.expect("rows acknowledged", probe.rows, result.rows_expected);
     }
-    expect("rows counted as sent", result.rows_expected, sent.rows);
-    expect("statements sent", sent.statements, result.statements_sent);
-    expect("D1 calls", sent.d1_calls(), result.d1_calls);
-    expect("rows present", result.rows_expected, rows_present);
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("; "))
-    }
+    m.expect("rows counted as sent", result.rows_expected, sent.rows);
+    m.expect("statements sent", sent.statements, result.statements_sent);
+    m.expect("D1 calls", sent.d1_calls(), result.d1_calls);
+    m.expect("rows present", result.rows_expected, rows_present);
+    m.into_result()
 }
 
 #[cfg(test)]
