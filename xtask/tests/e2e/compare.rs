@@ -133,11 +133,18 @@ pub fn compare_catches_a_fourfold_slowdown_and_stays_quiet_between_two_normal_ru
         "6",
     ];
     let a = sqlite_run(&at("a"), &[&shape[..], &["--seed", "1"]].concat());
-    // The second run with two busy threads beside it, as a build beside a run has it: its times
-    // move with the machine; the gate, on each run's own ratios, must not.
-    let b = {
+    // The A/A: a second run on the same idle machine, seconds later, judged on the default gate,
+    // each run's own ratios, where the run's moment cancels: the false discovery rate's share,
+    // one point, may be called changed, and no more.
+    let a2 = sqlite_run(&at("a2"), &[&shape[..], &["--seed", "2"]].concat());
+    // A third run with two busy threads beside it, as a build beside a run has it. A shared
+    // machine is not a uniformly slower one (a preempted probe loses a whole time slice, a
+    // larger share of a short probe than of a long one or of the host reference), so this run
+    // checks what the design guarantees under contention: the host reference sees it, with an
+    // interval above 1.
+    let busy = {
         let _busy = Busy::start();
-        sqlite_run(&at("b"), &[&shape[..], &["--seed", "2"]].concat())
+        sqlite_run(&at("busy"), &[&shape[..], &["--seed", "3"]].concat())
     };
     let slow = sqlite_run(
         &at("slow"),
@@ -147,23 +154,33 @@ pub fn compare_catches_a_fourfold_slowdown_and_stays_quiet_between_two_normal_ru
         run_toml(&slow)["run"]["debug_slow_percent"].as_integer(),
         Some(300)
     );
-    // Two normal runs, the second on a busier machine: exit 0, and at most one point's own
-    // ratio called changed (the false discovery rate is 5%). The times are not asserted: they
-    // are the machine's, and compare.md says so.
-    let ab = at("ab");
-    let (code, out) = compare(&a, &b, &["--no-calibration", "--out", ab.to_str().unwrap()]);
-    let (verdicts, _, _) = verdicts_in(&ab);
+    let aa = at("aa");
+    let (code, out) = compare(
+        &a,
+        &a2,
+        &["--no-calibration", "--out", aa.to_str().unwrap()],
+    );
+    let (verdicts, _, _) = verdicts_in(&aa);
     assert_eq!(verdicts.len(), 16, "{out}");
-    assert!(ratio_changes_in(&ab) <= 1, "A/A: own ratios changed\n{out}");
+    assert!(ratio_changes_in(&aa) <= 1, "A/A: own ratios changed\n{out}");
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("**Over sessions** (16 points)"), "{out}");
     assert!(
         out.contains("**Exit status** judged each run's own ratios"),
         "{out}"
     );
-    // Both runs read the host's speed: the busy host is reported slower, with its interval, and
-    // the times are judged with its shift divided out, so even the time gate does not blame the
-    // uniform slowdown on the code (at most one point, the false discovery rate's share).
+    // The times are not asserted between two runs: with no replicate set's between-run variance
+    // (`--no-calibration`), the time gate judges each run's moment as the code. Measured here
+    // (2026-12-06, idle machine, runs 8 s apart, this test's shape): the second run took 1.14 to
+    // 1.46 times as long at all 16 points, while the host reference read 1.01 (0.87-1.18); the
+    // own ratios called nothing changed.
+    // The busy host is reported slower, with its interval: the reference sees the contention.
+    let ab = at("ab");
+    let (_, out) = compare(
+        &a,
+        &busy,
+        &["--no-calibration", "--out", ab.to_str().unwrap()],
+    );
     assert!(
         out.contains("b's host took") && out.contains("slower, beyond the reference's own noise"),
         "{out}"
@@ -173,23 +190,6 @@ pub fn compare_catches_a_fourfold_slowdown_and_stays_quiet_between_two_normal_ru
     let host = &json["host"];
     assert_eq!(host["verdict"], "slower", "{out}");
     assert!(host["low"].as_f64().unwrap() > 1.0, "{host}");
-    let ab_time = at("ab-time");
-    let (_, out) = compare(
-        &a,
-        &b,
-        &[
-            "--no-calibration",
-            "--gate",
-            "time",
-            "--out",
-            ab_time.to_str().unwrap(),
-        ],
-    );
-    let (_, slower, _) = verdicts_in(&ab_time);
-    assert!(
-        slower <= 1,
-        "a busy host's times blamed on the code: {slower} of 16\n{out}"
-    );
     // Every probe's window stretched fourfold (the sqlite target spins to its deadline, so the
     // stretch is what was asked), every strategy alike: the ratio gate cannot tell that from a
     // slower machine, so `--gate time` judges it. This smoke profile's noise floors between
