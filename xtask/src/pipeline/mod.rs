@@ -48,6 +48,8 @@ use calls::Clocked;
 
 /// `cargo xtask run`.
 pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
+    let with_libraries = with_orm_worker(flags, paths)?;
+    let flags = with_libraries.as_ref().unwrap_or(flags);
     if flags.dry_run {
         // Before reaping abandoned runs: a dry run changes nothing.
         return dry_run::print(flags, paths);
@@ -303,6 +305,28 @@ fn remote_options(flags: &flags::Run) -> Result<Option<remote::Options>> {
 
 /// The study's plan for the profile, target and overrides asked for; every refusal of the input
 /// comes here, before anything starts.
+/// `--worker js` for a study whose probes include libraries: the JavaScript Worker that bundles
+/// them (`js-orm`, worker-orm/: the same strategies' code as worker-js/ beside the libraries),
+/// said on stderr and recorded in run.toml as the Worker that ran. `None` when nothing changes.
+fn with_orm_worker(flags: &flags::Run, paths: &Paths) -> Result<Option<flags::Run>> {
+    if flags.worker != WorkerKind::Js || flags.alternate_workers || flags.resume.is_some() {
+        return Ok(None);
+    }
+    let study = studies::load(&paths.experiments(), flags.experiment())?;
+    if !study.measures_libraries() {
+        return Ok(None);
+    }
+    eprintln!(
+        "{} measures libraries (`orms`): `--worker js` runs as `--worker js-orm`, the \
+         JavaScript Worker with the libraries bundled beside the same strategies",
+        flags.experiment()
+    );
+    Ok(Some(flags::Run {
+        worker: WorkerKind::JsOrm,
+        ..flags.clone()
+    }))
+}
+
 pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
     let study = studies::load(&paths.experiments(), flags.experiment())?;
     // The overrides given, checked: each in its range, `--only` well formed.

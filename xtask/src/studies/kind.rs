@@ -48,6 +48,10 @@ pub trait Study {
     fn priced(&self, profile: Option<&str>) -> Result<(String, Cost)>;
     /// What a run asked for by `ask` does; every refusal of the input comes here.
     fn plan(&self, ask: Ask) -> Result<RunPlan>;
+    /// Whether its probes include libraries (ORMs), which only the ORM Worker runs.
+    fn measures_libraries(&self) -> bool {
+        false
+    }
 }
 
 /// What a run asks of a study: the command line, read into what the studies need.

@@ -1,4 +1,5 @@
-//! End to end, for real: the ORM Worker (`--worker js-orm`) runs the ORM sweep's smoke profile on
+//! End to end, for real: the ORM Worker (`--worker js`, which runs as `js-orm` for a study with
+//! libraries) runs the ORM sweep's smoke profile on
 //! wrangler dev with a real local D1, each library's bulk insert beside the strategies in the
 //! same rounds, and every probe, the libraries' included, is reconciled by count and content
 //! checksum; what each library sent is in results.csv and summary.md.
@@ -14,24 +15,28 @@ pub fn tests() -> Vec<Trial> {
 
 /// The smoke run of `orm-sweep`: every probe reconciled, each library at each point with what
 /// it sent as modelled, Prisma stopped by its own limit at 100 columns, and the section of
-/// summary.md; the other Workers refuse the file.
+/// summary.md; the command (`--worker js`) runs it in the ORM Worker and says so, and the
+/// Workers without libraries refuse the file.
 pub fn orm_sweep_smoke_reconciles_every_library_probe() {
     let out = tempfile::tempdir().unwrap();
-    let status = Command::new(XTASK)
-        .args([
-            "run",
-            "orm-sweep",
-            "--profile",
-            "smoke",
-            "--worker",
-            "js-orm",
-        ])
+    let output = Command::new(XTASK)
+        .args(["run", "orm-sweep", "--profile", "smoke", "--worker", "js"])
         .arg("--out")
         .arg(out.path())
         .current_dir(project_root())
-        .status()
+        .stdout(std::process::Stdio::inherit())
+        .output()
         .unwrap();
-    assert!(status.success(), "the ORM smoke run failed: {status}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the ORM smoke run failed: {}\n{stderr}",
+        output.status
+    );
+    assert!(
+        stderr.contains("`--worker js` runs as `--worker js-orm`"),
+        "{stderr}"
+    );
     let dir = run_dir(out.path());
     let rows = read_csv(&dir.join("results.csv"));
     assert!(
@@ -139,7 +144,7 @@ pub fn orm_sweep_smoke_reconciles_every_library_probe() {
         assert!(summary.contains(line), "{line} in {summary}");
     }
 
-    for worker in ["js", "rust"] {
+    for worker in ["js-minimal", "rust"] {
         let output = Command::new(XTASK)
             .args(["run", "orm-sweep", "--worker", worker, "--dry-run"])
             .current_dir(project_root())

@@ -50,6 +50,10 @@ impl Kind for SweepKind {
 }
 
 impl Study for SweepStudy {
+    fn measures_libraries(&self) -> bool {
+        self.has_orms()
+    }
+
     fn listing(&self) -> String {
         let profiles: Vec<&str> = self.file.profile.keys().map(String::as_str).collect();
         format!(
