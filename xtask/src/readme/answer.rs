@@ -1,6 +1,6 @@
-//! The answer the README leads with: the decision map judged over its replicate set
-//! (`docs/runs/replicates/decision-map/`, the local D1's map beside bare SQLite's), drawn into the
-//! set's folder (`decision-map.{png,svg,pdf}` and `decision-map.csv`, the same chart and table a
+//! The answer the README leads with: the decision map judged over its replicate sets
+//! (`docs/runs/replicates/decision-map/`, the local D1's map beside bare SQLite's, and
+//! `decision-map-do/`, the Durable Object's beside the local D1), drawn into the first set's folder (`decision-map.{png,svg,pdf}` and `decision-map.csv`, the same chart and table a
 //! grid run writes, [`decision_table::maps_over_runs`]), and a rule of at most three lines
 //! derived from the local map's cells: per class of row size, the column counts where each
 //! strategy is the fastest, and how many cells decide.
@@ -20,13 +20,17 @@ use crate::studies::sweep::row::ProbeRow;
 /// The replicate set the map is judged over.
 pub const SET: &str = "decision-map";
 
+/// The replicate set that gives the Durable Object's map (the decision map's command with
+/// `--baseline do`).
+pub const DO_SET: &str = "decision-map-do";
+
 /// Rows at least this long are "large": where literal's one row a statement and its wall are.
 const LARGE_ROW_BYTES: f64 = 50_000.0;
 
-/// The set's maps (the target's, then its baseline's) over its runs, and the set; `None` while
+/// A set's maps (its target's, then its baseline's) over its runs, and the set; `None` while
 /// the set holds fewer than two runs.
-pub fn maps(root: &Path) -> Result<Option<(ReplicateSet, Vec<Map>)>> {
-    let Some(set) = ReplicateSet::find(root, SET)? else {
+fn set_maps(root: &Path, name: &str) -> Result<Option<(ReplicateSet, Vec<Map>)>> {
+    let Some(set) = ReplicateSet::find(root, name)? else {
         return Ok(None);
     };
     if set.runs.len() < 2 {
@@ -42,12 +46,28 @@ pub fn maps(root: &Path) -> Result<Option<(ReplicateSet, Vec<Map>)>> {
     Ok(Some((set, maps)))
 }
 
+/// The maps the README shows, each over its own set: the local D1's and bare SQLite's (from
+/// [`SET`]), then the Durable Object's (the baseline's map of [`DO_SET`], when committed); and
+/// the sets, [`SET`]'s first. `None` while [`SET`] holds fewer than two runs.
+pub fn maps(root: &Path) -> Result<Option<(Vec<ReplicateSet>, Vec<Map>)>> {
+    let Some((set, mut maps)) = set_maps(root, SET)? else {
+        return Ok(None);
+    };
+    let mut sets = vec![set];
+    if let Some((set, beside)) = set_maps(root, DO_SET)? {
+        maps.extend(beside.into_iter().filter(|m| m.target.through_do()));
+        sets.push(set);
+    }
+    Ok(Some((sets, maps)))
+}
+
 /// Draws the set's map and writes its table into the set's folder (what the README's figure
 /// links to); nothing while there is no set.
 pub fn write_figure(root: &Path) -> Result<()> {
-    let Some((set, maps)) = maps(root)? else {
+    let Some((sets, maps)) = maps(root)? else {
         return Ok(());
     };
+    let set = &sets[0];
     let csv_path = set.path.join("decision-map.csv");
     std::fs::write(
         &csv_path,
@@ -136,7 +156,7 @@ fn bytes(b: f64) -> String {
 /// The README's answer section: the figure and the rule, from the set; a line saying the map
 /// is still one run's while there is no set.
 pub fn section(root: &Path) -> Result<String> {
-    let Some((set, maps)) = maps(root)? else {
+    let Some((sets, maps)) = maps(root)? else {
         return Ok(format!(
             "The decision map over replicate runs is not committed yet (`{REPLICATES_DIR}/{SET}/`, \
              made by `cargo xtask reproduce --replicates 3 --only {SET}`): see the one run in \
@@ -144,18 +164,18 @@ pub fn section(root: &Path) -> Result<String> {
         ));
     };
     let local = &maps[0];
-    let (decided, cells) = local.decided();
     let dir = format!("{REPLICATES_DIR}/{SET}");
     let mut commits: Vec<String> = Vec::new();
-    for r in &set.runs {
+    for r in sets.iter().flat_map(|s| &s.runs) {
         let short: String = r.record.git.commit.to_string().chars().take(7).collect();
         if !commits.contains(&short) {
             commits.push(short);
         }
     }
+    let on: Vec<&str> = maps.iter().map(|m| m.target.prose()).collect();
     let mut out = format!(
-        "![Which strategy to use, per column count and row size, on the local D1 and on bare \
-         SQLite]({dir}/{}.png)\n\n",
+        "![Which strategy to use, per column count and row size, on {}]({dir}/{}.png)\n\n",
+        and_list(&on),
         decision_map::NAME
     );
     writeln!(
@@ -164,7 +184,7 @@ pub fn section(root: &Path) -> Result<String> {
          ([`{dir}/`]({dir}/decision-map.csv), commits `{}`; the fastest, `a = b` where two \
          one-sided tests show them within ±10%, `?` where the runs cannot tell):\n",
         local.target.prose(),
-        set.runs.len(),
+        sets[0].runs.len(),
         commits.join("`, `"),
     )
     .unwrap();
@@ -174,14 +194,38 @@ pub fn section(root: &Path) -> Result<String> {
             out.push('\n');
         }
     }
+    let counts: Vec<String> = maps
+        .iter()
+        .map(|m| {
+            let (decided, cells) = m.decided();
+            let runs = sets
+                .iter()
+                .find(|s| {
+                    s.runs[0].record.run.target == m.target
+                        || s.runs[0].record.run.baseline == Some(m.target)
+                })
+                .map_or(0, |s| s.runs.len());
+            format!("{} {decided} of {cells} ({runs} runs)", m.target.prose())
+        })
+        .collect();
     writeln!(
         out,
-        "- {decided} of {cells} cells decide (a winner whose interval over runs excludes 1, or \
-         a set equivalent within ±10%); `cargo xtask advise --columns C --row-bytes B` answers \
-         for your table."
+        "- cells that decide (a winner whose interval over runs excludes 1, or a set within \
+         ±10%; Benjamini–Hochberg over each map): {}; `cargo xtask advise --columns C \
+         --row-bytes B` answers for your table.",
+        counts.join(", ")
     )
     .unwrap();
     Ok(out)
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 #[cfg(test)]

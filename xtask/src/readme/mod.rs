@@ -407,24 +407,28 @@ mod tests {
             line_of(begin) < 40 && line_of(end) <= 40,
             "the answer is past line 40"
         );
-        // Its figure and table are what the set's runs give, byte for byte.
+        // Its figure and table are what the sets' runs give, byte for byte.
         let root = project_root();
-        let set = root
-            .join(crate::records::replicates::REPLICATES_DIR)
-            .join(answer::SET);
+        let sets = root.join(crate::records::replicates::REPLICATES_DIR);
+        let set = sets.join(answer::SET);
         if !set.is_dir() {
             return;
         }
         let copy = tempfile::tempdir().unwrap();
-        let to = copy
-            .path()
-            .join(crate::records::replicates::REPLICATES_DIR)
-            .join(answer::SET);
-        for entry in walk(&set) {
-            let dest = to.join(entry.strip_prefix(&set).unwrap());
-            std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-            std::fs::copy(&entry, &dest).unwrap();
+        let copied = copy.path().join(crate::records::replicates::REPLICATES_DIR);
+        for name in [answer::SET, answer::DO_SET] {
+            if !sets.join(name).is_dir() {
+                continue;
+            }
+            for entry in walk(&sets.join(name)) {
+                let dest = copied
+                    .join(name)
+                    .join(entry.strip_prefix(sets.join(name)).unwrap());
+                std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+                std::fs::copy(&entry, &dest).unwrap();
+            }
         }
+        let to = copied.join(answer::SET);
         for name in ["decision-map.csv", "decision-map.svg"] {
             let _ = std::fs::remove_file(to.join(name));
         }

@@ -24,6 +24,9 @@ pub struct SetSpec {
     pub name: &'static str,
     /// A run directory relative to the project's root.
     pub source: &'static str,
+    /// The baseline the set's runs take where `source`'s command has another (the Durable
+    /// Object's map repeats the decision map's command with `--baseline do`); `None`: source's.
+    pub baseline: Option<TargetKind>,
 }
 
 impl SetSpec {
@@ -43,25 +46,43 @@ impl SetSpec {
 pub const COLUMN_SWEEP: SetSpec = SetSpec {
     name: "column-sweep",
     source: super::EXAMPLE_RUN,
+    baseline: None,
 };
 /// The local D1 beside the Durable Object (`--baseline do`): D1 ÷ DO.
 pub const D1_BESIDE_DO: SetSpec = SetSpec {
     name: "d1-beside-do",
     source: super::durable::D1_BESIDE_DO,
+    baseline: None,
 };
 /// The two Workers alternating (`--alternate-workers --sessions 12`): Rust ÷ JavaScript.
 pub const TWO_WORKERS: SetSpec = SetSpec {
     name: "two-workers",
     source: super::instrument::TWO_WORKERS,
+    baseline: None,
 };
 /// The decision map (columns × row size).
 pub const DECISION_MAP: SetSpec = SetSpec {
     name: "decision-map",
     source: "docs/runs/decision-map",
+    baseline: None,
+};
+
+/// The decision map with the Durable Object beside the local D1 (`--baseline do`): the
+/// object's map, and a second local map from the same runs.
+pub const DECISION_MAP_DO: SetSpec = SetSpec {
+    name: "decision-map-do",
+    source: "docs/runs/decision-map",
+    baseline: Some(TargetKind::Do),
 };
 
 /// Every set the README knows, in the order `reproduce` makes them.
-pub const SETS: [SetSpec; 4] = [COLUMN_SWEEP, D1_BESIDE_DO, TWO_WORKERS, DECISION_MAP];
+pub const SETS: [SetSpec; 5] = [
+    COLUMN_SWEEP,
+    D1_BESIDE_DO,
+    TWO_WORKERS,
+    DECISION_MAP,
+    DECISION_MAP_DO,
+];
 
 /// Every run the README quotes, relative to the project's root: [`super::QUOTED_RUNS`] and every
 /// run of every committed set.

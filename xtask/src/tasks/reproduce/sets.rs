@@ -41,7 +41,11 @@ fn template(paths: &Paths, spec: SetSpec) -> Result<RunRecord> {
         let newest = set.runs.last().expect("a set holds a run");
         return Ok(newest.record.clone());
     }
-    RunRecord::read(&paths.root.join(spec.source).join("run.toml"))
+    let mut record = RunRecord::read(&paths.root.join(spec.source).join("run.toml"))?;
+    if let Some(baseline) = spec.baseline {
+        record.run.baseline = Some(baseline);
+    }
+    Ok(record)
 }
 
 /// The record whose command is the set's `i`-th run (from 1): the template with seed `i`.

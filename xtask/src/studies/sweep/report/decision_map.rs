@@ -36,15 +36,28 @@ struct Panel {
     legend: Vec<(Sample, String)>,
 }
 
-/// The panels side by side.
+/// The panels side by side, at most [`PANELS_A_ROW`] a row.
 struct Chart {
     panels: Vec<Panel>,
     draw_title: bool,
 }
 
+/// Panels a row: a third target's map goes under the first two, so a map of 10 column counts
+/// stays readable at the README's width instead of three panels 6,000 pixels wide.
+const PANELS_A_ROW: usize = 2;
+
+impl Chart {
+    /// Rows and columns of panels.
+    fn layout(&self) -> (usize, usize) {
+        let n = self.panels.len().max(1);
+        let columns = n.min(PANELS_A_ROW);
+        (n.div_ceil(columns), columns)
+    }
+}
+
 impl Figure for Chart {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, pen: &Pen) -> Result<()> {
-        let areas = root.split_evenly((1, self.panels.len().max(1)));
+        let areas = root.split_evenly(self.layout());
         for (panel, area) in self.panels.iter().zip(&areas) {
             let grid = Grid {
                 x_label: panel.x_label,
@@ -68,9 +81,10 @@ impl Figure for Chart {
             n.max(fits) as f64 / fits as f64
         };
         let (wide, tall) = (most(|p| p.columns.len(), 5), most(|p| p.rows.len(), 4));
+        let (rows, columns) = self.layout();
         (
-            (f64::from(width) * wide).round() as u32 * self.panels.len().max(1) as u32,
-            (f64::from(height) * tall).round() as u32,
+            (f64::from(width) * wide).round() as u32 * columns as u32,
+            (f64::from(height) * tall).round() as u32 * rows as u32,
         )
     }
 }
