@@ -13,6 +13,7 @@ pub mod findings;
 pub mod instrument;
 #[cfg(test)]
 mod links;
+pub mod map_over_runs;
 pub mod orms;
 pub mod over_runs;
 pub mod replicates;

@@ -267,6 +267,7 @@ pub fn document(root: &Path) -> Result<String> {
             table(&mut out, &first, &against, None);
         }
     }
+    out.push_str(&super::map_over_runs::section(root)?);
     Ok(out)
 }
 
