@@ -36,14 +36,18 @@ fn set_maps(root: &Path, name: &str) -> Result<Option<(ReplicateSet, Vec<Map>)>>
     if set.runs.len() < 2 {
         return Ok(None);
     }
-    let runs: Vec<Vec<ProbeRow>> = set
-        .runs
-        .iter()
-        .map(|r| csv::read(&r.dir.results_csv()))
-        .collect::<Result<_>>()?;
+    let runs = read_runs(&set)?;
     let target = set.runs[0].record.run.target;
     let maps = decision_table::maps_over_runs(&runs, target, Axis::Columns, Axis::RowBytes);
     Ok(Some((set, maps)))
+}
+
+/// Each run's rows of `set`, in the set's order.
+pub fn read_runs(set: &ReplicateSet) -> Result<Vec<Vec<ProbeRow>>> {
+    set.runs
+        .iter()
+        .map(|r| csv::read(&r.dir.results_csv()))
+        .collect()
 }
 
 /// The maps the README shows, each over its own set: the local D1's and bare SQLite's (from

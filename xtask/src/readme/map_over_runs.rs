@@ -13,8 +13,6 @@ use anyhow::Result;
 use d1bench_core::Strategy;
 
 use super::answer;
-use crate::records::csv;
-use crate::records::replicates::ReplicateSet;
 use crate::stats::CONFIDENCE;
 use crate::stats::halves::halves_test;
 use crate::stats::order::median;
@@ -197,7 +195,8 @@ pub fn section(root: &Path) -> Result<String> {
         );
         return Ok(out);
     };
-    let rows: Vec<Vec<Vec<ProbeRow>>> = sets.iter().map(read_runs).collect::<Result<_>>()?;
+    let rows: Vec<Vec<Vec<ProbeRow>>> =
+        sets.iter().map(answer::read_runs).collect::<Result<_>>()?;
     for set in &sets {
         let ids: Vec<String> = set
             .runs
@@ -264,13 +263,6 @@ pub fn section(root: &Path) -> Result<String> {
         .unwrap();
     }
     Ok(out)
-}
-
-fn read_runs(set: &ReplicateSet) -> Result<Vec<Vec<ProbeRow>>> {
-    set.runs
-        .iter()
-        .map(|r| csv::read(&r.dir.results_csv()))
-        .collect()
 }
 
 #[cfg(test)]
