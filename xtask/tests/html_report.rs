@@ -610,6 +610,12 @@ fn a_run_of_every_kind_leaves_its_page_and_prints_its_link_last() {
         "one row per limit: {parity}"
     );
     assert!(section(&html, "rungs").contains("refused"), "no refused rung");
+    // The chart files the terminal no longer lists are in summary.md.
+    let summary = std::fs::read_to_string(ladder.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("## Charts") && summary.contains("(param-ceiling.png)"),
+        "{summary}"
+    );
     pages.push((ladder.join("index.html"), svgs));
 
     let (workload, last) = run(
