@@ -4,6 +4,11 @@
 //! page's DOM must hold every chart, its findings and links that all resolve to a file, and the
 //! log no request the page made (a leaky page, opened the same way, shows the check can fail).
 //!
+//! Then a run of each kind on in-process SQLite (a smoke column sweep, `limits`, the read-path
+//! smoke workload) and one interrupted mid-way: each leaves its index.html, prints its link last,
+//! draws every figure inline (the workload a percentile plot per point, the ladder its parity
+//! table), and the interrupted one says so.
+//!
 //! The same checks of links, ids, charts and findings run on the HTML files themselves first, so
 //! where Chromium is not installed they still run, and the test says plainly that the browser's
 //! did not (with `D1BENCH_REQUIRE_BROWSER=1`, as `.ci/run` sets it, a missing browser fails).
@@ -228,10 +233,9 @@ fn section<'a>(html: &'a str, id: &str) -> &'a str {
     &html[start..end]
 }
 
-/// Checks a run page's content: each chart SVG of `dir` inline in its figure, and the findings
-/// of its summary.csv (literal ÷ bound at the widest point, as the README quotes it) in its
-/// findings section.
-fn check_run_page(html: &str, dir: &Path, what: &str) {
+/// Checks that each chart SVG of `dir` is drawn inline in its figure on the page; returns how
+/// many there are.
+fn check_figures(html: &str, dir: &Path, what: &str) -> usize {
     let mut charts = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -249,6 +253,14 @@ fn check_run_page(html: &str, dir: &Path, what: &str) {
             "{what}: the chart {stem} is not drawn inline"
         );
     }
+    charts
+}
+
+/// Checks a run page's content: each chart SVG of `dir` inline in its figure, and the findings
+/// of its summary.csv (literal ÷ bound at the widest point, as the README quotes it) in its
+/// findings section.
+fn check_run_page(html: &str, dir: &Path, what: &str) {
+    let charts = check_figures(html, dir, what);
     assert!(charts >= 3, "{what}: {charts} charts in {}", dir.display());
     let target = support::run_toml(dir)["run"]["target"]
         .as_str()
@@ -526,4 +538,185 @@ fn the_page_over_runs_and_compare_html_resolve_every_link_and_fetch_nothing() {
         ],
         "the net log check misses a page's own requests"
     );
+}
+
+/// `cargo xtask run ARGS --out OUT`, which must succeed: its run directory and its stdout's last
+/// line.
+fn run(args: &[&str], out: &Path) -> (PathBuf, String) {
+    let output = support::xtask(&["run"])
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{args:?}: {}",
+        support::text(&output)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last = stdout.lines().last().unwrap_or_default().to_owned();
+    (support::run_dir(out), last)
+}
+
+/// `file://` and the absolute path of `dir`'s index.html, as a run prints it last.
+fn link_of(dir: &Path) -> String {
+    format!(
+        "file://{}",
+        std::path::absolute(dir.join("index.html")).unwrap().display()
+    )
+}
+
+/// The (target, point) pairs of a workload run's measured requests that succeeded.
+fn measured_points(dir: &Path) -> HashSet<(String, String)> {
+    support::read_csv(&dir.join("results.csv"))
+        .into_iter()
+        .filter(|r| r["phase"] == "measure" && r["outcome"] == "ok")
+        .map(|r| (r["target"].clone(), r["point"].clone()))
+        .collect()
+}
+
+#[test]
+fn a_run_of_every_kind_leaves_its_page_and_prints_its_link_last() {
+    let scratch = tempfile::tempdir().unwrap();
+    let mut pages = Vec::new();
+
+    let (sweep, last) = run(
+        &["column-sweep", "--target", "sqlite", "--profile", "smoke"],
+        &scratch.path().join("sweep"),
+    );
+    assert_eq!(last, link_of(&sweep), "the sweep's last line");
+    let html = std::fs::read_to_string(sweep.join("index.html")).unwrap();
+    let svgs = check_page(&html, &sweep, "the sweep's page");
+    assert!(check_figures(&html, &sweep, "the sweep's page") >= 2);
+    assert!(section(&html, "findings").contains("Fastest strategy"));
+    pages.push((sweep.join("index.html"), svgs));
+
+    let (ladder, last) = run(
+        &["limits", "--target", "sqlite"],
+        &scratch.path().join("ladder"),
+    );
+    assert_eq!(last, link_of(&ladder), "the ladder's last line");
+    let html = std::fs::read_to_string(ladder.join("index.html")).unwrap();
+    let svgs = check_page(&html, &ladder, "the ladder's page");
+    check_figures(&html, &ladder, "the ladder's page");
+    let parity = section(&html, "parity");
+    let limits = support::read_csv(&ladder.join("parity.csv"));
+    assert!(!limits.is_empty(), "no limit in parity.csv");
+    assert!(parity.contains("found on sqlite"), "{parity}");
+    assert_eq!(
+        parity.matches("<tr><td>").count(),
+        limits.len(),
+        "one row per limit: {parity}"
+    );
+    assert!(section(&html, "rungs").contains("refused"), "no refused rung");
+    // The chart files the terminal no longer lists are in summary.md.
+    let summary = std::fs::read_to_string(ladder.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("## Charts") && summary.contains("(param-ceiling.png)"),
+        "{summary}"
+    );
+    pages.push((ladder.join("index.html"), svgs));
+
+    let (workload, last) = run(
+        &["read-path", "--target", "sqlite", "--profile", "smoke"],
+        &scratch.path().join("workload"),
+    );
+    assert_eq!(last, link_of(&workload), "the workload's last line");
+    let html = std::fs::read_to_string(workload.join("index.html")).unwrap();
+    let svgs = check_page(&html, &workload, "the workload's page");
+    check_figures(&html, &workload, "the workload's page");
+    let points = measured_points(&workload);
+    assert!(!points.is_empty());
+    for (target, point) in &points {
+        let id = format!("id=\"chart-latency-percentiles-{target}-point-{point}\"");
+        assert!(html.contains(&id), "no percentile plot for point {point}");
+    }
+    let verdicts = html.find("id=\"verdicts\"").unwrap();
+    assert!(
+        verdicts < html.find("id=\"points\"").unwrap(),
+        "the verdicts come first"
+    );
+    assert!(section(&html, "verdicts").contains("covering ÷ key index"));
+    pages.push((workload.join("index.html"), svgs));
+
+    // The page over runs lists all three, each with what it found.
+    let all = scratch.path().join("all");
+    let output = support::xtask(&["report"])
+        .args([&sweep, &ladder, &workload])
+        .arg("--out")
+        .arg(&all)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", support::text(&output));
+    let over = std::fs::read_to_string(all.join("index.html")).unwrap();
+    check_page(&over, &all, "the page over runs");
+    for found in ["fastest by columns", "limits enforced", "comparisons: "] {
+        assert!(over.contains(found), "{found}: {over}");
+    }
+
+    let Some(browser) = browser_or_say_why_not() else {
+        return;
+    };
+    for (page, svgs) in &pages {
+        check_in_browser(&browser, page, *svgs);
+    }
+}
+
+#[test]
+fn a_run_interrupted_mid_way_leaves_a_page_that_says_so() {
+    let out = tempfile::tempdir().unwrap();
+    let mut xtask = support::xtask(&["run", "read-path", "--target", "sqlite", "--profile"])
+        .arg("smoke")
+        .arg("--out")
+        .arg(out.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let dir = loop {
+        assert!(Instant::now() < deadline, "no request measured in 5 minutes");
+        assert!(
+            xtask.try_wait().unwrap().is_none(),
+            "the run ended before it was interrupted"
+        );
+        let dir = std::fs::read_dir(out.path())
+            .ok()
+            .and_then(|mut d| d.next())
+            .map(|e| e.unwrap().path());
+        if let Some(dir) = dir.filter(|d| {
+            std::fs::read_to_string(d.join("results.csv"))
+                .is_ok_and(|t| t.lines().filter(|l| l.contains(",measure,")).count() >= 20)
+        }) {
+            break dir;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // SAFETY: kill(2) on our own child's pid: what Ctrl-C delivers.
+    unsafe { libc::kill(xtask.id() as i32, libc::SIGINT) };
+    let output = xtask.wait_with_output().unwrap();
+    assert!(!output.status.success(), "the interrupted run succeeded");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        stdout.lines().last().unwrap_or_default(),
+        link_of(&dir),
+        "{stdout}"
+    );
+    assert_eq!(
+        support::run_toml(&dir)["run"]["status"].as_str(),
+        Some("interrupted")
+    );
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let svgs = check_page(&html, &dir, "the interrupted run's page");
+    assert!(html.contains("Status: interrupted."), "{html}");
+    assert!(html.contains("was stopped (Ctrl-C"), "{html}");
+    // What it measured before: a plot and a table for each point it reached.
+    for (target, point) in measured_points(&dir) {
+        let id = format!("id=\"chart-latency-percentiles-{target}-point-{point}\"");
+        assert!(html.contains(&id), "no percentile plot for point {point}");
+    }
+    if let Some(browser) = browser_or_say_why_not() {
+        check_in_browser(&browser, &dir.join("index.html"), svgs);
+    }
 }

@@ -1,7 +1,10 @@
-//! The HTML pages a person opens in a browser: a sweep run's `index.html` ([`run_page`]), one
-//! page over many runs ([`runs_page`]) and two runs compared, `compare.html`
-//! ([`compare_page`]); what a run's page says first is [`findings`], and its small figures (each
-//! point's sessions beside its interval, a ratio against its threshold) are drawn by [`dots`].
+//! The HTML pages a person opens in a browser: every run's `index.html`, written by
+//! [`run_pages`] by its kind (a sweep's [`run_page`], a ladder's [`ladder_page`], a workload's
+//! [`workload_page`]), one page over many runs ([`runs_page`]) and two runs compared,
+//! `compare.html` ([`compare_page`]); what a sweep's page says first is [`findings`], its small
+//! figures (each point's sessions beside its interval, a ratio against its threshold) are drawn
+//! by [`dots`], and a section a summary.md already words is shown from that markdown
+//! ([`markdown`]).
 //!
 //! Each page is one self-contained file: its style inline, its figures inline SVG, no script,
 //! no font, nothing fetched (a Content-Security-Policy of `default-src 'none'` says so to the
@@ -14,8 +17,12 @@ pub mod compare_page;
 pub mod dots;
 pub mod findings;
 pub mod host;
+pub mod ladder_page;
+pub mod markdown;
 pub mod run_page;
+pub mod run_pages;
 pub mod runs_page;
+pub mod workload_page;
 
 use std::path::Path;
 

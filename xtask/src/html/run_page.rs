@@ -11,7 +11,7 @@ use maud::{Markup, html};
 use super::dots;
 use super::findings::{Answer, Findings, Side, findings};
 use crate::base::numbers::{num, thousands};
-use crate::records::{RunDir, RunRecord, csv};
+use crate::records::{RunDir, RunRecord, RunStatus, csv};
 use crate::reports::host_speed::{self, HostShift, HostSpeed};
 use crate::reports::{ChartFile, provenance};
 use crate::studies::sweep::Axis;
@@ -80,17 +80,32 @@ pub fn write(
         .with_context(|| format!("{} names no x axis", run_dir.run_toml().display()))?;
     let found = findings(&rows, record.run.target, axis, record.run.y_axis);
     let files = run_files(&run_dir.path)?;
+    let svgs = chart_svgs(&run_dir.path, &files, charts, |_| true)?;
+    let page = page(record, &found, &svgs, charts, &files);
+    let path = run_dir.path.join(PAGE);
+    super::write(&path, &page)?;
+    Ok((path, found))
+}
+
+/// The text of each chart SVG among `files` of the run in `dir` that `wanted` takes (its path
+/// in the directory), in the order the report drew them (`charts`, the main chart first), then
+/// by name.
+pub fn chart_svgs(
+    dir: &Path,
+    files: &[RunFile],
+    charts: &[ChartFile],
+    wanted: impl Fn(&Path) -> bool,
+) -> Result<Vec<(PathBuf, String)>> {
     let mut svgs = Vec::new();
     for file in files
         .iter()
-        .filter(|f| f.path.extension().is_some_and(|e| e == "svg"))
+        .filter(|f| f.path.extension().is_some_and(|e| e == "svg") && wanted(&f.path))
     {
-        let path = run_dir.path.join(&file.path);
+        let path = dir.join(&file.path);
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read {}", path.display()))?;
         svgs.push((file.path.clone(), text));
     }
-    // In the order the report drew them (the main chart first), then by name.
     let drawn = |path: &Path| {
         let stem = path.with_extension("");
         charts
@@ -99,14 +114,11 @@ pub fn write(
             .unwrap_or(usize::MAX)
     };
     svgs.sort_by_key(|(path, _)| drawn(path));
-    let page = page(record, &found, &svgs, charts, &files);
-    let path = run_dir.path.join(PAGE);
-    super::write(&path, &page)?;
-    Ok((path, found))
+    Ok(svgs)
 }
 
 /// The page's title: the experiment, target and profile.
-fn title(record: &RunRecord) -> String {
+pub fn title(record: &RunRecord) -> String {
     format!(
         "{} · d1bench run {}",
         crate::reports::title(record),
@@ -124,18 +136,8 @@ pub fn page(
     captions: &[ChartFile],
     files: &[RunFile],
 ) -> String {
-    let r = &record.run;
-    let description = record
-        .studies
-        .first()
-        .map_or(String::new(), |s| s.description.clone());
     let body = html! {
-        h1 { (r.experiment) @if !description.is_empty() { ": " (description) } }
-        p.meta {
-            "Run " code { (r.id) } " on " code { (r.target) } ", profile " code { (r.profile) }
-            "; " (r.started) " to " (r.ended.as_deref().unwrap_or("(not ended)")) "; status "
-            span class=(format!("badge {}", r.status.name())) { (r.status) }
-        }
+        (heading(record))
         nav {
             a href="#findings" { "Findings" }
             a href="#charts" { "Charts" }
@@ -150,6 +152,60 @@ pub fn page(
         (files_section(files))
     };
     super::page(&title(record), body)
+}
+
+/// What every run's page opens with: the experiment and its description, the run's id, target,
+/// profile, times and status; for a run that did not end complete, what that means for the
+/// page below.
+pub fn heading(record: &RunRecord) -> Markup {
+    let r = &record.run;
+    let description = record
+        .studies
+        .first()
+        .map_or(String::new(), |s| s.description.clone());
+    html! {
+        h1 { (r.experiment) @if !description.is_empty() { ": " (description) } }
+        p.meta {
+            "Run " code { (r.id) } " on " code { (r.target) } ", profile " code { (r.profile) }
+            "; " (r.started) " to " (r.ended.as_deref().unwrap_or("(not ended)")) "; status "
+            span class=(format!("badge {}", r.status.name())) { (r.status) }
+        }
+        @if let Some(said) = status_note(r.status) {
+            div.findings #status {
+                p.warn { strong { "Status: " (r.status) "." } " This run " (said) "." }
+                @if let Some(error) = &r.error { p { "It said: " code { (error) } } }
+                @if !record.resumed.is_empty() {
+                    p { "It was resumed " (record.resumed.len()) " time(s)." }
+                }
+            }
+        }
+    }
+}
+
+/// What a page says of a run that did not end complete, above everything it shows.
+pub fn status_note(status: RunStatus) -> Option<&'static str> {
+    match status {
+        RunStatus::Complete => None,
+        RunStatus::Running => Some(
+            "had not ended when this page was written: it shows what was measured by then",
+        ),
+        RunStatus::Invalid => Some(
+            "measured everything, and what the target held differed from what was sent for \
+             some record (see reconcile_note in results.csv): its figures are not to be trusted",
+        ),
+        RunStatus::Failed => Some(
+            "stopped on an error: this page shows what it measured before (`cargo xtask run \
+             --resume` continues it)",
+        ),
+        RunStatus::Interrupted => Some(
+            "was stopped (Ctrl-C or a termination signal) before it ended: this page shows \
+             what it measured before (`cargo xtask run --resume` continues it)",
+        ),
+        RunStatus::Abandoned => Some(
+            "died without a word (killed, or the machine lost) and a later run found it: this \
+             page shows what it measured before (`cargo xtask run --resume` continues it)",
+        ),
+    }
 }
 
 /// `1, 2, 4 columns`, or `none`.
@@ -335,7 +391,7 @@ fn answer_row(found: &Findings, answer: &Answer, labelled: bool) -> Markup {
 }
 
 /// Each chart SVG of the run, inline, with its caption and its other formats.
-fn charts_section(svgs: &[(PathBuf, String)], captions: &[ChartFile], files: &[RunFile]) -> Markup {
+pub fn charts_section(svgs: &[(PathBuf, String)], captions: &[ChartFile], files: &[RunFile]) -> Markup {
     html! {
         section #charts {
             h2 { "Charts" }
@@ -384,7 +440,7 @@ fn sessions_section(found: &Findings) -> Markup {
 }
 
 /// How the run was run, from run.toml.
-fn provenance_section(record: &RunRecord) -> Markup {
+pub fn provenance_section(record: &RunRecord) -> Markup {
     let r = &record.run;
     let v = &record.versions;
     let m = &record.machine;
@@ -477,7 +533,7 @@ fn provenance_section(record: &RunRecord) -> Markup {
 }
 
 /// A link to every file of the run.
-fn files_section(files: &[RunFile]) -> Markup {
+pub fn files_section(files: &[RunFile]) -> Markup {
     html! {
         section #files {
             h2 { "Files" }

@@ -1,6 +1,7 @@
-//! The page over every run `cargo xtask report` was given: one row per run with how it ended,
-//! where and at which commit it ran, what it found in a line (a sweep's fastest strategy along
-//! its axis), and links to its own page and files.
+//! The page over every run `cargo xtask report` was given, newest first: one row per run of
+//! every kind with how it ended, where and at which commit it ran, what it found in a line (a
+//! sweep's fastest strategy along its axis, a ladder's limits enforced, a workload's verdicts or
+//! latencies), and links to its own page and files.
 
 use std::path::{Path, PathBuf};
 
@@ -25,10 +26,19 @@ pub fn file_name(out_dir: &Path) -> &'static str {
 pub struct Entry {
     pub dir: PathBuf,
     pub record: RunRecord,
-    /// The run's own page, when it has one (a sweep that measured).
+    /// The run's own page, when it has one.
     pub page: Option<PathBuf>,
-    /// What its page says first, for a sweep that measured.
-    pub findings: Option<Findings>,
+    /// What it found, in a line: [`headline`] of a sweep's findings, a ladder's or a
+    /// workload's headline (`crate::html::ladder_page::headline`,
+    /// `crate::html::workload_page::headline`); none for a run that measured nothing.
+    pub headline: Option<String>,
+}
+
+/// `entries` newest first (by when each run started, then by directory).
+pub fn newest_first(entries: &mut [Entry]) {
+    entries.sort_by(|a, b| {
+        (b.record.run.started.as_str(), &b.dir).cmp(&(a.record.run.started.as_str(), &a.dir))
+    });
 }
 
 /// The fastest strategy along the axis in one line, neighbouring points with the same answer
@@ -82,13 +92,14 @@ pub fn headline(found: &Findings) -> String {
     format!("fastest by {}: {}", axis.name(), parts.join("; "))
 }
 
-/// The page over `entries`, written in `out_dir` (its links are relative to it).
+/// The page over `entries` (in the order given: [`newest_first`]), written in `out_dir` (its
+/// links are relative to it).
 pub fn page(entries: &[Entry], out_dir: &Path) -> String {
     let link = |path: &Path| super::href(&relative(out_dir, path));
     let body = html! {
         h1 { "d1bench runs" }
         p.meta {
-            (entries.len()) " run(s). Compare ratios between strategies, not milliseconds between \
+            (entries.len()) " run(s), newest first. Compare ratios between strategies, not milliseconds between \
              targets. The same runs in markdown: " a href="index.md" { "index.md" } "."
         }
         div.wide {
@@ -118,8 +129,8 @@ pub fn page(entries: &[Entry], out_dir: &Path) -> String {
                             td { span class=(format!("badge {}", r.status.name())) { (r.status) } }
                             td { code { (e.record.git.commit.short(7)) } @if e.record.git.dirty { " (dirty)" } }
                             td {
-                                @match (&e.findings, &r.error) {
-                                    (Some(found), _) => (headline(found)),
+                                @match (&e.headline, &r.error) {
+                                    (Some(line), _) => (line),
                                     (None, Some(error)) => span.warn { (error) },
                                     (None, None) => "see its summary",
                                 }
@@ -200,6 +211,28 @@ mod tests {
             headline(&grid),
             "fastest, of 5 cells: json in 2; bound in 1; exec in 2"
         );
+    }
+
+    #[test]
+    fn the_runs_are_listed_newest_first() {
+        let entry = |dir: &str, started: &str| {
+            let mut record = crate::records::run_record::tests_support::record();
+            record.run.started = started.into();
+            Entry {
+                dir: PathBuf::from(dir),
+                record,
+                page: None,
+                headline: None,
+            }
+        };
+        let mut entries = vec![
+            entry("a", "2026-12-01T00:00:00Z"),
+            entry("b", "2026-12-03T00:00:00Z"),
+            entry("c", "2026-12-02T00:00:00Z"),
+        ];
+        newest_first(&mut entries);
+        let dirs: Vec<&Path> = entries.iter().map(|e| e.dir.as_path()).collect();
+        assert_eq!(dirs, [Path::new("b"), Path::new("c"), Path::new("a")]);
     }
 
     #[test]

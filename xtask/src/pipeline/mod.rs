@@ -6,7 +6,8 @@
 //! started, every record measured, reconciled and appended to disk as it lands, closed on every
 //! way out, the session settled (what it measured before it settled marked as warm-up), its time
 //! recorded → `run.toml` says how it ended → every report derived from what is on disk
-//! ([`crate::reports`]).
+//! ([`crate::reports`]) and the run's page (`index.html`, [`crate::html::run_pages`]), whose
+//! `file://` link is the run's last line, however it ended ([`finish`]).
 //!
 //! It knows no kind of study: each plans, measures, resumes and reports behind
 //! [`crate::studies::kind::PlannedStudy`], found by [`crate::studies::load`].
@@ -42,7 +43,7 @@ use crate::studies::kind::{Ask, Measuring};
 use crate::studies::overrides::Overrides;
 use crate::targets::{self, Start, Target, remote};
 use crate::toolchain::Toolchain;
-use crate::{procs, studies, toolchain};
+use crate::{html, procs, studies, toolchain};
 
 use calls::Clocked;
 
@@ -54,7 +55,17 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         // Before reaping abandoned runs: a dry run changes nothing.
         return dry_run::print(flags, paths);
     }
-    let mark = |run_dir: &Path, pid| run_record::mark_abandoned(&run_dir.join("run.toml"), pid);
+    // A run found abandoned is marked so, and its page rewritten to say it.
+    let mark = |run_dir: &Path, pid| {
+        let marked = run_record::mark_abandoned(&run_dir.join("run.toml"), pid);
+        let dir = RunDir::new(run_dir.to_owned());
+        if let Some(record) = marked.then(|| RunRecord::read(&dir.run_toml()).ok()).flatten()
+            && let Err(e) = html::run_pages::write(&dir, &record, &[], false)
+        {
+            eprintln!("the abandoned run's page could not be written: {e:#}");
+        }
+        marked
+    };
     for found in procs::reap_abandoned(&paths.scratch(), mark)? {
         eprintln!("{found}");
     }
@@ -252,10 +263,19 @@ fn measure(
         record.reconciliation = Some(totals.clone());
     }
     record.write(&run_dir.run_toml())?;
-    let totals = measured?;
+    let totals = match measured {
+        Ok(totals) => totals,
+        Err(e) => {
+            // The page says how the run ended and shows what it measured before.
+            finish(run_dir, &record, flags.titles);
+            return Err(e);
+        }
+    };
 
-    studies::render(run_dir, true, flags.titles)?;
+    let rendered = studies::render(run_dir, true, flags.titles)?;
     println!("reconciliation: {}", totals.line(plan.work.kind().unit()));
+    let page = html::run_pages::write(run_dir, &record, &rendered.charts, flags.titles)?;
+    println!("{}", html::run_pages::link(&page.path));
     if !totals.all_reconciled() {
         bail!(
             "the run is INVALID: what the target holds differs from what was sent (see \
@@ -264,6 +284,31 @@ fn measure(
         );
     }
     Ok(())
+}
+
+/// The reports and page of a run that did not end complete, from what it measured: its tables
+/// shown, and its page's link printed last. A report that cannot be drawn from a partial run
+/// leaves the page without its charts; a page that cannot be written is said, not raised, so
+/// the run's own error is the one it ends with.
+pub fn finish(run_dir: &RunDir, record: &RunRecord, titles: bool) {
+    let charts = if html::run_pages::measured(run_dir) {
+        match studies::render(run_dir, true, titles) {
+            Ok(rendered) => rendered.charts,
+            Err(e) => {
+                eprintln!("the reports of what was measured could not be written: {e:#}");
+                Vec::new()
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    match html::run_pages::write(run_dir, record, &charts, titles) {
+        Ok(page) => println!("{}", html::run_pages::link(&page.path)),
+        Err(e) => eprintln!(
+            "the run's page could not be written in {}: {e:#}",
+            run_dir.path.display()
+        ),
+    }
 }
 
 /// Reads the host's speed ([`host_speed::read`]) into the record and writes run.toml at once.

@@ -89,19 +89,15 @@ pub fn names(dir: &Path, kind: StudyKind) -> Result<Vec<String>> {
 }
 
 /// Writes every report of `run_dir` from its run.toml and record files, by the kind of study
-/// it ran; with `print`, shows the key tables and where everything is. With `titles`, charts
-/// carry their titles (their captions always do). The same code serves `cargo xtask run` at its
-/// end, `cargo xtask plot` and `cargo xtask report`, so they cannot disagree.
+/// it ran; with `print`, shows the key tables (the files written are listed by the run's page
+/// and summary.md, not on the terminal). With `titles`, charts carry their titles (their
+/// captions always do). The same code serves `cargo xtask run` at its end, `cargo xtask plot`
+/// and `cargo xtask report`, so they cannot disagree.
 pub fn render(run_dir: &RunDir, print: bool, titles: bool) -> Result<Rendered> {
     let record = RunRecord::read(&run_dir.run_toml())?;
     let rendered = kind_of(record.run.kind).render(run_dir, &record, titles)?;
     if print {
         print!("{}", rendered.tables);
-        for chart in &rendered.charts {
-            println!("chart: {}", chart.path.display());
-        }
-        println!("results: {}", run_dir.results_csv().display());
-        println!("summary: {}", run_dir.summary_md().display());
     }
     Ok(rendered)
 }

@@ -1,19 +1,19 @@
 //! `cargo xtask report <dirs...>`: one `index.md` over many run directories (the experiments
 //! workflow's artifacts, or `reports/`): each run's provenance, summary table and charts, the
 //! charts redrawn from its results.csv as `cargo xtask plot` does; and the same in HTML: each
-//! sweep run's `index.html` in its directory, and one page over every run beside index.md
-//! (`crate::html`).
+//! run's `index.html` in its directory, whatever its kind, and one page over every run beside
+//! index.md, newest first (`crate::html`).
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::html::run_page;
 use crate::html::runs_page::{self, Entry};
+use crate::html::{run_page, run_pages};
 use crate::paths::relative;
 use crate::records::RunDir;
-use crate::records::{RunRecord, StudyKind};
+use crate::records::RunRecord;
 
 /// Every directory under `roots` (or a root itself) holding a run.toml, sorted.
 pub fn find_runs(roots: &[PathBuf]) -> Result<Vec<PathBuf>> {
@@ -53,7 +53,7 @@ fn section(run: &Path, out_dir: &Path) -> Result<(String, Entry)> {
         dir: run.to_owned(),
         record: record.clone(),
         page: None,
-        findings: None,
+        headline: None,
     };
     let r = &record.run;
     let mut text = String::new();
@@ -126,23 +126,21 @@ fn section(run: &Path, out_dir: &Path) -> Result<(String, Entry)> {
     )
     .unwrap();
     // A large committed run keeps its records gzipped (results.csv.gz): they count too.
-    let csv = run_dir.results_csv();
-    let empty = std::fs::metadata(&csv).is_ok_and(|m| m.len() == 0);
-    if !crate::records::csv::exists(&csv) || empty {
+    if !run_pages::measured(&run_dir) {
+        let written = run_pages::write(&run_dir, &record, &[], false)?;
+        entry.page = Some(written.path);
         writeln!(text, "\nNo results.csv: the run ended before measuring.\n").unwrap();
         return Ok((text, entry));
     }
     // The same rendering as `cargo xtask plot`: tables and charts from the run's own files.
     let rendered = crate::studies::render(&run_dir, false, false)?;
-    if r.kind == StudyKind::Sweep {
-        let (page, findings) = run_page::write(&run_dir, &record, &rendered.charts)?;
-        text.push_str(&format!(
-            "- page: [`{}`]({})\n",
-            run_page::PAGE,
-            relative(out_dir, &page).display()
-        ));
-        (entry.page, entry.findings) = (Some(page), Some(findings));
-    }
+    let written = run_pages::write(&run_dir, &record, &rendered.charts, false)?;
+    text.push_str(&format!(
+        "- page: [`{}`]({})\n",
+        run_page::PAGE,
+        relative(out_dir, &written.path).display()
+    ));
+    (entry.page, entry.headline) = (Some(written.path), written.headline);
     writeln!(text, "\n{}", rendered.tables).unwrap();
     for chart in rendered
         .charts
@@ -189,6 +187,8 @@ pub fn write_index(dirs: &[PathBuf], out: Option<PathBuf>) -> Result<()> {
         println!("page: {}", page.display());
     }
     let html = out_dir.join(runs_page::file_name(&out_dir));
+    let mut entries = entries;
+    runs_page::newest_first(&mut entries);
     crate::html::write(&html, &runs_page::page(&entries, &out_dir))?;
     println!("runs page: {}", html.display());
     Ok(())
@@ -280,9 +280,13 @@ mod tests {
         let runs = find_runs(&[root.path().to_owned()]).unwrap();
         assert_eq!(runs.len(), 3);
         let (text, entries) = index(&runs, root.path()).unwrap();
-        // Only the local sweep measured: it alone has a page.
+        // Every run has a page; the two that measured nothing say so on theirs.
         let pages: Vec<_> = entries.iter().filter_map(|e| e.page.clone()).collect();
-        assert_eq!(pages, [local.join("index.html")]);
+        assert_eq!(pages.len(), 3);
+        assert!(pages.contains(&local.join("index.html")), "{pages:?}");
+        let failed_page = std::fs::read_to_string(failed.join("index.html")).unwrap();
+        assert!(failed_page.contains("Status: failed."), "{failed_page}");
+        assert!(failed_page.contains("Nothing measured"), "{failed_page}");
         assert!(
             text.contains("- page: [`index.html`](run-column-sweep-local/"),
             "{text}"
@@ -351,7 +355,7 @@ mod tests {
             ),
             "{over}"
         );
-        assert!(over.contains("3 run(s)."), "{over}");
+        assert!(over.contains("3 run(s), newest first."), "{over}");
         assert!(over.contains("setup failed:\nno subdomain"), "{over}");
     }
 

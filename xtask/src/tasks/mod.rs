@@ -32,9 +32,19 @@ impl flags::Run {
 }
 
 impl flags::Plot {
-    /// `cargo xtask plot <run-dir>`: every report again from what the run left on disk.
+    /// `cargo xtask plot <run-dir>`: every report again from what the run left on disk, its
+    /// page too; the charts drawn listed, the page's link last.
     pub fn run(self) -> Result<()> {
-        crate::studies::render(&RunDir::new(self.run_dir), true, self.titles).map(drop)
+        let run_dir = RunDir::new(self.run_dir);
+        let rendered = crate::studies::render(&run_dir, true, self.titles)?;
+        for chart in &rendered.charts {
+            println!("chart: {}", chart.path.display());
+        }
+        println!("summary: {}", run_dir.summary_md().display());
+        let record = crate::records::RunRecord::read(&run_dir.run_toml())?;
+        let page = crate::html::run_pages::write(&run_dir, &record, &rendered.charts, self.titles)?;
+        println!("{}", crate::html::run_pages::link(&page.path));
+        Ok(())
     }
 }
 

@@ -13,7 +13,7 @@ use crate::records::{RunDir, RunRecord};
 use crate::reports::{Rendered, chart_files, title};
 use crate::studies::ladder::row::{ClimbFinding, RungRow};
 
-/// A ladder run's reports: parity.csv, summary.md and the param-ceiling chart.
+/// A ladder run's reports: parity.csv, the param-ceiling chart and summary.md, which lists it.
 pub fn render_ladder(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rendered> {
     let findings: Vec<ClimbFinding> = if run_dir.findings_csv().exists() {
         csv::read(&run_dir.findings_csv())?
@@ -29,15 +29,13 @@ pub fn render_ladder(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resu
     let rows = parity::rows(&findings, &parity::Source::of(record));
     csv::write(&run_dir.parity_csv(), &rows)?;
     let title = title(record);
+    let drawn = chart::param_ceiling(&run_dir.path, &findings, record.run.target, titles)?;
     std::fs::write(
         run_dir.summary_md(),
-        summary::markdown(&title, record, &findings, &rungs, &rows),
+        summary::markdown(&title, record, &findings, &rungs, &rows, drawn.as_slice()),
     )
     .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;
-    let charts = chart::param_ceiling(&run_dir.path, &findings, record.run.target, titles)?
-        .into_iter()
-        .flat_map(chart_files)
-        .collect();
+    let charts = drawn.into_iter().flat_map(chart_files).collect();
     Ok(Rendered {
         charts,
         tables: parity::markdown(&rows),

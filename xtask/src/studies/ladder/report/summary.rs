@@ -1,4 +1,5 @@
-//! `summary.md` of a ladder run: how it ran, the parity table, then every climb's finding.
+//! `summary.md` of a ladder run: how it ran, the parity table, every climb's finding, and the
+//! charts drawn (the run's page shows them too; the terminal no longer lists them).
 
 use std::fmt::Write as _;
 
@@ -8,17 +9,19 @@ use super::parity::{self, ParityRow};
 use crate::base::numbers::thousands;
 use crate::records::RunRecord;
 use crate::reports::memory::{self, HeapPoint};
+use crate::reports::charts::Drawn;
 use crate::reports::provenance;
 use crate::studies::ladder::Role;
 use crate::studies::ladder::row::{ClimbFinding, RungRow};
 
-/// `summary.md`: the parity table, then every climb's finding.
+/// `summary.md`: the parity table, then every climb's finding, then the charts drawn.
 pub fn markdown(
     title: &str,
     record: &RunRecord,
     findings: &[ClimbFinding],
     rungs: &[RungRow],
     parity_rows: &[ParityRow],
+    charts: &[Drawn],
 ) -> String {
     let mut out = format!("# {title}\n\n");
     writeln!(
@@ -115,6 +118,18 @@ pub fn markdown(
             kind.unit(),
             &heap_points(rungs, kind),
         ));
+    }
+    if !charts.is_empty() {
+        out.push_str("\n## Charts\n\n");
+        for chart in charts {
+            writeln!(
+                out,
+                "![{name}]({name}.png)\n\n{} ([SVG]({name}.svg), [PDF]({name}.pdf))\n",
+                chart.caption,
+                name = chart.name
+            )
+            .unwrap();
+        }
     }
     out
 }

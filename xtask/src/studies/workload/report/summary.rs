@@ -353,6 +353,28 @@ pub fn markdown(
     out.push_str(paths);
     out.push_str(&super::placement::section(placements));
     out.push_str(&super::cache::section(cache));
+    out.push_str(&claims_section(stats));
+    if !charts.is_empty() {
+        out.push_str("\n## Charts\n\n");
+        for chart in charts {
+            writeln!(
+                out,
+                "![{name}]({name}.png)\n\n{} ([SVG]({name}.svg), [PDF]({name}.pdf))\n",
+                chart.caption,
+                name = chart.name
+            )
+            .unwrap();
+        }
+    }
+    out.push_str(&provenance::time_section(record));
+    out
+}
+
+/// The write-up's read-path claims tested at every point measured both ways, with their
+/// equivalence tests: summary.md's section, which a run's page shows first. Empty for a run
+/// that measured no claim.
+pub fn claims_section(stats: &[OpStats]) -> String {
+    let mut out = String::new();
     let answers = answers(stats);
     if !answers.is_empty() {
         out.push_str(
@@ -378,19 +400,6 @@ pub fn markdown(
             writeln!(out, "\n{spread}").unwrap();
         }
     }
-    if !charts.is_empty() {
-        out.push_str("\n## Charts\n\n");
-        for chart in charts {
-            writeln!(
-                out,
-                "![{name}]({name}.png)\n\n{} ([SVG]({name}.svg), [PDF]({name}.pdf))\n",
-                chart.caption,
-                name = chart.name
-            )
-            .unwrap();
-        }
-    }
-    out.push_str(&provenance::time_section(record));
     out
 }
 
