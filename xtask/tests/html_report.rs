@@ -563,7 +563,9 @@ fn run(args: &[&str], out: &Path) -> (PathBuf, String) {
 fn link_of(dir: &Path) -> String {
     format!(
         "file://{}",
-        std::path::absolute(dir.join("index.html")).unwrap().display()
+        std::path::absolute(dir.join("index.html"))
+            .unwrap()
+            .display()
     )
 }
 
@@ -609,7 +611,10 @@ fn a_run_of_every_kind_leaves_its_page_and_prints_its_link_last() {
         limits.len(),
         "one row per limit: {parity}"
     );
-    assert!(section(&html, "rungs").contains("refused"), "no refused rung");
+    assert!(
+        section(&html, "rungs").contains("refused"),
+        "no refused rung"
+    );
     // The chart files the terminal no longer lists are in summary.md.
     let summary = std::fs::read_to_string(ladder.join("summary.md")).unwrap();
     assert!(
@@ -676,7 +681,10 @@ fn a_run_interrupted_mid_way_leaves_a_page_that_says_so() {
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(300);
     let dir = loop {
-        assert!(Instant::now() < deadline, "no request measured in 5 minutes");
+        assert!(
+            Instant::now() < deadline,
+            "no request measured in 5 minutes"
+        );
         assert!(
             xtask.try_wait().unwrap().is_none(),
             "the run ended before it was interrupted"

@@ -19,7 +19,7 @@ use crate::records::{RunDir, RunRecord, csv};
 use crate::reports::ChartFile;
 use crate::studies::ladder::Role;
 use crate::studies::ladder::report::parity::{self, ParityRow};
-use crate::studies::ladder::row::{ClimbFinding, RungRow};
+use crate::studies::ladder::row::RungRow;
 
 /// The targets whose committed parity tables (`reports/parity-<target>.csv`) a page shows
 /// beside the run's own, in the order of docs/limits.md.
@@ -61,16 +61,7 @@ pub fn write(
     record: &RunRecord,
     charts: &[ChartFile],
 ) -> Result<(PathBuf, String)> {
-    let findings: Vec<ClimbFinding> = if run_dir.findings_csv().exists() {
-        csv::read(&run_dir.findings_csv())?
-    } else {
-        Vec::new()
-    };
-    let rungs: Vec<RungRow> = if csv::exists(&run_dir.results_csv()) {
-        csv::read(&run_dir.results_csv())?
-    } else {
-        Vec::new()
-    };
+    let (findings, rungs) = crate::studies::ladder::report::read(run_dir)?;
     let rows = parity::rows(&findings, &parity::Source::of(record));
     let beside = committed_beside(&Paths::new(crate::paths::project_root()), record.run.target)?;
     let files = run_page::run_files(&run_dir.path)?;
@@ -88,7 +79,12 @@ pub fn headline(rows: &[ParityRow]) -> String {
     }
     let enforced: Vec<String> = rows
         .iter()
-        .filter(|r| !matches!(r.enforced, parity::Enforced::No | parity::Enforced::StoppedBy(_)))
+        .filter(|r| {
+            !matches!(
+                r.enforced,
+                parity::Enforced::No | parity::Enforced::StoppedBy(_)
+            )
+        })
         .map(|r| format!("{} at {}", r.ladder.name(), r.found))
         .collect();
     format!(
@@ -263,9 +259,17 @@ mod tests {
     fn the_headline_counts_the_limits_enforced() {
         assert_eq!(headline(&[]), "no climb finished");
         let rows = [
-            row(LadderKind::Columns, "100 columns ok, 101 refused", parity::Enforced::Yes),
+            row(
+                LadderKind::Columns,
+                "100 columns ok, 101 refused",
+                parity::Enforced::Yes,
+            ),
             row(LadderKind::ResultSize, "no refusal", parity::Enforced::No),
-            row(LadderKind::RowSize, "8 ok", parity::Enforced::StoppedBy(None)),
+            row(
+                LadderKind::RowSize,
+                "8 ok",
+                parity::Enforced::StoppedBy(None),
+            ),
         ];
         assert_eq!(
             headline(&rows),
@@ -276,7 +280,11 @@ mod tests {
     #[test]
     fn the_parity_table_shows_the_committed_targets_beside_the_runs() {
         let record = crate::records::run_record::tests_support::record();
-        let rows = [row(LadderKind::Columns, "100 columns ok", parity::Enforced::Yes)];
+        let rows = [row(
+            LadderKind::Columns,
+            "100 columns ok",
+            parity::Enforced::Yes,
+        )];
         let beside = [Beside {
             target: TargetKind::Local,
             file: "reports/parity-local.csv".into(),

@@ -50,7 +50,9 @@ fn blocks(text: &str) -> Vec<Block> {
             flush(&mut paragraph, &mut out);
         } else if trimmed.starts_with('#') {
             flush(&mut paragraph, &mut out);
-            out.push(Block::Heading(trimmed.trim_start_matches('#').trim().to_owned()));
+            out.push(Block::Heading(
+                trimmed.trim_start_matches('#').trim().to_owned(),
+            ));
         } else if trimmed.starts_with('|') {
             flush(&mut paragraph, &mut out);
             match out.last_mut() {

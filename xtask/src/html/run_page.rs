@@ -186,9 +186,9 @@ pub fn heading(record: &RunRecord) -> Markup {
 pub fn status_note(status: RunStatus) -> Option<&'static str> {
     match status {
         RunStatus::Complete => None,
-        RunStatus::Running => Some(
-            "had not ended when this page was written: it shows what was measured by then",
-        ),
+        RunStatus::Running => {
+            Some("had not ended when this page was written: it shows what was measured by then")
+        }
         RunStatus::Invalid => Some(
             "measured everything, and what the target held differed from what was sent for \
              some record (see reconcile_note in results.csv): its figures are not to be trusted",
@@ -391,7 +391,11 @@ fn answer_row(found: &Findings, answer: &Answer, labelled: bool) -> Markup {
 }
 
 /// Each chart SVG of the run, inline, with its caption and its other formats.
-pub fn charts_section(svgs: &[(PathBuf, String)], captions: &[ChartFile], files: &[RunFile]) -> Markup {
+pub fn charts_section(
+    svgs: &[(PathBuf, String)],
+    captions: &[ChartFile],
+    files: &[RunFile],
+) -> Markup {
     html! {
         section #charts {
             h2 { "Charts" }

@@ -118,9 +118,9 @@ pub fn headline(stats: &[OpStats]) -> String {
         .iter()
         .filter(|(_, _, arms)| arms.iter().any(|s| s.load.is_saturated()))
         .count();
-    let (lo, hi) = p50s
-        .iter()
-        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+    let (lo, hi) = p50s.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), v| {
+        (lo.min(*v), hi.max(*v))
+    });
     format!(
         "{} points; p50 {}–{} ms; {saturated} saturated",
         points.len(),

@@ -59,7 +59,9 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     let mark = |run_dir: &Path, pid| {
         let marked = run_record::mark_abandoned(&run_dir.join("run.toml"), pid);
         let dir = RunDir::new(run_dir.to_owned());
-        if let Some(record) = marked.then(|| RunRecord::read(&dir.run_toml()).ok()).flatten()
+        if let Some(record) = marked
+            .then(|| RunRecord::read(&dir.run_toml()).ok())
+            .flatten()
             && let Err(e) = html::run_pages::write(&dir, &record, &[], false)
         {
             eprintln!("the abandoned run's page could not be written: {e:#}");

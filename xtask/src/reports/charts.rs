@@ -17,6 +17,23 @@ pub struct Drawn {
     pub files: Vec<PathBuf>,
 }
 
+/// summary.md's `## Charts` section: each chart's PNG with its caption and its other formats;
+/// nothing when there is no chart.
+pub fn section(charts: &[Drawn]) -> String {
+    let mut out = String::new();
+    if !charts.is_empty() {
+        out.push_str("\n## Charts\n\n");
+        for chart in charts {
+            out.push_str(&format!(
+                "![{name}]({name}.png)\n\n{} ([SVG]({name}.svg), [PDF]({name}.pdf))\n\n",
+                chart.caption,
+                name = chart.name
+            ));
+        }
+    }
+    out
+}
+
 /// Where a run measured, in words for a chart's readers rather than the target's name.
 pub fn measured_on(target: TargetKind) -> &'static str {
     match target {

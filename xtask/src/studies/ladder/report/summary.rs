@@ -8,8 +8,8 @@ use d1bench_core::ladder::LadderKind;
 use super::parity::{self, ParityRow};
 use crate::base::numbers::thousands;
 use crate::records::RunRecord;
-use crate::reports::memory::{self, HeapPoint};
 use crate::reports::charts::Drawn;
+use crate::reports::memory::{self, HeapPoint};
 use crate::reports::provenance;
 use crate::studies::ladder::Role;
 use crate::studies::ladder::row::{ClimbFinding, RungRow};
@@ -119,18 +119,7 @@ pub fn markdown(
             &heap_points(rungs, kind),
         ));
     }
-    if !charts.is_empty() {
-        out.push_str("\n## Charts\n\n");
-        for chart in charts {
-            writeln!(
-                out,
-                "![{name}]({name}.png)\n\n{} ([SVG]({name}.svg), [PDF]({name}.pdf))\n",
-                chart.caption,
-                name = chart.name
-            )
-            .unwrap();
-        }
-    }
+    out.push_str(&crate::reports::charts::section(charts));
     out
 }
 

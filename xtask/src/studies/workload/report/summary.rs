@@ -354,18 +354,7 @@ pub fn markdown(
     out.push_str(&super::placement::section(placements));
     out.push_str(&super::cache::section(cache));
     out.push_str(&claims_section(stats));
-    if !charts.is_empty() {
-        out.push_str("\n## Charts\n\n");
-        for chart in charts {
-            writeln!(
-                out,
-                "![{name}]({name}.png)\n\n{} ([SVG]({name}.svg), [PDF]({name}.pdf))\n",
-                chart.caption,
-                name = chart.name
-            )
-            .unwrap();
-        }
-    }
+    out.push_str(&crate::reports::charts::section(charts));
     out.push_str(&provenance::time_section(record));
     out
 }
