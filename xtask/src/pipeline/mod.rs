@@ -20,6 +20,7 @@
 pub mod calls;
 pub mod dry_run;
 pub mod host_speed;
+pub mod plan;
 pub mod resume;
 
 use crate::base::clock::ms_since;
@@ -27,23 +28,22 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use d1bench_core::Corruption;
 use xshell::Shell;
 
-use crate::base::{DebugCorruption, TargetKind, WorkerKind};
+use crate::base::{TargetKind, WorkerKind};
 use crate::flags;
 use crate::paths::Paths;
 use crate::records::host_speed::ReadingAt;
 use crate::records::run_history::SessionTime;
-use crate::records::run_record::StudyKind;
 use crate::records::run_record::{self, RunInfo, ToolVersions};
 use crate::records::{RunDir, RunRecord, RunStatus, Totals};
+use crate::studies::kind::Measuring;
 pub use crate::studies::kind::RunPlan;
-use crate::studies::kind::{Ask, Measuring};
-use crate::studies::overrides::Overrides;
 use crate::targets::{self, Start, Target, remote};
 use crate::toolchain::Toolchain;
 use crate::{html, procs, studies, toolchain};
+use plan::with_orm_worker;
+pub use plan::{FREE_PROFILE, free_profile_note, picks_free_profile, plan};
 
 use calls::Clocked;
 
@@ -348,120 +348,6 @@ fn remote_options(flags: &flags::Run) -> Result<Option<remote::Options>> {
         tag: flags.tag.as_deref(),
     };
     remote::Options::for_target(flags.target, &asked)
-}
-
-/// The study's plan for the profile, target and overrides asked for; every refusal of the input
-/// comes here, before anything starts.
-/// `--worker js` for a study whose probes include libraries: the JavaScript Worker that bundles
-/// them (`js-orm`, worker-orm/: the same strategies' code as worker-js/ beside the libraries),
-/// said on stderr and recorded in run.toml as the Worker that ran. `None` when nothing changes.
-fn with_orm_worker(flags: &flags::Run, paths: &Paths) -> Result<Option<flags::Run>> {
-    if flags.worker != WorkerKind::Js || flags.alternate_workers || flags.resume.is_some() {
-        return Ok(None);
-    }
-    let study = studies::load(&paths.experiments(), flags.experiment())?;
-    if !study.measures_libraries() {
-        return Ok(None);
-    }
-    eprintln!(
-        "{} measures libraries (`orms`): `--worker js` runs as `--worker js-orm`, the \
-         JavaScript Worker with the libraries bundled beside the same strategies",
-        flags.experiment()
-    );
-    Ok(Some(flags::Run {
-        worker: WorkerKind::JsOrm,
-        ..flags.clone()
-    }))
-}
-
-pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
-    let study = studies::load(&paths.experiments(), flags.experiment())?;
-    // The overrides given, checked: each in its range, `--only` well formed.
-    let overrides = Overrides {
-        repeats: flags.repeats,
-        warmup: flags.warmup,
-        seed: flags.seed,
-        sessions: flags.sessions,
-        only: flags.only.clone(),
-    };
-    overrides.check()?;
-    let profile = flags.profile.as_deref().or_else(|| {
-        picks_free_profile(flags, |name| study.priced(Some(name)).is_ok()).then_some(FREE_PROFILE)
-    });
-    let plan = study.plan(Ask {
-        experiment: flags.experiment(),
-        profile,
-        target: flags.target,
-        no_baseline: flags.no_baseline,
-        baseline: flags.baseline,
-        debug_corrupt: flags.debug_corrupt.map(corruption),
-        debug_slow_percent: flags.debug_slow,
-        overrides,
-        root: &paths.root,
-        worker: (flags.target.runs_the_worker() && !flags.alternate_workers)
-            .then_some(flags.worker),
-    })?;
-    if flags.alternate_workers && plan.work.sessions() < 4 {
-        bail!(
-            "--alternate-workers needs 4 sessions or more (2 for each Worker, in ABBA order), \
-             and this plan has {}: give the profile `sessions = 4` or more, or --sessions",
-            plan.work.sessions()
-        );
-    }
-    if flags.worker.takes_statements() || flags.alternate_workers {
-        if plan.baseline.is_some_and(TargetKind::through_do) {
-            bail!(
-                "--worker js and --alternate-workers do not go with --baseline do: the \
-                 JavaScript Worker has no Durable Object"
-            );
-        }
-        if flags.target != TargetKind::Local {
-            bail!(
-                "--worker js runs on the local target only, not --target {}: the JavaScript \
-                 Worker is not deployed to Cloudflare, and sqlite runs no Worker",
-                flags.target
-            );
-        }
-        if plan.work.kind().name() != StudyKind::Sweep {
-            bail!(
-                "--worker js runs sweeps only: `{}` is a {:?} study, and the JavaScript Worker \
-                 answers only the sweeps' /setup, /probe and /verify",
-                flags.experiment(),
-                plan.work.kind().name()
-            );
-        }
-    }
-    Ok(plan)
-}
-
-/// The profile a study sizes to fit the Free plan's daily quotas.
-pub const FREE_PROFILE: &str = "free";
-
-/// Whether a run takes the study's `free` profile by itself: on `--target remote` with the Free
-/// plan (`--plan free`, or no `--plan`), no `--profile` given, and a study that has one.
-pub fn picks_free_profile(flags: &flags::Run, has_profile: impl Fn(&str) -> bool) -> bool {
-    flags.target.is_remote()
-        && flags.plan.unwrap_or(crate::base::AccountPlan::Free) == crate::base::AccountPlan::Free
-        && flags.profile.is_none()
-        && has_profile(FREE_PROFILE)
-}
-
-/// What a run says when it took the `free` profile by itself.
-pub fn free_profile_note() -> String {
-    format!(
-        "profile `{FREE_PROFILE}` taken by itself: the Free plan, no --profile, and this study \
-         has a `{FREE_PROFILE}` profile sized for the Free plan (give --profile to run another)"
-    )
-}
-
-/// The change `--debug-corrupt` asks for.
-fn corruption(kind: DebugCorruption) -> Corruption {
-    match kind {
-        DebugCorruption::TextByte => Corruption::TextByte,
-        DebugCorruption::Integer => Corruption::Integer,
-        DebugCorruption::SwapRows => Corruption::SwapRows,
-        DebugCorruption::SwapColumns => Corruption::SwapColumns,
-    }
 }
 
 /// Where [`measure_on`] measures: which session on which target, how targets start, and the
