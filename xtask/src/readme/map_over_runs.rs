@@ -205,7 +205,7 @@ pub fn section(root: &Path) -> Result<String> {
             .collect();
         writeln!(
             out,
-            "`{}`: {} runs of `{}` ({}).",
+            "- `{}`: {} runs of `{}` ({}).",
             set.path.strip_prefix(root).unwrap_or(&set.path).display(),
             set.runs.len(),
             crate::reports::provenance::command(&set.runs[0].record),

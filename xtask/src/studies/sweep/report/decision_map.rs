@@ -15,8 +15,8 @@ use super::decision::{Cell, Stopped};
 use super::decision_table::Map;
 use super::verdict::Verdict;
 use crate::charts::style::{
-    CellLine, FIGURE, Figure, Grid, GridCell, Pen, Sample, draw_grid, strategy_color,
-    strategy_shape, write,
+    CellLine, FIGURE, Figure, Grid, GridCell, Pen, Sample, draw_grid, drawing_error,
+    strategy_color, strategy_shape, write,
 };
 use crate::reports::charts::{Drawn, measured_on};
 use crate::studies::sweep::Axis;
@@ -57,7 +57,12 @@ impl Chart {
 
 impl Figure for Chart {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, pen: &Pen) -> Result<()> {
-        let areas = root.split_evenly(self.layout());
+        let (rows, columns) = self.layout();
+        if self.panels.len() < rows * columns {
+            // An empty place (three panels two a row) shows the page there, not black.
+            root.fill(&WHITE).map_err(drawing_error)?;
+        }
+        let areas = root.split_evenly((rows, columns));
         for (panel, area) in self.panels.iter().zip(&areas) {
             let grid = Grid {
                 x_label: panel.x_label,
