@@ -184,9 +184,9 @@ pub fn section(root: &Path) -> Result<String> {
     );
     writeln!(
         out,
-        "**Which strategy to use** on {}, from the map over {} runs made at separate times \
-         ([`{dir}/`]({dir}/decision-map.csv), commits `{}`; the fastest, `a = b` where two \
-         one-sided tests show them within ±10%, `?` where the runs cannot tell):\n",
+        "**Which strategy to use** on {}, over {} runs made at separate times \
+         ([`{dir}/`]({dir}/decision-map.csv), commits `{}`; `a = b`: within ±10% by two \
+         one-sided tests; `?`: the runs cannot tell):\n",
         local.target.prose(),
         sets[0].runs.len(),
         commits.join("`, `"),
@@ -209,14 +209,14 @@ pub fn section(root: &Path) -> Result<String> {
                         || s.runs[0].record.run.baseline == Some(m.target)
                 })
                 .map_or(0, |s| s.runs.len());
-            format!("{} {decided} of {cells} ({runs} runs)", m.target.prose())
+            format!("{} {decided}/{cells} ({runs} runs)", m.target.prose())
         })
         .collect();
     writeln!(
         out,
-        "- cells that decide (a winner whose interval over runs excludes 1, or a set within \
-         ±10%; Benjamini–Hochberg over each map): {}; `cargo xtask advise --columns C \
-         --row-bytes B` answers for your table.",
+        "- cells deciding (a winner's interval over runs excludes 1, or a set within ±10%; \
+         Benjamini–Hochberg per map): {}; `cargo xtask advise --columns C --row-bytes B` \
+         answers for your table.",
         counts.join(", ")
     )
     .unwrap();
