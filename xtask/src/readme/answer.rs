@@ -29,7 +29,7 @@ const LARGE_ROW_BYTES: f64 = 50_000.0;
 
 /// A set's maps (its target's, then its baseline's) over its runs, and the set; `None` while
 /// the set holds fewer than two runs.
-fn set_maps(root: &Path, name: &str) -> Result<Option<(ReplicateSet, Vec<Map>)>> {
+fn set_maps(root: &Path, name: &str) -> Result<Option<(ReplicateSet, SetRows, Vec<Map>)>> {
     let Some(set) = ReplicateSet::find(root, name)? else {
         return Ok(None);
     };
@@ -39,11 +39,11 @@ fn set_maps(root: &Path, name: &str) -> Result<Option<(ReplicateSet, Vec<Map>)>>
     let runs = read_runs(&set)?;
     let target = set.runs[0].record.run.target;
     let maps = decision_table::maps_over_runs(&runs, target, Axis::Columns, Axis::RowBytes);
-    Ok(Some((set, maps)))
+    Ok(Some((set, runs, maps)))
 }
 
 /// Each run's rows of `set`, in the set's order.
-pub fn read_runs(set: &ReplicateSet) -> Result<Vec<Vec<ProbeRow>>> {
+fn read_runs(set: &ReplicateSet) -> Result<SetRows> {
     set.runs
         .iter()
         .map(|r| csv::read(&r.dir.results_csv()))
@@ -54,16 +54,29 @@ pub fn read_runs(set: &ReplicateSet) -> Result<Vec<Vec<ProbeRow>>> {
 /// [`SET`]), then the Durable Object's (the baseline's map of [`DO_SET`], when committed); and
 /// the sets, [`SET`]'s first. `None` while [`SET`] holds fewer than two runs.
 pub fn maps(root: &Path) -> Result<Option<(Vec<ReplicateSet>, Vec<Map>)>> {
-    let Some((set, mut maps)) = set_maps(root, SET)? else {
+    Ok(maps_with_rows(root)?.map(|(sets, maps, _)| (sets, maps)))
+}
+
+/// [`maps`], with each set's runs' rows as read for them (in the sets' order), for what else is
+/// judged over the same runs without reading them again.
+pub fn maps_with_rows(root: &Path) -> Result<Option<MapsWithRows>> {
+    let Some((set, rows, mut maps)) = set_maps(root, SET)? else {
         return Ok(None);
     };
-    let mut sets = vec![set];
-    if let Some((set, beside)) = set_maps(root, DO_SET)? {
+    let (mut sets, mut all_rows) = (vec![set], vec![rows]);
+    if let Some((set, rows, beside)) = set_maps(root, DO_SET)? {
         maps.extend(beside.into_iter().filter(|m| m.target.through_do()));
         sets.push(set);
+        all_rows.push(rows);
     }
-    Ok(Some((sets, maps)))
+    Ok(Some((sets, maps, all_rows)))
 }
+
+/// Each run's rows of one set, in the set's order.
+pub type SetRows = Vec<Vec<ProbeRow>>;
+
+/// The sets, their maps, and each set's runs' rows.
+pub type MapsWithRows = (Vec<ReplicateSet>, Vec<Map>, Vec<SetRows>);
 
 /// Draws the set's map and writes its table into the set's folder (what the README's figure
 /// links to); nothing while there is no set.

@@ -188,15 +188,13 @@ fn apart(a: &Map, b: &Map) -> Vec<String> {
 /// The section's text, from the sets under `root`.
 pub fn section(root: &Path) -> Result<String> {
     let mut out = String::from("\n## decision-map\n\n");
-    let Some((sets, maps)) = answer::maps(root)? else {
+    let Some((sets, maps, rows)) = answer::maps_with_rows(root)? else {
         out.push_str(
             "No decision-map set of two runs or more is committed yet; `cargo xtask reproduce \
              --replicates 5 --only decision-map` makes one.\n",
         );
         return Ok(out);
     };
-    let rows: Vec<Vec<Vec<ProbeRow>>> =
-        sets.iter().map(answer::read_runs).collect::<Result<_>>()?;
     for set in &sets {
         let ids: Vec<String> = set
             .runs
