@@ -1,5 +1,5 @@
-//! A replicate set: a folder of complete run directories of one design (experiment, kind,
-//! profile, target, baseline, Workers, Worker build) made at separate times, the unit a finding
+//! A replicate set: a folder of complete run directories of one design (experiment and its
+//! file's hash, kind, profile, target, baseline, Workers, Worker build) made at separate times, the unit a finding
 //! meant to hold tomorrow is stated over. Reading one lists its runs in the order they started
 //! and refuses a set whose runs differ in what makes them one design, naming the field and the
 //! run directories.
@@ -16,6 +16,9 @@ use super::{RunDir, RunRecord, RunStatus};
 pub enum SharedField {
     /// `run.experiment`.
     Experiment,
+    /// `studies.sha256`: the experiment files as the run read them. A file changed between runs
+    /// (other rows, another grid) is another design under the same name.
+    StudyFiles,
     /// `run.kind`.
     Kind,
     /// `run.profile`.
@@ -31,8 +34,9 @@ pub enum SharedField {
 }
 
 impl SharedField {
-    pub const ALL: [SharedField; 7] = [
+    pub const ALL: [SharedField; 8] = [
         SharedField::Experiment,
+        SharedField::StudyFiles,
         SharedField::Kind,
         SharedField::Profile,
         SharedField::Target,
@@ -46,6 +50,12 @@ impl SharedField {
         let run = &record.run;
         match self {
             SharedField::Experiment => run.experiment.clone(),
+            SharedField::StudyFiles => record
+                .studies
+                .iter()
+                .map(|study| format!("{} {}", study.file, study.sha256))
+                .collect::<Vec<_>>()
+                .join(", "),
             SharedField::Kind => format!("{:?}", run.kind),
             SharedField::Profile => run.profile.clone(),
             SharedField::Target => run.target.to_string(),
@@ -74,6 +84,7 @@ impl fmt::Display for SharedField {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             SharedField::Experiment => "run.experiment",
+            SharedField::StudyFiles => "studies.sha256",
             SharedField::Kind => "run.kind",
             SharedField::Profile => "run.profile",
             SharedField::Target => "run.target",
@@ -267,6 +278,19 @@ mod tests {
         let set = set_of(&["docs/example-run", "docs/runs/decision-map"]);
         let err = ReplicateSet::read(set.path()).unwrap_err().to_string();
         assert!(err.contains("run.experiment differs"), "{err}");
+    }
+
+    #[test]
+    fn a_set_whose_experiment_file_changed_between_runs_is_refused() {
+        let set = set_of(&["docs/example-run", "docs/example-run"]);
+        let toml = set.path().join("run-1/run.toml");
+        let text = std::fs::read_to_string(&toml).unwrap();
+        let (_, after) = text.split_once("sha256 = \"").unwrap();
+        let hash = &after[..64];
+        std::fs::write(&toml, text.replace(hash, &"0".repeat(64))).unwrap();
+        let err = ReplicateSet::read(set.path()).unwrap_err().to_string();
+        assert!(err.contains("studies.sha256 differs"), "{err}");
+        assert!(err.contains(hash) && err.contains(&"0".repeat(64)), "{err}");
     }
 
     #[test]
