@@ -1,109 +1,38 @@
-//! The markdown a kind's summary.md is written in, as HTML for a run's page: headings, paragraphs,
-//! bullet lists, pipe tables and code spans, the only markdown the reports write. A page shows a
+//! The markdown a kind's summary.md is written in, as HTML for a run's page. A page shows a
 //! section the report already words (a workload's capacity, its cache, its retry policies) from
-//! that one wording instead of a second copy in HTML; every value is escaped by maud, nothing
-//! goes in as it is.
+//! that one wording instead of a second copy in HTML. pulldown-cmark parses it (CommonMark and
+//! pipe tables); its events are rewritten so headings sit one level below the page's sections,
+//! tables scroll in a box, and raw HTML in a summary shows as text: nothing goes in unescaped.
 
-use maud::{Markup, html};
+use maud::{Markup, PreEscaped};
+use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd, html};
 
-/// One block of a markdown section.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Block {
-    /// `## title` (any level): a heading one level below the page's sections.
-    Heading(String),
-    Paragraph(String),
-    List(Vec<String>),
-    /// A pipe table: its header cells and its rows' cells.
-    Table(Vec<String>, Vec<Vec<String>>),
-}
-
-/// The cells of a table line `| a | b |`, trimmed; `\\|` is a `|` inside a cell.
-fn cells(line: &str) -> Vec<String> {
-    let escaped = line.trim().replace("\\|", "\u{0}");
-    let inner = escaped.trim_start_matches('|').trim_end_matches('|');
-    inner
-        .split('|')
-        .map(|c| c.trim().replace('\u{0}', "|"))
-        .collect()
-}
-
-/// Whether a table line is its header's rule, `| --- | --: |`.
-fn is_rule(line: &str) -> bool {
-    cells(line)
-        .iter()
-        .all(|c| !c.is_empty() && c.chars().all(|ch| matches!(ch, '-' | ':')))
-}
-
-/// The blocks of `text`, in order; lines of one paragraph are joined with spaces.
-fn blocks(text: &str) -> Vec<Block> {
-    let mut out: Vec<Block> = Vec::new();
-    let mut paragraph: Vec<&str> = Vec::new();
-    let flush = |paragraph: &mut Vec<&str>, out: &mut Vec<Block>| {
-        if !paragraph.is_empty() {
-            out.push(Block::Paragraph(paragraph.join(" ")));
-            paragraph.clear();
-        }
-    };
-    for line in text.lines() {
-        let trimmed = line.trim();
-        if trimmed.is_empty() {
-            flush(&mut paragraph, &mut out);
-        } else if trimmed.starts_with('#') {
-            flush(&mut paragraph, &mut out);
-            out.push(Block::Heading(
-                trimmed.trim_start_matches('#').trim().to_owned(),
-            ));
-        } else if trimmed.starts_with('|') {
-            flush(&mut paragraph, &mut out);
-            match out.last_mut() {
-                Some(Block::Table(_, rows)) => {
-                    if !is_rule(trimmed) {
-                        rows.push(cells(trimmed));
-                    }
-                }
-                _ => out.push(Block::Table(cells(trimmed), Vec::new())),
-            }
-        } else if let Some(item) = trimmed.strip_prefix("- ") {
-            flush(&mut paragraph, &mut out);
-            match out.last_mut() {
-                Some(Block::List(items)) => items.push(item.to_owned()),
-                _ => out.push(Block::List(vec![item.to_owned()])),
-            }
-        } else {
-            paragraph.push(trimmed);
-        }
-    }
-    flush(&mut paragraph, &mut out);
-    out
-}
-
-/// Inline markdown: `code` spans as code, `**bold**` and `*emphasis*` as plain text (their
-/// markers dropped), everything escaped.
-fn inline(text: &str) -> Markup {
-    let parts: Vec<&str> = text.split('`').collect();
-    html! {
-        @for (i, part) in parts.iter().enumerate() {
-            @if i % 2 == 1 && i + 1 < parts.len() { code { (part) } }
-            @else { (part.replace("**", "")) }
-        }
-    }
-}
+/// The level every heading of a section gets: one below the page's own `h2` sections.
+const LEVEL: HeadingLevel = HeadingLevel::H3;
 
 /// `text` (a section of a summary.md) as HTML: headings as `h3`, tables in a scrolling box.
 pub fn to_html(text: &str) -> Markup {
-    html! {
-        @for block in blocks(text) {
-            @match block {
-                Block::Heading(title) => h3 { (inline(&title)) },
-                Block::Paragraph(p) => p { (inline(&p)) },
-                Block::List(items) => ul { @for item in &items { li { (inline(item)) } } },
-                Block::Table(head, rows) => div.wide { table {
-                    thead { tr { @for cell in &head { th { (inline(cell)) } } } }
-                    tbody { @for row in &rows { tr { @for cell in row { td { (inline(cell)) } } } } }
-                } },
-            }
-        }
-    }
+    let events = Parser::new_ext(text, Options::ENABLE_TABLES).flat_map(|event| match event {
+        Event::Html(raw) | Event::InlineHtml(raw) => vec![Event::Text(raw)],
+        Event::Start(Tag::Heading {
+            id, classes, attrs, ..
+        }) => vec![Event::Start(Tag::Heading {
+            level: LEVEL,
+            id,
+            classes,
+            attrs,
+        })],
+        Event::End(TagEnd::Heading(_)) => vec![Event::End(TagEnd::Heading(LEVEL))],
+        Event::Start(Tag::Table(alignments)) => vec![
+            Event::Html("<div class=\"wide\">".into()),
+            Event::Start(Tag::Table(alignments)),
+        ],
+        Event::End(TagEnd::Table) => vec![Event::End(TagEnd::Table), Event::Html("</div>".into())],
+        other => vec![other],
+    });
+    let mut out = String::new();
+    html::push_html(&mut out, events);
+    PreEscaped(out)
 }
 
 #[cfg(test)]
@@ -115,13 +44,31 @@ mod tests {
         let text = "## Capacity\n\nThe target served\nat most `40/s`.\n\n\
                     | rate | achieved |\n| --- | ---: |\n| 10 | **9.9** |\n| 20 | a \\| b |\n\n\
                     - one <b>\n- two\n";
-        assert_eq!(
-            to_html(text).into_string(),
-            "<h3>Capacity</h3><p>The target served at most <code>40/s</code>.</p>\
-             <div class=\"wide\"><table><thead><tr><th>rate</th><th>achieved</th></tr></thead>\
-             <tbody><tr><td>10</td><td>9.9</td></tr><tr><td>20</td><td>a | b</td></tr></tbody>\
-             </table></div><ul><li>one &lt;b&gt;</li><li>two</li></ul>"
-        );
+        let page = to_html(text).into_string();
+        for part in [
+            "<h3>Capacity</h3>",
+            "<p>The target served\nat most <code>40/s</code>.</p>",
+            "<div class=\"wide\"><table><thead><tr><th>rate</th><th style=\"text-align: right\">achieved</th></tr></thead>",
+            "<td style=\"text-align: right\"><strong>9.9</strong></td>",
+            "<td style=\"text-align: right\">a | b</td>",
+            "<li>one &lt;b&gt;</li>",
+            "</table>\n</div>",
+        ] {
+            assert!(page.contains(part), "{part:?} not in {page}");
+        }
         assert_eq!(to_html("").into_string(), "");
+    }
+
+    #[test]
+    fn raw_html_in_a_summary_is_shown_as_text() {
+        let page = to_html("<script>alert(1)</script>\n\nan <img src=x> inline").into_string();
+        assert!(
+            !page.contains("<script>") && !page.contains("<img"),
+            "{page}"
+        );
+        assert!(
+            page.contains("&lt;script&gt;") && page.contains("&lt;img src=x&gt;"),
+            "{page}"
+        );
     }
 }
