@@ -111,7 +111,8 @@ fn segments(labels: &[(f64, String)]) -> Vec<String> {
             } else {
                 format!("{first:.0}–{last:.0}")
             };
-            format!("{columns} columns **{label}**")
+            let noun = if last == 1.0 { "column" } else { "columns" };
+            format!("{columns} {noun} **{label}**")
         })
         .collect()
 }
