@@ -13,7 +13,7 @@ use plotters::prelude::*;
 
 use super::style::{
     self, Axes, CAP_PT, DASH_PT, DODGE_PT, Figure, LINE_PT, MARKER_PT, MUTED, Mark, Pen, Plot,
-    REFERENCE_SAMPLE, Sample, Scale, Shape, Span, THIN_PT, draw_frame, draw_reference,
+    REFERENCE_SAMPLE, Sample, Scale, Shape, Span, THIN_PT, TickText, draw_frame, draw_reference,
     drawing_error, extent, fraction, marker, padded, px, range_for, small_marker, stroke, value_at,
 };
 
@@ -102,6 +102,8 @@ pub struct LineChart {
     pub y_label: String,
     pub x_scale: Scale,
     pub x_range: Span,
+    /// What the x ticks say: their values, or the percentiles they stand for.
+    pub x_text: TickText,
     pub y_scale: Scale,
     /// The whole y axis, the refusal band included.
     pub y_range: Span,
@@ -225,6 +227,7 @@ impl Figure for LineChart {
             y_label: &self.y_label,
             x_scale: self.x_scale,
             x_range: self.x_range,
+            x_text: self.x_text,
             y_scale: self.y_scale,
             y_range: self.y_range,
             // y ticks label the data only, not the refusal band above it.
@@ -367,6 +370,7 @@ mod tests {
             y_label: "y".to_owned(),
             x_scale: Scale::Linear,
             x_range: x_range_of(&lines, Scale::Linear),
+            x_text: Default::default(),
             y_scale: Scale::Linear,
             y_range: y_range_of(&lines, Scale::Linear),
             refusal_band: None,

@@ -100,6 +100,33 @@ pub(super) fn decimals(v: f64) -> usize {
         .unwrap_or(9)
 }
 
+/// What an axis's tick labels say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TickText {
+    /// The value itself.
+    #[default]
+    Number,
+    /// The percentile a value of 1 ÷ (1 − q) stands for: 2 is `p50`, 10 `p90`, 1000 `p99.9`.
+    Percentile,
+}
+
+impl TickText {
+    /// Labels for `ticks` on `scale`.
+    pub fn labels(self, ticks: &[f64], scale: Scale) -> Vec<String> {
+        match self {
+            TickText::Number => tick_labels(ticks, scale),
+            TickText::Percentile => ticks
+                .iter()
+                .map(|&t| {
+                    let q = 100.0 * (1.0 - 1.0 / t);
+                    let text = format!("{q:.3}");
+                    format!("p{}", text.trim_end_matches('0').trim_end_matches('.'))
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Labels for `ticks`: each with its own decimals on a log axis (0.1, 1, 10), the same
 /// decimals throughout on a linear one (0.5, 1.0, 1.5).
 pub(super) fn tick_labels(ticks: &[f64], scale: Scale) -> Vec<String> {

@@ -317,6 +317,8 @@ pub struct Axes<'a> {
     pub y_label: &'a str,
     pub x_scale: Scale,
     pub x_range: Span,
+    /// What the x ticks say.
+    pub x_text: TickText,
     pub y_scale: Scale,
     pub y_range: Span,
     /// The part of `y_range` whose values are labelled: all of it, or less when a band above
@@ -402,7 +404,9 @@ pub(super) fn draw_axes<'a, DB: DrawingBackend>(
     let right = margin * 2;
     let plot_width = width - margin - y_area - right;
     let x_ticks = ticks(axes.x_range.0, axes.x_range.1, axes.x_scale, |ticks| {
-        let widths: Vec<f64> = tick_labels(ticks, axes.x_scale)
+        let widths: Vec<f64> = axes
+            .x_text
+            .labels(ticks, axes.x_scale)
             .iter()
             .map(|label| pen.width(label, TICK_LABEL_FONT))
             .collect();
@@ -416,7 +420,7 @@ pub(super) fn draw_axes<'a, DB: DrawingBackend>(
         });
         apart && inside
     });
-    let x_labels = tick_labels(&x_ticks.major, axes.x_scale);
+    let x_labels = axes.x_text.labels(&x_ticks.major, axes.x_scale);
     let (x_major, y_major) = (x_ticks.major.clone(), y_ticks.major.clone());
 
     let mut plot = ChartBuilder::on(area)

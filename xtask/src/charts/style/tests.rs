@@ -186,6 +186,7 @@ impl Figure for Sketch {
             y_label: "rows",
             x_scale: Scale::Linear,
             x_range: (0.0, 10.0),
+            x_text: Default::default(),
             y_scale: Scale::Log,
             y_range: (1.0, 1000.0),
             y_labelled: (1.0, 100.0),
@@ -302,4 +303,16 @@ fn the_pdf_is_one_page_of_the_printed_size_with_dejavu_sans_embedded() {
         });
         assert!(subset, "no {name} subset embedded");
     }
+}
+
+#[test]
+fn percentile_ticks_name_the_percentile_their_value_stands_for() {
+    assert_eq!(
+        TickText::Percentile.labels(&[2.0, 10.0, 100.0, 1000.0, 20.0], Scale::Log),
+        ["p50", "p90", "p99", "p99.9", "p95"]
+    );
+    assert_eq!(
+        TickText::Number.labels(&[2.0, 10.0], Scale::Log),
+        tick_labels(&[2.0, 10.0], Scale::Log)
+    );
 }

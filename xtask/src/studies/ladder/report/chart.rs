@@ -112,6 +112,7 @@ impl Ceiling {
             y_label: "rows per bound statement".to_owned(),
             x_scale,
             x_range: range_for(x_lo, x_hi, x_scale),
+            x_text: Default::default(),
             y_scale: Scale::Log,
             y_range: padded(y_lo, y_hi, Scale::Log),
             refusal_band: None,

@@ -102,6 +102,7 @@ pub fn chart(points: &[LibraryPoint], axis: Axis, title: bool) -> Option<LineCha
         y_label: "library ÷ fastest strategy".to_owned(),
         x_scale,
         x_range,
+        x_text: Default::default(),
         y_scale,
         y_range: (y_lo, top),
         refusal_band: refused.then_some((y_hi, top)),

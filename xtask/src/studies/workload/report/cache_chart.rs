@@ -53,6 +53,7 @@ fn chart(
         y_label: what.y_label.to_owned(),
         x_scale: what.x_scale,
         x_range: x_range_of(&what.lines, what.x_scale),
+        x_text: Default::default(),
         y_scale: what.y_scale,
         y_range: (what.y_range).unwrap_or_else(|| y_range_of(&what.lines, what.y_scale)),
         refusal_band: None,

@@ -65,6 +65,7 @@ fn latency_chart(title: Option<String>, lines: Vec<Line>) -> LineChart {
         y_label: "latency from due time (ms)".to_owned(),
         x_scale,
         x_range: line::x_range_of(&lines, x_scale),
+        x_text: Default::default(),
         y_scale: Scale::Log,
         y_range: line::y_range_of(&lines, Scale::Log),
         refusal_band: None,

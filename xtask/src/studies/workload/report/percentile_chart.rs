@@ -12,7 +12,7 @@ use d1bench_core::Strategy;
 use super::load_stats::OpStats;
 use crate::base::TargetKind;
 use crate::charts::line::{self, LineChart, Point};
-use crate::charts::style::{Scale, Shape, strategy_color, write};
+use crate::charts::style::{Scale, Shape, TickText, strategy_color, write};
 use crate::reports::charts::{Drawn, measured_on};
 use crate::stats::CONFIDENCE;
 
@@ -99,10 +99,11 @@ pub fn chart(title: Option<String>, arms: &[&OpStats]) -> LineChart {
         .collect();
     LineChart {
         title,
-        x_label: "percentile q, at 1 ÷ (1 − q): 10 = p90, 100 = p99".to_owned(),
+        x_label: "percentile (spaced as 1 ÷ (1 − q))".to_owned(),
         y_label: "latency from due time (ms)".to_owned(),
         x_scale: Scale::Log,
         x_range: line::x_range_of(&lines, Scale::Log),
+        x_text: TickText::Percentile,
         y_scale: Scale::Log,
         y_range: line::y_range_of(&lines, Scale::Log),
         refusal_band: None,

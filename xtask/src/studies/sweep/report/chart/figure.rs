@@ -49,6 +49,7 @@ pub(super) fn figure(chart: &Chart) -> LineChart {
         y_label: chart.y_label.to_owned(),
         x_scale: chart.x_scale,
         x_range: chart.x_range,
+        x_text: Default::default(),
         y_scale: chart.y_scale,
         y_range: chart.y_range,
         refusal_band: chart.refusal_band,
