@@ -73,6 +73,8 @@ pub struct Ask<'a> {
     /// The Worker that runs every session on a target that runs one (`--worker`); `None` when
     /// none does, or when sessions alternate Workers (`--alternate-workers`).
     pub worker: Option<WorkerKind>,
+    /// `--shard K/N`: the share of the load this process offers (workloads only).
+    pub shard: Option<crate::records::shard::Shard>,
 }
 
 /// Everything a run will do, planned from its study and flags before anything starts.
