@@ -115,7 +115,7 @@ pub struct Merge {
 #[derive(Debug, Clone, clap::Args)]
 pub struct GeneratorCeiling {
     /// Seconds each rate is tried (0.2 to 10).
-    #[arg(long, value_name = "S", default_value_t = 1.0)]
+    #[arg(long, value_name = "S", default_value_t = 2.0)]
     pub seconds: f64,
     /// Where the figure is written (default: reports/generator-ceiling.toml).
     #[arg(long, value_name = "FILE")]

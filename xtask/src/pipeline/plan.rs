@@ -65,6 +65,7 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         worker: (flags.target.runs_the_worker() && !flags.alternate_workers)
             .then_some(flags.worker),
         shard: flags.shard,
+        dry_run: flags.dry_run,
     })?;
     if let Some(shard) = flags.shard
         && plan.work.kind().name() != StudyKind::Workload

@@ -75,6 +75,9 @@ pub struct Ask<'a> {
     pub worker: Option<WorkerKind>,
     /// `--shard K/N`: the share of the load this process offers (workloads only).
     pub shard: Option<crate::records::shard::Shard>,
+    /// `--dry-run`: the plan is printed, not run, so what a run would refuse (a rate one
+    /// process cannot offer) is said in its lines instead.
+    pub dry_run: bool,
 }
 
 /// Everything a run will do, planned from its study and flags before anything starts.

@@ -20,9 +20,10 @@ impl flags::GeneratorCeiling {
         let path = self.out.unwrap_or_else(|| paths.root.join(ceiling::FILE));
         measured.write(&path)?;
         println!(
-            "one process keeps {} requests/s on time here ({} × {}{}, load {} at the start): \
-             written to {}",
+            "one process keeps {} requests/s on time here and sends {} ({} × {}{}, load {} at \
+             the start): written to {}",
             measured.per_process_per_s,
+            measured.throughput_per_s,
             measured.cpus,
             measured.cpu,
             measured

@@ -305,4 +305,23 @@ pub fn bad_shard_flags_exit_2_naming_the_problem() {
     .output()
     .unwrap();
     refused(&output, &["`column-sweep` is a sweep study"]);
+    // The dry run counts the shards the rates need.
+    let output = xtask(&[
+        "run",
+        "read-path",
+        "--target",
+        "sqlite",
+        "--profile",
+        "smoke",
+        "--dry-run",
+    ])
+    .output()
+    .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        text(&output).contains("the busiest point asks")
+            && text(&output).contains("1 shard needed"),
+        "{}",
+        text(&output)
+    );
 }

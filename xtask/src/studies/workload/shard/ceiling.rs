@@ -20,19 +20,28 @@ pub const FILE: &str = "reports/generator-ceiling.toml";
 /// Threads the calibration sends with: the profiles' default `max-in-flight`.
 const THREADS: usize = 64;
 
-/// The rate the calibration starts at; each rate kept is doubled, then the first missed is
-/// bisected [`BISECTIONS`] times.
+/// The rate the calibration starts at. Rates are doubled while the generator still sends them
+/// (its throughput), then the step where it stopped keeping time is bisected [`BISECTIONS`]
+/// times; when even the first is not kept on time, rates are halved down to [`LOWEST_RATE`].
 const FIRST_RATE: f64 = 500.0;
 const BISECTIONS: usize = 3;
+const LOWEST_RATE: f64 = 50.0;
 /// The calibration stops at this rate even if it is kept.
 const LAST_RATE: f64 = 256_000.0;
+/// A rate is sent (throughput) when every request was and this share of it was achieved over
+/// the wall time to the last answer (which a throttled or busy machine's waits lengthen).
+const SENT_SHARE: f64 = 0.9;
 
 /// What `reports/generator-ceiling.toml` holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Ceiling {
-    /// The highest rate tried that one process kept on time, requests a second.
+    /// The highest rate tried that one process kept on time, requests a second; 0 when it kept
+    /// none (a machine too busy, or too throttled, to time anything).
     pub per_process_per_s: f64,
+    /// The highest rate tried that it still sent, late or not (every request, at least 90% of
+    /// the rate achieved): its throughput, above the ceiling when it is late.
+    pub throughput_per_s: f64,
     /// When it was measured (UTC, RFC 3339), and on what.
     pub measured: String,
     pub cpu: String,
@@ -62,6 +71,8 @@ pub struct Try {
     /// The 99th percentile of the generator's own lateness, ms, and the most it allows.
     pub late_p99_ms: f64,
     pub late_allowed_ms: f64,
+    /// Requests a second achieved: sent over the wall time to the last answer.
+    pub achieved_per_s: f64,
     /// Whether every request was sent and the lateness was within what is allowed.
     pub kept: bool,
 }
@@ -94,62 +105,86 @@ fn attempt(rate: f64, seconds: f64) -> Result<Try> {
         sent: ran.sent,
         late_p99_ms,
         late_allowed_ms,
+        achieved_per_s: ran.sent as f64 / (ran.wall_ms / 1000.0).max(seconds),
         kept: ran.sent == due && late_p99_ms <= late_allowed_ms,
     })
 }
 
-/// Measures the ceiling: rates doubled from [`FIRST_RATE`] until one is missed, then that step
-/// bisected; each tried for `seconds`. Progress goes to stderr.
+/// Measures the ceiling and the throughput: rates doubled from [`FIRST_RATE`] while they are
+/// sent, the step where time stopped being kept bisected, or rates halved when the first is
+/// already late; each tried for `seconds`. Progress goes to stderr.
 pub fn measure(seconds: f64) -> Result<Ceiling> {
     let machine = crate::records::run_record::machine();
     let load_at_start = crate::records::run_record::load_average();
     let mut tries: Vec<Try> = Vec::new();
-    let report = |t: Try, tries: &mut Vec<Try>| {
+    let tried = |rate: f64, tries: &mut Vec<Try>| -> Result<Try> {
+        let t = attempt(rate, seconds)?;
         eprintln!(
-            "{:>9.0} requests/s: {} of {} sent, late p99 {:.3} ms (at most {:.3}): {}",
+            "{:>9.0} requests/s: {} of {} sent ({:.0}/s achieved), late p99 {:.3} ms (at most \
+             {:.3}): {}",
             t.rate,
             t.sent,
             t.due,
+            t.achieved_per_s,
             t.late_p99_ms,
             t.late_allowed_ms,
-            if t.kept { "kept" } else { "missed" }
+            if t.kept { "kept" } else { "late" }
         );
-        tries.push(t);
+        tries.push(t.clone());
+        Ok(t)
     };
+    let sent = |t: &Try| t.sent == t.due && t.achieved_per_s >= SENT_SHARE * t.rate;
     let mut rate = FIRST_RATE;
-    let mut kept: Option<f64> = None;
-    let mut missed: Option<f64> = None;
     while rate <= LAST_RATE {
-        let t = attempt(rate, seconds)?;
-        let ok = t.kept;
-        report(t, &mut tries);
-        if !ok {
-            missed = Some(rate);
+        let t = tried(rate, &mut tries)?;
+        if !sent(&t) || crate::procs::interrupted() {
             break;
         }
-        kept = Some(rate);
         rate *= 2.0;
     }
-    if let Some(mut high) = missed {
-        let mut low = kept.unwrap_or(0.0);
-        for _ in 0..BISECTIONS {
-            let mid = ((low + high) / 2.0).round();
-            if mid <= low || mid >= high {
+    let kept_below = |tries: &[Try]| {
+        tries
+            .iter()
+            .filter(|t| t.kept)
+            .map(|t| t.rate)
+            .fold(0.0, f64::max)
+    };
+    let low = kept_below(&tries);
+    let late_above = tries
+        .iter()
+        .filter(|t| !t.kept && t.rate > low)
+        .map(|t| t.rate)
+        .fold(f64::INFINITY, f64::min);
+    if low == 0.0 {
+        let mut rate = FIRST_RATE / 2.0;
+        while rate >= LOWEST_RATE && !crate::procs::interrupted() {
+            if tried(rate, &mut tries)?.kept {
                 break;
             }
-            let t = attempt(mid, seconds)?;
-            let ok = t.kept;
-            report(t, &mut tries);
-            if ok {
+            rate = (rate / 2.0).round();
+        }
+    } else if late_above.is_finite() {
+        let (mut low, mut high) = (low, late_above);
+        for _ in 0..BISECTIONS {
+            let mid = ((low + high) / 2.0).round();
+            if mid <= low || mid >= high || crate::procs::interrupted() {
+                break;
+            }
+            if tried(mid, &mut tries)?.kept {
                 low = mid;
-                kept = Some(mid);
             } else {
                 high = mid;
             }
         }
     }
+    let throughput_per_s = tries
+        .iter()
+        .filter(|t| sent(t))
+        .map(|t| t.rate)
+        .fold(0.0, f64::max);
     Ok(Ceiling {
-        per_process_per_s: kept.unwrap_or(0.0),
+        per_process_per_s: kept_below(&tries),
+        throughput_per_s,
         measured: crate::base::clock::utc_now().0,
         cpu: machine.cpu,
         cpus: machine.cpus,
@@ -219,9 +254,14 @@ impl Ceiling {
     }
 
     /// What a process may be asked to offer: the ceiling, and never more than the fixed cap on
-    /// a profile's rate per process ([`MAX_RATE`]).
+    /// a profile's rate per process ([`MAX_RATE`]); the cap alone when no rate was kept on time
+    /// (a ceiling of 0 says the machine was too busy to measure it, not that it offers nothing).
     pub fn usable_per_s(&self) -> f64 {
-        self.per_process_per_s.min(MAX_RATE)
+        if self.per_process_per_s > 0.0 {
+            self.per_process_per_s.min(MAX_RATE)
+        } else {
+            MAX_RATE
+        }
     }
 }
 
@@ -241,15 +281,21 @@ pub fn dry_run_lines(plan: &WorkloadPlan, ceiling: Option<&Ceiling>) -> Vec<Stri
         Some(c) => (
             c.usable_per_s(),
             format!(
-                "the load generator's measured ceiling: {} requests/s per process ({} on {} \
-                 × {}{}; {FILE}), so at most {} a process",
+                "the load generator's measured ceiling: {} requests/s per process on time, {} \
+                 sent ({} on {} × {}{}; {FILE}), so at most {} a process{}",
                 c.per_process_per_s,
+                c.throughput_per_s,
                 c.measured,
                 c.cpus,
                 c.cpu,
                 c.cpu_quota_cores
                     .map_or(String::new(), |q| format!(", capped to {q:.2} cores")),
-                c.usable_per_s()
+                c.usable_per_s(),
+                if c.per_process_per_s > 0.0 {
+                    ""
+                } else {
+                    " (no rate was kept on time where it was measured: the fixed cap is used)"
+                }
             ),
         ),
         None => (
@@ -275,11 +321,16 @@ pub fn dry_run_lines(plan: &WorkloadPlan, ceiling: Option<&Ceiling>) -> Vec<Stri
     for p in &plan.points {
         if p.rate / f64::from(shard.of) > per_process {
             lines.push(format!(
-                "point {} ({} requests/s) is more than one {} can offer: it needs {} shards",
+                "point {} ({} requests/s) is more than one {} can offer: it needs {} shards{}",
                 p.id,
                 p.rate,
                 if shard.of > 1 { "shard" } else { "process" },
-                shards_needed(p.rate, per_process)
+                shards_needed(p.rate, per_process),
+                if p.rate / f64::from(shard.of) > MAX_RATE {
+                    format!(" (a run of this plan is refused: more than {MAX_RATE} a process)")
+                } else {
+                    String::new()
+                }
             ));
         }
     }

@@ -197,12 +197,20 @@ fn by_class(counts: &[(String, usize)]) -> String {
         .join(";")
 }
 
+/// One arm's shards so far: the first shard's row with the counts summed into it, the
+/// histograms added, the refusals by class summed.
+struct ArmSum {
+    row: HistogramRow,
+    latencies: Latencies,
+    refused: Vec<(String, usize)>,
+}
+
 /// Each arm's rows of every shard added into one `merged` row: histograms added exactly,
 /// counts, refusals, retries and rates summed, the lag the largest shard's, behind when any
 /// shard was. In the order the arms first appear.
 pub fn merged(shards: &[HistogramRow]) -> Result<Vec<HistogramRow>> {
     let mut order = Vec::new();
-    let mut arms: BTreeMap<_, (HistogramRow, Latencies, Vec<(String, usize)>)> = BTreeMap::new();
+    let mut arms: BTreeMap<_, ArmSum> = BTreeMap::new();
     for row in shards.iter().filter(|r| r.shard != MERGED) {
         let latencies = row.latencies()?;
         let classes: Vec<(String, usize)> = row
@@ -217,9 +225,18 @@ pub fn merged(shards: &[HistogramRow]) -> Result<Vec<HistogramRow>> {
         match arms.get_mut(&row.arm()) {
             None => {
                 order.push(row.arm());
-                arms.insert(row.arm(), (row.clone(), latencies, classes));
+                let sum = ArmSum {
+                    row: row.clone(),
+                    latencies,
+                    refused: classes,
+                };
+                arms.insert(row.arm(), sum);
             }
-            Some((sum, all, refused)) => {
+            Some(ArmSum {
+                row: sum,
+                latencies: all,
+                refused,
+            }) => {
                 all.add(&latencies).map_err(|e| {
                     anyhow!(
                         "the histograms of {} point {} {} cannot be added ({} and {}): {e:?}",
@@ -258,7 +275,11 @@ pub fn merged(shards: &[HistogramRow]) -> Result<Vec<HistogramRow>> {
     order
         .into_iter()
         .map(|arm| {
-            let (sum, latencies, refused) = arms.remove(&arm).expect("every arm was kept");
+            let ArmSum {
+                row: sum,
+                latencies,
+                refused,
+            } = arms.remove(&arm).expect("every arm was kept");
             let [p50_ms, p95_ms, p99_ms] = percentiles(&latencies);
             Ok(HistogramRow {
                 shard: MERGED.to_owned(),

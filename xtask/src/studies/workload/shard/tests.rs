@@ -85,6 +85,7 @@ fn the_dry_run_counts_shards_by_the_measured_ceiling() {
     let plan = plan_at(1500);
     let ceiling = ceiling::Ceiling {
         per_process_per_s: 1000.0,
+        throughput_per_s: 4000.0,
         measured: "2026-12-06T16:00:00Z".into(),
         cpu: "c".into(),
         cpus: 2,
@@ -101,9 +102,22 @@ fn the_dry_run_counts_shards_by_the_measured_ceiling() {
         lines.contains("point 1 (1500 requests/s) is more than one process can offer"),
         "{lines}"
     );
+    // A ceiling of 0 (nothing kept on time where it was measured) counts with the fixed cap.
+    let zero = ceiling::Ceiling {
+        per_process_per_s: 0.0,
+        ..ceiling.clone()
+    };
+    let lines = ceiling::dry_run_lines(&plan, Some(&zero)).join("\n");
+    assert!(lines.contains("the fixed cap is used"), "{lines}");
+    assert!(lines.contains("1 shard needed"), "{lines}");
     let lines = ceiling::dry_run_lines(&plan, None).join("\n");
     assert!(lines.contains("no measured generator ceiling"), "{lines}");
     assert!(lines.contains("1 shard needed"), "{lines}");
+    let lines = ceiling::dry_run_lines(&plan_at(5000), None).join("\n");
+    assert!(
+        lines.contains("it needs 3 shards (a run of this plan is refused"),
+        "{lines}"
+    );
 }
 
 fn latencies(values_ms: &[f64]) -> Latencies {
@@ -116,7 +130,7 @@ fn latencies(values_ms: &[f64]) -> Latencies {
 
 fn row(shard: &str, values_ms: &[f64], refused: &str) -> HistogramRow {
     let l = latencies(values_ms);
-    let stats_row = HistogramRow {
+    HistogramRow {
         shard: shard.into(),
         target: crate::base::TargetKind::Sqlite,
         point: 1,
@@ -147,8 +161,7 @@ fn row(shard: &str, values_ms: &[f64], refused: &str) -> HistogramRow {
         p95_ms: None,
         p99_ms: None,
         histogram_v2: histograms::encode(&l).unwrap(),
-    };
-    stats_row
+    }
 }
 
 /// A V2 serialization reads back as the same histogram, and the shards' histograms added give
