@@ -7,9 +7,14 @@
 # the secrets in the `cloudflare` environment. Elsewhere (a fork, a copy without that environment)
 # they are left out with a notice and the local jobs still run; a run left with no job at all fails.
 #
+# With SHARDS (2 to 64) it also plans each workload selected as that many shard jobs per target
+# (`cargo xtask matrix --shards`: the `sharded_local` and `sharded_remote` outputs, each empty
+# when that target has no job), which the workflow's merge job merges into one run per group.
+#
 # Reads EXPERIMENTS, TARGETS (local, remote or both), LOCATIONS, PROFILE (a profile name, or
 # `default` for each experiment's own), LOCAL_PROFILE (optional: the local jobs' profile where an
-# experiment has it), PLAN and CLOUDFLARE from the environment, and
+# experiment has it), SHARDS (optional: 0 or empty for none), PLAN and CLOUDFLARE from the
+# environment, and
 # GITHUB_OUTPUT and GITHUB_STEP_SUMMARY as the runner sets them. The xtask tests run it with a stand-in cargo
 # (xtask/src/tasks/workflows.rs).
 set -euo pipefail
@@ -62,6 +67,24 @@ for target in local remote; do
     matrix="$(cargo --locked xtask matrix "${args[@]}" --targets "$target")"
   fi
   echo "$target=$matrix" >>"$GITHUB_OUTPUT"
+done
+
+# The sharded jobs, per target, when asked for.
+shards="${SHARDS:-0}"
+case "$shards" in
+  '' | 0 | 1) shards=0 ;;
+  *[!0-9]*)
+    echo "::error::SHARDS '$shards' is not a number of shards (2 to 64, or 0 for none)"
+    exit 1
+    ;;
+esac
+for target in local remote; do
+  want="want_$target"
+  matrix=""
+  if [ "$shards" != 0 ] && [ "${!want}" = true ]; then
+    matrix="$(cargo --locked xtask matrix "${args[@]}" --targets "$target" --shards "$shards")"
+  fi
+  echo "sharded_$target=$matrix" >>"$GITHUB_OUTPUT"
 done
 
 {

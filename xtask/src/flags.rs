@@ -82,6 +82,44 @@ pub enum Task {
     /// Exit status: 0 with an answer, 2 on input no strategy can answer for (no column, a row
     /// past every limit, a schema it cannot read), 1 on other trouble.
     Advise(Advise),
+    /// Make one run of a workload's shard runs (`run --shard K/N`): their records together on
+    /// one timetable, their HDR histograms added exactly, counts and refusals summed, every
+    /// report written as for any run, and each shard judged on its own beside the whole.
+    ///
+    /// Exit status: 0 merged, 2 when the runs are not the shards of one run (other plans,
+    /// commits, seeds or N; a shard twice; a shard missing without --allow-missing), 1 on other
+    /// trouble.
+    Merge(Merge),
+    /// Measure this machine's load-generator ceiling: the highest rate one process schedules on
+    /// time against a target that answers at once (a few seconds), written to
+    /// reports/generator-ceiling.toml, which `run --dry-run` reads to say how many shards a
+    /// workload's rates need.
+    GeneratorCeiling(GeneratorCeiling),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct Merge {
+    /// The shard run directories (each with run.toml, results.csv and histograms.csv), in any
+    /// order.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Directory the merged run directory is created in (default: reports/<experiment>/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Merge even when some of the N shards are missing: the merged run says which, and the
+    /// rate its present shards offered.
+    #[arg(long)]
+    pub allow_missing: bool,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct GeneratorCeiling {
+    /// Seconds each rate is tried (0.2 to 10).
+    #[arg(long, value_name = "S", default_value_t = 2.0)]
+    pub seconds: f64,
+    /// Where the figure is written (default: reports/generator-ceiling.toml).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -221,9 +259,17 @@ pub struct Run {
     #[arg(long, value_name = "KEY=VALUE,...")]
     pub only: Option<String>,
     /// Print the probes or rungs, the estimated wall time and (remote) what the run would cost,
-    /// then stop: nothing is installed, started or written, and no credentials are read.
+    /// then stop: nothing is installed, started or written, and no credentials are read. For a
+    /// workload, also how many shards its rates need, from the load generator's measured
+    /// ceiling (`cargo xtask generator-ceiling`).
     #[arg(long)]
     pub dry_run: bool,
+    /// Workloads only: offer shard K of N of the load, for N processes (or machines) together to
+    /// offer the planned rates: each timetable's requests K, K + N, K + 2N, ... (counting from
+    /// 1), at the rate ÷ N on the same clock offset by K - 1 requests, with the same plan, seeds
+    /// and arms. `cargo xtask merge` makes one run of the N shard runs.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::records::shard::Shard>,
     /// Continue the interrupted, failed or abandoned run in RUN_DIR: the probes its results.csv
     /// holds are skipped, the rest appended. Refused when the experiment file or the code
     /// (git commit, uncommitted changes) differ from the run's.
@@ -233,7 +279,7 @@ pub struct Run {
         conflicts_with_all = [
             "experiment", "target", "profile", "out", "no_baseline", "baseline", "debug_corrupt",
             "location", "plan", "repeats", "warmup", "seed", "sessions", "only", "dry_run",
-            "debug_slow",
+            "debug_slow", "shard",
         ]
     )]
     pub resume: Option<PathBuf>,
@@ -275,6 +321,7 @@ impl Run {
             sessions: None,
             only: None,
             dry_run: false,
+            shard: None,
             resume: None,
         }
     }
@@ -329,6 +376,10 @@ pub struct Matrix {
     pub plan: AccountPlan,
     #[arg(long, value_enum, default_value = "json")]
     pub format: MatrixFormat,
+    /// The sharded jobs instead: each workload selected split into N jobs, one shard each
+    /// (`run --shard K/N`), with the group the merge job merges them into (2 to 64).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=64))]
+    pub shards: Option<u32>,
 }
 
 #[derive(Debug, clap::Args)]

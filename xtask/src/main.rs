@@ -6,6 +6,7 @@ use xshell::Shell;
 
 use xtask::flags::{Task, Xtask};
 use xtask::paths::{Paths, project_root};
+use xtask::records::shard::ShardRefusal;
 use xtask::studies::sweep::report::compare::Outcome;
 use xtask::{procs, tasks};
 
@@ -30,7 +31,7 @@ fn run() -> Result<()> {
     let paths = Paths::new(project_root());
     sh.change_dir(&paths.root);
     match flags.task {
-        Task::Run(run) => run.run(&sh, &paths),
+        Task::Run(run) => shard_refusals_exit_2(run.run(&sh, &paths)),
         Task::List => tasks::list(&paths),
         Task::Plot(plot) => plot.run(),
         Task::ParityReadme(parity) => parity.run(&paths),
@@ -64,5 +65,19 @@ fn run() -> Result<()> {
             }
             other => other,
         },
+        Task::Merge(merge) => shard_refusals_exit_2(merge.run(&paths)),
+        Task::GeneratorCeiling(ceiling) => ceiling.run(&paths),
+    }
+}
+
+/// Shards that cannot be run or merged (a bad `--shard`, runs that are not the shards of one
+/// run) exit 2, as clap's usage errors do.
+fn shard_refusals_exit_2(result: Result<()>) -> Result<()> {
+    match result {
+        Err(e) if e.downcast_ref::<ShardRefusal>().is_some() => {
+            eprintln!("error: {e:#}");
+            std::process::exit(2)
+        }
+        other => other,
     }
 }

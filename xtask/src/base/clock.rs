@@ -8,6 +8,14 @@ pub fn ms_since(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1000.0
 }
 
+/// Now on the wall clock, in ms since 1970 (UTC), to the microsecond: what a shard's clock is
+/// lined up by.
+pub fn unix_ms_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
+
 /// `(2026-11-29T23:15:02Z, 20261129T231502Z)`: RFC 3339 and a compact form for directory names.
 pub fn utc_now() -> (String, String) {
     let secs = SystemTime::now()

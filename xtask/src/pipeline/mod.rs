@@ -117,6 +117,8 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         ended: None,
         error: None,
         pid: Some(std::process::id()),
+        shard: flags.shard,
+        clock_zero_unix_ms: None,
     };
     plan.work.record_in(&mut run);
     let record = RunRecord {
@@ -132,6 +134,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         planned: Some(plan.planned()),
         sessions: Vec::new(),
         resumed: Vec::new(),
+        merged: None,
     };
     record.write(&run_dir.run_toml())?;
     eprintln!("run directory: {}", run_dir.path.display());
@@ -181,8 +184,12 @@ fn measure(
     tools: &Tools,
 ) -> Result<()> {
     let _registration = procs::register_run(&paths.scratch(), &run_dir.path)?;
-    // The attempt's monotonic clock: each probe records when it started on it.
+    // The attempt's monotonic clock: each probe records when it started on it. A shard notes
+    // when it started on the wall clock, which lines its records up with the other shards'.
     let clock = Instant::now();
+    if record.run.shard.is_some() {
+        record.run.clock_zero_unix_ms = Some(crate::base::clock::unix_ms_now());
+    }
     let warnings = match tools.remote {
         Some(options) => {
             let (billed, _) = plan.work.cost().billed_on(flags.target, plan.baseline);

@@ -9,6 +9,7 @@ use crate::base::{DebugCorruption, TargetKind, WorkerKind};
 use crate::flags;
 use crate::paths::Paths;
 use crate::records::run_record::StudyKind;
+use crate::records::shard::ShardRefusal;
 use crate::studies;
 use crate::studies::kind::{Ask, RunPlan};
 use crate::studies::overrides::Overrides;
@@ -63,7 +64,23 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         root: &paths.root,
         worker: (flags.target.runs_the_worker() && !flags.alternate_workers)
             .then_some(flags.worker),
+        shard: flags.shard,
+        dry_run: flags.dry_run,
     })?;
+    if let Some(shard) = flags.shard
+        && plan.work.kind().name() != StudyKind::Workload
+    {
+        return Err(ShardRefusal(format!(
+            "--shard {shard} splits a workload's open-loop load between processes: `{}` is a \
+             {} study, whose probes are timed one at a time and are not a rate to share",
+            flags.experiment(),
+            match plan.work.kind().name() {
+                StudyKind::Ladder => "ladder",
+                _ => "sweep",
+            }
+        ))
+        .into());
+    }
     if flags.alternate_workers && plan.work.sessions() < 4 {
         bail!(
             "--alternate-workers needs 4 sessions or more (2 for each Worker, in ABBA order), \

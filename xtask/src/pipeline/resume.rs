@@ -148,6 +148,7 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
         seed: overrides.seed,
         sessions: overrides.sessions,
         only: overrides.only.clone(),
+        shard: run.shard,
         dry_run: false,
         resume: None,
     })

@@ -6,7 +6,7 @@
 //! [`run_history`]), and the checks that decide whether a record reconciles, with their totals
 //! ([`reconcile`]) and what a sweep's probes are expected to hold, computed once per distinct
 //! probe ([`expected`]); a replicate set, runs of one design made at separate times
-//! ([`replicates`]).
+//! ([`replicates`]); a workload's shards and the run merged from them ([`shard`]).
 
 pub mod csv;
 pub mod error_text;
@@ -16,6 +16,7 @@ pub mod reconcile;
 pub mod replicates;
 pub mod run_history;
 pub mod run_record;
+pub mod shard;
 
 use std::path::PathBuf;
 
@@ -43,6 +44,11 @@ impl RunDir {
     /// One row per workload load point, appended as each ends (workload runs only).
     pub fn points_csv(&self) -> PathBuf {
         self.path.join("points.csv")
+    }
+    /// Per point and arm, a workload shard's latency histogram (HdrHistogram V2) with its
+    /// counts (shard and merged runs only).
+    pub fn histograms_csv(&self) -> PathBuf {
+        self.path.join("histograms.csv")
     }
     /// One row per ladder climb, appended as each ends (ladder runs only).
     pub fn findings_csv(&self) -> PathBuf {

@@ -46,6 +46,9 @@ pub struct RunRecord {
     /// Each time the run was resumed (`cargo xtask run --resume`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed: Vec<Resumption>,
+    /// A run made by `cargo xtask merge` from shard runs: which, and which were missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<crate::records::shard::Merged>,
 }
 
 /// What kind of study a run ran: it decides how its records are read and reported.
@@ -170,6 +173,15 @@ pub struct RunInfo {
     /// and the status still `running` marks the run abandoned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// A workload run that offered one share of each timetable (`--shard K/N`): `K/N`; absent
+    /// for a whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::records::shard::Shard>,
+    /// When the clock every record's `started_ms`, `sent_ms` and `answered_ms` count from
+    /// started, in UTC ms since the Unix epoch: what lines shards' records up when they are
+    /// merged. Recorded by shards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_zero_unix_ms: Option<f64>,
 }
 
 impl RunInfo {

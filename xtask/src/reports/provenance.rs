@@ -60,6 +60,9 @@ pub fn command_args(record: &RunRecord) -> Vec<String> {
     if let Some(percent) = run.debug_slow_percent {
         flag("--debug-slow", Some(percent.to_string()));
     }
+    if let Some(shard) = run.shard {
+        flag("--shard", Some(shard.to_string()));
+    }
     args.extend(record.overrides.args());
     args
 }

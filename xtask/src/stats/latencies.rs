@@ -35,6 +35,22 @@ impl Latencies {
         }
     }
 
+    /// Latencies kept in `histogram` (one read back from its serialization): its values are µs.
+    pub fn from_histogram(histogram: Histogram<u64>) -> Self {
+        Latencies { histogram }
+    }
+
+    /// The histogram itself, to serialize.
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.histogram
+    }
+
+    /// Adds every value of `other`, exactly (HdrHistogram's own addition: the counts of equal
+    /// buckets summed).
+    pub fn add(&mut self, other: &Latencies) -> Result<(), hdrhistogram::AdditionError> {
+        self.histogram.add(&other.histogram)
+    }
+
     pub fn record_ms(&mut self, ms: f64) {
         let us = (ms * 1000.0).round().clamp(1.0, 3_600_000_000.0) as u64;
         self.histogram.saturating_record(us);

@@ -73,6 +73,11 @@ pub struct Ask<'a> {
     /// The Worker that runs every session on a target that runs one (`--worker`); `None` when
     /// none does, or when sessions alternate Workers (`--alternate-workers`).
     pub worker: Option<WorkerKind>,
+    /// `--shard K/N`: the share of the load this process offers (workloads only).
+    pub shard: Option<crate::records::shard::Shard>,
+    /// `--dry-run`: the plan is printed, not run, so what a run would refuse (a rate one
+    /// process cannot offer) is said in its lines instead.
+    pub dry_run: bool,
 }
 
 /// Everything a run will do, planned from its study and flags before anything starts.

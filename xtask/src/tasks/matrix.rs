@@ -3,7 +3,10 @@
 //!
 //! Each job's cost comes from [`crate::studies::cost`]: sweeps, ladders (`limits` runs them
 //! all) and workloads (the cache's KV operations included) alike. Every workload has a `free`
-//! profile, and those profiles together fit the Free plan's daily quotas.
+//! profile, and those profiles together fit the Free plan's daily quotas. With `--shards N`,
+//! each workload job split into N shard jobs ([`shards`]).
+
+pub mod shards;
 
 use std::fmt::Write;
 use std::path::Path;
@@ -245,6 +248,19 @@ pub fn to_table(jobs: &[Job], plan: AccountPlan) -> String {
 
 impl flags::Matrix {
     pub fn run(self, paths: &Paths) -> Result<()> {
+        if let Some(n) = self.shards {
+            let jobs = shards::jobs(&paths.experiments(), &self, n)?;
+            match self.format {
+                MatrixFormat::Json => {
+                    println!("{}", serde_json::json!({ "include": jobs }))
+                }
+                MatrixFormat::Table => {
+                    let whole: Vec<Job> = jobs.into_iter().map(|j| j.job).collect();
+                    print!("{}", to_table(&whole, self.plan));
+                }
+            }
+            return Ok(());
+        }
         let jobs = jobs(&paths.experiments(), &self)?;
         match self.format {
             MatrixFormat::Json => println!("{}", to_json(&jobs)),

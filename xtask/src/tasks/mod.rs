@@ -1,13 +1,16 @@
 //! The tasks of `cargo xtask`, one `impl flags::<Task>` each: the small ones here, the larger
-//! ones in modules of their own ([`advise`], [`archive`], [`calibrate`], [`matrix`], [`parity_readme`],
+//! ones in modules of their own ([`advise`], [`archive`], [`calibrate`], [`generator_ceiling`],
+//! [`matrix`], [`merge`], [`parity_readme`],
 //! [`workflows`], and [`reports`] for `report`, `compare` and `export`, which call the reports
 //! that do their work).
 
 pub mod advise;
 pub mod archive;
 pub mod calibrate;
+pub mod generator_ceiling;
 pub mod index;
 pub mod matrix;
+pub mod merge;
 pub mod parity_readme;
 pub mod reports;
 pub mod reproduce;

@@ -3,7 +3,8 @@
 //! through the stand-in wrangler (`remote`), writes through D1's REST API and the stand-in API
 //! (`rest_path`), the workloads (`workloads`), and compare, calibrate and export on real SQLite
 //! runs (`compare`), the local D1 beside a Durable Object (`durable`), `advise --measure`
-//! (`advise`), and the libraries beside the strategies in the ORM Worker (`orms`).
+//! (`advise`), the libraries beside the strategies in the ORM Worker (`orms`), and a workload
+//! sharded over processes on SQLite and merged (`shards`).
 //!
 //! One binary with its own harness (`harness.rs`), so that these tests run side by side: each
 //! of their runs mostly waits (on wrangler dev starting, on a schedule's clock, on a recovery
@@ -38,6 +39,7 @@ mod ladders;
 mod orms;
 mod remote;
 mod rest_path;
+mod shards;
 mod stand_in_api;
 mod sweeps;
 mod workloads;
@@ -53,6 +55,16 @@ fn beside_others(name: &'static str, test: fn()) -> Trial {
             support::worker_ready();
             test();
         }),
+    }
+}
+
+/// A test that may run beside the others and starts no Worker (it runs on in-process SQLite
+/// alone), so it does not wait for `cargo xtask setup`.
+fn without_worker(name: &'static str, test: fn()) -> Trial {
+    Trial {
+        name,
+        alone: false,
+        run: Box::new(test),
     }
 }
 
@@ -85,6 +97,7 @@ fn main() {
     // early and leaves the short ones to fill the end.
     let mut modules = [
         workloads::tests(),
+        shards::tests(),
         faults::tests(),
         compare::tests(),
         remote::tests(),

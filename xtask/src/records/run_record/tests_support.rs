@@ -31,6 +31,8 @@ pub fn record() -> RunRecord {
             ended: Some("2026-11-29T23:56:02Z".into()),
             error: None,
             pid: None,
+            shard: None,
+            clock_zero_unix_ms: None,
         },
         studies: vec![study("column-sweep")],
         git: GitInfo {
@@ -56,6 +58,7 @@ pub fn record() -> RunRecord {
         planned: None,
         sessions: Vec::new(),
         resumed: Vec::new(),
+        merged: None,
     }
 }
 

@@ -8,10 +8,12 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
+use super::shard::ceiling::Ceiling;
 use super::{Workload, WorkloadPlan};
 use crate::base::TargetKind;
 use crate::base::numbers::thousands;
 use crate::records::run_record::RunInfo;
+use crate::records::shard::Shard;
 use crate::records::{RunDir, RunRecord, StudyKind, Totals};
 use crate::reports::Rendered;
 use crate::studies::cost::Cost;
@@ -102,8 +104,14 @@ impl Study for Workload {
             &self.source,
             &self.file.description,
         );
-        let plan = Workload::plan(self, spec);
+        let mut plan = Workload::plan(self, spec);
         self.check_path_target(spec, &plan, ask.target)?;
+        plan.shard = ask.shard.unwrap_or(Shard::WHOLE);
+        plan.ceiling = Ceiling::read(ask.root)?;
+        // A dry run names the points one process cannot offer in its lines; a run refuses them.
+        if !ask.dry_run {
+            super::shard::check_rates(&plan, ask.experiment)?;
+        }
         Ok(RunPlan {
             work: Box::new(plan),
             profile: profile.to_owned(),
@@ -139,6 +147,9 @@ impl PlannedStudy for WorkloadPlan {
 
     fn dry_run(&self, out: &mut String, baseline: Option<TargetKind>) {
         workload_lines(out, self);
+        for line in super::shard::ceiling::dry_run_lines(self, self.ceiling.as_ref()) {
+            writeln!(out, "{line}").unwrap();
+        }
         if let Some(baseline) = baseline {
             writeln!(
                 out,

@@ -27,15 +27,20 @@ pub mod report;
 pub mod retry;
 pub mod row;
 mod session;
+pub mod shard;
 pub use path::{PathChoice, WritePath};
 pub use plan::{Arm, CALIBRATION_PER_ARM, LoadPoint, PlannedOp, WorkloadPlan};
 use retry::RetryDecl;
 pub use retry::{RetryKind, RetryPolicy};
 
-/// Most requests per second a profile may ask for: the scheduler sleeps to each request's
-/// start (Linux wakes it within about 0.1 ms) and hands it to one of at most
+/// Most requests per second one process is asked to offer: the scheduler sleeps to each
+/// request's start (Linux wakes it within about 0.1 ms) and hands it to one of at most
 /// [`MAX_IN_FLIGHT`] threads, so beyond this the generator's own lag would be what is measured.
+/// A plan asking more runs in shards (`--shard K/N`), each offering its share.
 pub const MAX_RATE: f64 = 2_000.0;
+
+/// Most requests per second a profile may ask for: [`MAX_RATE`] in each of the most shards.
+pub const MAX_PLANNED_RATE: f64 = MAX_RATE * crate::records::shard::MAX_SHARDS as f64;
 
 /// Most requests in flight at once (threads of the load generator).
 pub const MAX_IN_FLIGHT: usize = 256;
@@ -483,12 +488,14 @@ impl Workload {
                     "a rate is a number of requests per second above 0",
                 ));
             }
-            if r > MAX_RATE {
+            if r > MAX_PLANNED_RATE {
                 return Err(self.error_at(
                     rate.span(),
                     &format!(
                         "{r} requests per second is beyond what the load generator can schedule \
-                         on time ({MAX_RATE} at most)"
+                         on time ({MAX_RATE} at most per process, in at most {} shards: \
+                         {MAX_PLANNED_RATE})",
+                        crate::records::shard::MAX_SHARDS
                     ),
                 ));
             }

@@ -7,7 +7,9 @@ use d1bench_core::checksum;
 use d1bench_core::workload::{IndexKind, Operation, Preparation, SessionMode, TableSpec};
 use serde::{Deserialize, Serialize};
 
+use super::shard::ceiling::Ceiling;
 use super::{Mix, PathChoice, RetryKind, RetryPolicy, Workload, WorkloadProfile, path, session};
+use crate::records::shard::Shard;
 use crate::studies::cost::Cost;
 
 /// Requests of each arm sent one at a time before a point: what its service time is the mean
@@ -139,6 +141,12 @@ pub struct WorkloadPlan {
     /// The rows cached reads and updates pick from (`1..=cache_keys`); the whole table
     /// when the profile does not narrow them.
     pub cache_keys: Option<u64>,
+    /// The share of every point's timetable this process offers (`--shard K/N`; the whole
+    /// load, 1/1, without it).
+    pub shard: Shard,
+    /// The load generator's ceiling measured on this machine, when it was
+    /// (`reports/generator-ceiling.toml`): what the dry run counts the shards needed by.
+    pub ceiling: Option<Ceiling>,
 }
 
 impl WorkloadPlan {
@@ -325,6 +333,8 @@ impl Workload {
             order_seed: profile.order_seed,
             max_in_flight: *profile.max_in_flight.get_ref(),
             cache_keys: profile.cache_keys.as_ref().map(|k| *k.get_ref()),
+            shard: Shard::WHOLE,
+            ceiling: None,
         }
     }
 }

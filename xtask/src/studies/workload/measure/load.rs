@@ -50,19 +50,43 @@ pub struct LoadRun {
     pub senders_cpu_s: f64,
 }
 
-/// Sends `jobs` at `rate` per second on an open-loop timetable, at most `max_in_flight` at a
+/// When each request is due: job `j` at `offset_s + j ÷ per_s` seconds after the load starts.
+/// A whole load starts at 0; shard K of N offers every Nth request of the whole timetable, at
+/// the rate ÷ N, from K - 1 requests in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timetable {
+    pub per_s: f64,
+    pub offset_s: f64,
+}
+
+impl Timetable {
+    /// `per_s` requests a second from the load's start.
+    pub fn at(per_s: f64) -> Timetable {
+        Timetable {
+            per_s,
+            offset_s: 0.0,
+        }
+    }
+
+    /// Seconds from the load's start to when job `j` is due.
+    pub fn due_s(&self, j: usize) -> f64 {
+        self.offset_s + j as f64 / self.per_s
+    }
+}
+
+/// Sends `jobs` on an open-loop `timetable`, at most `max_in_flight` at a
 /// time, calling `each` on the caller's thread as each answer lands (in the order they land).
 /// Stops scheduling when `stop` says so (Ctrl-C) or `each` fails; the requests already sent are
 /// still waited for and passed to `each`. The first error of `each` is returned.
 pub fn open_loop<J: Sync, T: Send>(
     jobs: &[J],
-    rate: f64,
+    timetable: Timetable,
     max_in_flight: usize,
     send: &(dyn Fn(&J) -> T + Sync),
     stop: &(dyn Fn() -> bool + Sync),
     mut each: impl FnMut(Done<T>, &J) -> Result<()>,
 ) -> Result<LoadRun> {
-    assert!(rate > 0.0 && max_in_flight > 0);
+    assert!(timetable.per_s > 0.0 && timetable.offset_s >= 0.0 && max_in_flight > 0);
     // The timetable starts once the threads are up: starting them is not the target's lag.
     let start_at = std::sync::OnceLock::<Instant>::new();
     let halt = AtomicBool::new(false);
@@ -117,7 +141,7 @@ pub fn open_loop<J: Sync, T: Send>(
                 if halt.load(Ordering::Relaxed) || stop() {
                     break;
                 }
-                let due = start + Duration::from_secs_f64(seq as f64 / rate);
+                let due = start + Duration::from_secs_f64(timetable.due_s(seq));
                 let now = Instant::now();
                 if due > now {
                     std::thread::sleep(due - now);
@@ -162,7 +186,7 @@ mod tests {
         let mut seen = Vec::new();
         let run = open_loop(
             &jobs,
-            100.0,
+            Timetable::at(100.0),
             1,
             &|_| std::thread::sleep(Duration::from_millis(30)),
             &|| false,
@@ -197,11 +221,14 @@ mod tests {
                 std::hint::black_box(0u64);
             }
         };
-        let run = open_loop(&jobs, 1000.0, 3, &spin, &|| false, |_, _| Ok(())).unwrap();
+        let run = open_loop(&jobs, Timetable::at(1000.0), 3, &spin, &|| false, |_, _| {
+            Ok(())
+        })
+        .unwrap();
         assert!(run.senders_cpu_s >= 0.12, "{run:?}");
         let idle = open_loop(
             &jobs,
-            1000.0,
+            Timetable::at(1000.0),
             3,
             &|_| std::thread::sleep(Duration::from_millis(20)),
             &|| false,
@@ -225,7 +252,7 @@ mod tests {
         let mut lags = Vec::new();
         let run = open_loop(
             &jobs,
-            200.0,
+            Timetable::at(200.0),
             16,
             &|&i| {
                 if i < 8 {
@@ -261,14 +288,21 @@ mod tests {
     fn an_error_stops_the_schedule_and_is_returned() {
         let jobs: Vec<usize> = (0..1000).collect();
         let mut n = 0;
-        let err = open_loop(&jobs, 1000.0, 4, &|_| (), &|| false, |_, _| {
-            n += 1;
-            if n == 3 {
-                anyhow::bail!("disk full")
-            } else {
-                Ok(())
-            }
-        })
+        let err = open_loop(
+            &jobs,
+            Timetable::at(1000.0),
+            4,
+            &|_| (),
+            &|| false,
+            |_, _| {
+                n += 1;
+                if n == 3 {
+                    anyhow::bail!("disk full")
+                } else {
+                    Ok(())
+                }
+            },
+        )
         .unwrap_err();
         assert_eq!(err.to_string(), "disk full");
     }

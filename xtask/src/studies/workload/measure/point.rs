@@ -9,12 +9,12 @@ use anyhow::{Result, bail};
 use d1bench_core::Outcome;
 use d1bench_core::workload::OpRequest;
 
-use super::load::{self, Done};
+use super::load::{self, Done, Timetable};
 use super::retry::{self, Attempted};
 use super::{At, Ids, Recorder, jobs};
 use crate::cpu::CpuTimes;
 use crate::studies::workload::row::{OpRow, Phase, PointRow};
-use crate::studies::workload::{LoadPoint, WorkloadPlan, WritePath, path};
+use crate::studies::workload::{LoadPoint, WorkloadPlan, WritePath, path, shard};
 use crate::targets::remote::rest::{Endpoint, RestClient};
 use crate::targets::workload::WorkloadClient;
 
@@ -118,8 +118,9 @@ pub(super) fn run(
         point: point.id,
         table_rows: point.table_rows,
         arms: point.arms.len(),
-        rate_planned: planned.rate,
-        rate,
+        // What this process offered: a shard's share of the whole (whose utilisation is below).
+        rate_planned: planned.rate / f64::from(plan.shard.of),
+        rate: rate / f64::from(plan.shard.of),
         service_inside_ms: service.inside_ms,
         service_d1_ms: service.d1_ms,
         utilisation: rate * service.inside_ms / 1000.0,
@@ -192,10 +193,13 @@ fn phase(
         jobs.iter().map(|(_, j)| j.op),
         senders.rest.is_some(),
     );
+    // Every job of the whole timetable was drawn (the same keys, ids and versions in every
+    // shard); a shard sends its own, each keeping its place in the whole.
     let jobs: Vec<(u64, usize, OpRequest, WritePath)> = jobs
         .into_iter()
         .zip(ways)
         .enumerate()
+        .filter(|(i, _)| which == Phase::Calibrate || plan.shard.takes(*i))
         .map(|(i, ((arm, j), way))| (i as u64, arm, j, way))
         .collect();
     if jobs.is_empty() {
@@ -225,21 +229,29 @@ fn phase(
             _ => (sender.op(j), None),
         })
     };
-    let rate = match which {
-        Phase::Calibrate => BACK_TO_BACK_PER_S,
-        _ => point.rate,
+    // Calibration is each shard's own, one request at a time; the load is its share.
+    let (timetable, offered) = match which {
+        Phase::Calibrate => (Timetable::at(BACK_TO_BACK_PER_S), point.clone()),
+        _ => (
+            shard::timetable(point.rate, plan.shard),
+            shard::offered(point, plan.shard),
+        ),
     };
     let mut rows = Vec::new();
     let ran = load::open_loop(
         &jobs,
-        rate,
+        timetable,
         max_in_flight,
         &send,
         &crate::procs::interrupted,
-        |done: Done<Attempted>, (_, arm, job, way)| {
+        |done: Done<Attempted>, (seq, arm, job, way)| {
+            let done = Done {
+                seq: *seq as usize,
+                ..done
+            };
             let at = At {
-                point,
-                arm: &point.arms[*arm],
+                point: &offered,
+                arm: &offered.arms[*arm],
                 phase: which,
                 started_ms,
                 clock: recorder.clock,

@@ -254,6 +254,7 @@ pub fn markdown(
     paths: &str,
     charts: &[crate::reports::charts::Drawn],
     points: &[PointRow],
+    shards: &str,
 ) -> String {
     let mut out = format!("# {}\n\n", title(record));
     if let Some(study) = record.studies.first() {
@@ -348,6 +349,7 @@ pub fn markdown(
             .unwrap();
         }
     }
+    out.push_str(shards);
     out.push_str(&super::capacity::section(stats, points));
     out.push_str(&super::contention::section(stats));
     out.push_str(paths);
@@ -412,6 +414,7 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
     let stats = stats_capped(&rows, point_rows.first().map(|p| p.max_in_flight));
     let summary: Vec<SummaryRow> = stats.iter().map(summary_row).collect();
     csv::write(&run_dir.summary_csv(), &summary)?;
+    let shards = crate::studies::workload::shard::section(run_dir, record, &stats)?;
     let cache = super::cache::stats(&rows);
     let mut drawn = super::chart::render(&run_dir.path, &stats, titles)?;
     drawn.extend(super::cache_chart::render(&run_dir.path, &cache, titles)?);
@@ -431,6 +434,7 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
             &super::paths::section(&rows),
             &drawn,
             &point_rows,
+            &shards,
         ),
     )
     .with_context(|| format!("cannot write {}", run_dir.summary_md().display()))?;

@@ -1,0 +1,327 @@
+//! A workload sharded over processes and merged, for real on in-process SQLite (no Worker, so
+//! no wrangler): the read path's smoke profile as two shard processes at once, merged in both
+//! orders into the same run, whose percentiles are those of one histogram of every shard's raw
+//! latencies and whose offered rate is the shards' sum, and which `report` takes as any run;
+//! then every refusal, by exit status 2 and the files named: bad `--shard` values, `--shard` on
+//! a sweep, a shard given twice, a shard missing (merged with `--allow-missing`, which says so),
+//! and shards of another N, commit, seed or experiment file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use xtask::stats::latencies::Latencies;
+
+use crate::harness::Trial;
+use crate::support::{Row, ms, read_csv, run_dir, run_toml, text, xtask};
+
+pub fn tests() -> Vec<Trial> {
+    vec![
+        crate::without_worker(
+            "shards::two_shards_on_sqlite_merge_into_the_run_of_every_request",
+            two_shards_on_sqlite_merge_into_the_run_of_every_request,
+        ),
+        crate::without_worker(
+            "shards::bad_shard_flags_exit_2_naming_the_problem",
+            bad_shard_flags_exit_2_naming_the_problem,
+        ),
+    ]
+}
+
+/// `cargo xtask merge <dirs> --out <out>`, its output.
+fn merge(dirs: &[&Path], out: &Path, extra: &[&str]) -> Output {
+    let mut command = xtask(&["merge"]);
+    command.args(dirs).arg("--out").arg(out).args(extra);
+    command.output().unwrap()
+}
+
+fn refused(output: &Output, says: &[&str]) {
+    assert_eq!(output.status.code(), Some(2), "{}", text(output));
+    for s in says {
+        assert!(
+            text(output).contains(s),
+            "{s:?} missing from: {}",
+            text(output)
+        );
+    }
+}
+
+/// A copy of the shard run in `from` whose run.toml has `edit` applied, in `to`.
+fn edited(from: &Path, to: &Path, edit: impl Fn(&mut toml::Table)) -> PathBuf {
+    std::fs::create_dir_all(to).unwrap();
+    for file in ["results.csv", "checks.csv", "points.csv", "histograms.csv"] {
+        std::fs::copy(from.join(file), to.join(file)).unwrap();
+    }
+    let mut record = run_toml(from);
+    edit(&mut record);
+    std::fs::write(to.join("run.toml"), toml::to_string(&record).unwrap()).unwrap();
+    to.to_owned()
+}
+
+/// The arm a row of results.csv, summary.csv or histograms.csv is about.
+fn arm(r: &Row) -> (String, String, String, String, String) {
+    (
+        r.get("point").cloned().unwrap_or_default(),
+        r["table_rows"].clone(),
+        r["index"].clone(),
+        r["preparation"].clone(),
+        r["op"].clone(),
+    )
+}
+
+pub fn two_shards_on_sqlite_merge_into_the_run_of_every_request() {
+    let scratch = tempfile::tempdir().unwrap();
+    let shard = |k: &str| {
+        let mut command = xtask(&[
+            "run",
+            "read-path",
+            "--target",
+            "sqlite",
+            "--profile",
+            "smoke",
+            "--shard",
+            k,
+        ]);
+        let name = k.replace('/', "-of-");
+        command.arg("--out").arg(scratch.path().join(&name));
+        // Each one's output in a file of its own, shown if it fails.
+        let log = scratch.path().join(format!("{name}.log"));
+        let file = std::fs::File::create(&log).unwrap();
+        command.stdout(file.try_clone().unwrap()).stderr(file);
+        (command.spawn().unwrap(), log)
+    };
+    // Two processes at once, as two runners would.
+    let children = [shard("1/2"), shard("2/2")];
+    for (mut child, log) in children {
+        let status = child.wait().unwrap();
+        assert!(
+            status.success(),
+            "{}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+    }
+    let one = run_dir(&scratch.path().join("1-of-2"));
+    let two = run_dir(&scratch.path().join("2-of-2"));
+    for (dir, k) in [(&one, "1/2"), (&two, "2/2")] {
+        let record = run_toml(dir);
+        assert_eq!(record["run"]["shard"].as_str(), Some(k), "{record}");
+        assert!(record["run"]["clock_zero_unix_ms"].as_float().is_some());
+        assert_eq!(record["run"]["status"].as_str(), Some("complete"));
+        assert!(dir.join("histograms.csv").exists());
+        let rows = read_csv(&dir.join("results.csv"));
+        let index: usize = k[..1].parse().unwrap();
+        // Each sends its own requests of the whole timetable, at their times in it.
+        for r in rows.iter().filter(|r| r["phase"] == "measure") {
+            let seq: usize = r["seq"].parse().unwrap();
+            assert_eq!(seq % 2, index - 1, "{r:?}");
+            let due = seq as f64 * 1000.0 / (2.0 * ms(r, "rate"));
+            assert!((ms(r, "scheduled_ms") - due).abs() < 1e-6, "{r:?}");
+        }
+    }
+
+    let merged = |dirs: &[&Path], name: &str| {
+        let out = scratch.path().join(name);
+        let output = merge(dirs, &out, &[]);
+        assert!(output.status.success(), "{}", text(&output));
+        run_dir(&out)
+    };
+    let m = merged(&[&one, &two], "merged");
+    let reversed = merged(&[&two, &one], "merged-reversed");
+    // The same run whatever the order of the shards.
+    for file in [
+        "results.csv",
+        "histograms.csv",
+        "summary.csv",
+        "points.csv",
+        "checks.csv",
+    ] {
+        assert_eq!(
+            std::fs::read_to_string(m.join(file)).unwrap(),
+            std::fs::read_to_string(reversed.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    let record = run_toml(&m);
+    assert_eq!(record["run"]["status"].as_str(), Some("complete"));
+    assert!(record["run"].get("shard").is_none(), "{record}");
+    assert_eq!(record["merged"]["of"].as_integer(), Some(2));
+    let summary_md = std::fs::read_to_string(m.join("summary.md")).unwrap();
+    assert!(summary_md.contains("## Shards"), "{summary_md}");
+    assert!(
+        summary_md.contains("### Each shard on its own"),
+        "{summary_md}"
+    );
+
+    // One histogram of every shard's raw latencies, per arm.
+    let mut union: BTreeMap<_, Latencies> = BTreeMap::new();
+    for dir in [&one, &two] {
+        for r in read_csv(&dir.join("results.csv")) {
+            if r["phase"] == "measure" && r["outcome"] == "ok" && r["target_failed"] == "false" {
+                union
+                    .entry(arm(&r))
+                    .or_default()
+                    .record_ms(ms(&r, "latency_ms"));
+            }
+        }
+    }
+    let histograms = read_csv(&m.join("histograms.csv"));
+    let added: Vec<&Row> = histograms
+        .iter()
+        .filter(|r| r["shard"] == "merged")
+        .collect();
+    assert_eq!(added.len(), union.len());
+    let summary = read_csv(&m.join("summary.csv"));
+    let mut largest = 0.0f64;
+    for r in &added {
+        let all = &union[&arm(r)];
+        let s = summary
+            .iter()
+            .find(|s| {
+                (
+                    s["table_rows"].as_str(),
+                    s["index"].as_str(),
+                    s["preparation"].as_str(),
+                    s["op"].as_str(),
+                ) == (
+                    r["table_rows"].as_str(),
+                    r["index"].as_str(),
+                    r["preparation"].as_str(),
+                    r["op"].as_str(),
+                )
+            })
+            .unwrap();
+        for (q, column) in [(0.5, "p50_ms"), (0.95, "p95_ms"), (0.99, "p99_ms")] {
+            let expected = all.percentile(q, 0.95).unwrap().ms;
+            // The histogram's stated precision: 3 significant digits.
+            for got in [ms(r, column), ms(s, column)] {
+                assert!(
+                    (got - expected).abs() <= expected * 1e-3,
+                    "{column} of {r:?}: {got} against {expected}"
+                );
+                largest = largest.max((got - expected).abs());
+            }
+        }
+        // The offered rate is the shards' sum.
+        let shards: Vec<&Row> = histograms
+            .iter()
+            .filter(|h| h["shard"] != "merged" && arm(h) == arm(r))
+            .collect();
+        assert_eq!(shards.len(), 2);
+        let sum: f64 = shards.iter().map(|h| ms(h, "offered_per_s")).sum();
+        assert!((ms(r, "offered_per_s") - sum).abs() < 1e-6 * sum, "{r:?}");
+        // The summary's, from the merged records: the whole point's count over its span, which
+        // differs from the sum only when the point's requests did not split evenly.
+        assert!((ms(s, "offered_per_s") - sum).abs() < 0.05 * sum, "{s:?}");
+        let n: usize = shards
+            .iter()
+            .map(|h| h["n"].parse::<usize>().unwrap())
+            .sum();
+        assert_eq!(r["n"].parse::<usize>().unwrap(), n);
+    }
+    eprintln!("merged against one histogram of every latency: largest difference {largest} ms");
+
+    // An ordinary run: `report` takes it.
+    let report = xtask(&["report"])
+        .arg(&m)
+        .arg("--out")
+        .arg(scratch.path())
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", text(&report));
+
+    // Refusals, each naming the files.
+    let out = scratch.path().join("refused");
+    refused(&merge(&[&one, &one], &out, &[]), &["given twice", "1-of-2"]);
+    refused(
+        &merge(&[&two], &out, &[]),
+        &["shard 1/2 is missing", "--allow-missing"],
+    );
+    let three = edited(&one, &scratch.path().join("of-3"), |r| {
+        r["run"]["shard"] = "1/3".into();
+    });
+    refused(
+        &merge(&[&three, &two], &out, &[]),
+        &["share N", "of-3/run.toml"],
+    );
+    let commit = edited(&one, &scratch.path().join("commit"), |r| {
+        r["git"]["commit"] = "0123456789abcdef".into();
+    });
+    refused(
+        &merge(&[&commit, &two], &out, &[]),
+        &["their commit differs", "commit/run.toml"],
+    );
+    let seed = edited(&one, &scratch.path().join("seed"), |r| {
+        r["run"]["order_seed"] = toml::Value::Integer(7);
+    });
+    refused(
+        &merge(&[&seed, &two], &out, &[]),
+        &["their order seed differs"],
+    );
+    let plan = edited(&one, &scratch.path().join("plan"), |r| {
+        r["studies"][0]["sha256"] = "00".into();
+    });
+    refused(
+        &merge(&[&plan, &two], &out, &[]),
+        &["their experiment file (SHA-256) differs"],
+    );
+    assert!(!out.exists(), "a refused merge wrote {}", out.display());
+
+    // With --allow-missing: merged, saying which shard is missing and what was offered.
+    let partial = merge(&[&two], &out, &["--allow-missing"]);
+    assert!(partial.status.success(), "{}", text(&partial));
+    let partial = run_dir(&out);
+    let summary_md = std::fs::read_to_string(partial.join("summary.md")).unwrap();
+    assert!(summary_md.contains("**Shards missing**"), "{summary_md}");
+    assert!(summary_md.contains("1/2"), "{summary_md}");
+    assert_eq!(
+        run_toml(&partial)["merged"]["missing"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+}
+
+pub fn bad_shard_flags_exit_2_naming_the_problem() {
+    for (shard, says) in [
+        ("0/2", "shards count from 1"),
+        ("3/2", "names shard 3 of 2"),
+        ("x", "is not K/N"),
+        ("1/0", "at least 1"),
+    ] {
+        let output = xtask(&["run", "read-path", "--target", "sqlite", "--shard", shard])
+            .output()
+            .unwrap();
+        refused(&output, &[says, "--shard <K/N>"]);
+    }
+    let output = xtask(&[
+        "run",
+        "column-sweep",
+        "--target",
+        "sqlite",
+        "--shard",
+        "1/2",
+        "--dry-run",
+    ])
+    .output()
+    .unwrap();
+    refused(&output, &["`column-sweep` is a sweep study"]);
+    // The dry run counts the shards the rates need.
+    let output = xtask(&[
+        "run",
+        "read-path",
+        "--target",
+        "sqlite",
+        "--profile",
+        "smoke",
+        "--dry-run",
+    ])
+    .output()
+    .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        text(&output).contains("the busiest point asks")
+            && text(&output).contains("1 shard needed"),
+        "{}",
+        text(&output)
+    );
+}
