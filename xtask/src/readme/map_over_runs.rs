@@ -174,8 +174,9 @@ fn apart(a: &Map, b: &Map) -> Vec<String> {
             let (na, nb) = (named(&ca.verdict)?, named(&cb.verdict)?);
             na.iter().all(|s| !nb.contains(s)).then(|| {
                 format!(
-                    "{:.0} columns × {} B: {} against {}",
+                    "{:.0} column{} × {} B: {} against {}",
                     ca.x,
+                    if ca.x == 1.0 { "" } else { "s" },
                     crate::base::numbers::thousands(ca.y as usize),
                     ca.answer(),
                     cb.answer()
@@ -253,10 +254,11 @@ pub fn section(root: &Path) -> Result<String> {
         };
         writeln!(
             out,
-            "- {} against {}, {} cells: {list}.",
+            "- {} against {}, {} cell{}: {list}.",
             maps[0].target.prose(),
             other.target.prose(),
-            cells.len()
+            cells.len(),
+            if cells.len() == 1 { "" } else { "s" }
         )
         .unwrap();
     }
