@@ -157,6 +157,9 @@ fn tools(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<Option<Toolcha
     }
     let tools = toolchain::ensure(sh, paths)?;
     crate::worker_build::ensure(sh, paths, &tools)?;
+    if flags.target.is_postgres() || flags.baseline.is_postgres() {
+        crate::worker_build::ensure_pg(sh, paths, &tools)?;
+    }
     if flags.javascript().runs_orms() {
         toolchain::ensure_orm_worker(sh, paths, &tools)?;
     }
@@ -225,6 +228,8 @@ fn measure(
                     match target {
                         TargetKind::Do | TargetKind::RemoteDo =>
                             "the Worker writing through a SQLite-backed Durable Object (not D1)",
+                        TargetKind::Hyperdrive =>
+                            "the Postgres Worker writing through a Hyperdrive binding (not D1)",
                         _ => "bare SQLite in-process (not D1), D1's limits applied",
                     }
                 );
@@ -526,6 +531,9 @@ fn versions(sh: &Shell, paths: &Paths, flags: &flags::Run) -> ToolVersions {
             .flatten(),
         worker_orm_build: (target.runs_the_worker() && flags.javascript().runs_orms())
             .then(|| crate::worker_build::orm_sources_hash(&paths.root).ok())
+            .flatten(),
+        worker_pg_build: (target.is_postgres() || flags.baseline.is_postgres())
+            .then(|| crate::worker_build::pg_sources_hash(&paths.root).ok())
             .flatten(),
     }
 }

@@ -37,6 +37,10 @@ pub fn lines(out: &mut String, plan: &SweepPlan, axis: Axis, baseline: Option<Ta
     if let Some(baseline) = baseline {
         let what = match baseline {
             TargetKind::Do => "the Worker's Durable Object in the same wrangler dev",
+            TargetKind::Hyperdrive => {
+                "the Postgres Worker through its Hyperdrive binding, a private PostgreSQL cluster \
+                 started for each session"
+            }
             TargetKind::RemoteDo => {
                 "the Worker's Durable Object on Cloudflare, deployed afresh each session"
             }
