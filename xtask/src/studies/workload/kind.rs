@@ -137,7 +137,7 @@ impl PlannedStudy for WorkloadPlan {
         run.order_seed = Some(self.order_seed);
     }
 
-    fn dry_run(&self, out: &mut String, baseline: Option<TargetKind>) {
+    fn dry_run(&self, out: &mut String, _target: TargetKind, baseline: Option<TargetKind>) {
         workload_lines(out, self);
         if let Some(baseline) = baseline {
             writeln!(
