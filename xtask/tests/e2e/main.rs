@@ -3,7 +3,8 @@
 //! through the stand-in wrangler (`remote`), writes through D1's REST API and the stand-in API
 //! (`rest_path`), the workloads (`workloads`), and compare, calibrate and export on real SQLite
 //! runs (`compare`), the local D1 beside a Durable Object (`durable`), `advise --measure`
-//! (`advise`), and the libraries beside the strategies in the ORM Worker (`orms`).
+//! (`advise`), the libraries beside the strategies in the ORM Worker (`orms`), and Postgres
+//! through a Hyperdrive binding (`hyperdrive`).
 //!
 //! One binary with its own harness (`harness.rs`), so that these tests run side by side: each
 //! of their runs mostly waits (on wrangler dev starting, on a schedule's clock, on a recovery
@@ -34,6 +35,7 @@ mod compare;
 mod durable;
 mod faults;
 mod harness;
+mod hyperdrive;
 mod ladders;
 mod orms;
 mod remote;
@@ -92,6 +94,7 @@ fn main() {
         sweeps::tests(),
         advise::tests(),
         durable::tests(),
+        hyperdrive::tests(),
         ladders::tests(),
         orms::tests(),
     ]
