@@ -37,7 +37,15 @@ pub async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Res
     let plan = d1bench_core_pg::sql::plan(&probe);
     let client = match connect(&ctx.env).await {
         Ok(client) => client,
-        Err(e) => return json_error(502, &e),
+        // The server answered and refused the connection (too many clients, its resources):
+        // a classified refusal of the probe, nothing written; a server that cannot be reached
+        // or an error no rule knows is a 502 naming it.
+        Err(e) => {
+            return match refused_before_writing(&probe, &plan, Date::now() - started, e) {
+                Ok(result) => Response::from_json(&result),
+                Err(e) => json_error(502, &e),
+            };
+        }
     };
     let prepare_ms = Date::now() - started;
     match perform(&client, &probe, &plan, prepare_ms).await {
@@ -47,6 +55,47 @@ pub async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Res
             &format!("probe {} failed outside its writes: {e}", probe.probe_id),
         ),
     }
+}
+
+/// The probe's answer when the server refused its connection for a reason the classifier
+/// knows: refused, no statement sent, nothing written (and so nothing the host expects to
+/// find); otherwise the error back.
+fn refused_before_writing(
+    probe: &ProbeRequest,
+    plan: &d1bench_core::Plan,
+    prepare_ms: f64,
+    error: String,
+) -> std::result::Result<ProbeResult, String> {
+    let (outcome, refusal) = d1bench_core_pg::refusal::classify(Some(&error));
+    if outcome != d1bench_core::Outcome::Refused {
+        return Err(error);
+    }
+    Ok(ProbeResult {
+        probe_id: probe.probe_id,
+        strategy: probe.strategy,
+        columns: probe.columns,
+        row_bytes: probe.row_bytes,
+        rows_expected: 0,
+        statements_planned: plan.inserts.len(),
+        statements_sent: 0,
+        // A batch or exec is one call, and that one was refused; per-row sent none.
+        d1_calls: match probe.strategy.calls() {
+            CallShape::OneCallPerStatement => 0,
+            CallShape::OneBatch | CallShape::OneExec => 1,
+        },
+        rows_per_statement: plan.rows_per_statement(),
+        max_statement_bytes: plan.max_statement_bytes(),
+        prepare_ms: Some(prepare_ms),
+        inside_ms: 0.0,
+        handover_ms: None,
+        bind_ms: None,
+        call_ms: None,
+        read_ms: None,
+        d1_ms: None,
+        outcome,
+        refusal,
+        error: Some(error),
+    })
 }
 
 /// What the statements' calls came to.
