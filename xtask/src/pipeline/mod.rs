@@ -103,7 +103,10 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         isolate_heap: flags.isolate_heap.is_some(),
         isolate_heap_alternate: flags.isolate_heap == Some(crate::base::HeapSampling::Alternate),
         // Alternating, the JavaScript Worker the Rust Worker alternates with, when not the twin.
+        // The Postgres Worker is none of `--worker`'s: its sources are recorded apart
+        // (`versions.worker_pg_build`).
         worker: (flags.target.runs_the_worker()
+            && !flags.target.is_postgres()
             && (!flags.alternate_workers || flags.worker == WorkerKind::JsMinimal))
             .then_some(flags.worker),
         alternate_workers: flags.alternate_workers,

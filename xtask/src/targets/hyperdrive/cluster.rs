@@ -194,7 +194,7 @@ impl Cluster {
             .args(["--no-sync", "--no-instructions"])
             .stdin(Stdio::null())
             .stdout(File::create(&initdb_log)?)
-            .stderr(File::create(&initdb_log.with_extension("err"))?)
+            .stderr(File::create(initdb_log.with_extension("err"))?)
             .status()
             .with_context(|| format!("cannot run {}", bin.join("initdb").display()))?;
         if !status.success() {
