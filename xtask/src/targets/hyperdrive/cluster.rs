@@ -117,9 +117,14 @@ fn command(bin: &Path, program: &str, user: Option<RunAs>) -> Command {
     command
 }
 
+/// How old a cluster's directory without a running server must be to count as left behind:
+/// a run beside this one may be between its initdb and its server's start.
+const STARTING: Duration = Duration::from_secs(600);
+
 /// Removes the directories of clusters that no longer run (a run killed outright leaves its
 /// directory behind; the next run stopped its server): each `<port>/` whose server's
-/// `postmaster.pid` names no running process. Says what it removed.
+/// `postmaster.pid` names no running process, or that has none and is older than [`STARTING`].
+/// Says what it removed.
 pub fn clear_leftovers(root: &Path) -> Vec<String> {
     let mut removed = Vec::new();
     for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
@@ -127,7 +132,16 @@ pub fn clear_leftovers(root: &Path) -> Vec<String> {
         let pid = std::fs::read_to_string(dir.join("data").join("postmaster.pid"))
             .ok()
             .and_then(|text| text.lines().next()?.trim().parse::<u32>().ok());
-        if pid.is_some_and(crate::procs::process_alive) {
+        let left = match pid {
+            Some(pid) => !crate::procs::process_alive(pid),
+            None => entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|at| at.elapsed().ok())
+                .is_some_and(|age| age > STARTING),
+        };
+        if !left {
             continue;
         }
         if std::fs::remove_dir_all(&dir).is_ok() {

@@ -184,8 +184,15 @@ fn a_leftover_clusters_directory_is_removed_unless_its_server_runs() {
     let dead = root.path().join("20001");
     std::fs::create_dir_all(dead.join("data")).unwrap();
     std::fs::write(dead.join("data/postmaster.pid"), "999999999\n/x\n").unwrap();
+    // Without a server an hour ago: left behind. Without one yet: a run beside this starting.
     let unstarted = root.path().join("20002");
     std::fs::create_dir_all(&unstarted).unwrap();
+    std::fs::File::open(&unstarted)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(3_600))
+        .unwrap();
+    let starting = root.path().join("20004");
+    std::fs::create_dir_all(&starting).unwrap();
     let running = root.path().join("20003");
     std::fs::create_dir_all(running.join("data")).unwrap();
     std::fs::write(
@@ -199,5 +206,5 @@ fn a_leftover_clusters_directory_is_removed_unless_its_server_runs() {
         removed,
         [dead.display().to_string(), unstarted.display().to_string()]
     );
-    assert!(running.exists());
+    assert!(running.exists() && starting.exists());
 }
