@@ -81,11 +81,29 @@ fn json_error(status: u16, error: &str) -> Result<Response> {
     Ok(Response::from_json(&ErrorBody { error })?.with_status(status))
 }
 
+/// A connection to the server: the client, and what closes it.
+pub(crate) struct Connection {
+    pub client: Client,
+    /// Fired when the connection's task has ended.
+    ended: futures_channel::oneshot::Receiver<()>,
+}
+
+impl Connection {
+    /// Ends the session (tokio-postgres sends Terminate and closes the socket once the client
+    /// is gone) and waits until it has, so no invocation leaves a server backend behind it for
+    /// the runtime to reap: a probe is three invocations, and a session's connections would
+    /// otherwise pile up towards the server's `max_connections`.
+    pub async fn close(self) {
+        drop(self.client);
+        let _ = self.ended.await;
+    }
+}
+
 /// A connection to the server behind the binding: a socket to the host and port the binding
 /// gives (locally, its `localConnectionString`'s), the startup and password exchange over it,
 /// and the connection's task spawned to run beside the request. An error names the binding and
 /// where it points.
-pub(crate) async fn connect(env: &Env) -> std::result::Result<Client, String> {
+pub(crate) async fn connect(env: &Env) -> std::result::Result<Connection, String> {
     let hyperdrive = env
         .hyperdrive(BINDING)
         .map_err(|e| format!("the Worker has no Hyperdrive binding {BINDING}: {e}"))?;
@@ -110,12 +128,14 @@ pub(crate) async fn connect(env: &Env) -> std::result::Result<Client, String> {
         .connect_raw(socket, NoTls)
         .await
         .map_err(|e| format!("cannot connect to {at}: {}", error_text(&e)))?;
+    let (done, ended) = futures_channel::oneshot::channel();
     worker::wasm_bindgen_futures::spawn_local(async move {
         // The connection ends when the client is dropped; an error then is the server's, and
         // every query waiting on it has failed with it already.
         let _ = connection.await;
+        let _ = done.send(());
     });
-    Ok(client)
+    Ok(Connection { client, ended })
 }
 
 /// Postgres's error text with its SQLSTATE (`... (SQLSTATE 53300)`), which the classifier
@@ -143,11 +163,16 @@ struct Ping {
 /// `POST /ping`: a connection through the binding and the server's version, or a 502 naming
 /// why there is none.
 async fn handle_ping(_req: Request, ctx: RouteContext<()>) -> Result<Response> {
-    let client = match connect(&ctx.env).await {
-        Ok(client) => client,
+    let connection = match connect(&ctx.env).await {
+        Ok(connection) => connection,
         Err(e) => return json_error(502, &e),
     };
-    match client.query_one("SHOW server_version", &[]).await {
+    let answer = connection
+        .client
+        .query_one("SHOW server_version", &[])
+        .await;
+    connection.close().await;
+    match answer {
         Ok(row) => Response::from_json(&Ping {
             server_version: row.get(0),
         }),
@@ -180,16 +205,18 @@ async fn handle_setup(mut req: Request, ctx: RouteContext<()>) -> Result<Respons
         Ok(probe) => probe,
         Err(rejected) => return Ok(rejected),
     };
-    let client = match connect(&ctx.env).await {
-        Ok(client) => client,
+    let connection = match connect(&ctx.env).await {
+        Ok(connection) => connection,
         Err(e) => return json_error(502, &e),
     };
     let setup = d1bench_core_pg::sql::setup(&probe).join(";\n");
-    let error = client
+    let error = connection
+        .client
         .batch_execute(&setup)
         .await
         .err()
         .map(|e| error_text(&e));
+    connection.close().await;
     Response::from_json(&SetupResult {
         probe_id: probe.probe_id,
         error,
@@ -203,11 +230,13 @@ async fn handle_verify(mut req: Request, ctx: RouteContext<()>) -> Result<Respon
         Ok(probe) => probe,
         Err(rejected) => return Ok(rejected),
     };
-    let client = match connect(&ctx.env).await {
-        Ok(client) => client,
+    let connection = match connect(&ctx.env).await {
+        Ok(connection) => connection,
         Err(e) => return json_error(502, &e),
     };
-    match verify(&client, &probe).await {
+    let verified = verify(&connection.client, &probe).await;
+    connection.close().await;
+    match verified {
         Ok(result) => Response::from_json(&result),
         Err(e) => json_error(
             500,

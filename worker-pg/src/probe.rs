@@ -35,8 +35,8 @@ pub async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Res
     };
     let started = Date::now();
     let plan = d1bench_core_pg::sql::plan(&probe);
-    let client = match connect(&ctx.env).await {
-        Ok(client) => client,
+    let connection = match connect(&ctx.env).await {
+        Ok(connection) => connection,
         // The server answered and refused the connection (too many clients, its resources):
         // a classified refusal of the probe, nothing written; a server that cannot be reached
         // or an error no rule knows is a 502 naming it.
@@ -48,7 +48,9 @@ pub async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Res
         }
     };
     let prepare_ms = Date::now() - started;
-    match perform(&client, &probe, &plan, prepare_ms).await {
+    let performed = perform(&connection.client, &probe, &plan, prepare_ms).await;
+    connection.close().await;
+    match performed {
         Ok(result) => Response::from_json(&result),
         Err(e) => json_error(
             500,
