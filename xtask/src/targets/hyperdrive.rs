@@ -8,8 +8,13 @@
 //! asks the Worker's `/ping` once before anything is measured, so a server the binding cannot
 //! reach is said at the start, naming where it points. Sweeps only: ladders and workloads are
 //! refused before anything starts.
+//!
+//! With `D1BENCH_HYPERDRIVE_URL` set, the binding points at that server instead (a database of
+//! the user's: the probes' tables `t_<id>` are created and dropped in it) and no cluster is
+//! started; a malformed string stops the run before anything starts ([`connection`]).
 
 pub mod cluster;
+pub mod connection;
 
 use std::time::{Duration, Instant};
 
@@ -24,9 +29,23 @@ use crate::base::{TargetKind, WorkerKind};
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
 use cluster::Cluster;
+use connection::ConnectionString;
 
 /// The variable wrangler reads the binding `PG`'s local connection string from.
 const CONNECTION_VAR: &str = "CLOUDFLARE_HYPERDRIVE_LOCAL_CONNECTION_STRING_PG";
+
+/// A server of the user's to write to instead of a private cluster.
+pub const SERVER_VAR: &str = "D1BENCH_HYPERDRIVE_URL";
+
+/// The server of `D1BENCH_HYPERDRIVE_URL`, when it is set; an error naming what is wrong with it.
+pub fn given_server() -> Result<Option<ConnectionString>> {
+    match std::env::var(SERVER_VAR) {
+        Ok(text) if !text.is_empty() => ConnectionString::parse(&text).map(Some).map_err(|why| {
+            anyhow::anyhow!("{SERVER_VAR} is not a Postgres connection string: {why}")
+        }),
+        _ => Ok(None),
+    }
+}
 
 /// How long a target that failed to answer may take to answer `/health` again.
 const RECOVERY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -34,7 +53,8 @@ const RECOVERY_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct HyperdriveSession {
     // Dropped in this order: wrangler first, then the server its connections went to.
     worker: LocalWorker,
-    cluster: Cluster,
+    /// The private cluster, unless the user gave a server.
+    cluster: Option<Cluster>,
     client: WorkerClient,
     health: Health,
     /// What the server answered `SHOW server_version` with, through the binding.
@@ -45,28 +65,38 @@ impl HyperdriveSession {
     /// Starts the cluster, then wrangler dev with the Postgres Worker bound to it, and checks
     /// that the Worker reaches the server through its binding.
     pub fn open(paths: &Paths, tools: &Toolchain) -> Result<Self> {
-        let started = Instant::now();
-        let cluster = Cluster::start(paths)?;
-        eprintln!(
-            "started PostgreSQL ({}) on 127.0.0.1:{} in {:.1} s (initdb {:.1} s)",
-            cluster.version,
-            cluster.port(),
-            started.elapsed().as_secs_f64(),
-            cluster.initdb_ms / 1000.0
-        );
+        let (cluster, server) = match given_server()? {
+            Some(server) => {
+                eprintln!("writing to {server} ({SERVER_VAR}): no cluster started");
+                (None, server)
+            }
+            None => {
+                let started = Instant::now();
+                let cluster = Cluster::start(paths)?;
+                eprintln!(
+                    "started PostgreSQL ({}) on 127.0.0.1:{} in {:.1} s (initdb {:.1} s)",
+                    cluster.version,
+                    cluster.port(),
+                    started.elapsed().as_secs_f64(),
+                    cluster.initdb_ms / 1000.0
+                );
+                let server = ConnectionString::parse(&cluster.connection_string())
+                    .map_err(|why| anyhow::anyhow!("the cluster's connection string: {why}"))?;
+                (Some(cluster), server)
+            }
+        };
         let dev = DevWorker {
             kind: WorkerKind::Rust,
             dir: paths.worker_pg(),
             config: paths.worker_pg().join("wrangler.toml"),
-            env: vec![(CONNECTION_VAR.to_owned(), cluster.connection_string())],
+            env: vec![(CONNECTION_VAR.to_owned(), server.full())],
         };
         let (worker, client, health) = LocalWorker::start_dev(paths, tools, &dev)
             .context("cannot start the Postgres Worker (worker-pg/) under wrangler dev")?;
         let server_version = client.ping().with_context(|| {
             format!(
                 "the Postgres Worker cannot reach the server its Hyperdrive binding PG points at \
-                 ({})",
-                cluster.shown()
+                 ({server})"
             )
         })?;
         Ok(HyperdriveSession {
@@ -105,7 +135,7 @@ impl Target for HyperdriveSession {
             }
             self.worker
                 .check_alive()
-                .and_then(|()| self.cluster.check_alive())
+                .and_then(|()| self.cluster.as_mut().map_or(Ok(()), Cluster::check_alive))
                 .map_err(|e| TargetError::Died(format!("{e:#}")))?;
             match self.client.health() {
                 Ok(_) => return Ok(()),
@@ -133,11 +163,12 @@ impl Target for HyperdriveSession {
     fn close(self: Box<Self>) -> (Described, Result<()>) {
         let described = self.describe();
         let HyperdriveSession {
-            worker,
-            mut cluster,
-            ..
+            worker, cluster, ..
         } = *self;
         worker.stop();
+        let Some(mut cluster) = cluster else {
+            return (described, Ok(()));
+        };
         let stopped = cluster.stop().map(|took| {
             eprintln!(
                 "stopped PostgreSQL on 127.0.0.1:{} in {:.1} s",

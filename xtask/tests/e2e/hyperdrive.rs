@@ -133,6 +133,26 @@ pub fn the_hyperdrive_target_refuses_what_it_cannot_run() {
             "{args:?}: {stderr}"
         );
     }
+    // A server of the user's with a malformed string is refused before anything starts, its
+    // password never shown.
+    let output = Command::new(XTASK)
+        .args(["run", "column-sweep", "--target", "hyperdrive", "--dry-run"])
+        .env(
+            "D1BENCH_HYPERDRIVE_URL",
+            "postgresql://me:s3cret@localhost/",
+        )
+        .current_dir(project_root())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "D1BENCH_HYPERDRIVE_URL is not a Postgres connection string: its database is empty"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("s3cret"), "{stderr}");
     // The dry run says which limit sets each strategy's statements on each engine.
     let output = Command::new(XTASK)
         .args([

@@ -291,11 +291,6 @@ impl Cluster {
         )
     }
 
-    /// The same, the password left out: for messages and records.
-    pub fn shown(&self) -> String {
-        format!("postgresql://{USER}:***@127.0.0.1:{}/{DATABASE}", self.port)
-    }
-
     /// An error when the server has exited.
     pub fn check_alive(&mut self) -> Result<()> {
         if let Some(status) = self.process.try_wait()? {
