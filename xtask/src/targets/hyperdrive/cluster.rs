@@ -121,17 +121,20 @@ fn command(bin: &Path, program: &str, user: Option<RunAs>) -> Command {
 /// a run beside this one may be between its initdb and its server's start.
 const STARTING: Duration = Duration::from_secs(600);
 
-/// Removes the directories of clusters that no longer run (a run killed outright leaves its
-/// directory behind; the next run stopped its server): each `<port>/` whose server's
-/// `postmaster.pid` names no running process, or that has none and is older than [`STARTING`].
-/// Says what it removed.
+/// The file in a cluster's directory naming the process (the run) that made it.
+const OWNER: &str = "owner.pid";
+
+/// Removes the directories of clusters whose run is gone (a run killed outright leaves its
+/// directory behind, and its watchdog or the next run stopped its server): each `<port>/` whose
+/// [`OWNER`] names no running process; one without that file (made before the owner was written)
+/// once it is older than [`STARTING`]. Says what it removed.
 pub fn clear_leftovers(root: &Path) -> Vec<String> {
     let mut removed = Vec::new();
     for entry in std::fs::read_dir(root).into_iter().flatten().flatten() {
         let dir = entry.path();
-        let pid = std::fs::read_to_string(dir.join("data").join("postmaster.pid"))
+        let pid = std::fs::read_to_string(dir.join(OWNER))
             .ok()
-            .and_then(|text| text.lines().next()?.trim().parse::<u32>().ok());
+            .and_then(|text| text.trim().parse::<u32>().ok());
         let left = match pid {
             Some(pid) => !crate::procs::process_alive(pid),
             None => entry
@@ -170,6 +173,8 @@ impl Cluster {
         }
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::write(dir.join(OWNER), std::process::id().to_string())
+            .with_context(|| format!("cannot write {}", dir.join(OWNER).display()))?;
         let password = random_token()?;
         let pwfile = dir.join("password");
         std::fs::write(&pwfile, &password)

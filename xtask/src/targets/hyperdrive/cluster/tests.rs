@@ -180,9 +180,10 @@ fn a_cluster_starts_holds_every_strategys_rows_by_checksum_and_stops_without_a_t
 #[test]
 fn a_leftover_clusters_directory_is_removed_unless_its_server_runs() {
     let root = tempfile::tempdir().unwrap();
+    // A run killed outright: its server stopped by the watchdog (which removes postmaster.pid).
     let dead = root.path().join("20001");
     std::fs::create_dir_all(dead.join("data")).unwrap();
-    std::fs::write(dead.join("data/postmaster.pid"), "999999999\n/x\n").unwrap();
+    std::fs::write(dead.join(OWNER), "999999999").unwrap();
     // Without a server an hour ago: left behind. Without one yet: a run beside this starting.
     let unstarted = root.path().join("20002");
     std::fs::create_dir_all(&unstarted).unwrap();
@@ -194,11 +195,7 @@ fn a_leftover_clusters_directory_is_removed_unless_its_server_runs() {
     std::fs::create_dir_all(&starting).unwrap();
     let running = root.path().join("20003");
     std::fs::create_dir_all(running.join("data")).unwrap();
-    std::fs::write(
-        running.join("data/postmaster.pid"),
-        format!("{}\n", std::process::id()),
-    )
-    .unwrap();
+    std::fs::write(running.join(OWNER), std::process::id().to_string()).unwrap();
     let mut removed = clear_leftovers(root.path());
     removed.sort();
     assert_eq!(
