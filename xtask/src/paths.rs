@@ -71,6 +71,11 @@ impl Paths {
     pub fn worker_orm(&self) -> PathBuf {
         self.root.join("worker-orm")
     }
+    /// The Postgres Worker's folder (the hyperdrive target): a crate of its own, built by
+    /// worker-build before a run into its `build/`.
+    pub fn worker_pg(&self) -> PathBuf {
+        self.root.join("worker-pg")
+    }
     /// The folder of `worker`'s sources and wrangler configuration.
     pub fn worker_of(&self, worker: crate::base::WorkerKind) -> PathBuf {
         match worker {

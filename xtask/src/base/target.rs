@@ -22,6 +22,9 @@ pub enum TargetKind {
     /// The Worker deployed to Cloudflare as for `remote`, writing through its SQLite-backed
     /// Durable Object instead of D1. Needs the remote target's credentials.
     RemoteDo,
+    /// A Rust Worker (`worker-pg/`) in workerd via `wrangler dev`, writing through its Hyperdrive
+    /// binding to a private PostgreSQL cluster the run starts and stops. No account needed.
+    Hyperdrive,
 }
 
 impl TargetKind {
@@ -32,6 +35,7 @@ impl TargetKind {
             TargetKind::Remote => "remote",
             TargetKind::Do => "do",
             TargetKind::RemoteDo => "remote-do",
+            TargetKind::Hyperdrive => "hyperdrive",
         }
     }
 
@@ -50,8 +54,28 @@ impl TargetKind {
     pub fn runs_the_worker(self) -> bool {
         matches!(
             self,
-            TargetKind::Local | TargetKind::Remote | TargetKind::Do | TargetKind::RemoteDo
+            TargetKind::Local
+                | TargetKind::Remote
+                | TargetKind::Do
+                | TargetKind::RemoteDo
+                | TargetKind::Hyperdrive
         )
+    }
+
+    /// Whether the target is PostgreSQL (through Hyperdrive), whose statements are planned
+    /// against Postgres's limits in its dialect (`d1bench_core_pg`), not D1's.
+    pub fn is_postgres(self) -> bool {
+        self == TargetKind::Hyperdrive
+    }
+
+    /// The planner of the statements the target runs: the host plans the same ones to hold the
+    /// target's answers against.
+    pub fn planner(self) -> fn(&d1bench_core::ProbeRequest) -> d1bench_core::Plan {
+        if self.is_postgres() {
+            d1bench_core_pg::sql::plan
+        } else {
+            d1bench_core::sql::plan
+        }
     }
 
     /// Whether the target writes to D1 (the Worker's D1 binding), not to SQLite of its own.
@@ -67,20 +91,27 @@ impl TargetKind {
             TargetKind::Sqlite => self.runs_the_worker(),
             TargetKind::Do => self == TargetKind::Local,
             TargetKind::RemoteDo => self == TargetKind::Remote,
+            TargetKind::Hyperdrive => self == TargetKind::Local,
             TargetKind::Local | TargetKind::Remote => false,
         }
     }
 
     /// Which of several targets measured in one run is the baseline the others are divided by:
-    /// the one furthest from D1 on Cloudflare (bare SQLite, then a Durable Object).
+    /// the one furthest from D1 on Cloudflare (bare SQLite, then a Durable Object, then
+    /// Postgres through Hyperdrive).
     pub fn baseline_among(targets: impl IntoIterator<Item = TargetKind>) -> Option<TargetKind> {
         let targets: std::collections::BTreeSet<TargetKind> = targets.into_iter().collect();
         if targets.len() < 2 {
             return None;
         }
-        [TargetKind::Sqlite, TargetKind::Do, TargetKind::RemoteDo]
-            .into_iter()
-            .find(|t| targets.contains(t))
+        [
+            TargetKind::Sqlite,
+            TargetKind::Do,
+            TargetKind::RemoteDo,
+            TargetKind::Hyperdrive,
+        ]
+        .into_iter()
+        .find(|t| targets.contains(t))
     }
 
     /// The name of the statistic "this target ÷ the baseline" when `self` is the baseline.
@@ -91,6 +122,7 @@ impl TargetKind {
             TargetKind::RemoteDo => "ratio_to_remote_do",
             TargetKind::Local => "ratio_to_local",
             TargetKind::Remote => "ratio_to_remote",
+            TargetKind::Hyperdrive => "ratio_to_hyperdrive",
         }
     }
 
@@ -102,6 +134,7 @@ impl TargetKind {
             TargetKind::RemoteDo => "the Durable Object on Cloudflare",
             TargetKind::Local => "the local D1",
             TargetKind::Remote => "D1 on Cloudflare",
+            TargetKind::Hyperdrive => "Postgres through Hyperdrive",
         }
     }
 }
@@ -276,5 +309,28 @@ mod tests {
         );
         assert_eq!(RemoteDo.name(), "remote-do");
         assert_eq!(RemoteDo.ratio_stat(), "ratio_to_remote_do");
+    }
+
+    #[test]
+    fn postgres_through_hyperdrive_runs_a_worker_plans_its_own_sql_and_is_the_local_d1s_baseline() {
+        assert!(Hyperdrive.runs_the_worker() && !Hyperdrive.is_d1() && !Hyperdrive.is_remote());
+        assert!(Hyperdrive.is_postgres() && !Local.is_postgres());
+        assert!(Local.takes_baseline(Hyperdrive) && Hyperdrive.takes_baseline(Sqlite));
+        assert!(!Remote.takes_baseline(Hyperdrive) && !Hyperdrive.takes_baseline(Hyperdrive));
+        assert_eq!(
+            TargetKind::baseline_among([Local, Hyperdrive]),
+            Some(Hyperdrive)
+        );
+        assert_eq!(
+            TargetKind::baseline_among([Hyperdrive, Sqlite]),
+            Some(Sqlite)
+        );
+        assert_eq!(Hyperdrive.ratio_stat(), "ratio_to_hyperdrive");
+        let probe: d1bench_core::ProbeRequest = serde_json::from_str(
+            r#"{"probe_id":1,"strategy":"bound","columns":100,"rows":700,"row_bytes":1000,"seed":1}"#,
+        )
+        .unwrap();
+        assert_eq!(Hyperdrive.planner()(&probe).rows_per_statement(), 655);
+        assert_eq!(Local.planner()(&probe).rows_per_statement(), 1);
     }
 }

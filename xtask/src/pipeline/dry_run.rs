@@ -63,7 +63,7 @@ fn describe(
     if !plan.overrides.is_empty() {
         writeln!(out, "overrides:{}", plan.overrides.command_line()).unwrap();
     }
-    plan.work.dry_run(&mut out, plan.baseline);
+    plan.work.dry_run(&mut out, flags.target, plan.baseline);
     writeln!(out, "estimated wall time: {estimate}").unwrap();
     if let Some(account) = account {
         let (billed, durable) = plan.work.cost().billed_on(flags.target, plan.baseline);

@@ -103,7 +103,10 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         isolate_heap: flags.isolate_heap.is_some(),
         isolate_heap_alternate: flags.isolate_heap == Some(crate::base::HeapSampling::Alternate),
         // Alternating, the JavaScript Worker the Rust Worker alternates with, when not the twin.
+        // The Postgres Worker is none of `--worker`'s: its sources are recorded apart
+        // (`versions.worker_pg_build`).
         worker: (flags.target.runs_the_worker()
+            && !flags.target.is_postgres()
             && (!flags.alternate_workers || flags.worker == WorkerKind::JsMinimal))
             .then_some(flags.worker),
         alternate_workers: flags.alternate_workers,
@@ -160,6 +163,9 @@ fn tools(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<Option<Toolcha
     }
     let tools = toolchain::ensure(sh, paths)?;
     crate::worker_build::ensure(sh, paths, &tools)?;
+    if flags.target.is_postgres() || flags.baseline.is_postgres() {
+        crate::worker_build::ensure_pg(sh, paths, &tools)?;
+    }
     if flags.javascript().runs_orms() {
         toolchain::ensure_orm_worker(sh, paths, &tools)?;
     }
@@ -232,6 +238,8 @@ fn measure(
                     match target {
                         TargetKind::Do | TargetKind::RemoteDo =>
                             "the Worker writing through a SQLite-backed Durable Object (not D1)",
+                        TargetKind::Hyperdrive =>
+                            "the Postgres Worker writing through a Hyperdrive binding (not D1)",
                         _ => "bare SQLite in-process (not D1), D1's limits applied",
                     }
                 );
@@ -533,6 +541,9 @@ fn versions(sh: &Shell, paths: &Paths, flags: &flags::Run) -> ToolVersions {
             .flatten(),
         worker_orm_build: (target.runs_the_worker() && flags.javascript().runs_orms())
             .then(|| crate::worker_build::orm_sources_hash(&paths.root).ok())
+            .flatten(),
+        worker_pg_build: (target.is_postgres() || flags.baseline.is_postgres())
+            .then(|| crate::worker_build::pg_sources_hash(&paths.root).ok())
             .flatten(),
     }
 }

@@ -88,6 +88,20 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
             plan.work.sessions()
         );
     }
+    let on_postgres =
+        flags.target.is_postgres() || plan.baseline.is_some_and(TargetKind::is_postgres);
+    if on_postgres && plan.work.kind().name() != StudyKind::Sweep {
+        bail!(
+            "the hyperdrive target runs sweeps only: `{}` is a {:?} study, and the Postgres \
+             Worker answers only the sweeps' /setup, /probe and /verify",
+            flags.experiment(),
+            plan.work.kind().name()
+        );
+    }
+    if on_postgres {
+        // A server of the user's is checked before anything is installed or started.
+        crate::targets::hyperdrive::given_server()?;
+    }
     if flags.worker.takes_statements() || flags.alternate_workers {
         if plan.baseline.is_some_and(TargetKind::through_do) {
             bail!(

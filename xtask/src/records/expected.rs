@@ -11,18 +11,36 @@
 
 use std::collections::HashMap;
 
-use d1bench_core::{Checksum, ProbeRequest, RowGenerator, sql};
+use d1bench_core::{Checksum, Plan, ProbeRequest, RowGenerator, sql};
 
 use super::reconcile::PlanShape;
 
 /// The expectations computed so far in one run, keyed by what they depend on.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Expectations {
+    /// The target's planner (D1's, or Postgres's for the hyperdrive target).
+    planner: fn(&ProbeRequest) -> Plan,
     shapes: HashMap<String, PlanShape>,
     checksums: HashMap<String, Checksum>,
 }
 
+impl Default for Expectations {
+    /// The expectations of a target that runs D1's plan.
+    fn default() -> Self {
+        Expectations::planned_by(sql::plan)
+    }
+}
+
 impl Expectations {
+    /// The expectations of a target whose statements `planner` plans.
+    pub fn planned_by(planner: fn(&ProbeRequest) -> Plan) -> Self {
+        Expectations {
+            planner,
+            shapes: HashMap::new(),
+            checksums: HashMap::new(),
+        }
+    }
+
     /// The shape of the host's plan of `probe`.
     pub fn shape(&mut self, probe: &ProbeRequest) -> PlanShape {
         // The table's name is the only place the id reaches the plan, by its length.
@@ -37,7 +55,7 @@ impl Expectations {
         *self
             .shapes
             .entry(key)
-            .or_insert_with(|| PlanShape::of(&sql::plan(probe)))
+            .or_insert_with(|| PlanShape::of(&(self.planner)(probe)))
     }
 
     /// The checksum of the first `rows` rows `probe`'s generator makes.

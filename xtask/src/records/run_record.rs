@@ -345,6 +345,11 @@ pub struct ToolVersions {
     /// absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_orm_build: Option<String>,
+    /// The Postgres Worker's sources the run used (`worker_build::pg_sources_hash` of
+    /// `worker-pg/` and `core-pg/`, with the core it builds on), for a run on the hyperdrive
+    /// target or with it as the baseline; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_pg_build: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

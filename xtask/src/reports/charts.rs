@@ -42,5 +42,6 @@ pub fn measured_on(target: TargetKind) -> &'static str {
         TargetKind::Sqlite => "bare SQLite with D1 limits",
         TargetKind::Do => "a Durable Object's SQLite (wrangler dev)",
         TargetKind::RemoteDo => "a Durable Object's SQLite on Cloudflare",
+        TargetKind::Hyperdrive => "PostgreSQL through a Hyperdrive binding (wrangler dev)",
     }
 }

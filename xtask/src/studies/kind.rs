@@ -175,8 +175,8 @@ pub trait PlannedStudy: Any {
     fn record_in(&self, run: &mut RunInfo) {
         let _ = run;
     }
-    /// The dry run's lines on what it does, and on the baseline when there is one.
-    fn dry_run(&self, out: &mut String, baseline: Option<TargetKind>);
+    /// The dry run's lines on what it does on `target`, and on the baseline when there is one.
+    fn dry_run(&self, out: &mut String, target: TargetKind, baseline: Option<TargetKind>);
     /// This plan's work weighed by the time each of its points took in the earlier run whose
     /// results.csv is `earlier`, over `targets`; `None` when the kind cannot tell or the earlier
     /// run lacks a point of it.

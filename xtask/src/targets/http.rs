@@ -137,6 +137,17 @@ impl WorkerClient {
         }
     }
 
+    /// `POST /ping` of the Postgres Worker: a connection through its Hyperdrive binding and the
+    /// server's version, or the Worker's words for why there is none.
+    pub fn ping(&self) -> Result<String> {
+        #[derive(Deserialize)]
+        struct Ping {
+            server_version: String,
+        }
+        let answer: Timed<Ping> = self.post("/ping", String::new(), STEP_TIMEOUT, MAX_ANSWER_BYTES);
+        Ok(answer.result?.server_version)
+    }
+
     /// `POST /setup`: the probe's table, in an invocation of its own.
     pub fn setup(&self, probe: &ProbeRequest) -> Result<SetupResult, TargetError> {
         let body = self.probe_body("/setup", probe);

@@ -5,7 +5,7 @@
 //! its environment so a local run can never touch an account.
 
 pub mod heap;
-mod ports;
+pub(crate) mod ports;
 
 use std::fs::File;
 use std::path::Path;
@@ -33,6 +33,27 @@ const CREDENTIAL_VARS: &[&str] = &[
     "CF_API_TOKEN",
     "CF_ACCOUNT_ID",
 ];
+
+/// What `wrangler dev` runs: a Worker's folder, its wrangler configuration, the protocol its
+/// client speaks, and variables for its bindings (the Postgres Worker's connection string).
+pub struct DevWorker {
+    pub kind: WorkerKind,
+    pub dir: std::path::PathBuf,
+    pub config: std::path::PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+impl DevWorker {
+    /// One of the D1 Workers, as `--worker` names it.
+    pub fn of(paths: &Paths, worker: WorkerKind) -> Self {
+        DevWorker {
+            kind: worker,
+            dir: paths.worker_of(worker),
+            config: paths.wrangler_config(worker),
+            env: Vec::new(),
+        }
+    }
+}
 
 /// A running `wrangler dev`; stopped (with workerd) when dropped.
 pub struct LocalWorker {
@@ -91,6 +112,15 @@ impl LocalWorker {
         tools: &Toolchain,
         worker: WorkerKind,
     ) -> Result<(Self, WorkerClient, Health)> {
+        Self::start_dev(paths, tools, &DevWorker::of(paths, worker))
+    }
+
+    /// Starts wrangler dev with `worker` and waits until it answers `/health`.
+    pub fn start_dev(
+        paths: &Paths,
+        tools: &Toolchain,
+        worker: &DevWorker,
+    ) -> Result<(Self, WorkerClient, Health)> {
         let mut rng = fastrand::Rng::with_seed(random_seed()?);
         let mut last_taken = None;
         for _ in 0..PORT_TRIES {
@@ -117,7 +147,7 @@ impl LocalWorker {
     fn launch(
         paths: &Paths,
         tools: &Toolchain,
-        worker: WorkerKind,
+        worker: &DevWorker,
         port: u16,
         inspector_port: u16,
     ) -> Result<Launch> {
@@ -142,7 +172,7 @@ impl LocalWorker {
             .arg(&tools.wrangler_js)
             .arg("dev")
             .arg("--config")
-            .arg(paths.wrangler_config(worker))
+            .arg(&worker.config)
             .args(["--ip", "127.0.0.1", "--port", &port.to_string()])
             .args(["--inspector-port", &inspector_port.to_string()])
             .arg("--persist-to")
@@ -156,7 +186,7 @@ impl LocalWorker {
                 "--log-level",
                 "warn",
             ])
-            .current_dir(paths.worker_of(worker))
+            .current_dir(&worker.dir)
             .env("PATH", prepend_path(&tools.node_bin_dir))
             .env("XDG_CONFIG_HOME", dir.join("config"))
             .env("WRANGLER_LOG_PATH", dir.join("logs"))
@@ -173,9 +203,10 @@ impl LocalWorker {
         for var in CREDENTIAL_VARS {
             command.env_remove(var);
         }
+        command.envs(worker.env.iter().map(|(k, v)| (k, v)));
         let mut process = ProcessGroup::spawn(command, "wrangler dev")?;
         let base_url = format!("http://127.0.0.1:{port}");
-        let client = WorkerClient::of(worker, &base_url, &token);
+        let client = WorkerClient::of(worker.kind, &base_url, &token);
 
         let started = Instant::now();
         let health = loop {

@@ -10,11 +10,14 @@
 //! - [`remote`]: the Worker deployed to Cloudflare with a D1 database of its own, or writing
 //!   through its Durable Object instead (the `remote-do` target);
 //! - [`worker`]: what those two share: the Worker reached over HTTP ([`http`]);
+//! - [`hyperdrive`]: the Postgres Worker in workerd through `wrangler dev`, writing through its
+//!   Hyperdrive binding to a private PostgreSQL cluster the session starts and stops;
 //! - [`sqlite`]: real SQLite in-process with D1's documented limits (the baseline);
 //! - [`workload`]: what workload experiments ask of a target, shared by the load generator.
 
 pub mod error;
 pub mod http;
+pub mod hyperdrive;
 pub mod local;
 #[cfg(test)]
 pub mod loopback;
@@ -184,6 +187,13 @@ pub fn open(kind: TargetKind, start: &Start) -> Result<Box<dyn Session>> {
                 start.worker,
                 kind,
             )?)
+        }
+        TargetKind::Hyperdrive => {
+            let tools = start
+                .tools
+                .context("the hyperdrive target needs the Worker's toolchain")?;
+            eprintln!("starting PostgreSQL, then wrangler dev (workerd with a Hyperdrive binding)");
+            Box::new(hyperdrive::HyperdriveSession::open(start.paths, tools)?)
         }
         TargetKind::Remote | TargetKind::RemoteDo => {
             let tools = start

@@ -3,8 +3,9 @@
 //! through the stand-in wrangler (`remote`), writes through D1's REST API and the stand-in API
 //! (`rest_path`), the workloads (`workloads`), and compare, calibrate and export on real SQLite
 //! runs (`compare`), the local D1 beside a Durable Object (`durable`), `advise --measure`
-//! (`advise`), the libraries beside the strategies in the ORM Worker (`orms`), and a workload
-//! sharded over processes on SQLite and merged (`shards`).
+//! (`advise`), the libraries beside the strategies in the ORM Worker (`orms`), a workload
+//! sharded over processes on SQLite and merged (`shards`), and Postgres through a Hyperdrive
+//! binding (`hyperdrive`).
 //!
 //! One binary with its own harness (`harness.rs`), so that these tests run side by side: each
 //! of their runs mostly waits (on wrangler dev starting, on a schedule's clock, on a recovery
@@ -35,6 +36,7 @@ mod compare;
 mod durable;
 mod faults;
 mod harness;
+mod hyperdrive;
 mod ladders;
 mod orms;
 mod remote;
@@ -105,6 +107,7 @@ fn main() {
         sweeps::tests(),
         advise::tests(),
         durable::tests(),
+        hyperdrive::tests(),
         ladders::tests(),
         orms::tests(),
     ]

@@ -176,7 +176,7 @@ impl PlannedStudy for LadderWork {
         (cost.probes, cost.rows_written)
     }
 
-    fn dry_run(&self, out: &mut String, _baseline: Option<TargetKind>) {
+    fn dry_run(&self, out: &mut String, _target: TargetKind, _baseline: Option<TargetKind>) {
         climb_lines(out, &self.climbs);
     }
 

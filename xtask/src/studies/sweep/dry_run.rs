@@ -37,6 +37,10 @@ pub fn lines(out: &mut String, plan: &SweepPlan, axis: Axis, baseline: Option<Ta
     if let Some(baseline) = baseline {
         let what = match baseline {
             TargetKind::Do => "the Worker's Durable Object in the same wrangler dev",
+            TargetKind::Hyperdrive => {
+                "the Postgres Worker through its Hyperdrive binding, a private PostgreSQL cluster \
+                 started for each session"
+            }
             TargetKind::RemoteDo => {
                 "the Worker's Durable Object on Cloudflare, deployed afresh each session"
             }
@@ -48,6 +52,66 @@ pub fn lines(out: &mut String, plan: &SweepPlan, axis: Axis, baseline: Option<Ta
             plan.probes().len()
         )
         .unwrap();
+    }
+}
+
+/// D1's limit that sets a strategy's rows per statement, in words with its value.
+fn d1_limit(strategy: Strategy) -> Option<&'static str> {
+    match strategy {
+        Strategy::PerRow | Strategy::BatchedRows => None,
+        Strategy::Bound => Some("100 bound parameters"),
+        Strategy::Literal | Strategy::Exec => Some("100,000-byte statements"),
+        Strategy::Json => Some("2,000,000-byte strings"),
+    }
+}
+
+/// For a run beside Postgres: each strategy's rows per statement at each point on D1 (and
+/// bare SQLite, which plans with D1's limits) and on Postgres, and which limit sets it on
+/// each engine, from each engine's own planner; "all" where the probe's rows fit one
+/// statement, so no limit binds.
+pub fn statement_limits(out: &mut String, plan: &SweepPlan) {
+    writeln!(
+        out,
+        "rows per statement, on D1 | on Postgres (the limit that sets it; `all`: every row of \
+         the probe in one statement, no limit reached):"
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    for point in &plan.points {
+        for &strategy in &point.strategies {
+            let probe = d1bench_core::ProbeRequest {
+                strategy,
+                ..point.request.clone()
+            };
+            let key = (strategy, probe.columns, probe.row_bytes, probe.rows);
+            if seen.contains(&key) || d1_limit(strategy).is_none() {
+                continue;
+            }
+            seen.push(key);
+            let engine = |rows_per: usize, limit: String| {
+                if rows_per >= probe.rows {
+                    format!("all {}", thousands(probe.rows))
+                } else {
+                    format!("{} ({limit})", thousands(rows_per))
+                }
+            };
+            let d1 = engine(
+                d1bench_core::sql::plan(&probe).rows_per_statement(),
+                d1_limit(strategy).unwrap_or_default().to_owned(),
+            );
+            let pg = engine(
+                d1bench_core_pg::sql::plan(&probe).rows_per_statement(),
+                d1bench_core_pg::sql::binding_limit(strategy, probe.columns).unwrap_or_default(),
+            );
+            writeln!(
+                out,
+                "  {:<12} {:>3} columns, {} B rows: {d1} | {pg}",
+                strategy.name(),
+                probe.columns,
+                thousands(probe.row_bytes)
+            )
+            .unwrap();
+        }
     }
 }
 

@@ -169,8 +169,11 @@ impl PlannedStudy for SweepWork {
         run.max_repeats = self.plan.until.map(|u| u.max_repeats);
     }
 
-    fn dry_run(&self, out: &mut String, baseline: Option<TargetKind>) {
+    fn dry_run(&self, out: &mut String, target: TargetKind, baseline: Option<TargetKind>) {
         super::dry_run::lines(out, &self.plan, self.x_axis, baseline);
+        if target.is_postgres() || baseline.is_some_and(TargetKind::is_postgres) {
+            super::dry_run::statement_limits(out, &self.plan);
+        }
     }
 
     fn weight(&self, earlier: &Path, targets: &[TargetKind]) -> Option<f64> {

@@ -64,7 +64,7 @@ pub fn measure(
     let mut totals = Totals::default();
     let mut times = Times::default();
     let mut schedule = plan.schedule(session_index);
-    let mut expectations = Expectations::default();
+    let mut expectations = Expectations::planned_by(session.target().planner());
     let mut done = 0;
     while let Some(round) = schedule.next_round(|point| times.settled(plan, point)) {
         for planned in &round {

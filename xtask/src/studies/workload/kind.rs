@@ -145,7 +145,7 @@ impl PlannedStudy for WorkloadPlan {
         run.order_seed = Some(self.order_seed);
     }
 
-    fn dry_run(&self, out: &mut String, baseline: Option<TargetKind>) {
+    fn dry_run(&self, out: &mut String, _target: TargetKind, baseline: Option<TargetKind>) {
         workload_lines(out, self);
         for line in super::shard::ceiling::dry_run_lines(self, self.ceiling.as_ref()) {
             writeln!(out, "{line}").unwrap();

@@ -349,6 +349,10 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
                 ", with the same probes on {b} (the same Worker writing through a SQLite-backed \
                  Durable Object, the baseline: not D1)"
             ),
+            TargetKind::Hyperdrive => format!(
+                ", with the same probes on {b} (the Postgres Worker writing through a Hyperdrive \
+                 binding to a private PostgreSQL cluster, the baseline: not D1)"
+            ),
             _ => format!(", with the same probes on {b} (bare SQLite, the baseline: not D1)"),
         })
         .unwrap_or_default();

@@ -166,6 +166,10 @@ fn what_it_shows(target: TargetKind) -> &'static str {
             "a Durable Object's SQLite storage, which runs one request at a time: workloads are \
              not measured there (the `do` and `remote-do` targets run sweeps and ladders)."
         }
+        TargetKind::Hyperdrive => {
+            "PostgreSQL through a Hyperdrive binding: workloads are not measured there (the \
+             `hyperdrive` target runs sweeps)."
+        }
         TargetKind::Sqlite => {
             "in-process SQLite with its own single writer: one WAL file, a connection per \
              request in flight, none waiting for a lock, so a write that finds the lock held is \

@@ -1,0 +1,228 @@
+//! The hyperdrive target: the Postgres Worker (`worker-pg/`) in workerd through `wrangler dev`,
+//! writing through its Hyperdrive binding `PG` to a private PostgreSQL cluster this session
+//! starts ([`cluster`]) and stops. Locally, wrangler connects the binding straight to the
+//! server (no pooling, no query cache): what is measured is the Worker's socket to Postgres,
+//! not Cloudflare's Hyperdrive service.
+//!
+//! Setup, probe and verification are the Rust Worker's protocol ([`WorkerClient`]); the session
+//! asks the Worker's `/ping` once before anything is measured, so a server the binding cannot
+//! reach is said at the start, naming where it points. Sweeps only: ladders and workloads are
+//! refused before anything starts.
+//!
+//! With `D1BENCH_HYPERDRIVE_URL` set, the binding points at that server instead (a database of
+//! the user's: the probes' tables `t_<id>` are created and dropped in it) and no cluster is
+//! started; a malformed string stops the run before anything starts ([`connection`]).
+
+pub mod cluster;
+pub mod connection;
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use d1bench_core::ladder::{FinishResult, PrepareResult, RungRequest, RungResult};
+use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
+
+use super::http::{Health, Timed, WorkerClient};
+use super::local::{DevWorker, LocalWorker};
+use super::{Described, Probes, Rungs, Target, TargetError, Workloads, remote};
+use crate::base::{TargetKind, WorkerKind};
+use crate::paths::Paths;
+use crate::toolchain::Toolchain;
+use cluster::Cluster;
+use connection::ConnectionString;
+
+/// The variable wrangler reads the binding `PG`'s local connection string from.
+const CONNECTION_VAR: &str = "CLOUDFLARE_HYPERDRIVE_LOCAL_CONNECTION_STRING_PG";
+
+/// A server of the user's to write to instead of a private cluster.
+pub const SERVER_VAR: &str = "D1BENCH_HYPERDRIVE_URL";
+
+/// The server of `D1BENCH_HYPERDRIVE_URL`, when it is set; an error naming what is wrong with it.
+pub fn given_server() -> Result<Option<ConnectionString>> {
+    match std::env::var(SERVER_VAR) {
+        Ok(text) if !text.is_empty() => ConnectionString::parse(&text).map(Some).map_err(|why| {
+            anyhow::anyhow!("{SERVER_VAR} is not a Postgres connection string: {why}")
+        }),
+        _ => Ok(None),
+    }
+}
+
+/// How long a target that failed to answer may take to answer `/health` again.
+const RECOVERY_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub struct HyperdriveSession {
+    // Dropped in this order: wrangler first, then the server its connections went to.
+    worker: LocalWorker,
+    /// The private cluster, unless the user gave a server.
+    cluster: Option<Cluster>,
+    client: WorkerClient,
+    health: Health,
+    /// What the server answered `SHOW server_version` with, through the binding.
+    server_version: String,
+}
+
+impl HyperdriveSession {
+    /// Starts the cluster, then wrangler dev with the Postgres Worker bound to it, and checks
+    /// that the Worker reaches the server through its binding.
+    pub fn open(paths: &Paths, tools: &Toolchain) -> Result<Self> {
+        let (cluster, server) = match given_server()? {
+            Some(server) => {
+                eprintln!("writing to {server} ({SERVER_VAR}): no cluster started");
+                (None, server)
+            }
+            None => {
+                let started = Instant::now();
+                let cluster = Cluster::start(paths)?;
+                eprintln!(
+                    "started PostgreSQL ({}) on 127.0.0.1:{} in {:.1} s (initdb {:.1} s)",
+                    cluster.version,
+                    cluster.port(),
+                    started.elapsed().as_secs_f64(),
+                    cluster.initdb_ms / 1000.0
+                );
+                let server = ConnectionString::parse(&cluster.connection_string())
+                    .map_err(|why| anyhow::anyhow!("the cluster's connection string: {why}"))?;
+                (Some(cluster), server)
+            }
+        };
+        let dev = DevWorker {
+            kind: WorkerKind::Rust,
+            dir: paths.worker_pg(),
+            config: paths.worker_pg().join("wrangler.toml"),
+            env: vec![(CONNECTION_VAR.to_owned(), server.full())],
+        };
+        let (worker, client, health) = LocalWorker::start_dev(paths, tools, &dev)
+            .context("cannot start the Postgres Worker (worker-pg/) under wrangler dev")?;
+        let server_version = client.ping().with_context(|| {
+            format!(
+                "the Postgres Worker cannot reach the server its Hyperdrive binding PG points at \
+                 ({server})"
+            )
+        })?;
+        Ok(HyperdriveSession {
+            worker,
+            cluster,
+            client,
+            health,
+            server_version,
+        })
+    }
+}
+
+/// What a ladder or workload call answers here: this target runs sweeps only (the plan refuses
+/// the others before anything starts).
+fn sweeps_only<T>() -> Result<T, TargetError> {
+    Err(TargetError::InProcess(
+        "the hyperdrive target runs sweeps only".to_owned(),
+    ))
+}
+
+impl Target for HyperdriveSession {
+    fn target(&self) -> TargetKind {
+        TargetKind::Hyperdrive
+    }
+
+    /// Postgres reports no time of its own per statement.
+    fn has_d1_clock(&self) -> bool {
+        false
+    }
+
+    fn recover(&mut self) -> Result<(), TargetError> {
+        let started = Instant::now();
+        loop {
+            if crate::procs::interrupted() {
+                return Err(TargetError::Interrupted);
+            }
+            self.worker
+                .check_alive()
+                .and_then(|()| self.cluster.as_mut().map_or(Ok(()), Cluster::check_alive))
+                .map_err(|e| TargetError::Died(format!("{e:#}")))?;
+            match self.client.health() {
+                Ok(_) => return Ok(()),
+                Err(e) if started.elapsed() > RECOVERY_TIMEOUT => {
+                    return Err(TargetError::StoppedAnswering {
+                        waited: started.elapsed(),
+                        why: format!("{e:#}; {}", self.worker.wedged()),
+                    });
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(250)),
+            }
+        }
+    }
+
+    fn describe(&self) -> Described {
+        Described {
+            worker: format!(
+                "{} {}, PostgreSQL {}",
+                self.health.name, self.health.version, self.server_version
+            ),
+            remote: None,
+        }
+    }
+
+    fn close(self: Box<Self>) -> (Described, Result<()>) {
+        let described = self.describe();
+        let HyperdriveSession {
+            worker, cluster, ..
+        } = *self;
+        worker.stop();
+        let Some(mut cluster) = cluster else {
+            return (described, Ok(()));
+        };
+        let stopped = cluster.stop().map(|took| {
+            eprintln!(
+                "stopped PostgreSQL on 127.0.0.1:{} in {:.1} s",
+                cluster.port(),
+                took.as_secs_f64()
+            );
+        });
+        (described, stopped)
+    }
+}
+
+impl Probes for HyperdriveSession {
+    fn setup(&mut self, probe: &ProbeRequest) -> Result<SetupResult, TargetError> {
+        self.client.setup(probe)
+    }
+
+    fn probe(&mut self, probe: &ProbeRequest) -> Timed<ProbeResult> {
+        self.client.probe(probe)
+    }
+
+    fn verify(&mut self, probe: &ProbeRequest) -> Result<VerifyResult, TargetError> {
+        self.client.verify(probe)
+    }
+}
+
+impl Rungs for HyperdriveSession {
+    fn rung_prepare(&mut self, _rung: &RungRequest) -> Result<PrepareResult, TargetError> {
+        sweeps_only()
+    }
+
+    fn rung_climb(&mut self, _rung: &RungRequest) -> Timed<RungResult> {
+        Timed {
+            outside_ms: 0.0,
+            result: sweeps_only(),
+        }
+    }
+
+    fn rung_finish(&mut self, _rung: &RungRequest) -> Result<FinishResult, TargetError> {
+        sweeps_only()
+    }
+}
+
+impl Workloads for HyperdriveSession {
+    fn workload(
+        &mut self,
+    ) -> Result<std::sync::Arc<dyn super::workload::WorkloadClient>, TargetError> {
+        sweeps_only()
+    }
+
+    fn process_group(&self) -> Option<i32> {
+        Some(self.worker.pgid())
+    }
+
+    fn rest_writes(&mut self) -> Option<std::sync::Arc<remote::rest::RestClient>> {
+        None
+    }
+}
