@@ -3,6 +3,8 @@
 //! every step, rate-limit retries, `--keep`,
 //! `clean-remote`, and that the bearer token and the API token appear nowhere but where they
 //! must. Only the wrangler binary is replaced; every line of d1bench's code here is the real one.
+//!
+//! Past 600 lines as one file: every test drives the same stand-in and its command log.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
