@@ -70,6 +70,8 @@ pub enum Section {
     Instrument,
     /// D1 beside a Durable Object, from [`durable::D1_BESIDE_DO`] and the parity tables.
     Durable,
+    /// D1 beside Postgres through Hyperdrive, from [`replicates::D1_BESIDE_POSTGRES`].
+    Postgres,
     /// The findings over replicate runs point by point, from the sets of [`replicates::SETS`].
     OverRuns,
     /// The ORMs beside the strategies, from [`orms::ORM_SWEEP`] when it is committed.
@@ -78,13 +80,14 @@ pub enum Section {
 
 impl Section {
     /// Every section, in the order the README is rewritten.
-    pub const ALL: [Section; 8] = [
+    pub const ALL: [Section; 9] = [
         Section::Answer,
         Section::Parity,
         Section::Findings,
         Section::Workloads,
         Section::Instrument,
         Section::Durable,
+        Section::Postgres,
         Section::OverRuns,
         Section::Orms,
     ];
@@ -98,6 +101,7 @@ impl Section {
             | Section::Findings
             | Section::Instrument
             | Section::Durable
+            | Section::Postgres
             | Section::Orms => "README.md",
             Section::Workloads => "docs/workload-findings.md",
             Section::OverRuns => over_runs::DOCUMENT,
@@ -113,6 +117,7 @@ impl Section {
             Section::Workloads => ("<!-- workloads:begin -->", "<!-- workloads:end -->"),
             Section::Instrument => ("<!-- instrument:begin -->", "<!-- instrument:end -->"),
             Section::Durable => ("<!-- durable:begin -->", "<!-- durable:end -->"),
+            Section::Postgres => ("<!-- postgres:begin -->", "<!-- postgres:end -->"),
             Section::OverRuns => ("<!-- over-runs:begin -->", "<!-- over-runs:end -->"),
             Section::Orms => ("<!-- orms:begin -->", "<!-- orms:end -->"),
         }
@@ -142,6 +147,16 @@ impl Section {
             Section::Durable => match over_runs::sections::durable(root)? {
                 Some(text) => text,
                 None => durable::section(root)?,
+            },
+            Section::Postgres => match over_runs::sections::postgres(root)? {
+                Some(text) => text,
+                None => format!(
+                    "**D1 or Postgres through Hyperdrive?** No set of two runs or more is \
+                     committed under `{}/` yet: `cargo xtask reproduce --replicates 3 --only {}` \
+                     makes one ([the target](docs/targets.md#postgres-through-hyperdrive)).\n",
+                    replicates::D1_BESIDE_POSTGRES.dir(),
+                    replicates::D1_BESIDE_POSTGRES.name,
+                ),
             },
             Section::OverRuns => over_runs::document(root)?,
             Section::Orms => orms::section(root)?,
@@ -278,6 +293,16 @@ mod tests {
                 assert!(
                     js_worker_is_todays(&root, &record),
                     "{dir} ran the JavaScript Worker as worker-js/ was then, not as it is: \
+                     `cargo xtask reproduce` runs it again"
+                );
+            }
+            let postgres = record.run.target.is_postgres()
+                || record.run.baseline.is_some_and(|b| b.is_postgres());
+            if postgres {
+                assert_eq!(
+                    record.versions.worker_pg_build,
+                    crate::worker_build::pg_sources_hash(&root).ok(),
+                    "{dir} ran the Postgres Worker as worker-pg/ was then, not as it is: \
                      `cargo xtask reproduce` runs it again"
                 );
             }

@@ -216,6 +216,10 @@ pub fn document(root: &Path) -> Result<String> {
             "literal ÷ bound and local ÷ bare SQLite",
         ),
         (replicates::D1_BESIDE_DO, "D1 ÷ the Durable Object"),
+        (
+            replicates::D1_BESIDE_POSTGRES,
+            "D1 ÷ Postgres through Hyperdrive",
+        ),
         (replicates::TWO_WORKERS, "Rust ÷ JavaScript"),
     ];
     for (spec, what) in sets {

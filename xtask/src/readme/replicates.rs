@@ -54,6 +54,13 @@ pub const D1_BESIDE_DO: SetSpec = SetSpec {
     source: super::durable::D1_BESIDE_DO,
     baseline: None,
 };
+/// The local D1 beside Postgres through Hyperdrive (the same command with `--baseline
+/// hyperdrive`): D1 ÷ Postgres.
+pub const D1_BESIDE_POSTGRES: SetSpec = SetSpec {
+    name: "d1-beside-postgres",
+    source: super::durable::D1_BESIDE_DO,
+    baseline: Some(TargetKind::Hyperdrive),
+};
 /// The two Workers alternating (`--alternate-workers --sessions 12`): Rust ÷ JavaScript.
 pub const TWO_WORKERS: SetSpec = SetSpec {
     name: "two-workers",
@@ -76,9 +83,10 @@ pub const DECISION_MAP_DO: SetSpec = SetSpec {
 };
 
 /// Every set the README knows, in the order `reproduce` makes them.
-pub const SETS: [SetSpec; 5] = [
+pub const SETS: [SetSpec; 6] = [
     COLUMN_SWEEP,
     D1_BESIDE_DO,
+    D1_BESIDE_POSTGRES,
     TWO_WORKERS,
     DECISION_MAP,
     DECISION_MAP_DO,

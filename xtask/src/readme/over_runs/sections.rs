@@ -15,7 +15,7 @@ use super::{
     interval_text, percent, shares, side, source, stated,
 };
 use crate::base::numbers::num;
-use crate::readme::replicates::{self, PointOverRuns};
+use crate::readme::replicates::{self, PointOverRuns, SetSpec};
 use crate::records::csv;
 use crate::records::replicates::ReplicateSet;
 use crate::stats::{CONFIDENCE, median};
@@ -174,9 +174,60 @@ pub fn findings(root: &Path) -> Result<Option<String>> {
     Ok(Some(out))
 }
 
+/// What a section of the local D1 beside another engine says of that engine: the question it
+/// answers, what the other side is, its short name in the ratio, and how its limits differ.
+struct Beside {
+    spec: SetSpec,
+    question: &'static str,
+    other: &'static str,
+    short: &'static str,
+    limits: fn(&Path) -> Result<String>,
+}
+
+/// D1 beside the Durable Object: its limits as its ladders found them.
+const BESIDE_DO: Beside = Beside {
+    spec: replicates::D1_BESIDE_DO,
+    question: "D1 or a Durable Object?",
+    other: "the Worker writing through a SQLite-backed Durable Object",
+    short: "DO",
+    limits: super::super::durable::limits_line,
+};
+
+/// D1 beside Postgres through Hyperdrive: its limits as the planner takes them from core-pg.
+const BESIDE_POSTGRES: Beside = Beside {
+    spec: replicates::D1_BESIDE_POSTGRES,
+    question: "D1 or Postgres through Hyperdrive?",
+    other: "the Postgres Worker writing through a Hyperdrive binding to a PostgreSQL server on \
+            this machine ([no pooling, no network](docs/targets.md#postgres-through-hyperdrive))",
+    short: "Postgres",
+    limits: postgres_limits_line,
+};
+
+/// How Postgres's limits change the plan: bound's rows per statement on each engine.
+fn postgres_limits_line(_: &Path) -> Result<String> {
+    let d1 = d1bench_core::limits::MAX_BOUND_PARAMETERS;
+    let pg = d1bench_core_pg::limits::MAX_BOUND_PARAMETERS;
+    Ok(format!(
+        "On Postgres's limits bound carries floor({} / C) rows a statement, on D1's floor({d1} / \
+         C).",
+        crate::base::numbers::thousands(pg),
+    ))
+}
+
 /// The section on D1 beside a Durable Object over its set.
 pub fn durable(root: &Path) -> Result<Option<String>> {
-    let spec = replicates::D1_BESIDE_DO;
+    beside(root, &BESIDE_DO)
+}
+
+/// The section on D1 beside Postgres through Hyperdrive over its set.
+pub fn postgres(root: &Path) -> Result<Option<String>> {
+    beside(root, &BESIDE_POSTGRES)
+}
+
+/// The local D1 ÷ the other engine on the inside clock over the set's runs, per strategy and
+/// point by point, corrected over the points, with the limits that differ.
+fn beside(root: &Path, about: &Beside) -> Result<Option<String>> {
+    let spec = about.spec;
     let Some(set) = stated(spec, root)? else {
         return Ok(None);
     };
@@ -187,15 +238,16 @@ pub fn durable(root: &Path) -> Result<Option<String>> {
     let record = &set.runs.last().expect("two runs or more").record;
     let points: Vec<&PointOverRuns> = against.iter().collect();
     let count = |want| points.iter().filter(|p| side(p) == want).count();
+    let short = about.short;
     Ok(Some(format!(
-        "**D1 or a Durable Object?** The local D1 alternating with the Worker writing through a \
-         SQLite-backed Durable Object, over {} ({}, {} sessions each; [per point]({DOCUMENT}#{})): \
-         D1 ÷ DO on the inside clock, each point the geometric mean over the runs, median over \
-         column counts (range): {}. Over runs (95%, t over the runs) D1 is slower at {} of {} \
-         points, faster at {}, neither shown at {} (Benjamini–Hochberg at 5%: slower at {}, \
-         faster at {}); held in each of the {n} runs at {}; \
-         between-run share {}. {} Reproduce: `cargo xtask reproduce --replicates {n} --only {}` \
-         ({:.0} min here).\n",
+        "**{}** The local D1 alternating with {}, over {} ({}, {} sessions each; [per \
+         point]({DOCUMENT}#{})): D1 ÷ {short} on the inside clock, median over column counts \
+         (range): {}. Over runs (95%, t over the runs) D1 is slower at {} of {} points, faster \
+         at {}, neither shown at {} (Benjamini–Hochberg at 5%: slower at {}, faster at {}); held \
+         in every run at {}; between-run share {}. {} Reproduce: `cargo xtask reproduce --replicates {n} --only \
+         {}` ({:.0} min here).\n",
+        about.question,
+        about.other,
         source(spec, &set, false),
         commits(&set),
         record
@@ -212,7 +264,7 @@ pub fn durable(root: &Path) -> Result<Option<String>> {
         corrected(&points).1,
         held_everywhere(&points),
         shares(&points),
-        super::super::durable::limits_line(root)?,
+        (about.limits)(root)?,
         spec.name,
         set.minutes(),
     )))
