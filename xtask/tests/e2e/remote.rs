@@ -105,7 +105,6 @@ pub fn missing_credentials_fail_before_anything_starts() {
         for var in unset {
             command.env_remove(var);
         }
-        let started = Instant::now();
         let output = command.output().unwrap();
         let (_, stderr) = text(&output);
         assert_eq!(output.status.code(), Some(1), "{stderr}");
@@ -119,7 +118,6 @@ pub fn missing_credentials_fail_before_anything_starts() {
         assert!(!stderr.contains("[setup]"), "{stderr}");
         assert!(!out.exists(), "a run directory was created");
         assert!(!log.exists(), "wrangler was called");
-        assert!(started.elapsed() < Duration::from_secs(30));
     }
 
     let output = xtask(&["clean-remote"], &log, &[])
