@@ -89,11 +89,10 @@ pub fn findings(root: &Path) -> Result<Option<String>> {
     let target = record.run.target;
     let mut out = format!(
         "From {} (`{}` on `{target}`, profile `{}`, {}, {} sessions each, {}): each run's figure \
-         the geometric mean of its sessions' as its summary.md takes it, here their geometric \
-         mean over the runs with its 95% interval, Student's t over the runs; \"held in\" counts \
-         the runs whose own interval lies wholly on that side of 1, and the between-run share is \
-         the part of a session's variance that lies between runs ([per point]({DOCUMENT}#{}), \
-         [Intervals](docs/run-outputs.md#intervals)):\n\n",
+         the geometric mean of its sessions', here their geometric mean over the runs with a 95% \
+         interval (Student's t over the runs); \"held in\": the runs whose own interval lies \
+         wholly on that side of 1; between-run share: the part of a session's variance between \
+         runs ([per point]({DOCUMENT}#{}), [Intervals](docs/run-outputs.md#intervals)):\n\n",
         source(spec, &set, false),
         record.run.experiment,
         record.run.profile,
@@ -197,8 +196,8 @@ const BESIDE_DO: Beside = Beside {
 const BESIDE_POSTGRES: Beside = Beside {
     spec: replicates::D1_BESIDE_POSTGRES,
     question: "D1 or Postgres through Hyperdrive?",
-    other: "the Postgres Worker writing through a Hyperdrive binding to a PostgreSQL server on \
-            this machine ([no pooling, no network](docs/targets.md#postgres-through-hyperdrive))",
+    other: "a Worker writing through a Hyperdrive binding to PostgreSQL on this machine ([no \
+            pooling, no network](docs/targets.md#postgres-through-hyperdrive))",
     short: "Postgres",
     limits: postgres_limits_line,
 };
@@ -486,6 +485,44 @@ mod tests {
         );
     }
 
+    /// A set of D1 beside Postgres: the committed set's first two runs.
+    fn postgres_fixture() -> tempfile::TempDir {
+        let root = crate::paths::project_root();
+        let set = root.join(replicates::D1_BESIDE_POSTGRES.dir());
+        let mut runs: Vec<String> = std::fs::read_dir(&set)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("run.toml").is_file())
+            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .collect();
+        runs.sort();
+        runs.truncate(2);
+        let runs: Vec<&str> = runs.iter().map(String::as_str).collect();
+        fixture("d1-beside-postgres", &runs)
+    }
+
+    #[test]
+    fn a_set_of_d1_beside_postgres_is_stated_over_its_runs_with_postgres_limits() {
+        let empty = tempfile::tempdir().unwrap();
+        assert!(postgres(empty.path()).unwrap().is_none());
+        let root = postgres_fixture();
+        let text = postgres(root.path()).unwrap().unwrap();
+        assert!(
+            text.starts_with("**D1 or Postgres through Hyperdrive?**"),
+            "{text}"
+        );
+        assert!(text.contains("D1 ÷ Postgres on the inside clock"), "{text}");
+        assert!(text.contains("2 runs made at separate times"), "{text}");
+        assert!(
+            text.contains("bound carries floor(65,535 / C) rows a statement, on D1's floor(100 / C)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("--replicates 2 --only d1-beside-postgres"),
+            "{text}"
+        );
+    }
+
     /// With every set stated (of two runs here, whose sections are the longer by saying three
     /// are asked), README.md stays within its size.
     #[test]
@@ -510,6 +547,10 @@ mod tests {
                 instrument(two.path()).unwrap().unwrap(),
             ),
             (Section::Durable, durable(d1.path()).unwrap().unwrap()),
+            (
+                Section::Postgres,
+                postgres(postgres_fixture().path()).unwrap().unwrap(),
+            ),
         ] {
             with_sets = section.replace(&with_sets, &text).unwrap();
         }
