@@ -198,11 +198,10 @@ pub fn section(root: &Path) -> Result<String> {
     );
     writeln!(
         out,
-        "**Which strategy to use** on {}, over {} runs made at separate times \
-         ([`{dir}/`]({dir}/decision-map.csv), commits `{}`; `a = b`: within ±10% by two \
-         one-sided tests; `?`: the runs cannot tell):\n",
+        "**Which strategy to use** on {}, over {} ([`{dir}/`]({dir}/decision-map.csv), commits \
+         `{}`; `a = b`: within ±10% by two one-sided tests; `?`: the runs cannot tell):\n",
         local.target.prose(),
-        sets[0].runs.len(),
+        sets[0].made(),
         commits.join("`, `"),
     )
     .unwrap();

@@ -31,7 +31,8 @@ fn stated(spec: SetSpec, root: &Path) -> Result<Option<ReplicateSet>> {
     Ok(spec.read(root)?.filter(|set| set.runs.len() >= 2))
 }
 
-/// "[`docs/runs/replicates/x/`](docs/runs/replicates/x/): 3 runs made at separate times",
+/// "[`docs/runs/replicates/x/`](docs/runs/replicates/x/): 3 runs made 2026-12-03 to 2026-12-06"
+/// ([`ReplicateSet::made`]),
 /// saying when the set has fewer runs than asked; linked from the README, or from under `docs/`
 /// when `in_docs`.
 fn source(spec: SetSpec, set: &ReplicateSet, in_docs: bool) -> String {
@@ -47,7 +48,7 @@ fn source(spec: SetSpec, set: &ReplicateSet, in_docs: bool) -> String {
     } else {
         dir.as_str()
     };
-    format!("[`{dir}/`]({link}/): {n} runs made at separate times{fewer}")
+    format!("[`{dir}/`]({link}/): {}{fewer}", set.made())
 }
 
 fn interval_text(ci: Option<Interval>) -> String {

@@ -229,6 +229,34 @@ impl ReplicateSet {
     pub fn minutes(&self) -> f64 {
         self.runs.iter().filter_map(|r| minutes(&r.record)).sum()
     }
+
+    /// When the runs were made, from their recorded starts (UTC), so a reader sees whether they
+    /// span days or one sitting: "3 runs made 2026-12-06 18:29–18:59 UTC", "4 runs made
+    /// 2026-12-03 to 2026-12-06".
+    pub fn made(&self) -> String {
+        let n = self.runs.len();
+        let mut starts: Vec<&str> = self
+            .runs
+            .iter()
+            .map(|r| r.record.run.started.as_str())
+            .collect();
+        starts.sort();
+        let (Some(&first), Some(&last)) = (starts.first(), starts.last()) else {
+            return format!("{n} runs");
+        };
+        let day = |s: &str| s.get(..10).unwrap_or(s).to_owned();
+        let clock = |s: &str| s.get(11..16).unwrap_or("").to_owned();
+        if day(first) == day(last) {
+            format!(
+                "{n} runs made {} {}–{} UTC",
+                day(first),
+                clock(first),
+                clock(last)
+            )
+        } else {
+            format!("{n} runs made {} to {}", day(first), day(last))
+        }
+    }
 }
 
 /// How long a run measured, in minutes, from its run.toml's start and end.
@@ -263,6 +291,17 @@ mod tests {
         assert_eq!(read.runs.len(), 2);
         assert!(read.runs[0].record.run.started <= read.runs[1].record.run.started);
         assert!(read.minutes() > 0.0);
+    }
+
+    #[test]
+    fn a_set_says_when_its_runs_were_made_in_one_sitting_or_over_days() {
+        let set = set_of(&["docs/runs/column-sweep-replicate", "docs/example-run"]);
+        let mut read = ReplicateSet::read(set.path()).unwrap();
+        read.runs[0].record.run.started = "2026-12-03T18:39:50Z".into();
+        read.runs[1].record.run.started = "2026-12-06T04:24:52Z".into();
+        assert_eq!(read.made(), "2 runs made 2026-12-03 to 2026-12-06");
+        read.runs[0].record.run.started = "2026-12-06T03:13:04Z".into();
+        assert_eq!(read.made(), "2 runs made 2026-12-06 03:13–04:24 UTC");
     }
 
     #[test]

@@ -301,14 +301,14 @@ pub fn instrument(root: &Path) -> Result<Option<String>> {
         .join(" + ");
     let total: usize = per_run.iter().sum();
     let mut out = format!(
-        "These figures come from the Rust Worker (`worker/`), as it was at each run's commit. How \
-         much that matters was measured against a plain JavaScript Worker (`worker-js/`, the \
-         same statements and window) over {} (sessions alternating between the two, {each} of \
-         each Worker, {total} and {total} in all, {}, the column sweep's full profile; [per point]({DOCUMENT}#{})). Rust ÷ \
-         JavaScript on the inside clock, per point over runs (95%, t over the runs): {} to {}, \
-         median {}; by two one-sided tests on the 90% interval over runs, equivalent to 1 within \
-         ±5% at {}, within ±10% (not ±5%) at {}, and at neither at {} of {} points \
-         (Benjamini–Hochberg at 5% over the points: ±5% at {}, ±10% at {}); between-run share {}.\n\n",
+        "These figures come from the Rust Worker (`worker/`). Against a plain JavaScript Worker \
+         (`worker-js/`, the same statements and window) over {} (sessions alternating, {each} of \
+         each Worker, {total} and {total} in all, {}, the column sweep's full profile; [per \
+         point]({DOCUMENT}#{})): Rust ÷ JavaScript on the inside clock, per point over runs (95%, \
+         t over the runs): {} to {}, median {}; by two one-sided tests on the 90% interval over \
+         runs, equivalent to 1 within ±5% at {}, within ±10% (not ±5%) at {}, and at neither at \
+         {} of {} points (Benjamini–Hochberg at 5% over the points: ±5% at {}, ±10% at {}); \
+         between-run share {}.\n\n",
         source(spec, &set, false),
         commits(&set),
         spec.name,
@@ -383,7 +383,7 @@ mod tests {
         );
         let text = findings(root.path()).unwrap().unwrap();
         assert!(
-            text.contains("2 runs made at separate times; 3 are asked for"),
+            text.contains("; 3 are asked for") && text.contains(": 2 runs made "),
             "{text}"
         );
         assert!(text.contains("seeds 1, 2"), "{text}");
@@ -477,7 +477,7 @@ mod tests {
         let root = d1_fixture();
         let text = durable(root.path()).unwrap().unwrap();
         assert!(text.starts_with("**D1 or a Durable Object?**"), "{text}");
-        assert!(text.contains("2 runs made at separate times"), "{text}");
+        assert!(text.contains(": 2 runs made "), "{text}");
         assert!(text.contains("between-run share 0% (0%–0%)"), "{text}");
         assert!(
             text.contains("--replicates 2 --only d1-beside-do"),
@@ -512,9 +512,11 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("D1 ÷ Postgres on the inside clock"), "{text}");
-        assert!(text.contains("2 runs made at separate times"), "{text}");
+        assert!(text.contains(": 2 runs made "), "{text}");
         assert!(
-            text.contains("bound carries floor(65,535 / C) rows a statement, on D1's floor(100 / C)"),
+            text.contains(
+                "bound carries floor(65,535 / C) rows a statement, on D1's floor(100 / C)"
+            ),
             "{text}"
         );
         assert!(
