@@ -182,8 +182,10 @@ pub struct Run {
     #[arg(long)]
     pub no_baseline: bool,
     /// What a sweep's baseline sessions run on, alternating with the target's: `sqlite` (bare
-    /// SQLite in-process, the default) or, beside `--target local`, `do` (the same Worker
-    /// writing through a SQLite-backed Durable Object), so that each point has D1 ÷ DO.
+    /// SQLite in-process, the default); beside `--target local`, `do` (the same Worker writing
+    /// through a SQLite-backed Durable Object) or `hyperdrive` (the Postgres Worker through a
+    /// Hyperdrive binding); beside `--target remote`, `remote-do` or `remote-hyperdrive`; so
+    /// that each point has D1 ÷ the baseline.
     #[arg(
         long,
         value_enum,

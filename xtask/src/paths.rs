@@ -108,6 +108,13 @@ impl Paths {
     pub fn worker_entry(&self) -> PathBuf {
         self.worker().join("build").join("worker").join("shim.mjs")
     }
+    /// The built Postgres Worker's entry point (`main` of worker-pg/wrangler.toml).
+    pub fn worker_pg_entry(&self) -> PathBuf {
+        self.worker_pg()
+            .join("build")
+            .join("worker")
+            .join("shim.mjs")
+    }
 }
 
 /// Where installed Rust tools (worker-build, wasm-bindgen-cli) are kept, one directory per

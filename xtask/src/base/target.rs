@@ -25,6 +25,10 @@ pub enum TargetKind {
     /// A Rust Worker (`worker-pg/`) in workerd via `wrangler dev`, writing through its Hyperdrive
     /// binding to a private PostgreSQL cluster the run starts and stops. No account needed.
     Hyperdrive,
+    /// The Postgres Worker deployed to Cloudflare, bound to a Hyperdrive configuration the run
+    /// creates (and deletes) for the server in `D1BENCH_HYPERDRIVE_URL`. Needs the remote
+    /// target's credentials; the baseline of `remote`.
+    RemoteHyperdrive,
 }
 
 impl TargetKind {
@@ -36,13 +40,17 @@ impl TargetKind {
             TargetKind::Do => "do",
             TargetKind::RemoteDo => "remote-do",
             TargetKind::Hyperdrive => "hyperdrive",
+            TargetKind::RemoteHyperdrive => "remote-hyperdrive",
         }
     }
 
     /// Whether the target is the Worker deployed to Cloudflare (credentials, a deployment and
     /// its teardown, quotas).
     pub fn is_remote(self) -> bool {
-        matches!(self, TargetKind::Remote | TargetKind::RemoteDo)
+        matches!(
+            self,
+            TargetKind::Remote | TargetKind::RemoteDo | TargetKind::RemoteHyperdrive
+        )
     }
 
     /// Whether the Worker writes through its Durable Object rather than its D1 binding.
@@ -59,13 +67,14 @@ impl TargetKind {
                 | TargetKind::Do
                 | TargetKind::RemoteDo
                 | TargetKind::Hyperdrive
+                | TargetKind::RemoteHyperdrive
         )
     }
 
     /// Whether the target is PostgreSQL (through Hyperdrive), whose statements are planned
     /// against Postgres's limits in its dialect (`d1bench_core_pg`), not D1's.
     pub fn is_postgres(self) -> bool {
-        self == TargetKind::Hyperdrive
+        matches!(self, TargetKind::Hyperdrive | TargetKind::RemoteHyperdrive)
     }
 
     /// The planner of the statements the target runs: the host plans the same ones to hold the
@@ -84,14 +93,16 @@ impl TargetKind {
     }
 
     /// The targets a run may alternate with its target as its baseline: bare SQLite on any
-    /// target that runs the Worker, and the Durable Object beside the D1 it runs next to (`do`
-    /// beside the local D1, `remote-do` beside D1 on Cloudflare).
+    /// target that runs the Worker, and the Durable Object or Postgres beside the D1 it runs
+    /// next to (`do` and `hyperdrive` beside the local D1, `remote-do` and `remote-hyperdrive`
+    /// beside D1 on Cloudflare).
     pub fn takes_baseline(self, baseline: TargetKind) -> bool {
         match baseline {
             TargetKind::Sqlite => self.runs_the_worker(),
             TargetKind::Do => self == TargetKind::Local,
             TargetKind::RemoteDo => self == TargetKind::Remote,
             TargetKind::Hyperdrive => self == TargetKind::Local,
+            TargetKind::RemoteHyperdrive => self == TargetKind::Remote,
             TargetKind::Local | TargetKind::Remote => false,
         }
     }
@@ -109,6 +120,7 @@ impl TargetKind {
             TargetKind::Do,
             TargetKind::RemoteDo,
             TargetKind::Hyperdrive,
+            TargetKind::RemoteHyperdrive,
         ]
         .into_iter()
         .find(|t| targets.contains(t))
@@ -123,6 +135,7 @@ impl TargetKind {
             TargetKind::Local => "ratio_to_local",
             TargetKind::Remote => "ratio_to_remote",
             TargetKind::Hyperdrive => "ratio_to_hyperdrive",
+            TargetKind::RemoteHyperdrive => "ratio_to_remote_hyperdrive",
         }
     }
 
@@ -135,6 +148,7 @@ impl TargetKind {
             TargetKind::Local => "the local D1",
             TargetKind::Remote => "D1 on Cloudflare",
             TargetKind::Hyperdrive => "Postgres through Hyperdrive",
+            TargetKind::RemoteHyperdrive => "Postgres through Hyperdrive on Cloudflare",
         }
     }
 }
@@ -326,6 +340,13 @@ mod tests {
             Some(Sqlite)
         );
         assert_eq!(Hyperdrive.ratio_stat(), "ratio_to_hyperdrive");
+        assert!(RemoteHyperdrive.is_postgres() && RemoteHyperdrive.is_remote());
+        assert!(RemoteHyperdrive.runs_the_worker() && !RemoteHyperdrive.is_d1());
+        assert!(Remote.takes_baseline(RemoteHyperdrive) && !Local.takes_baseline(RemoteHyperdrive));
+        assert_eq!(
+            TargetKind::baseline_among([Remote, RemoteHyperdrive]),
+            Some(RemoteHyperdrive)
+        );
         let probe: d1bench_core::ProbeRequest = serde_json::from_str(
             r#"{"probe_id":1,"strategy":"bound","columns":100,"rows":700,"row_bytes":1000,"seed":1}"#,
         )

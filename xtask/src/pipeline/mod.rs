@@ -238,7 +238,7 @@ fn measure(
                     match target {
                         TargetKind::Do | TargetKind::RemoteDo =>
                             "the Worker writing through a SQLite-backed Durable Object (not D1)",
-                        TargetKind::Hyperdrive =>
+                        TargetKind::Hyperdrive | TargetKind::RemoteHyperdrive =>
                             "the Postgres Worker writing through a Hyperdrive binding (not D1)",
                         _ => "bare SQLite in-process (not D1), D1's limits applied",
                     }
@@ -361,6 +361,7 @@ fn remote_options(flags: &flags::Run) -> Result<Option<remote::Options>> {
         plan: flags.plan,
         keep: flags.keep,
         tag: flags.tag.as_deref(),
+        baseline: (!flags.no_baseline).then_some(flags.baseline),
     };
     remote::Options::for_target(flags.target, &asked)
 }

@@ -100,7 +100,7 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
     }
     if on_postgres {
         // A server of the user's is checked before anything is installed or started.
-        crate::targets::hyperdrive::given_server()?;
+        crate::targets::hyperdrive::connection::given_server()?;
     }
     if flags.worker.takes_statements() || flags.alternate_workers {
         if plan.baseline.is_some_and(TargetKind::through_do) {

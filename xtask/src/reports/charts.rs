@@ -43,5 +43,6 @@ pub fn measured_on(target: TargetKind) -> &'static str {
         TargetKind::Do => "a Durable Object's SQLite (wrangler dev)",
         TargetKind::RemoteDo => "a Durable Object's SQLite on Cloudflare",
         TargetKind::Hyperdrive => "PostgreSQL through a Hyperdrive binding (wrangler dev)",
+        TargetKind::RemoteHyperdrive => "PostgreSQL through Hyperdrive on Cloudflare",
     }
 }

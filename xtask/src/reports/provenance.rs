@@ -269,6 +269,7 @@ memory_gib = 1.0
             served_by_colo: Vec::new(),
             read_replication: None,
             subrequests: None,
+            hyperdrive: None,
             teardown: "deleted".into(),
         }
     }

@@ -12,6 +12,10 @@
 //! With `D1BENCH_HYPERDRIVE_URL` set, the binding points at that server instead (a database of
 //! the user's: the probes' tables `t_<id>` are created and dropped in it) and no cluster is
 //! started; a malformed string stops the run before anything starts ([`connection`]).
+//!
+//! `remote-hyperdrive` is the same session with the Worker deployed to Cloudflare
+//! ([`remote::RemotePgHost`]): Hyperdrive itself, pooling included, between the Worker and the
+//! server in `D1BENCH_HYPERDRIVE_URL`, which must be reachable from Cloudflare.
 
 pub mod cluster;
 pub mod connection;
@@ -29,32 +33,27 @@ use crate::base::{TargetKind, WorkerKind};
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
 use cluster::Cluster;
-use connection::ConnectionString;
+use connection::{ConnectionString, SERVER_VAR, given_server};
 
 /// The variable wrangler reads the binding `PG`'s local connection string from.
 const CONNECTION_VAR: &str = "CLOUDFLARE_HYPERDRIVE_LOCAL_CONNECTION_STRING_PG";
 
-/// A server of the user's to write to instead of a private cluster.
-pub const SERVER_VAR: &str = "D1BENCH_HYPERDRIVE_URL";
-
-/// The server of `D1BENCH_HYPERDRIVE_URL`, when it is set; an error naming what is wrong with it.
-pub fn given_server() -> Result<Option<ConnectionString>> {
-    match std::env::var(SERVER_VAR) {
-        Ok(text) if !text.is_empty() => ConnectionString::parse(&text).map(Some).map_err(|why| {
-            anyhow::anyhow!("{SERVER_VAR} is not a Postgres connection string: {why}")
-        }),
-        _ => Ok(None),
-    }
-}
-
 /// How long a target that failed to answer may take to answer `/health` again.
 const RECOVERY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// What runs the Postgres Worker, and stops it when closed or dropped.
+enum PgHost {
+    Local {
+        // Dropped in this order: wrangler first, then the server its connections went to.
+        worker: LocalWorker,
+        /// The private cluster, unless the user gave a server.
+        cluster: Option<Cluster>,
+    },
+    Remote(remote::RemotePgHost),
+}
+
 pub struct HyperdriveSession {
-    // Dropped in this order: wrangler first, then the server its connections went to.
-    worker: LocalWorker,
-    /// The private cluster, unless the user gave a server.
-    cluster: Option<Cluster>,
+    host: PgHost,
     client: WorkerClient,
     health: Health,
     /// What the server answered `SHOW server_version` with, through the binding.
@@ -93,20 +92,48 @@ impl HyperdriveSession {
         };
         let (worker, client, health) = LocalWorker::start_dev(paths, tools, &dev)
             .context("cannot start the Postgres Worker (worker-pg/) under wrangler dev")?;
-        let server_version = client.ping().with_context(|| {
-            format!(
-                "the Postgres Worker cannot reach the server its Hyperdrive binding PG points at \
-                 ({server})"
-            )
-        })?;
+        let server_version = ping(&client, &server)?;
         Ok(HyperdriveSession {
-            worker,
-            cluster,
+            host: PgHost::Local { worker, cluster },
             client,
             health,
             server_version,
         })
     }
+
+    /// Creates the Hyperdrive configuration of the run's server on Cloudflare, deploys the
+    /// Postgres Worker bound to it, and checks that the Worker reaches the server through it.
+    pub fn remote(
+        paths: &Paths,
+        tools: &Toolchain,
+        options: &remote::Options,
+        warnings: &[String],
+    ) -> Result<Self> {
+        let server = options
+            .postgres
+            .clone()
+            .context("a remote-hyperdrive run's server is read before it starts")?;
+        let (host, client, health) =
+            remote::RemotePgHost::start(paths, tools, options, &server, warnings)?;
+        // On failure the host is dropped here, which deletes the Worker and the configuration.
+        let server_version = ping(&client, &server)?;
+        Ok(HyperdriveSession {
+            host: PgHost::Remote(host),
+            client,
+            health,
+            server_version,
+        })
+    }
+}
+
+/// The server's version through the Worker's binding, or an error naming where it points.
+fn ping(client: &WorkerClient, server: &ConnectionString) -> Result<String> {
+    client.ping().with_context(|| {
+        format!(
+            "the Postgres Worker cannot reach the server its Hyperdrive binding PG points at \
+             ({server})"
+        )
+    })
 }
 
 /// What a ladder or workload call answers here: this target runs sweeps only (the plan refuses
@@ -119,7 +146,10 @@ fn sweeps_only<T>() -> Result<T, TargetError> {
 
 impl Target for HyperdriveSession {
     fn target(&self) -> TargetKind {
-        TargetKind::Hyperdrive
+        match self.host {
+            PgHost::Local { .. } => TargetKind::Hyperdrive,
+            PgHost::Remote(_) => TargetKind::RemoteHyperdrive,
+        }
     }
 
     /// Postgres reports no time of its own per statement.
@@ -133,16 +163,22 @@ impl Target for HyperdriveSession {
             if crate::procs::interrupted() {
                 return Err(TargetError::Interrupted);
             }
-            self.worker
-                .check_alive()
-                .and_then(|()| self.cluster.as_mut().map_or(Ok(()), Cluster::check_alive))
-                .map_err(|e| TargetError::Died(format!("{e:#}")))?;
+            if let PgHost::Local { worker, cluster } = &mut self.host {
+                worker
+                    .check_alive()
+                    .and_then(|()| cluster.as_mut().map_or(Ok(()), Cluster::check_alive))
+                    .map_err(|e| TargetError::Died(format!("{e:#}")))?;
+            }
             match self.client.health() {
                 Ok(_) => return Ok(()),
                 Err(e) if started.elapsed() > RECOVERY_TIMEOUT => {
+                    let wedged = match &self.host {
+                        PgHost::Local { worker, .. } => format!("; {}", worker.wedged()),
+                        PgHost::Remote(_) => String::new(),
+                    };
                     return Err(TargetError::StoppedAnswering {
                         waited: started.elapsed(),
-                        why: format!("{e:#}; {}", self.worker.wedged()),
+                        why: format!("{e:#}{wedged}"),
                     });
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(250)),
@@ -156,15 +192,25 @@ impl Target for HyperdriveSession {
                 "{} {}, PostgreSQL {}",
                 self.health.name, self.health.version, self.server_version
             ),
-            remote: None,
+            remote: match &self.host {
+                PgHost::Local { .. } => None,
+                PgHost::Remote(host) => Some(host.record.clone()),
+            },
         }
     }
 
     fn close(self: Box<Self>) -> (Described, Result<()>) {
-        let described = self.describe();
-        let HyperdriveSession {
-            worker, cluster, ..
-        } = *self;
+        let mut described = self.describe();
+        let (worker, cluster) = match self.host {
+            PgHost::Local { worker, cluster } => (worker, cluster),
+            PgHost::Remote(host) => {
+                let (teardown, result) = host.teardown();
+                if let Some(record) = described.remote.as_mut() {
+                    record.teardown = teardown;
+                }
+                return (described, result);
+            }
+        };
         worker.stop();
         let Some(mut cluster) = cluster else {
             return (described, Ok(()));
@@ -219,7 +265,10 @@ impl Workloads for HyperdriveSession {
     }
 
     fn process_group(&self) -> Option<i32> {
-        Some(self.worker.pgid())
+        match &self.host {
+            PgHost::Local { worker, .. } => Some(worker.pgid()),
+            PgHost::Remote(_) => None,
+        }
     }
 
     fn rest_writes(&mut self) -> Option<std::sync::Arc<remote::rest::RestClient>> {

@@ -195,6 +195,20 @@ pub fn open(kind: TargetKind, start: &Start) -> Result<Box<dyn Session>> {
             eprintln!("starting PostgreSQL, then wrangler dev (workerd with a Hyperdrive binding)");
             Box::new(hyperdrive::HyperdriveSession::open(start.paths, tools)?)
         }
+        TargetKind::RemoteHyperdrive => {
+            let tools = start
+                .tools
+                .context("the remote-hyperdrive target needs the Worker's toolchain")?;
+            let options = start
+                .remote
+                .context("a remote run's options are read before it starts")?;
+            Box::new(hyperdrive::HyperdriveSession::remote(
+                start.paths,
+                tools,
+                options,
+                start.warnings,
+            )?)
+        }
         TargetKind::Remote | TargetKind::RemoteDo => {
             let tools = start
                 .tools

@@ -5,19 +5,24 @@
 //! a secret, waits until it answers, and is then measured over HTTPS exactly as locally (see
 //! [`super::worker`]); it deletes the Worker and the database on every way out (success, error,
 //! panic, Ctrl-C) unless `--keep`. [`wrangler`] holds the commands as data and the one runner
-//! that executes them; [`lifecycle`] the order and the teardown; [`api`] the one REST call a
+//! that executes them; [`lifecycle`] the order and [`teardown`] the deletion; [`api`] the one REST call a
 //! run makes itself, and [`rest`] workload writes sent through D1's REST API.
+//!
+//! A `remote-hyperdrive` session ([`RemotePgHost`]) deploys the Postgres Worker instead, bound
+//! to a Hyperdrive configuration it creates (through [`api::hyperdrive`]) for the server in
+//! `D1BENCH_HYPERDRIVE_URL`, and deletes both the same ways.
 
 pub mod answers;
 pub mod api;
 pub mod lifecycle;
 pub mod rest;
+pub mod teardown;
 pub mod wrangler;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::http::{Health, WorkerClient};
@@ -27,7 +32,9 @@ use crate::procs;
 use crate::studies::cost::queries_per_invocation;
 use crate::toolchain::Toolchain;
 
-use lifecycle::{Deployment, RunName, Teardown};
+use crate::targets::hyperdrive::connection::ConnectionString;
+use lifecycle::{Deployment, PgDeployment, PgSetup, RunName};
+use teardown::Teardown;
 use wrangler::{Credentials, Launcher, Pacing, Step, Wrangler};
 
 /// How long a freshly deployed Worker may take to answer on workers.dev.
@@ -52,6 +59,8 @@ pub struct Options {
     /// The Worker's `limits.subrequests` (the plan's default when `None`): the plan sets it to
     /// see whether it moves D1's query budget.
     pub subrequests: Option<u32>,
+    /// The server a `remote-hyperdrive` target or baseline writes to (`D1BENCH_HYPERDRIVE_URL`).
+    pub postgres: Option<ConnectionString>,
 }
 
 /// What a run asked of a remote target (`run`'s `--location`, `--plan`, `--keep` and `--tag`),
@@ -62,6 +71,8 @@ pub struct Asked<'a> {
     pub plan: Option<AccountPlan>,
     pub keep: bool,
     pub tag: Option<&'a str>,
+    /// The run's baseline: a `remote-hyperdrive` one needs its server as the target does.
+    pub baseline: Option<TargetKind>,
 }
 
 impl Options {
@@ -70,11 +81,28 @@ impl Options {
     /// missing.
     pub fn for_target(target: TargetKind, asked: &Asked) -> Result<Option<Options>> {
         match target {
-            TargetKind::Remote | TargetKind::RemoteDo => {
+            TargetKind::Remote | TargetKind::RemoteDo | TargetKind::RemoteHyperdrive => {
                 if let Some(tag) = asked.tag {
                     lifecycle::check_tag(tag)?;
                 }
+                let postgres =
+                    if target == TargetKind::RemoteHyperdrive
+                        || asked.baseline == Some(TargetKind::RemoteHyperdrive)
+                    {
+                        Some(super::hyperdrive::connection::given_server()?.with_context(|| {
+                        format!(
+                            "remote-hyperdrive needs {}: the connection string of a Postgres \
+                             server that Cloudflare can reach (postgresql://user:password@host:\
+                             port/database); the run creates a Hyperdrive configuration for it \
+                             and deletes it afterwards",
+                            super::hyperdrive::connection::SERVER_VAR
+                        )
+                    })?)
+                    } else {
+                        None
+                    };
                 Ok(Some(Options {
+                    postgres,
                     name: RunName::new(asked.tag)?,
                     credentials: Credentials::from_env()?,
                     location: asked.location,
@@ -96,7 +124,8 @@ impl Options {
                 .collect();
                 if !given.is_empty() {
                     bail!(
-                        "{} only applies to --target remote and remote-do, not --target {}",
+                        "{} only applies to --target remote, remote-do and remote-hyperdrive, not \
+                         --target {}",
                         given.join(", "),
                         other.name()
                     );
@@ -138,6 +167,7 @@ impl RemoteRecord {
             served_by_colo: Vec::new(),
             read_replication: None,
             subrequests: options.subrequests,
+            hyperdrive: None,
             teardown: "pending".into(),
         }
     }
@@ -172,6 +202,10 @@ pub struct RemoteRecord {
     /// left at the plan's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subrequests: Option<u32>,
+    /// A `remote-hyperdrive` session's Hyperdrive configuration: its id, the server (password
+    /// left out) and its query cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hyperdrive: Option<String>,
     /// `pending`, `deleted`, `kept` (`--keep`), or why deleting failed.
     pub teardown: String,
 }
@@ -207,19 +241,7 @@ impl RemoteHost {
             say(&format!("warning: {warning}"));
         }
         let name = options.name.clone();
-        let dir = paths.scratch().join("remote").join(name.as_str());
-        let wrangler = Arc::new(Wrangler::new(
-            launcher_for_run(tools),
-            &dir,
-            &options.credentials,
-            Pacing::CLOUDFLARE,
-            Arc::new(say),
-        )?);
-        say(&format!(
-            "run {}: its wrangler config and transcript go to {}",
-            name.as_str(),
-            dir.display()
-        ));
+        let wrangler = run_wrangler(paths, tools, options)?;
         let setup = lifecycle::Setup {
             name: name.clone(),
             location: options.location,
@@ -270,11 +292,90 @@ impl RemoteHost {
     /// for run.toml, and the error if it failed.
     pub fn teardown(self) -> (String, Result<()>) {
         let keep = self.deployment.keep;
-        match self.deployment.teardown() {
-            Ok(()) if keep => ("kept".into(), Ok(())),
-            Ok(()) => ("deleted".into(), Ok(())),
-            Err(e) => (format!("failed: {e:#}"), Err(e)),
+        how_it_went(keep, self.deployment.teardown())
+    }
+}
+
+/// What run.toml says of a teardown that ended in `result`, and the result.
+fn how_it_went(keep: bool, result: Result<()>) -> (String, Result<()>) {
+    match result {
+        Ok(()) if keep => ("kept".into(), Ok(())),
+        Ok(()) => ("deleted".into(), Ok(())),
+        Err(e) => (format!("failed: {e:#}"), Err(e)),
+    }
+}
+
+/// The runner of a run's wrangler calls, in its own directory under the scratch directory.
+fn run_wrangler(paths: &Paths, tools: &Toolchain, options: &Options) -> Result<Arc<Wrangler>> {
+    let name = options.name.as_str();
+    let dir = paths.scratch().join("remote").join(name);
+    let wrangler = Arc::new(Wrangler::new(
+        launcher_for_run(tools),
+        &dir,
+        &options.credentials,
+        Pacing::CLOUDFLARE,
+        Arc::new(say),
+    )?);
+    say(&format!(
+        "run {name}: its wrangler config and transcript go to {}",
+        dir.display()
+    ));
+    Ok(wrangler)
+}
+
+/// The Postgres Worker deployed to Cloudflare with a Hyperdrive configuration of the user's
+/// server bound; torn down by [`RemotePgHost::teardown`] or, failing that, when dropped (and
+/// from the interrupt handler).
+pub struct RemotePgHost {
+    deployment: PgDeployment,
+    /// What run.toml says of the deployment.
+    pub record: RemoteRecord,
+}
+
+impl RemotePgHost {
+    /// Creates the configuration, deploys the Worker bound to it, sets its token, and waits
+    /// until it answers. Whatever fails, what was created is deleted before returning.
+    pub fn start(
+        paths: &Paths,
+        tools: &Toolchain,
+        options: &Options,
+        server: &ConnectionString,
+        warnings: &[String],
+    ) -> Result<(Self, WorkerClient, Health)> {
+        for warning in warnings {
+            say(&format!("warning: {warning}"));
         }
+        let wrangler = run_wrangler(paths, tools, options)?;
+        let api = Arc::new(api::Api::from_env(&options.credentials, Pacing::CLOUDFLARE));
+        let setup = PgSetup {
+            name: options.name.clone(),
+            origin: server.clone(),
+            entry: paths.worker_pg_entry(),
+            compatibility_date: lifecycle::compatibility_date(
+                &paths.worker_pg().join("wrangler.toml"),
+            )?,
+            keep: options.keep,
+        };
+        let deployment = PgDeployment::create(wrangler, api, setup)?;
+        let client = WorkerClient::new(&deployment.url, deployment.token.expose());
+        say(&format!("waiting for {} to answer", deployment.url));
+        // On failure the deployment is dropped here, which deletes it.
+        let health = wait_until_answering(&client, &deployment.url)?;
+        let record = RemoteRecord {
+            hyperdrive: Some(format!(
+                "configuration {} for {server}, query cache off",
+                deployment.hyperdrive_id
+            )),
+            ..RemoteRecord::pending(options)
+        };
+        Ok((RemotePgHost { deployment, record }, client, health))
+    }
+
+    /// Deletes the Worker and the configuration (with `--keep`, says how to later): how it
+    /// went, for run.toml, and the error if it failed.
+    pub fn teardown(self) -> (String, Result<()>) {
+        let keep = self.deployment.keep;
+        how_it_went(keep, self.deployment.teardown())
     }
 }
 
@@ -304,15 +405,29 @@ fn wait_until_answering(client: &WorkerClient, url: &str) -> Result<Health> {
     }
 }
 
-/// Deletes the Workers, KV namespaces and databases named (or, with no names, every database and
-/// KV namespace whose name has the prefix of `tag`'s runs, with the Worker of the same name).
-/// Returns the names handled.
+/// Deletes the Workers, KV namespaces, databases and Hyperdrive configurations named (or, with
+/// no names, every database, KV namespace and configuration whose name has the prefix of `tag`'s
+/// runs, with the Worker of the same name). Configurations are listed through `api`; when that
+/// fails (a token without Hyperdrive's permission), it says so and cleans the rest. Returns the
+/// names handled.
 pub fn clean(
     wrangler: &Arc<Wrangler>,
+    api: Option<&Arc<api::Api>>,
     names: &[String],
     tag: Option<&str>,
     dry_run: bool,
 ) -> Result<Vec<String>> {
+    let configs = match api.map(|api| api.list_hyperdrive()) {
+        Some(Ok(configs)) => configs,
+        Some(Err(e)) => {
+            wrangler.say(&format!(
+                "warning: Hyperdrive configurations were not looked for ({e:#}); those of \
+                 remote-hyperdrive runs stay until this succeeds"
+            ));
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
     let names: Vec<String> = if names.is_empty() {
         let prefix = lifecycle::prefix(tag)?;
         let answer = wrangler.run(&Step::ListDatabases)?;
@@ -329,11 +444,19 @@ pub fn clean(
                 .map(|ns| ns.title)
                 .filter(|title| title.starts_with(&prefix)),
         );
+        // A remote-hyperdrive run has no database: its configuration names it.
+        found.extend(
+            configs
+                .iter()
+                .map(|c| c.name.clone())
+                .filter(|name| name.starts_with(&prefix)),
+        );
         found.sort();
         found.dedup();
         if found.is_empty() {
             wrangler.say(&format!(
-                "nothing to clean: no D1 database or KV namespace is named {prefix}*"
+                "nothing to clean: no D1 database, KV namespace or Hyperdrive configuration is \
+                 named {prefix}*"
             ));
         }
         found
@@ -352,7 +475,7 @@ pub fn clean(
     };
     for name in &names {
         wrangler.say(&format!(
-            "{}: Worker, KV namespace and D1 database {name}",
+            "{}: Worker, KV namespace, D1 database and Hyperdrive configuration {name}",
             if dry_run { "would delete" } else { "deleting" }
         ));
     }
@@ -361,7 +484,12 @@ pub fn clean(
     }
     let mut failed = Vec::new();
     for name in &names {
-        if let Err(e) = Teardown::leftover(Arc::clone(wrangler), name).run() {
+        let mut teardown = Teardown::leftover(Arc::clone(wrangler), name);
+        if let (Some(api), Some(config)) = (api, configs.iter().find(|c| &c.name == name)) {
+            teardown = teardown.with_api(Arc::clone(api));
+            teardown.note_hyperdrive(name, Some(&config.id));
+        }
+        if let Err(e) = teardown.run() {
             failed.push(format!("{name}: {e:#}"));
         }
     }

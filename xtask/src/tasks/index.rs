@@ -269,6 +269,7 @@ mod tests {
                 served_by_colo: vec!["AMS".into()],
                 read_replication: Some("auto".into()),
                 subrequests: None,
+                hyperdrive: None,
                 teardown: "deleted".into(),
             }),
         );

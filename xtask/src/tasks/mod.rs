@@ -126,8 +126,8 @@ pub fn list(paths: &Paths) -> Result<()> {
 }
 
 impl flags::CleanRemote {
-    /// `cargo xtask clean-remote`: finds what remote runs left (by their databases' names) and
-    /// deletes each Worker and database.
+    /// `cargo xtask clean-remote`: finds what remote runs left (by the names of their databases,
+    /// KV namespaces and Hyperdrive configurations) and deletes each.
     pub fn run(self, sh: &Shell, paths: &Paths) -> Result<()> {
         if let Some(tag) = &self.tag {
             lifecycle::check_tag(tag)?;
@@ -152,6 +152,17 @@ impl flags::CleanRemote {
             wrangler::Pacing::CLOUDFLARE,
             Arc::new(remote::say),
         )?);
-        remote::clean(&wrangler, &self.names, self.tag.as_deref(), self.dry_run).map(drop)
+        let api = Arc::new(remote::api::Api::from_env(
+            &credentials,
+            wrangler::Pacing::CLOUDFLARE,
+        ));
+        remote::clean(
+            &wrangler,
+            Some(&api),
+            &self.names,
+            self.tag.as_deref(),
+            self.dry_run,
+        )
+        .map(drop)
     }
 }

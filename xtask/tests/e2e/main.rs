@@ -40,6 +40,7 @@ mod hyperdrive;
 mod ladders;
 mod orms;
 mod remote;
+mod remote_pg;
 mod rest_path;
 mod shards;
 mod stand_in_api;
@@ -103,6 +104,7 @@ fn main() {
         faults::tests(),
         compare::tests(),
         remote::tests(),
+        remote_pg::tests(),
         rest_path::tests(),
         sweeps::tests(),
         advise::tests(),

@@ -347,18 +347,39 @@ pub fn clean_remote_finds_leftovers_by_their_tag() {
     )
     .unwrap();
     let list = list.display().to_string();
-    let env = [("STAND_IN_LIST", list.as_str())];
+    // A remote-hyperdrive run leaves a Hyperdrive configuration and no database; one of the
+    // user's own stays.
+    let configs = dir.path().join("hyperdrive");
+    std::fs::create_dir_all(&configs).unwrap();
+    for (id, name) in [("hd1", "d1bench-run-gh7-20261129t235502z-cccc"), ("hd2", "mine")] {
+        std::fs::write(configs.join(id), "postgresql://u:p@h:1/d").unwrap();
+        std::fs::write(configs.join(format!("{id}.name")), name).unwrap();
+    }
+    let api = ApiStandIn::start_with(crate::stand_in_api::Behaviour {
+        hyperdrive_dir: Some(configs.clone()),
+        ..Default::default()
+    });
+    let env = [
+        ("STAND_IN_LIST", list.as_str()),
+        ("D1BENCH_CLOUDFLARE_API", api.base.as_str()),
+    ];
 
     let output = xtask(&["clean-remote", "--tag", "gh7", "--dry-run"], &log, &env)
         .output()
         .unwrap();
     let (_, stderr) = text(&output);
     assert!(output.status.success(), "{stderr}");
-    assert!(
-        stderr
-            .contains("would delete: Worker, KV namespace and D1 database d1bench-run-gh7-20261129t235502z-aaaa"),
-        "{stderr}"
-    );
+    for name in [
+        "d1bench-run-gh7-20261129t235502z-aaaa",
+        "d1bench-run-gh7-20261129t235502z-cccc",
+    ] {
+        assert!(
+            stderr.contains(&format!(
+                "would delete: Worker, KV namespace, D1 database and Hyperdrive configuration {name}"
+            )),
+            "{stderr}"
+        );
+    }
     assert_eq!(calls(&log), ["d1 list --json", "kv namespace list"]);
 
     std::fs::remove_file(&log).unwrap();
@@ -366,17 +387,36 @@ pub fn clean_remote_finds_leftovers_by_their_tag() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", text(&output).1);
-    let name = "d1bench-run-gh7-20261129t235502z-aaaa";
-    assert_eq!(
-        calls(&log),
-        [
-            "d1 list --json".to_owned(),
-            "kv namespace list".to_owned(),
+    let mut expected = vec!["d1 list --json".to_owned(), "kv namespace list".to_owned()];
+    for name in [
+        "d1bench-run-gh7-20261129t235502z-aaaa",
+        "d1bench-run-gh7-20261129t235502z-cccc",
+    ] {
+        expected.extend([
             format!("delete --name {name} --force"),
             format!("kv namespace delete {name} --skip-confirmation"),
             format!("d1 delete {name} --skip-confirmation"),
-        ]
+        ]);
+    }
+    assert_eq!(calls(&log), expected);
+    // The run's configuration went, through the API; the user's stayed.
+    let deletes: Vec<String> = api
+        .requests()
+        .into_iter()
+        .filter(|r| r.starts_with("DELETE "))
+        .map(|r| r.lines().next().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        deletes,
+        ["DELETE /client/v4/accounts/stand-in-account/hyperdrive/configs/hd1 HTTP/1.1"]
     );
+    let mut left: Vec<String> = std::fs::read_dir(&configs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["hd2", "hd2.name"]);
 }
 
 /// A smoke run on `--target remote` through the serving stand-in: it measures, reconciles,

@@ -145,6 +145,7 @@ pub fn the_stand_in_api_performs_query_and_raw_writes_and_answers_429_when_told(
         d1: D1File::At(file.clone()),
         limit_every: Some(2),
         retry_after_s: 3,
+        ..Behaviour::default()
     });
     let rest = client(&limited);
     let next = write(Operation::Write, FIRST_WRITE_ID + 10, 1);
@@ -170,6 +171,7 @@ pub fn write_contention_sends_writes_both_ways_through_the_stand_ins_and_reconci
         d1: D1File::OfRun(format!("d1bench-run-{tag}-")),
         limit_every: Some(5),
         retry_after_s: 1,
+        ..Behaviour::default()
     });
     let (run_dir, _, _dir) = remote_run(
         "write-contention",

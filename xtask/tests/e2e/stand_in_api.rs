@@ -4,6 +4,9 @@
 //! `.../raw`) on the run's local D1, the SQLite file the stand-in wrangler's `wrangler dev`
 //! keeps, opened with rusqlite beside workerd (both take SQLite's own locks on it). Asked to,
 //! it answers some queries with HTTP 429 and a `Retry-After`, as the API does past its rate.
+//! It keeps Hyperdrive configurations (created, listed, deleted) as files in a directory the
+//! stand-in wrangler reads when it deploys a Worker bound to one: `<id>` holds the server's
+//! connection string as the request gave it, `<id>.name` the configuration's name.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -34,6 +37,9 @@ pub struct Behaviour {
     /// `Retry-After: retry_after_s`, and not performed.
     pub limit_every: Option<usize>,
     pub retry_after_s: u32,
+    /// Where Hyperdrive configurations are kept (the stand-in wrangler's
+    /// `STAND_IN_HYPERDRIVE_DIR`); none: their calls answer 404.
+    pub hyperdrive_dir: Option<PathBuf>,
 }
 
 impl Default for Behaviour {
@@ -42,6 +48,7 @@ impl Default for Behaviour {
             d1: D1File::None,
             limit_every: None,
             retry_after_s: 1,
+            hyperdrive_dir: None,
         }
     }
 }
@@ -91,6 +98,11 @@ impl ApiStandIn {
                         }
                     } else if request.method == "PUT" {
                         replication(&request)
+                    } else if let (Some(dir), true) = (
+                        &behaviour.hyperdrive_dir,
+                        request.path.contains("/hyperdrive/configs"),
+                    ) {
+                        hyperdrive(dir, &request)
                     } else {
                         (
                             404,
@@ -170,6 +182,87 @@ fn replication(request: &Request) -> (u16, String, String) {
         r#"{{"success":true,"errors":[],"messages":[],"result":{{"read_replication":{{"mode":"{mode}"}}}}}}"#
     );
     (200, String::new(), answer)
+}
+
+/// A Hyperdrive configuration's call: `POST` creates one (query cache off, or refused), `GET`
+/// lists them, `DELETE .../<id>` deletes one (404 if there is none).
+fn hyperdrive(dir: &Path, request: &Request) -> (u16, String, String) {
+    let ok = |result: Json| {
+        (
+            200,
+            String::new(),
+            json!({"result": result, "success": true, "errors": [], "messages": []}).to_string(),
+        )
+    };
+    let id_of = |request: &Request| request.path.rsplit('/').next().unwrap_or("").to_owned();
+    match request.method.as_str() {
+        "POST" => {
+            let body: Json = serde_json::from_str(&request.body).unwrap_or(Json::Null);
+            let origin = &body["origin"];
+            if body["caching"]["disabled"] != json!(true) {
+                return (
+                    400,
+                    String::new(),
+                    envelope_error(
+                        2001,
+                        "the stand-in creates configurations with caching disabled only",
+                    ),
+                );
+            }
+            let url = format!(
+                "postgresql://{}:{}@{}:{}/{}",
+                origin["user"].as_str().unwrap_or(""),
+                origin["password"].as_str().unwrap_or(""),
+                origin["host"].as_str().unwrap_or(""),
+                origin["port"],
+                origin["database"].as_str().unwrap_or(""),
+            );
+            let name = body["name"].as_str().unwrap_or("").to_owned();
+            // Unique across the test process's stand-ins: the time, then a count.
+            static CREATED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64;
+            let count = CREATED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let id = format!("{now:016x}{count:016x}");
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(dir.join(&id), url).unwrap();
+            std::fs::write(dir.join(format!("{id}.name")), &name).unwrap();
+            ok(
+                json!({"id": id, "name": name, "origin": {"host": origin["host"], "port": origin["port"]},
+                      "caching": {"disabled": true}}),
+            )
+        }
+        "GET" => {
+            let mut configs = Vec::new();
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let file = entry.file_name().to_string_lossy().into_owned();
+                if let Some(id) = file.strip_suffix(".name") {
+                    let name = std::fs::read_to_string(entry.path()).unwrap_or_default();
+                    configs.push(json!({"id": id, "name": name}));
+                }
+            }
+            ok(Json::Array(configs))
+        }
+        "DELETE" => {
+            let id = id_of(request);
+            if std::fs::remove_file(dir.join(&id)).is_err() {
+                return (
+                    404,
+                    String::new(),
+                    envelope_error(2007, "Hyperdrive config not found"),
+                );
+            }
+            let _ = std::fs::remove_file(dir.join(format!("{id}.name")));
+            ok(Json::Null)
+        }
+        _ => (
+            404,
+            String::new(),
+            envelope_error(7003, "No route for that URI"),
+        ),
+    }
 }
 
 /// Past the API's rate: 429, `Retry-After`, and the error the API gives (code 971).

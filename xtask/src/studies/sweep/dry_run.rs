@@ -44,6 +44,10 @@ pub fn lines(out: &mut String, plan: &SweepPlan, axis: Axis, baseline: Option<Ta
             TargetKind::RemoteDo => {
                 "the Worker's Durable Object on Cloudflare, deployed afresh each session"
             }
+            TargetKind::RemoteHyperdrive => {
+                "the Postgres Worker on Cloudflare through a Hyperdrive configuration of the \
+                 server in D1BENCH_HYPERDRIVE_URL, both created afresh each session"
+            }
             _ => "bare SQLite in-process",
         };
         writeln!(

@@ -1,9 +1,23 @@
 //! A Postgres connection string as the hyperdrive target takes one from the user
 //! (`D1BENCH_HYPERDRIVE_URL`), checked before anything starts: `postgres://` or `postgresql://`,
 //! a user, a password (wrangler refuses a Hyperdrive binding without one), a host, a port and a
-//! database, each error naming what is missing; shown with its password left out.
+//! database, each error naming what is missing; shown with its password left out. The
+//! `remote-hyperdrive` target takes its server the same way.
 
 use std::fmt;
+
+/// A server of the user's to write to instead of a private cluster.
+pub const SERVER_VAR: &str = "D1BENCH_HYPERDRIVE_URL";
+
+/// The server of `D1BENCH_HYPERDRIVE_URL`, when it is set; an error naming what is wrong with it.
+pub fn given_server() -> anyhow::Result<Option<ConnectionString>> {
+    match std::env::var(SERVER_VAR) {
+        Ok(text) if !text.is_empty() => ConnectionString::parse(&text).map(Some).map_err(|why| {
+            anyhow::anyhow!("{SERVER_VAR} is not a Postgres connection string: {why}")
+        }),
+        _ => Ok(None),
+    }
+}
 
 /// The parts of `postgresql://user:password@host:port/database`.
 #[derive(Debug, Clone, PartialEq, Eq)]

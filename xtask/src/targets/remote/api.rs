@@ -1,10 +1,15 @@
-//! The one Cloudflare REST API call a remote run makes itself, because wrangler 4 has no command
-//! for it: turning on D1 read replication for the run's database (`PUT
-//! /accounts/{account}/d1/database/{id}` with `{"read_replication": {"mode": "auto"}}`).
+//! The Cloudflare REST API calls a remote run makes itself, where wrangler 4 has no command for
+//! them or would put a secret on a command line: turning on D1 read replication for the run's
+//! database (`PUT /accounts/{account}/d1/database/{id}` with `{"read_replication": {"mode":
+//! "auto"}}`), and the Hyperdrive configuration of a `remote-hyperdrive` session ([`hyperdrive`]:
+//! `wrangler hyperdrive create` takes the server's password only as an argument).
 //!
-//! Only runs whose plan reads in D1 sessions make it: without the Sessions API every query goes
-//! to the primary, replicas or not. The answer must say the mode is now `auto`; anything else is
-//! an error naming what the API said, and the run's setup is torn down like any failed step.
+//! Only runs whose plan reads in D1 sessions turn on replication: without the Sessions API every
+//! query goes to the primary, replicas or not. The answer must say the mode is now `auto`;
+//! anything else is an error naming what the API said, and the run's setup is torn down like any
+//! failed step.
+
+pub mod hyperdrive;
 
 use std::time::Duration;
 
@@ -99,30 +104,60 @@ impl Api {
             self.base, self.account_id
         );
         let body = r#"{"read_replication":{"mode":"auto"}}"#;
+        let what = || format!("PUT {url} (turning on read replication)");
+        let (status, text) = self.call("PUT", &url, Some(body)).with_context(what)?;
+        mode_from_answer(status, &text).with_context(what)
+    }
+
+    /// The account's address under the API: `<base>/accounts/<account id>`.
+    fn account_url(&self) -> String {
+        format!("{}/accounts/{}", self.base, self.account_id)
+    }
+
+    /// One call, retried while the API answers 429 (waits doubling from the pacing's first);
+    /// its status and body.
+    fn call(&self, method: &str, url: &str, body: Option<&str>) -> Result<(u16, String)> {
         let mut backoff = self.pacing.first_backoff;
         let mut attempt = 1;
         loop {
-            let (status, text) = self
-                .put(&url, body)
-                .with_context(|| format!("PUT {url} (turning on read replication)"))?;
+            let (status, text) = self.send(method, url, body)?;
             if status == 429 && attempt < self.pacing.attempts {
                 std::thread::sleep(backoff);
                 backoff *= 2;
                 attempt += 1;
                 continue;
             }
-            return mode_from_answer(status, &text)
-                .with_context(|| format!("PUT {url} (turning on read replication)"));
+            return Ok((status, text));
         }
     }
 
-    fn put(&self, url: &str, body: &str) -> Result<(u16, String)> {
-        let mut response = self
-            .agent
-            .put(url)
-            .header("Authorization", &self.authorization)
-            .header("Content-Type", "application/json")
-            .send(body)?;
+    fn send(&self, method: &str, url: &str, body: Option<&str>) -> Result<(u16, String)> {
+        let authorization = self.authorization.as_str();
+        let mut response = match (method, body) {
+            ("PUT", Some(body)) => self
+                .agent
+                .put(url)
+                .header("Authorization", authorization)
+                .header("Content-Type", "application/json")
+                .send(body)?,
+            ("POST", Some(body)) => self
+                .agent
+                .post(url)
+                .header("Authorization", authorization)
+                .header("Content-Type", "application/json")
+                .send(body)?,
+            ("GET", None) => self
+                .agent
+                .get(url)
+                .header("Authorization", authorization)
+                .call()?,
+            ("DELETE", None) => self
+                .agent
+                .delete(url)
+                .header("Authorization", authorization)
+                .call()?,
+            _ => bail!("no {method} call with body {} here", body.is_some()),
+        };
         let status = response.status().as_u16();
         let text = response
             .body_mut()
@@ -133,10 +168,10 @@ impl Api {
     }
 }
 
-/// The replication mode an answer reports, when it is `auto`; otherwise what went wrong, in the
+/// The `result` of a successful answer (2xx and `success`); otherwise what went wrong, in the
 /// API's own words where it gave any.
-fn mode_from_answer(status: u16, text: &str) -> Result<String> {
-    let envelope: Envelope<DatabaseDetails> = serde_json::from_str(text).with_context(|| {
+fn result_of<R: serde::de::DeserializeOwned>(status: u16, text: &str) -> Result<Option<R>> {
+    let envelope: Envelope<R> = serde_json::from_str(text).with_context(|| {
         format!(
             "the API answered {status} with something that is not its JSON envelope: {}",
             excerpt(text)
@@ -160,7 +195,14 @@ fn mode_from_answer(status: u16, text: &str) -> Result<String> {
             }
         );
     }
-    match envelope.result.and_then(|r| r.read_replication) {
+    Ok(envelope.result)
+}
+
+/// The replication mode an answer reports, when it is `auto`; otherwise what went wrong, in the
+/// API's own words where it gave any.
+fn mode_from_answer(status: u16, text: &str) -> Result<String> {
+    let details: Option<DatabaseDetails> = result_of(status, text)?;
+    match details.and_then(|r| r.read_replication) {
         Some(ReadReplication { mode }) if mode == "auto" => Ok(mode),
         Some(ReadReplication { mode }) => {
             bail!("the API accepted the change but reports read replication `{mode}`, not `auto`")

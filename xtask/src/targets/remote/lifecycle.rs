@@ -1,15 +1,20 @@
-//! One remote run's resources on Cloudflare, from creation to deletion: the run's name, its
-//! generated wrangler config, the setup plan ([`setup_steps`]) and the [`Teardown`] that deletes
-//! what was created on every way out (explicitly, on drop, and from the interrupt handler).
+//! One remote run's resources on Cloudflare, brought up: the run's name, its generated wrangler
+//! config, the setup plan ([`setup_steps`]), and the deployments, each holding the
+//! [`TeardownGuard`] (of [`super::teardown`]) that deletes what was created on every way out. A
+//! D1 session's [`Deployment`] is the Worker with a database, a KV namespace and a Durable
+//! Object; a `remote-hyperdrive` session's [`PgDeployment`] the Postgres Worker with a Hyperdrive
+//! configuration of the user's server.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 
+use super::api::Api;
+use super::teardown::{Teardown, TeardownGuard};
 use super::wrangler::{Secret, Step, Wrangler};
 use crate::base::Location;
-use crate::procs::{self, CleanupRegistration};
+use crate::targets::hyperdrive::connection::ConnectionString;
 
 /// Every remote run's Worker and database are named `d1bench-run-...`: `clean-remote` finds
 /// leftovers by this prefix.
@@ -168,197 +173,6 @@ pub fn setup_steps(name: &RunName, location: Option<Location>, config: &Path) ->
     ]
 }
 
-/// The wrangler commands that remove a run: the Worker first, then its KV namespace, then its
-/// database. In that order a failure leaves the database, by which `clean-remote` finds the
-/// run again (and a namespace left alone is found by its title too).
-pub fn teardown_steps(
-    worker: Option<&str>,
-    kv_namespace: Option<&str>,
-    database: Option<&str>,
-) -> Vec<Step> {
-    let mut steps = Vec::new();
-    if let Some(name) = worker {
-        steps.push(Step::DeleteWorker {
-            name: name.to_owned(),
-        });
-    }
-    if let Some(name) = kv_namespace {
-        steps.push(Step::DeleteKvNamespace {
-            name: name.to_owned(),
-        });
-    }
-    if let Some(name) = database {
-        steps.push(Step::DeleteDatabase {
-            name: name.to_owned(),
-        });
-    }
-    steps
-}
-
-/// What exists (or may exist: noted before the step that creates it) on the account.
-#[derive(Debug, Default)]
-struct Noted {
-    worker: Option<String>,
-    /// The KV namespace's title (the run's name): what `kv namespace delete` takes.
-    kv_namespace: Option<String>,
-    database: Option<String>,
-}
-
-/// Deletes what a run created. Safe to run from several threads and several times: each run
-/// deletes what is noted at that moment, under a lock held until it is done, so the interrupt
-/// handler waits for a teardown the main thread has started instead of exiting under it.
-pub struct Teardown {
-    wrangler: Arc<Wrangler>,
-    noted: Mutex<Noted>,
-    keep: bool,
-}
-
-impl Teardown {
-    pub fn new(wrangler: Arc<Wrangler>, keep: bool) -> Self {
-        Teardown {
-            wrangler,
-            noted: Mutex::new(Noted::default()),
-            keep,
-        }
-    }
-
-    /// A teardown of a run found on the account: its Worker, KV namespace and database share
-    /// `name` (what is not there counts as deleted).
-    pub fn leftover(wrangler: Arc<Wrangler>, name: &str) -> Self {
-        let teardown = Teardown::new(wrangler, false);
-        teardown.note_worker(name);
-        teardown.note_kv_namespace(name);
-        teardown.note_database(name);
-        teardown
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Noted> {
-        self.noted.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Notes a database about to be created: a step cut short may still have created it.
-    fn note_database(&self, name: &str) {
-        self.lock().database = Some(name.to_owned());
-    }
-
-    /// Notes a KV namespace about to be created, for the same reason.
-    fn note_kv_namespace(&self, name: &str) {
-        self.lock().kv_namespace = Some(name.to_owned());
-    }
-
-    /// Notes a Worker about to be deployed, for the same reason.
-    fn note_worker(&self, name: &str) {
-        self.lock().worker = Some(name.to_owned());
-    }
-
-    /// Deletes the noted Worker, then the noted database (or, with `--keep`, says how to).
-    pub fn run(&self) -> Result<()> {
-        let mut noted = self.lock();
-        if noted.worker.is_none() && noted.kv_namespace.is_none() && noted.database.is_none() {
-            return Ok(());
-        }
-        if self.keep {
-            let names: Vec<String> = [&noted.worker, &noted.kv_namespace, &noted.database]
-                .into_iter()
-                .flatten()
-                .cloned()
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .collect();
-            self.wrangler.say(&format!(
-                "--keep: the Worker, KV namespace and database stay on the account; delete them with `cargo xtask clean-remote {}`",
-                names.join(" ")
-            ));
-            *noted = Noted::default();
-            return Ok(());
-        }
-        let steps = teardown_steps(
-            noted.worker.as_deref(),
-            noted.kv_namespace.as_deref(),
-            noted.database.as_deref(),
-        );
-        for step in steps {
-            match &step {
-                Step::DeleteWorker { name } => {
-                    self.wrangler.say(&format!("deleting the Worker {name}"));
-                    self.wrangler.run(&step).with_context(|| {
-                        format!(
-                            "cannot delete the Worker {name}; its database is left so that \
-                             `cargo xtask clean-remote` finds both"
-                        )
-                    })?;
-                    noted.worker = None;
-                }
-                Step::DeleteKvNamespace { name } => {
-                    self.wrangler
-                        .say(&format!("deleting the KV namespace {name}"));
-                    self.wrangler.run(&step).with_context(|| {
-                        format!(
-                            "cannot delete the KV namespace {name}; its database is left so that \
-                             `cargo xtask clean-remote` finds both"
-                        )
-                    })?;
-                    noted.kv_namespace = None;
-                }
-                Step::DeleteDatabase { name } => {
-                    self.wrangler
-                        .say(&format!("deleting the D1 database {name}"));
-                    self.wrangler.run(&step).with_context(|| {
-                        format!(
-                            "cannot delete the D1 database {name}; `cargo xtask clean-remote {name}` retries"
-                        )
-                    })?;
-                    noted.database = None;
-                }
-                other => unreachable!("{other:?} is not a teardown step"),
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Runs a [`Teardown`] when dropped (unless [`TeardownGuard::finish`] ran it), and on an
-/// interrupt while alive.
-pub struct TeardownGuard {
-    teardown: Arc<Teardown>,
-    finished: bool,
-    _on_interrupt: CleanupRegistration,
-}
-
-impl TeardownGuard {
-    pub fn new(teardown: Teardown) -> Self {
-        let teardown = Arc::new(teardown);
-        let for_handler = Arc::clone(&teardown);
-        let registration = procs::on_interrupt(Arc::new(move || {
-            if let Err(e) = for_handler.run() {
-                eprintln!("[remote] teardown after the interrupt failed: {e:#}");
-            }
-        }));
-        TeardownGuard {
-            teardown,
-            finished: false,
-            _on_interrupt: registration,
-        }
-    }
-
-    /// Tears down now and reports how it went; dropping afterwards does not try again.
-    pub fn finish(mut self) -> Result<()> {
-        self.finished = true;
-        self.teardown.run()
-    }
-}
-
-impl Drop for TeardownGuard {
-    fn drop(&mut self) {
-        if self.finished {
-            return;
-        }
-        if let Err(e) = self.teardown.run() {
-            eprintln!("[remote] teardown failed: {e:#}");
-        }
-    }
-}
-
 /// What a run is brought up with.
 #[derive(Debug, Clone)]
 pub struct Setup {
@@ -450,19 +264,7 @@ impl Deployment {
                     std::fs::write(&config, contents)
                         .with_context(|| format!("cannot write {}", config.display()))?;
                 }
-                Step::Deploy { .. } => {
-                    let text = answer.text();
-                    let found = super::answers::parse_workers_dev_url(&text, name.as_str());
-                    url = Some(found.with_context(|| {
-                        format!(
-                            "`{}` printed no https://{}.<subdomain>.workers.dev address (does the \
-                             account have a workers.dev subdomain?); it printed:\n{}",
-                            step.label(),
-                            name.as_str(),
-                            text.trim()
-                        )
-                    })?);
-                }
+                Step::Deploy { .. } => url = Some(workers_dev_url(&step, &answer, &name)?),
                 _ => {}
             }
         }
@@ -477,6 +279,134 @@ impl Deployment {
     }
 
     /// Deletes the Worker and the database now (with `--keep`, says how to later).
+    pub fn teardown(self) -> Result<()> {
+        self.guard.finish()
+    }
+}
+
+/// The address `wrangler deploy` (`step`) printed for the Worker `name`, or an error quoting
+/// what it printed instead.
+fn workers_dev_url(
+    step: &Step,
+    answer: &super::wrangler::Answer,
+    name: &RunName,
+) -> Result<String> {
+    let text = answer.text();
+    super::answers::parse_workers_dev_url(&text, name.as_str()).with_context(|| {
+        format!(
+            "`{}` printed no https://{}.<subdomain>.workers.dev address (does the account have \
+             a workers.dev subdomain?); it printed:\n{}",
+            step.label(),
+            name.as_str(),
+            text.trim()
+        )
+    })
+}
+
+/// The wrangler config of a `remote-hyperdrive` session: the built Postgres Worker (`entry`) on
+/// workers.dev, its binding `PG` to the run's Hyperdrive configuration `hyperdrive_id`.
+pub fn pg_wrangler_config(
+    name: &RunName,
+    hyperdrive_id: &str,
+    entry: &Path,
+    compatibility_date: &str,
+) -> String {
+    let quote = |s: &str| toml::Value::String(s.to_owned()).to_string();
+    format!(
+        "# wrangler configuration generated by d1bench for the remote-hyperdrive session {name}; \
+         deleted with it.\n\
+         name = {name_q}\n\
+         main = {main}\n\
+         compatibility_date = {date}\n\
+         send_metrics = false\n\
+         workers_dev = true\n\
+         preview_urls = false\n\
+         \n\
+         [[hyperdrive]]\n\
+         binding = \"PG\"\n\
+         id = {id}\n",
+        name = name.as_str(),
+        name_q = quote(name.as_str()),
+        main = quote(&entry.to_string_lossy()),
+        date = quote(compatibility_date),
+        id = quote(hyperdrive_id),
+    )
+}
+
+/// What a `remote-hyperdrive` session is brought up with.
+#[derive(Debug, Clone)]
+pub struct PgSetup {
+    pub name: RunName,
+    /// The user's server (`D1BENCH_HYPERDRIVE_URL`).
+    pub origin: ConnectionString,
+    /// The built Postgres Worker's entry point.
+    pub entry: PathBuf,
+    pub compatibility_date: String,
+    pub keep: bool,
+}
+
+/// The Postgres Worker deployed with a Hyperdrive configuration of the user's server bound;
+/// torn down (the Worker, then the configuration) when dropped.
+pub struct PgDeployment {
+    pub url: String,
+    /// The bearer token the Worker accepts (its `BENCH_TOKEN` secret).
+    pub token: Secret,
+    /// The Hyperdrive configuration's id, from the API's answer.
+    pub hyperdrive_id: String,
+    pub keep: bool,
+    guard: TeardownGuard,
+}
+
+impl PgDeployment {
+    /// Creates the Hyperdrive configuration (caching off), deploys the Postgres Worker bound to
+    /// it and gives it its token; whatever fails, what was created is deleted before returning.
+    pub fn create(wrangler: Arc<Wrangler>, api: Arc<Api>, setup: PgSetup) -> Result<PgDeployment> {
+        let PgSetup {
+            name,
+            origin,
+            entry,
+            compatibility_date,
+            keep,
+        } = setup;
+        let config: PathBuf = wrangler.dir().join("wrangler.toml");
+        let token = Secret::new(crate::targets::local::random_token()?);
+        let teardown = Teardown::new(Arc::clone(&wrangler), keep).with_api(Arc::clone(&api));
+        let guard = TeardownGuard::new(teardown);
+        guard.teardown.note_hyperdrive(name.as_str(), None);
+        wrangler.say(&format!(
+            "creating the Hyperdrive configuration {name} for {origin} (query cache off)",
+            name = name.as_str()
+        ));
+        let created = api.create_hyperdrive(name.as_str(), &origin)?;
+        guard
+            .teardown
+            .note_hyperdrive(name.as_str(), Some(&created.id));
+        let contents = pg_wrangler_config(&name, &created.id, &entry, &compatibility_date);
+        std::fs::write(&config, contents)
+            .with_context(|| format!("cannot write {}", config.display()))?;
+        let deploy = Step::Deploy {
+            config: config.clone(),
+        };
+        guard.teardown.note_worker(name.as_str());
+        wrangler.say(&deploy.label());
+        let url = workers_dev_url(&deploy, &wrangler.run(&deploy)?, &name)?;
+        let secret = Step::PutSecret {
+            key: TOKEN_SECRET.to_owned(),
+            worker: name.as_str().to_owned(),
+            config,
+        };
+        wrangler.say(&secret.label());
+        wrangler.run_with_secret(&secret, &token)?;
+        Ok(PgDeployment {
+            url,
+            token,
+            hyperdrive_id: created.id,
+            keep,
+            guard,
+        })
+    }
+
+    /// Deletes the Worker and the configuration now (with `--keep`, says how to later).
     pub fn teardown(self) -> Result<()> {
         self.guard.finish()
     }

@@ -556,7 +556,8 @@ fn remote_options_are_refused_on_a_local_run() {
         .to_string();
     assert_eq!(
         err,
-        "--location, --keep only applies to --target remote and remote-do, not --target local"
+        "--location, --keep only applies to --target remote, remote-do and remote-hyperdrive, \
+         not --target local"
     );
     assert!(
         Options::for_target(TargetKind::Local, &Asked::default())
@@ -613,6 +614,7 @@ fn run_toml_records_the_workers_subrequest_limit() {
         served_by_colo: Vec::new(),
         read_replication: None,
         subrequests: Some(50_000),
+        hyperdrive: None,
         teardown: "deleted".into(),
     };
     let text = toml::to_string(&record).unwrap();

@@ -353,6 +353,10 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
                 ", with the same probes on {b} (the Postgres Worker writing through a Hyperdrive \
                  binding to a private PostgreSQL cluster, the baseline: not D1)"
             ),
+            TargetKind::RemoteHyperdrive => format!(
+                ", with the same probes on {b} (the Postgres Worker on Cloudflare writing through \
+                 a Hyperdrive configuration of the run's, the baseline: not D1)"
+            ),
             _ => format!(", with the same probes on {b} (bare SQLite, the baseline: not D1)"),
         })
         .unwrap_or_default();

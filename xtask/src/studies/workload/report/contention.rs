@@ -166,9 +166,9 @@ fn what_it_shows(target: TargetKind) -> &'static str {
             "a Durable Object's SQLite storage, which runs one request at a time: workloads are \
              not measured there (the `do` and `remote-do` targets run sweeps and ladders)."
         }
-        TargetKind::Hyperdrive => {
+        TargetKind::Hyperdrive | TargetKind::RemoteHyperdrive => {
             "PostgreSQL through a Hyperdrive binding: workloads are not measured there (the \
-             `hyperdrive` target runs sweeps)."
+             `hyperdrive` and `remote-hyperdrive` targets run sweeps)."
         }
         TargetKind::Sqlite => {
             "in-process SQLite with its own single writer: one WAL file, a connection per \

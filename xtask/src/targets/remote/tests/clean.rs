@@ -45,19 +45,19 @@ fn clean_remote_deletes_only_runs_with_the_prefix() {
     ];
     let all = |name: &str| [delete(name), kv_delete(name), d1_delete(name)];
 
-    let names = clean(&stand_in.wrangler(&env), &[], None, true).unwrap();
+    let names = clean(&stand_in.wrangler(&env), None, &[], None, true).unwrap();
     assert_eq!(names, [namespace_only, untagged, tagged]);
     assert_eq!(stand_in.calls(), listing);
 
     let stand_in = StandIn::new();
-    clean(&stand_in.wrangler(&env), &[], Some("gh42"), false).unwrap();
+    clean(&stand_in.wrangler(&env), None, &[], Some("gh42"), false).unwrap();
     assert_eq!(
         stand_in.calls(),
         [listing.to_vec(), all(tagged).to_vec()].concat()
     );
 
     let stand_in = StandIn::new();
-    clean(&stand_in.wrangler(&env), &[], None, false).unwrap();
+    clean(&stand_in.wrangler(&env), None, &[], None, false).unwrap();
     assert_eq!(
         stand_in.calls(),
         [
@@ -72,6 +72,7 @@ fn clean_remote_deletes_only_runs_with_the_prefix() {
     let stand_in = StandIn::new();
     let err = clean(
         &stand_in.wrangler(&env),
+        None,
         &["my-production-db".into()],
         None,
         false,

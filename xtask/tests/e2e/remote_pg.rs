@@ -1,0 +1,283 @@
+//! End to end through the stand-ins: D1 on Cloudflare beside Postgres through a Hyperdrive
+//! configuration the run creates (`--target remote --baseline remote-hyperdrive`). The stand-in
+//! API keeps the configuration; the stand-in wrangler deploys the real Postgres Worker under
+//! wrangler dev with its binding connected to the server the configuration names, a real
+//! PostgreSQL cluster this test starts as the user's server. Every session's configuration is
+//! created with its cache off and deleted, the server's password reaches no command line, log or
+//! record, and a run without a server is refused before anything starts.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::harness::Trial;
+use crate::stand_in_api::{ApiStandIn, Behaviour};
+use crate::support::{XTASK, files_under, processes, project_root, read_csv, run_dir, run_toml};
+
+pub fn tests() -> Vec<Trial> {
+    tests!(remote_pg:
+        d1_beside_postgres_through_hyperdrive_on_cloudflare_runs_through_the_stand_ins,
+        remote_hyperdrive_without_a_server_is_refused_before_anything_starts,
+        a_failed_deploy_deletes_the_configuration_it_created,
+    )
+}
+
+/// The xtask on the stand-ins with fake credentials, the API at `api`.
+fn xtask(args: &[&str], log: &Path, api: &str) -> Command {
+    let mut command = Command::new(XTASK);
+    command
+        .args(args)
+        .current_dir(project_root())
+        .env(
+            "D1BENCH_WRANGLER",
+            project_root().join("xtask/tests/stand-in/wrangler"),
+        )
+        .env("D1BENCH_CLOUDFLARE_API", api)
+        .env("STAND_IN_LOG", log)
+        .env("CLOUDFLARE_API_TOKEN", crate::remote::FAKE_API_TOKEN)
+        .env("CLOUDFLARE_ACCOUNT_ID", "stand-in-account")
+        .env_remove("D1BENCH_HYPERDRIVE_URL")
+        .stdin(Stdio::null());
+    command
+}
+
+pub fn d1_beside_postgres_through_hyperdrive_on_cloudflare_runs_through_the_stand_ins() {
+    // The user's server: a cluster of its own, apart from the hyperdrive target's (whose test
+    // checks that none of those is left running).
+    let paths = xtask::paths::Paths::new(project_root().join("target/e2e-remote-pg"));
+    let mut cluster =
+        xtask::targets::hyperdrive::cluster::Cluster::start(&paths).expect("a PostgreSQL cluster");
+    let server = cluster.connection_string();
+    let password = server
+        .split_once("://")
+        .and_then(|(_, rest)| rest.split_once('@'))
+        .and_then(|(credentials, _)| credentials.split_once(':'))
+        .map(|(_, password)| password.to_owned())
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let configs = dir.path().join("hyperdrive");
+    let api = ApiStandIn::start_with(Behaviour {
+        hyperdrive_dir: Some(configs.clone()),
+        ..Behaviour::default()
+    });
+    let log = dir.path().join("calls.log");
+    let out = dir.path().join("out");
+    let args = [
+        "run",
+        "column-sweep",
+        "--target",
+        "remote",
+        "--plan",
+        "paid",
+        "--baseline",
+        "remote-hyperdrive",
+        "--profile",
+        "smoke",
+        "--tag",
+        "pgtest",
+        "--out",
+    ];
+    let output = xtask(&args, &log, &api.base)
+        .arg(&out)
+        .env("STAND_IN_HYPERDRIVE_DIR", &configs)
+        .env("D1BENCH_HYPERDRIVE_URL", &server)
+        .output()
+        .unwrap();
+    let stopped = cluster.stop();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    stopped.unwrap();
+
+    let run_dir = run_dir(&out);
+    let rows = read_csv(&run_dir.join("results.csv"));
+    let count = |target: &str| rows.iter().filter(|r| r["target"] == target).count();
+    assert!(count("remote") > 0, "{rows:?}");
+    assert_eq!(
+        count("remote"),
+        count("remote-hyperdrive"),
+        "the same probes on both"
+    );
+    for row in &rows {
+        assert_eq!(row["reconciled"], "true", "{row:?}");
+        assert_eq!(row["target_failed"], "false", "{row:?}");
+    }
+    let record = run_toml(&run_dir);
+    assert_eq!(
+        record["run"]["baseline"].as_str(),
+        Some("remote-hyperdrive")
+    );
+    let baseline = &record["baseline_remote"];
+    assert_eq!(baseline["teardown"].as_str(), Some("deleted"), "{record}");
+    let said = baseline["hyperdrive"].as_str().unwrap_or_default();
+    assert!(said.ends_with("query cache off"), "{record}");
+    assert!(said.contains(":***@127.0.0.1:"), "{record}");
+    assert!(
+        record["versions"]["worker_pg_build"].as_str().is_some(),
+        "{record}"
+    );
+    let summary = read_csv(&run_dir.join("summary.csv"));
+    assert!(
+        summary
+            .iter()
+            .any(|r| r["target"] == "remote" && r["measure"] == "ratio_to_remote_hyperdrive"),
+        "D1 ÷ Postgres per point in summary.csv"
+    );
+
+    // One configuration a Postgres session, created with the cache off and deleted after it.
+    let sessions = record["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["target"].as_str() == Some("remote-hyperdrive"))
+        .count();
+    let requests = api.requests();
+    let of = |method: &str| {
+        requests
+            .iter()
+            .filter(|r| r.starts_with(&format!("{method} ")) && r.contains("/hyperdrive/configs"))
+            .count()
+    };
+    assert!(sessions >= 1);
+    assert_eq!(of("POST"), sessions, "{requests:?}");
+    assert_eq!(of("DELETE"), sessions, "{requests:?}");
+    let left: Vec<_> = std::fs::read_dir(&configs)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "configurations left: {left:?}");
+
+    // The password went in the API's request body only: on no wrangler command line, in no
+    // log, transcript, record or report.
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(calls.contains("deploy --config"), "{calls}");
+    assert!(!calls.contains(&password), "{calls}");
+    assert!(
+        !stderr.contains(&password),
+        "the runner's output shows the password"
+    );
+    let name = record["remote"]["name"].as_str().unwrap().to_owned();
+    let scratch = project_root().join("target/d1bench/remote").join(&name);
+    for (file, text) in files_under(&run_dir)
+        .into_iter()
+        .chain(files_under(&scratch))
+    {
+        assert!(
+            !text.contains(&password),
+            "{} holds the password",
+            file.display()
+        );
+    }
+    let running: Vec<String> = processes()
+        .into_iter()
+        .filter(|p| !p.zombie && p.command().contains(&name))
+        .map(|p| p.command())
+        .collect();
+    assert!(running.is_empty(), "left running: {running:?}");
+}
+
+pub fn remote_hyperdrive_without_a_server_is_refused_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    for args in [
+        &[
+            "run",
+            "column-sweep",
+            "--target",
+            "remote-hyperdrive",
+            "--profile",
+            "smoke",
+        ][..],
+        &[
+            "run",
+            "column-sweep",
+            "--target",
+            "remote",
+            "--baseline",
+            "remote-hyperdrive",
+            "--profile",
+            "smoke",
+        ][..],
+    ] {
+        let output = xtask(args, &log, "http://127.0.0.1:9/client/v4")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("remote-hyperdrive needs D1BENCH_HYPERDRIVE_URL"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let output = xtask(
+        &[
+            "run",
+            "column-sweep",
+            "--target",
+            "remote-hyperdrive",
+            "--profile",
+            "smoke",
+        ],
+        &log,
+        "http://127.0.0.1:9/client/v4",
+    )
+    .env("D1BENCH_HYPERDRIVE_URL", "postgresql://me@db.example/app")
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("has no password"), "{stderr}");
+    assert!(
+        !log.exists(),
+        "wrangler was called: {:?}",
+        std::fs::read_to_string(&log)
+    );
+}
+
+pub fn a_failed_deploy_deletes_the_configuration_it_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = dir.path().join("hyperdrive");
+    let api = ApiStandIn::start_with(Behaviour {
+        hyperdrive_dir: Some(configs.clone()),
+        ..Behaviour::default()
+    });
+    let log = dir.path().join("calls.log");
+    let args = [
+        "run",
+        "column-sweep",
+        "--target",
+        "remote-hyperdrive",
+        "--profile",
+        "smoke",
+        "--no-baseline",
+        "--out",
+    ];
+    let output = xtask(&args, &log, &api.base)
+        .arg(dir.path().join("out"))
+        .env("STAND_IN_HYPERDRIVE_DIR", &configs)
+        .env("STAND_IN_FAIL", "deploy")
+        .env(
+            "D1BENCH_HYPERDRIVE_URL",
+            "postgresql://me:s3cret-pw@127.0.0.1:9/app",
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("stand-in failure injected at deploy"),
+        "{stderr}"
+    );
+    let requests = api.requests();
+    let methods: Vec<&str> = requests
+        .iter()
+        .filter(|r| r.contains("/hyperdrive/configs"))
+        .map(|r| r.split_whitespace().next().unwrap())
+        .collect();
+    // Created, then (the Worker's deletion answering as for one never deployed) deleted.
+    assert_eq!(methods, ["POST", "DELETE"], "{requests:?}");
+    let left: Vec<_> = std::fs::read_dir(&configs)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "configurations left: {left:?}");
+    assert!(!stderr.contains("s3cret-pw"), "{stderr}");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(!calls.contains("s3cret-pw"), "{calls}");
+}
