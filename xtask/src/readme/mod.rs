@@ -209,6 +209,7 @@ pub fn regenerated(file: &str, content: &str, paths: &Paths) -> Result<String> {
 pub fn rewrite(paths: &Paths) -> Result<Vec<PathBuf>> {
     // The answer's figure first: the section links to it.
     answer::write_figure(&paths.root)?;
+    over_runs::sections::write_figures(&paths.root)?;
     let mut written = Vec::new();
     for file in files() {
         let path = paths.root.join(file);

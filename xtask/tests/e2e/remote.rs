@@ -351,7 +351,10 @@ pub fn clean_remote_finds_leftovers_by_their_tag() {
     // user's own stays.
     let configs = dir.path().join("hyperdrive");
     std::fs::create_dir_all(&configs).unwrap();
-    for (id, name) in [("hd1", "d1bench-run-gh7-20261129t235502z-cccc"), ("hd2", "mine")] {
+    for (id, name) in [
+        ("hd1", "d1bench-run-gh7-20261129t235502z-cccc"),
+        ("hd2", "mine"),
+    ] {
         std::fs::write(configs.join(id), "postgresql://u:p@h:1/d").unwrap();
         std::fs::write(configs.join(format!("{id}.name")), name).unwrap();
     }

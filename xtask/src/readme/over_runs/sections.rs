@@ -10,6 +10,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use d1bench_core::Strategy;
 
+use super::beside_chart;
 use super::{
     DOCUMENT, EQUIVALENCE_LEVEL, columns, corrected, equivalence_counts, held_everywhere,
     interval_text, percent, shares, side, source, stated,
@@ -181,6 +182,8 @@ struct Beside {
     other: &'static str,
     short: &'static str,
     limits: fn(&Path) -> Result<String>,
+    /// Whether the section shows the set's figure ([`beside_chart`]) under its text.
+    figure: bool,
 }
 
 /// D1 beside the Durable Object: its limits as its ladders found them.
@@ -190,6 +193,7 @@ const BESIDE_DO: Beside = Beside {
     other: "the Worker writing through a SQLite-backed Durable Object",
     short: "DO",
     limits: super::super::durable::limits_line,
+    figure: false,
 };
 
 /// D1 beside Postgres through Hyperdrive: its limits as the planner takes them from core-pg.
@@ -200,6 +204,7 @@ const BESIDE_POSTGRES: Beside = Beside {
             pooling, no network](docs/targets.md#postgres-through-hyperdrive))",
     short: "Postgres",
     limits: postgres_limits_line,
+    figure: true,
 };
 
 /// How Postgres's limits change the plan: bound's rows per statement on each engine.
@@ -211,6 +216,17 @@ fn postgres_limits_line(_: &Path) -> Result<String> {
          C).",
         crate::base::numbers::thousands(pg),
     ))
+}
+
+/// Draws the figure of each set of D1 beside another engine whose section shows one, into the
+/// set's folder (nothing for a set of fewer than two runs).
+pub fn write_figures(root: &Path) -> Result<()> {
+    for about in [BESIDE_DO, BESIDE_POSTGRES] {
+        if about.figure {
+            beside_chart::render(root, about.spec, about.short)?;
+        }
+    }
+    Ok(())
 }
 
 /// The section on D1 beside a Durable Object over its set.
@@ -238,13 +254,22 @@ fn beside(root: &Path, about: &Beside) -> Result<Option<String>> {
     let points: Vec<&PointOverRuns> = against.iter().collect();
     let count = |want| points.iter().filter(|p| side(p) == want).count();
     let short = about.short;
+    let figure = if about.figure {
+        format!(
+            "\n![D1 ÷ {short} per strategy against columns, over {n} runs]({}/{}.png)\n",
+            spec.dir(),
+            beside_chart::name(short)
+        )
+    } else {
+        String::new()
+    };
     Ok(Some(format!(
         "**{}** The local D1 alternating with {}, over {} ({}, {} sessions each; [per \
          point]({DOCUMENT}#{})): D1 ÷ {short} on the inside clock, median over column counts \
          (range): {}. Over runs (95%, t over the runs) D1 is slower at {} of {} points, faster \
          at {}, neither shown at {} (Benjamini–Hochberg at 5%: slower at {}, faster at {}); held \
          in every run at {}; between-run share {}. {} Reproduce: `cargo xtask reproduce --replicates {n} --only \
-         {}` ({:.0} min here).\n",
+         {}` ({:.0} min here).\n{figure}",
         about.question,
         about.other,
         source(spec, &set, false),
