@@ -8,6 +8,7 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::harness::Trial;
 use crate::stand_in_api::{ApiStandIn, Behaviour};
@@ -18,6 +19,7 @@ pub fn tests() -> Vec<Trial> {
         d1_beside_postgres_through_hyperdrive_on_cloudflare_runs_through_the_stand_ins,
         remote_hyperdrive_without_a_server_is_refused_before_anything_starts,
         a_failed_deploy_deletes_the_configuration_it_created,
+        an_interrupt_during_deploy_deletes_the_configuration,
     )
 }
 
@@ -265,14 +267,8 @@ pub fn a_failed_deploy_deletes_the_configuration_it_created() {
         stderr.contains("stand-in failure injected at deploy"),
         "{stderr}"
     );
-    let requests = api.requests();
-    let methods: Vec<&str> = requests
-        .iter()
-        .filter(|r| r.contains("/hyperdrive/configs"))
-        .map(|r| r.split_whitespace().next().unwrap())
-        .collect();
-    // Created, then (the Worker's deletion answering as for one never deployed) deleted.
-    assert_eq!(methods, ["POST", "DELETE"], "{requests:?}");
+    // Created, then deleted after the Worker (whose deletion finds none deployed).
+    assert_eq!(hyperdrive_calls(&api), ["POST", "DELETE"]);
     let left: Vec<_> = std::fs::read_dir(&configs)
         .map(|d| d.flatten().map(|e| e.file_name()).collect())
         .unwrap_or_default();
@@ -280,4 +276,78 @@ pub fn a_failed_deploy_deletes_the_configuration_it_created() {
     assert!(!stderr.contains("s3cret-pw"), "{stderr}");
     let calls = std::fs::read_to_string(&log).unwrap();
     assert!(!calls.contains("s3cret-pw"), "{calls}");
+}
+
+/// The methods of the stand-in API's Hyperdrive calls, in order.
+fn hyperdrive_calls(api: &ApiStandIn) -> Vec<String> {
+    api.requests()
+        .iter()
+        .filter(|r| r.contains("/hyperdrive/configs"))
+        .map(|r| r.split_whitespace().next().unwrap().to_owned())
+        .collect()
+}
+
+pub fn an_interrupt_during_deploy_deletes_the_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = dir.path().join("hyperdrive");
+    let api = ApiStandIn::start_with(Behaviour {
+        hyperdrive_dir: Some(configs.clone()),
+        ..Behaviour::default()
+    });
+    let log = dir.path().join("calls.log");
+    let out = dir.path().join("out");
+    let args = [
+        "run",
+        "column-sweep",
+        "--target",
+        "remote-hyperdrive",
+        "--profile",
+        "smoke",
+        "--no-baseline",
+        "--out",
+    ];
+    let mut child = xtask(&args, &log, &api.base)
+        .arg(&out)
+        .env("STAND_IN_HYPERDRIVE_DIR", &configs)
+        .env("STAND_IN_HANG", "deploy")
+        .env(
+            "D1BENCH_HYPERDRIVE_URL",
+            "postgresql://me:s3cret-pw@127.0.0.1:9/app",
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the deploy is under way (the first run may install and build for minutes).
+    let deadline = Instant::now() + Duration::from_secs(900);
+    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("deploy --config")) {
+        assert!(Instant::now() < deadline, "the deploy never started");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(hyperdrive_calls(&api), ["POST"]);
+    // SAFETY: kill(2) on our own child: what Ctrl-C delivers.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "an interrupted run exits with 130"
+    );
+    assert_eq!(hyperdrive_calls(&api), ["POST", "DELETE"]);
+    let left: Vec<_> = std::fs::read_dir(&configs)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "configurations left: {left:?}");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        calls
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("delete --name d1bench-run-"),
+        "{calls}"
+    );
+    let record = run_toml(&run_dir(&out));
+    assert_eq!(record["run"]["status"].as_str(), Some("interrupted"));
 }

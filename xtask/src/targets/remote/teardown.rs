@@ -281,3 +281,104 @@ impl Drop for TeardownGuard {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::net::TcpListener;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::targets::loopback;
+    use crate::targets::remote::wrangler::{Credentials, Launcher, Pacing, Secret};
+
+    /// A teardown whose API answers each call with the next of `answers`; the requests read.
+    fn with_api(
+        answers: Vec<(u16, &'static str)>,
+        dir: &std::path::Path,
+    ) -> (Teardown, std::thread::JoinHandle<Vec<String>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}/client/v4", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let mut requests = Vec::new();
+            for (status, body) in answers {
+                let (stream, _) = listener.accept().unwrap();
+                requests.push(loopback::read_request(&stream));
+                loopback::answer(&stream, status, body);
+            }
+            requests
+        });
+        let credentials = Credentials {
+            api_token: Secret::new("tok".into()),
+            account_id: "acct".into(),
+        };
+        let pacing = Pacing {
+            min_interval: Duration::ZERO,
+            first_backoff: Duration::from_millis(10),
+            attempts: 2,
+        };
+        // No wrangler command runs here: nothing but a configuration is noted.
+        let wrangler = Wrangler::new(
+            Launcher::Executable("/nonexistent/wrangler".into()),
+            dir,
+            &credentials,
+            pacing,
+            Arc::new(|_: &str| {}),
+        )
+        .unwrap();
+        let api = Api::new(&base, &credentials, pacing, Duration::from_secs(5));
+        let teardown = Teardown::new(Arc::new(wrangler), false).with_api(Arc::new(api));
+        (teardown, server)
+    }
+
+    #[test]
+    fn a_configuration_whose_creation_was_cut_short_is_found_by_its_name_and_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let (teardown, server) = with_api(
+            vec![
+                (
+                    200,
+                    r#"{"success":true,"errors":[],"result":[{"id":"other","name":"mine"},{"id":"hd-7","name":"d1bench-run-x"}]}"#,
+                ),
+                (200, r#"{"success":true,"errors":[],"result":null}"#),
+            ],
+            dir.path(),
+        );
+        teardown.note_hyperdrive("d1bench-run-x", None);
+        teardown.run().unwrap();
+        // Done: a second run has nothing left to delete and calls nothing.
+        teardown.run().unwrap();
+        let requests = server.join().unwrap();
+        assert!(requests[0].starts_with("GET /client/v4/accounts/acct/hyperdrive/configs "));
+        assert!(
+            requests[1].starts_with("DELETE /client/v4/accounts/acct/hyperdrive/configs/hd-7 ")
+        );
+    }
+
+    #[test]
+    fn a_configuration_never_created_leaves_nothing_to_delete_and_a_failed_deletion_says_how_to_retry()
+     {
+        let dir = tempfile::tempdir().unwrap();
+        let (teardown, server) = with_api(
+            vec![(200, r#"{"success":true,"errors":[],"result":[]}"#)],
+            dir.path(),
+        );
+        teardown.note_hyperdrive("d1bench-run-x", None);
+        teardown.run().unwrap();
+        assert_eq!(server.join().unwrap().len(), 1);
+
+        let (teardown, _server) = with_api(
+            vec![(
+                500,
+                r#"{"success":false,"errors":[{"code":1,"message":"boom"}]}"#,
+            )],
+            dir.path(),
+        );
+        teardown.note_hyperdrive("d1bench-run-y", Some("hd-9"));
+        let error = format!("{:#}", teardown.run().unwrap_err());
+        assert!(
+            error.contains("cargo xtask clean-remote d1bench-run-y"),
+            "{error}"
+        );
+        assert!(error.contains("boom (code 1)"), "{error}");
+    }
+}
