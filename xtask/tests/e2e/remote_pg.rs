@@ -6,7 +6,7 @@
 //! created with its cache off and deleted, the server's password reaches no command line, log or
 //! record, and a run without a server is refused before anything starts.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -141,10 +141,7 @@ pub fn d1_beside_postgres_through_hyperdrive_on_cloudflare_runs_through_the_stan
     assert!(sessions >= 1);
     assert_eq!(of("POST"), sessions, "{requests:?}");
     assert_eq!(of("DELETE"), sessions, "{requests:?}");
-    let left: Vec<_> = std::fs::read_dir(&configs)
-        .map(|d| d.flatten().map(|e| e.file_name()).collect())
-        .unwrap_or_default();
-    assert!(left.is_empty(), "configurations left: {left:?}");
+    assert!(configurations_left(&configs).is_empty());
 
     // The password went in the API's request body only: on no wrangler command line, in no
     // log, transcript, record or report.
@@ -233,14 +230,16 @@ pub fn remote_hyperdrive_without_a_server_is_refused_before_anything_starts() {
     );
 }
 
-pub fn a_failed_deploy_deletes_the_configuration_it_created() {
-    let dir = tempfile::tempdir().unwrap();
-    let configs = dir.path().join("hyperdrive");
+/// A smoke run on `remote-hyperdrive` alone against a server that is never reached (the faults
+/// come before it is), through a stand-in API keeping configurations in `dir/hyperdrive`: the
+/// API, the configurations' directory, the stand-in's log, and the command (`fault` set on it).
+fn faulted_session(dir: &Path, fault: (&str, &str)) -> (ApiStandIn, PathBuf, PathBuf, Command) {
+    let configs = dir.join("hyperdrive");
     let api = ApiStandIn::start_with(Behaviour {
         hyperdrive_dir: Some(configs.clone()),
         ..Behaviour::default()
     });
-    let log = dir.path().join("calls.log");
+    let log = dir.join("calls.log");
     let args = [
         "run",
         "column-sweep",
@@ -251,16 +250,29 @@ pub fn a_failed_deploy_deletes_the_configuration_it_created() {
         "--no-baseline",
         "--out",
     ];
-    let output = xtask(&args, &log, &api.base)
-        .arg(dir.path().join("out"))
+    let mut command = xtask(&args, &log, &api.base);
+    command
+        .arg(dir.join("out"))
         .env("STAND_IN_HYPERDRIVE_DIR", &configs)
-        .env("STAND_IN_FAIL", "deploy")
-        .env(
-            "D1BENCH_HYPERDRIVE_URL",
-            "postgresql://me:s3cret-pw@127.0.0.1:9/app",
-        )
-        .output()
-        .unwrap();
+        .env(fault.0, fault.1)
+        .env("D1BENCH_HYPERDRIVE_URL", PASSWORDED);
+    (api, configs, log, command)
+}
+
+/// The server a faulted session names; its password must show nowhere.
+const PASSWORDED: &str = "postgresql://me:s3cret-pw@127.0.0.1:9/app";
+
+/// The configurations left in the stand-in API's directory.
+fn configurations_left(configs: &Path) -> Vec<std::ffi::OsString> {
+    std::fs::read_dir(configs)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default()
+}
+
+pub fn a_failed_deploy_deletes_the_configuration_it_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let (api, configs, log, mut command) = faulted_session(dir.path(), ("STAND_IN_FAIL", "deploy"));
+    let output = command.output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(
@@ -269,10 +281,7 @@ pub fn a_failed_deploy_deletes_the_configuration_it_created() {
     );
     // Created, then deleted after the Worker (whose deletion finds none deployed).
     assert_eq!(hyperdrive_calls(&api), ["POST", "DELETE"]);
-    let left: Vec<_> = std::fs::read_dir(&configs)
-        .map(|d| d.flatten().map(|e| e.file_name()).collect())
-        .unwrap_or_default();
-    assert!(left.is_empty(), "configurations left: {left:?}");
+    assert!(configurations_left(&configs).is_empty());
     assert!(!stderr.contains("s3cret-pw"), "{stderr}");
     let calls = std::fs::read_to_string(&log).unwrap();
     assert!(!calls.contains("s3cret-pw"), "{calls}");
@@ -289,31 +298,8 @@ fn hyperdrive_calls(api: &ApiStandIn) -> Vec<String> {
 
 pub fn an_interrupt_during_deploy_deletes_the_configuration() {
     let dir = tempfile::tempdir().unwrap();
-    let configs = dir.path().join("hyperdrive");
-    let api = ApiStandIn::start_with(Behaviour {
-        hyperdrive_dir: Some(configs.clone()),
-        ..Behaviour::default()
-    });
-    let log = dir.path().join("calls.log");
-    let out = dir.path().join("out");
-    let args = [
-        "run",
-        "column-sweep",
-        "--target",
-        "remote-hyperdrive",
-        "--profile",
-        "smoke",
-        "--no-baseline",
-        "--out",
-    ];
-    let mut child = xtask(&args, &log, &api.base)
-        .arg(&out)
-        .env("STAND_IN_HYPERDRIVE_DIR", &configs)
-        .env("STAND_IN_HANG", "deploy")
-        .env(
-            "D1BENCH_HYPERDRIVE_URL",
-            "postgresql://me:s3cret-pw@127.0.0.1:9/app",
-        )
+    let (api, configs, log, mut command) = faulted_session(dir.path(), ("STAND_IN_HANG", "deploy"));
+    let mut child = command
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -335,10 +321,7 @@ pub fn an_interrupt_during_deploy_deletes_the_configuration() {
         "an interrupted run exits with 130"
     );
     assert_eq!(hyperdrive_calls(&api), ["POST", "DELETE"]);
-    let left: Vec<_> = std::fs::read_dir(&configs)
-        .map(|d| d.flatten().map(|e| e.file_name()).collect())
-        .unwrap_or_default();
-    assert!(left.is_empty(), "configurations left: {left:?}");
+    assert!(configurations_left(&configs).is_empty());
     let calls = std::fs::read_to_string(&log).unwrap();
     assert!(
         calls
@@ -348,6 +331,6 @@ pub fn an_interrupt_during_deploy_deletes_the_configuration() {
             .starts_with("delete --name d1bench-run-"),
         "{calls}"
     );
-    let record = run_toml(&run_dir(&out));
+    let record = run_toml(&run_dir(&dir.path().join("out")));
     assert_eq!(record["run"]["status"].as_str(), Some("interrupted"));
 }

@@ -223,5 +223,37 @@ fn excerpt(text: &str) -> String {
     }
 }
 
+/// An API on a loopback port for the unit tests of the calls made through it: each connection
+/// answered with the next of `answers` (status, body); joined, the requests it read. Its
+/// account is `acct-9`, its token `tok-123`, and a rate-limited call is tried twice more.
+#[cfg(test)]
+pub(crate) fn on_loopback(
+    answers: Vec<(u16, &'static str)>,
+) -> (Api, std::thread::JoinHandle<Vec<String>>) {
+    use crate::targets::loopback;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/client/v4", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        let mut requests = Vec::new();
+        for (status, body) in answers {
+            let (stream, _) = listener.accept().unwrap();
+            requests.push(loopback::read_request(&stream));
+            loopback::answer(&stream, status, body);
+        }
+        requests
+    });
+    let credentials = Credentials {
+        api_token: super::wrangler::Secret::new("tok-123".into()),
+        account_id: "acct-9".into(),
+    };
+    let pacing = Pacing {
+        min_interval: Duration::ZERO,
+        first_backoff: Duration::from_millis(10),
+        attempts: 3,
+    };
+    let api = Api::new(&base, &credentials, pacing, Duration::from_secs(5));
+    (api, server)
+}
+
 #[cfg(test)]
 mod tests;

@@ -284,11 +284,8 @@ impl Drop for TeardownGuard {
 
 #[cfg(test)]
 mod tests {
-    use std::net::TcpListener;
-    use std::time::Duration;
-
     use super::*;
-    use crate::targets::loopback;
+    use crate::targets::remote::api::on_loopback;
     use crate::targets::remote::wrangler::{Credentials, Launcher, Pacing, Secret};
 
     /// A teardown whose API answers each call with the next of `answers`; the requests read.
@@ -296,36 +293,20 @@ mod tests {
         answers: Vec<(u16, &'static str)>,
         dir: &std::path::Path,
     ) -> (Teardown, std::thread::JoinHandle<Vec<String>>) {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}/client/v4", listener.local_addr().unwrap());
-        let server = std::thread::spawn(move || {
-            let mut requests = Vec::new();
-            for (status, body) in answers {
-                let (stream, _) = listener.accept().unwrap();
-                requests.push(loopback::read_request(&stream));
-                loopback::answer(&stream, status, body);
-            }
-            requests
-        });
+        let (api, server) = on_loopback(answers);
         let credentials = Credentials {
-            api_token: Secret::new("tok".into()),
-            account_id: "acct".into(),
-        };
-        let pacing = Pacing {
-            min_interval: Duration::ZERO,
-            first_backoff: Duration::from_millis(10),
-            attempts: 2,
+            api_token: Secret::new("tok-123".into()),
+            account_id: "acct-9".into(),
         };
         // No wrangler command runs here: nothing but a configuration is noted.
         let wrangler = Wrangler::new(
             Launcher::Executable("/nonexistent/wrangler".into()),
             dir,
             &credentials,
-            pacing,
+            Pacing::CLOUDFLARE,
             Arc::new(|_: &str| {}),
         )
         .unwrap();
-        let api = Api::new(&base, &credentials, pacing, Duration::from_secs(5));
         let teardown = Teardown::new(Arc::new(wrangler), false).with_api(Arc::new(api));
         (teardown, server)
     }
@@ -348,9 +329,9 @@ mod tests {
         // Done: a second run has nothing left to delete and calls nothing.
         teardown.run().unwrap();
         let requests = server.join().unwrap();
-        assert!(requests[0].starts_with("GET /client/v4/accounts/acct/hyperdrive/configs "));
+        assert!(requests[0].starts_with("GET /client/v4/accounts/acct-9/hyperdrive/configs "));
         assert!(
-            requests[1].starts_with("DELETE /client/v4/accounts/acct/hyperdrive/configs/hd-7 ")
+            requests[1].starts_with("DELETE /client/v4/accounts/acct-9/hyperdrive/configs/hd-7 ")
         );
     }
 

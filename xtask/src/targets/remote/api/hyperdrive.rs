@@ -87,38 +87,8 @@ impl Api {
 
 #[cfg(test)]
 mod tests {
-    use std::net::TcpListener;
-    use std::time::Duration;
-
+    use super::super::on_loopback as serve;
     use super::*;
-    use crate::targets::loopback;
-    use crate::targets::remote::wrangler::{Credentials, Pacing, Secret};
-
-    /// A server answering each connection with the next of `answers`; the requests it read.
-    fn serve(answers: Vec<(u16, &'static str)>) -> (Api, std::thread::JoinHandle<Vec<String>>) {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}/client/v4", listener.local_addr().unwrap());
-        let handle = std::thread::spawn(move || {
-            let mut requests = Vec::new();
-            for (status, body) in answers {
-                let (stream, _) = listener.accept().unwrap();
-                requests.push(loopback::read_request(&stream));
-                loopback::answer(&stream, status, body);
-            }
-            requests
-        });
-        let credentials = Credentials {
-            api_token: Secret::new("tok-123".into()),
-            account_id: "acct-9".into(),
-        };
-        let pacing = Pacing {
-            min_interval: Duration::ZERO,
-            first_backoff: Duration::from_millis(10),
-            attempts: 3,
-        };
-        let api = Api::new(&base, &credentials, pacing, Duration::from_millis(500));
-        (api, handle)
-    }
 
     fn origin() -> ConnectionString {
         ConnectionString::parse("postgresql://me:pa55word@db.example:6543/app").unwrap()
