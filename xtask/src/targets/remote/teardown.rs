@@ -123,7 +123,8 @@ impl Teardown {
         self.lock().worker = Some(name.to_owned());
     }
 
-    /// Deletes the noted Worker, then the noted database (or, with `--keep`, says how to).
+    /// Deletes what is noted: the Worker, then its Hyperdrive configuration, then the KV namespace
+    /// and the database (or, with `--keep`, says how to).
     pub fn run(&self) -> Result<()> {
         let mut noted = self.lock();
         if noted.is_empty() {
