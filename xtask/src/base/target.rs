@@ -139,6 +139,26 @@ impl TargetKind {
         }
     }
 
+    /// What the target is as a run's baseline, in summary.md's words ("bare SQLite").
+    pub fn as_baseline(self) -> &'static str {
+        match self {
+            TargetKind::Do | TargetKind::RemoteDo => {
+                "the same Worker writing through a SQLite-backed Durable Object"
+            }
+            TargetKind::Hyperdrive => {
+                "the Postgres Worker writing through a Hyperdrive binding to a private PostgreSQL \
+                 cluster"
+            }
+            TargetKind::RemoteHyperdrive => {
+                "the Postgres Worker writing through a Hyperdrive binding to the run's server, on \
+                 Cloudflare"
+            }
+            TargetKind::Sqlite => "bare SQLite",
+            // Never a baseline: D1 is what the others are held against.
+            TargetKind::Local | TargetKind::Remote => self.prose(),
+        }
+    }
+
     /// What the target is, in a sentence's words ("÷ bare SQLite").
     pub fn prose(self) -> &'static str {
         match self {

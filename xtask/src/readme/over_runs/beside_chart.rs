@@ -77,7 +77,7 @@ pub fn chart(points: &[PointOverRuns], short: &str) -> Option<LineChart> {
 /// Draws the figure of `spec`'s set (two runs or more) into its folder; the files written, none
 /// while there is no such set.
 pub fn render(root: &Path, spec: SetSpec, short: &str) -> Result<Vec<PathBuf>> {
-    let Some(set) = spec.read(root)?.filter(|set| set.runs.len() >= 2) else {
+    let Some(set) = super::stated(spec, root)? else {
         return Ok(Vec::new());
     };
     let Some((_, points)) = replicates::to_baseline(&set, CONFIDENCE)? else {

@@ -1,5 +1,5 @@
 //! One remote run's resources on Cloudflare, deleted: the order ([`teardown_steps`]: the Worker,
-//! then its Hyperdrive configuration, KV namespace and database) and the [`Teardown`] that
+//! its KV namespace and database; then, through the API, its Hyperdrive configuration) and the [`Teardown`] that
 //! deletes what is noted on every way out: explicitly, on drop ([`TeardownGuard`]), and from the
 //! interrupt handler.
 
@@ -123,8 +123,8 @@ impl Teardown {
         self.lock().worker = Some(name.to_owned());
     }
 
-    /// Deletes what is noted: the Worker, then its Hyperdrive configuration, then the KV namespace
-    /// and the database (or, with `--keep`, says how to).
+    /// Deletes what is noted: the Worker, the KV namespace and the database, then the Hyperdrive
+    /// configuration, no longer bound to a Worker (or, with `--keep`, says how to).
     pub fn run(&self) -> Result<()> {
         let mut noted = self.lock();
         if noted.is_empty() {
@@ -146,12 +146,6 @@ impl Teardown {
             *noted = Noted::default();
             return Ok(());
         }
-        if noted.worker.is_none()
-            && let Some((name, id)) = noted.hyperdrive.clone()
-        {
-            self.delete_hyperdrive(&name, id.as_deref())?;
-            noted.hyperdrive = None;
-        }
         let steps = teardown_steps(
             noted.worker.as_deref(),
             noted.kv_namespace.as_deref(),
@@ -163,16 +157,11 @@ impl Teardown {
                     self.wrangler.say(&format!("deleting the Worker {name}"));
                     self.wrangler.run(&step).with_context(|| {
                         format!(
-                            "cannot delete the Worker {name}; its database is left so that \
-                             `cargo xtask clean-remote` finds both"
+                            "cannot delete the Worker {name}; what the run created with it is left \
+                             so that `cargo xtask clean-remote` finds both"
                         )
                     })?;
                     noted.worker = None;
-                    // The configuration goes right after the Worker bound to it.
-                    if let Some((name, id)) = noted.hyperdrive.clone() {
-                        self.delete_hyperdrive(&name, id.as_deref())?;
-                        noted.hyperdrive = None;
-                    }
                 }
                 Step::DeleteKvNamespace { name } => {
                     self.wrangler
@@ -197,6 +186,10 @@ impl Teardown {
                 }
                 other => unreachable!("{other:?} is not a teardown step"),
             }
+        }
+        if let Some((name, id)) = noted.hyperdrive.clone() {
+            self.delete_hyperdrive(&name, id.as_deref())?;
+            noted.hyperdrive = None;
         }
         Ok(())
     }

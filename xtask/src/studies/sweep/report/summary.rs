@@ -344,20 +344,11 @@ pub fn markdown(record: &RunRecord, rows: &[ProbeRow], charts: &[Drawn]) -> Stri
     let baseline = run
         .baseline
         .as_ref()
-        .map(|&b| match b {
-            TargetKind::Do | TargetKind::RemoteDo => format!(
-                ", with the same probes on {b} (the same Worker writing through a SQLite-backed \
-                 Durable Object, the baseline: not D1)"
-            ),
-            TargetKind::Hyperdrive => format!(
-                ", with the same probes on {b} (the Postgres Worker writing through a Hyperdrive \
-                 binding to a private PostgreSQL cluster, the baseline: not D1)"
-            ),
-            TargetKind::RemoteHyperdrive => format!(
-                ", with the same probes on {b} (the Postgres Worker on Cloudflare writing through \
-                 a Hyperdrive configuration of the run's, the baseline: not D1)"
-            ),
-            _ => format!(", with the same probes on {b} (bare SQLite, the baseline: not D1)"),
+        .map(|&b| {
+            format!(
+                ", with the same probes on {b} ({}, the baseline: not D1)",
+                b.as_baseline()
+            )
         })
         .unwrap_or_default();
     writeln!(
