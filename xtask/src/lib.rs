@@ -13,6 +13,7 @@ pub mod cpu;
 pub mod flags;
 pub mod host_reference;
 pub mod html;
+pub mod make_once;
 pub mod paths;
 pub mod pipeline;
 pub mod procs;

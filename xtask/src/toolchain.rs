@@ -16,6 +16,7 @@ use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 use xshell::{Shell, cmd};
 
+use crate::make_once::make_once;
 use crate::paths::{Paths, tool_cache};
 
 /// The worker-build release matching the `worker` crate the Worker is pinned to.
@@ -82,30 +83,31 @@ pub fn ensure_orm_worker(sh: &Shell, paths: &Paths, toolchain: &Toolchain) -> Re
     ];
     let hash = hash_tree(&paths.root, &inputs)?;
     let stamp = dir.join("node_modules").join(".d1bench-orm-sha256");
-    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == hash)
-        && dir.join("generated/prisma/client.ts").exists()
-    {
-        return Ok(());
-    }
-    say(
-        "installing the ORM Worker's libraries from worker-orm/package-lock.json and generating its Prisma client (~40 s)",
-    );
-    let _dir = sh.push_dir(&dir);
-    cmd!(
-        sh,
-        "npm ci --ignore-scripts --no-audit --no-fund --loglevel=error"
-    )
-    .run()
-    .context("`npm ci` in worker-orm/ failed")?;
-    let node = toolchain.node_bin_dir.join("node");
-    let prisma = dir.join("node_modules/prisma/build/index.js");
-    cmd!(sh, "{node} {prisma} generate --schema prisma/schema.prisma")
-        .env("PRISMA_SCHEMA_ENGINE_BINARY", "/bin/false")
-        .env("CHECKPOINT_DISABLE", "1")
-        .env("PRISMA_HIDE_UPDATE_MESSAGE", "1")
+    let current = || {
+        Ok(std::fs::read_to_string(&stamp).is_ok_and(|s| s == hash)
+            && dir.join("generated/prisma/client.ts").exists())
+    };
+    make_once(&paths.scratch(), "worker-orm-install", current, || {
+        say(
+            "installing the ORM Worker's libraries from worker-orm/package-lock.json and generating its Prisma client (~40 s)",
+        );
+        let _dir = sh.push_dir(&dir);
+        cmd!(
+            sh,
+            "npm ci --ignore-scripts --no-audit --no-fund --loglevel=error"
+        )
         .run()
-        .context("`prisma generate` in worker-orm/ failed")?;
-    std::fs::write(&stamp, hash).with_context(|| format!("cannot write {}", stamp.display()))
+        .context("`npm ci` in worker-orm/ failed")?;
+        let node = toolchain.node_bin_dir.join("node");
+        let prisma = dir.join("node_modules/prisma/build/index.js");
+        cmd!(sh, "{node} {prisma} generate --schema prisma/schema.prisma")
+            .env("PRISMA_SCHEMA_ENGINE_BINARY", "/bin/false")
+            .env("CHECKPOINT_DISABLE", "1")
+            .env("PRISMA_HIDE_UPDATE_MESSAGE", "1")
+            .run()
+            .context("`prisma generate` in worker-orm/ failed")?;
+        std::fs::write(&stamp, &hash).with_context(|| format!("cannot write {}", stamp.display()))
+    })
 }
 
 /// What compiling the Worker takes beyond [`Toolchain`]: cargo-installed, minutes the first time.
@@ -233,41 +235,50 @@ fn ensure_cargo_tool(
 ) -> Result<PathBuf> {
     let root = cache.join(format!("{krate}-{version}"));
     let path = root.join("bin").join(binary);
-    if path.exists() {
+    let current = || {
+        if !path.exists() {
+            return Ok(false);
+        }
         let reported = cmd!(sh, "{path} --version")
             .ignore_status()
             .read()
             .unwrap_or_default();
         if reported.split_whitespace().any(|word| word == version) {
-            return Ok(path);
+            return Ok(true);
         }
         say(&format!(
             "{} reports `{}`, not {version}: reinstalling",
             path.display(),
             reported.trim()
         ));
-    }
-    say(&format!(
-        "installing {krate} {version} into {} (a few minutes, once)",
-        root.display()
-    ));
-    // Without --locked for wasm-bindgen-cli: its lockfile names a version crates.io no longer serves.
-    let locked_flag = locked.then_some("--locked");
-    cmd!(
-        sh,
-        "cargo install {krate} --version ={version} {locked_flag...} --root {root} --quiet"
-    )
-    // Host settings meant for the project must not leak into the tool's own build.
-    .env_remove("CARGO_TARGET_DIR")
-    .env_remove("CARGO_BUILD_TARGET")
-    .run()
-    .with_context(|| format!("`cargo install {krate} --version ={version}` failed"))?;
-    if !path.exists() {
-        bail!(
-            "cargo install {krate} succeeded but {} is missing",
-            path.display()
-        );
-    }
+        Ok(false)
+    };
+    // The cache is shared by every clone on the machine: its lock sits beside the tools.
+    make_once(cache, &format!("{krate}-{version}"), current, || {
+        say(&format!(
+            "installing {krate} {version} into {} (a few minutes, once)",
+            root.display()
+        ));
+        // Without --locked for wasm-bindgen-cli: its lockfile names a version crates.io no longer
+        // serves.
+        let locked_flag = locked.then_some("--locked");
+        cmd!(
+            sh,
+            "cargo install {krate} --version ={version} {locked_flag...} --root {root} --quiet"
+        )
+        // Host settings meant for the project must not leak into the tool's own build.
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET")
+        .run()
+        .with_context(|| format!("`cargo install {krate} --version ={version}` failed"))?;
+        if !path.exists() {
+            bail!(
+                "cargo install {krate} succeeded but {} is missing",
+                path.display()
+            );
+        }
+        Ok(())
+    })?;
     Ok(path)
 }
 
@@ -276,28 +287,30 @@ pub fn ensure_node_modules(sh: &Shell, paths: &Paths) -> Result<()> {
     let lockfile = paths.worker().join("package-lock.json");
     let lock_hash = hash_tree(&paths.root, std::slice::from_ref(&lockfile))?;
     let stamp = paths.node_modules().join(".d1bench-lock-sha256");
-    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == lock_hash) {
-        return Ok(());
-    }
-    let npm_version = cmd!(sh, "npm --version").read().map_err(|_| {
-        anyhow::anyhow!(
-            "npm is not installed: d1bench needs npm (with any Node.js) to install wrangler; \
-             on Debian: apt-get install npm"
+    let current = || Ok(std::fs::read_to_string(&stamp).is_ok_and(|s| s == lock_hash));
+    make_once(&paths.scratch(), "worker-npm-ci", current, || {
+        let npm_version = cmd!(sh, "npm --version").read().map_err(|_| {
+            anyhow::anyhow!(
+                "npm is not installed: d1bench needs npm (with any Node.js) to install wrangler; \
+                 on Debian: apt-get install npm"
+            )
+        })?;
+        say(&format!(
+            "installing wrangler, Node.js 22, esbuild and binaryen from worker/package-lock.json (npm {npm_version}, ~30 s)"
+        ));
+        let _dir = sh.push_dir(paths.worker());
+        // --ignore-scripts: no package needs its install script here (esbuild and workerd find
+        // their platform binaries without it), and skipping them keeps the install the same on
+        // every npm.
+        cmd!(
+            sh,
+            "npm ci --ignore-scripts --no-audit --no-fund --loglevel=error"
         )
-    })?;
-    say(&format!(
-        "installing wrangler, Node.js 22, esbuild and binaryen from worker/package-lock.json (npm {npm_version}, ~30 s)"
-    ));
-    let _dir = sh.push_dir(paths.worker());
-    // --ignore-scripts: no package needs its install script here (esbuild and workerd find their
-    // platform binaries without it), and skipping them keeps the install the same on every npm.
-    cmd!(
-        sh,
-        "npm ci --ignore-scripts --no-audit --no-fund --loglevel=error"
-    )
-    .run()
-    .context("`npm ci` in worker/ failed")?;
-    std::fs::write(&stamp, lock_hash).with_context(|| format!("cannot write {}", stamp.display()))
+        .run()
+        .context("`npm ci` in worker/ failed")?;
+        std::fs::write(&stamp, &lock_hash)
+            .with_context(|| format!("cannot write {}", stamp.display()))
+    })
 }
 
 /// SHA-256 over the given files' paths (relative to `root`) and contents, in order, as hex: the
