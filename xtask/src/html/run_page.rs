@@ -484,6 +484,12 @@ pub fn provenance_section(record: &RunRecord) -> Markup {
                 dt { "machine" } dd {
                     (m.os) ", " (m.arch) ", " (m.cpu) ", " (m.cpus) " cores, " (format!("{:.1}", m.memory_gib)) " GiB"
                 }
+                @if let Some(limit) = &m.cpu_limit {
+                    dt { "CPU limit" } dd.warn {
+                        (limit) ": the run measured that limit as much as the machine; its times \
+                         are not comparable with runs made without it"
+                    }
+                }
                 @if let Some(speed) = HostSpeed::of(record) {
                     dt { "host speed" } dd {
                         (format!("{:.1} ms", speed.center_ms))

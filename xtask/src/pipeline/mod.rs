@@ -141,6 +141,13 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     };
     record.write(&run_dir.run_toml())?;
     eprintln!("run directory: {}", run_dir.path.display());
+    if let Some(limit) = &record.machine.cpu_limit {
+        eprintln!(
+            "warning: this run is limited to {limit}: it measures that limit as much as the \
+             machine, run.toml records it, and a replicate set will not take it beside runs \
+             made without it"
+        );
+    }
     measure(
         flags,
         &plan,

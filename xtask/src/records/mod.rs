@@ -8,6 +8,7 @@
 //! probe ([`expected`]); a replicate set, runs of one design made at separate times
 //! ([`replicates`]); a workload's shards and the run merged from them ([`shard`]).
 
+pub mod cpu_limit;
 pub mod csv;
 pub mod error_text;
 pub mod expected;

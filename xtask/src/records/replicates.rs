@@ -1,5 +1,5 @@
 //! A replicate set: a folder of complete run directories of one design (experiment and its
-//! file's hash, kind, profile, target, baseline, Workers, Worker build) made at separate times, the unit a finding
+//! file's hash, kind, profile, target, baseline, Workers, Worker build, the CPUs it could use) made at separate times, the unit a finding
 //! meant to hold tomorrow is stated over. Reading one lists its runs in the order they started
 //! and refuses a set whose runs differ in what makes them one design, naming the field and the
 //! run directories.
@@ -31,10 +31,14 @@ pub enum SharedField {
     Workers,
     /// `versions.worker_build`: the hash of the Worker's sources.
     WorkerBuild,
+    /// `machine.cpus` and `machine.cpu_limit`: the CPUs the run could use. A run under a cgroup
+    /// quota or the idle class measured the limit, not the machine (two runs of 2026-12-06 ran
+    /// at 0.6 CPU; `cpus` = 1 gave them away before the limit itself was recorded).
+    Cpus,
 }
 
 impl SharedField {
-    pub const ALL: [SharedField; 8] = [
+    pub const ALL: [SharedField; 9] = [
         SharedField::Experiment,
         SharedField::StudyFiles,
         SharedField::Kind,
@@ -43,6 +47,7 @@ impl SharedField {
         SharedField::Baseline,
         SharedField::Workers,
         SharedField::WorkerBuild,
+        SharedField::Cpus,
     ];
 
     /// The field's value in `record`, as text to compare and to print.
@@ -76,6 +81,13 @@ impl SharedField {
                 .worker_build
                 .clone()
                 .unwrap_or_else(|| "not recorded".to_owned()),
+            SharedField::Cpus => {
+                let machine = &record.machine;
+                match &machine.cpu_limit {
+                    Some(limit) => format!("{} CPUs, limited to {limit}", machine.cpus),
+                    None => format!("{} CPUs", machine.cpus),
+                }
+            }
         }
     }
 }
@@ -91,6 +103,7 @@ impl fmt::Display for SharedField {
             SharedField::Baseline => "run.baseline",
             SharedField::Workers => "run.worker / run.alternate_workers",
             SharedField::WorkerBuild => "versions.worker_build",
+            SharedField::Cpus => "machine.cpus / machine.cpu_limit",
         })
     }
 }
@@ -330,6 +343,34 @@ mod tests {
         let err = ReplicateSet::read(set.path()).unwrap_err().to_string();
         assert!(err.contains("studies.sha256 differs"), "{err}");
         assert!(err.contains(hash) && err.contains(&"0".repeat(64)), "{err}");
+    }
+
+    #[test]
+    fn a_run_made_under_a_cpu_limit_is_refused_beside_runs_made_without_one() {
+        let set = set_of(&["docs/example-run", "docs/example-run"]);
+        let toml = set.path().join("run-1/run.toml");
+        let mut record = RunRecord::read(&toml).unwrap();
+        record.machine.cpu_limit = Some(crate::records::cpu_limit::CpuLimit {
+            cgroup: "/slow".into(),
+            quota_cpus: Some(0.6),
+            idle: true,
+        });
+        record.write(&toml).unwrap();
+        let err = ReplicateSet::read(set.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("machine.cpus / machine.cpu_limit differs"),
+            "{err}"
+        );
+        assert!(
+            err.contains("limited to a quota of 0.60 CPU and the idle scheduling class"),
+            "{err}"
+        );
+        // A run whose record predates the limit shows it by the CPUs it could use.
+        record.machine.cpu_limit = None;
+        record.machine.cpus = 1;
+        record.write(&toml).unwrap();
+        let err = ReplicateSet::read(set.path()).unwrap_err().to_string();
+        assert!(err.contains("has `1 CPUs`"), "{err}");
     }
 
     #[test]

@@ -373,6 +373,11 @@ pub struct Machine {
     /// committed run's beyond the reference's noise: what it measured before it started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forced: Option<String>,
+    /// A CPU limit set on the runner's process (a cgroup quota, the idle scheduling class), when
+    /// one was: the run then measured the limit as much as the machine (absent when none was,
+    /// and in records before 2026-12-07, whose `cpus` below the machine's cores tells the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_limit: Option<crate::records::cpu_limit::CpuLimit>,
 }
 
 impl Machine {
@@ -569,6 +574,7 @@ pub fn machine() -> Machine {
         load_at_end: None,
         speed: Vec::new(),
         forced: None,
+        cpu_limit: crate::records::cpu_limit::of_this_process(),
     }
 }
 

@@ -50,6 +50,7 @@ pub fn record() -> RunRecord {
             load_at_end: None,
             speed: Vec::new(),
             forced: None,
+            cpu_limit: None,
         },
         reconciliation: None,
         remote: None,

@@ -123,10 +123,11 @@ pub fn record(experiment: &str, kind: StudyKind) -> RunRecord {
             ..base.run
         },
         studies: vec![crate::records::run_record::tests_support::study(experiment)],
-        // A quiet machine, whatever this one's load is now.
+        // A quiet, unlimited machine, whatever this one's load and cgroup are now.
         machine: crate::records::run_record::Machine {
             load_at_start: Some(0.5),
             load_at_end: Some(0.5),
+            cpu_limit: None,
             ..crate::records::run_record::machine()
         },
         ..base

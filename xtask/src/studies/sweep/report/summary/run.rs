@@ -39,7 +39,8 @@ pub fn target_lines(rows: &[ProbeRow]) -> Vec<String> {
         .collect()
 }
 
-/// What the load average says of the machine during the run: whether other work shared it.
+/// What the load average says of the machine during the run (whether other work shared it),
+/// and the CPU limit the run was measured under, when one was set.
 pub(super) fn load_line(m: &crate::records::run_record::Machine) -> String {
     let fmt = |load: Option<f64>| load.map_or("not recorded".to_owned(), |l| format!("{l:.2}"));
     let busy = !m.loads_above_cpus().is_empty();
@@ -50,8 +51,14 @@ pub(super) fn load_line(m: &crate::records::run_record::Machine) -> String {
     } else {
         ": at most the CPU count"
     };
+    let limit = m.cpu_limit.as_ref().map_or(String::new(), |limit| {
+        format!(
+            "- **CPU limit: {limit}**: the run measured that limit as much as the machine; its \
+             times are not comparable with runs made without it\n"
+        )
+    });
     format!(
-        "- load average (1 min): {} at the start, {} at the end{verdict}\n",
+        "- load average (1 min): {} at the start, {} at the end{verdict}\n{limit}",
         fmt(m.load_at_start),
         fmt(m.load_at_end)
     )

@@ -6,13 +6,22 @@ use crate::records::Totals;
 #[test]
 fn the_load_line_says_when_other_work_shared_the_machine() {
     let mut m = crate::records::run_record::machine();
-    m.cpus = 2;
+    (m.cpus, m.cpu_limit) = (2, None);
     (m.load_at_start, m.load_at_end) = (Some(0.4), Some(1.9));
     assert!(load_line(&m).ends_with("0.40 at the start, 1.90 at the end: at most the CPU count\n"));
     m.load_at_end = Some(4.03);
     assert!(load_line(&m).contains("4.03 at the end: above the CPU count"));
     (m.load_at_start, m.load_at_end) = (None, None);
     assert!(load_line(&m).ends_with("not recorded at the end\n"));
+    m.cpu_limit = Some(crate::records::cpu_limit::CpuLimit {
+        cgroup: "/slow".into(),
+        quota_cpus: Some(0.6),
+        idle: true,
+    });
+    assert!(load_line(&m).contains(
+        "- **CPU limit: a quota of 0.60 CPU and the idle scheduling class (cgroup /slow)**: the \
+         run measured that limit"
+    ));
 }
 
 fn kind(name: &str) -> TargetKind {
