@@ -1,6 +1,7 @@
 //! The answer the README leads with: the decision map judged over its replicate sets
-//! (`docs/runs/replicates/decision-map/`, the local D1's map beside bare SQLite's, and
-//! `decision-map-do/`, the Durable Object's beside the local D1), drawn into the first set's folder (`decision-map.{png,svg,pdf}` and `decision-map.csv`, the same chart and table a
+//! (`docs/runs/replicates/decision-map/`, the local D1's map beside bare SQLite's, then each of
+//! [`BESIDE_SETS`]: `decision-map-do/`, the Durable Object's beside the local D1, and
+//! `decision-map-postgres/`, Postgres through Hyperdrive's), drawn into the first set's folder (`decision-map.{png,svg,pdf}` and `decision-map.csv`, the same chart and table a
 //! grid run writes, [`decision_table::maps_over_runs`]), and a rule of at most three lines
 //! derived from the local map's cells: per class of row size, the column counts where each
 //! strategy is the fastest, and how many cells decide.
@@ -10,6 +11,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use crate::base::TargetKind;
 use crate::records::csv;
 use crate::records::replicates::{REPLICATES_DIR, ReplicateSet};
 use crate::studies::sweep::Axis;
@@ -20,9 +22,14 @@ use crate::studies::sweep::row::ProbeRow;
 /// The replicate set the map is judged over.
 pub const SET: &str = "decision-map";
 
-/// The replicate set that gives the Durable Object's map (the decision map's command with
-/// `--baseline do`).
-pub const DO_SET: &str = "decision-map-do";
+/// The replicate sets that give another store's map, each the decision map's command with that
+/// store as the baseline (`--baseline do`, `--baseline hyperdrive`), in the order the figure
+/// shows them after the local D1's and bare SQLite's: each set's name and the baseline whose map
+/// it gives (its local D1 map is a second one, not shown).
+pub const BESIDE_SETS: [(&str, TargetKind); 2] = [
+    ("decision-map-do", TargetKind::Do),
+    ("decision-map-postgres", TargetKind::Hyperdrive),
+];
 
 /// Rows at least this long are "large": where literal's one row a statement and its wall are.
 const LARGE_ROW_BYTES: f64 = 50_000.0;
@@ -51,8 +58,8 @@ fn read_runs(set: &ReplicateSet) -> Result<SetRows> {
 }
 
 /// The maps the README shows, each over its own set: the local D1's and bare SQLite's (from
-/// [`SET`]), then the Durable Object's (the baseline's map of [`DO_SET`], when committed); and
-/// the sets, [`SET`]'s first. `None` while [`SET`] holds fewer than two runs.
+/// [`SET`]), then the baseline's map of each of [`BESIDE_SETS`] committed; and the sets,
+/// [`SET`]'s first. `None` while [`SET`] holds fewer than two runs.
 pub fn maps(root: &Path) -> Result<Option<(Vec<ReplicateSet>, Vec<Map>)>> {
     Ok(maps_with_rows(root)?.map(|(sets, maps, _)| (sets, maps)))
 }
@@ -64,12 +71,22 @@ pub fn maps_with_rows(root: &Path) -> Result<Option<MapsWithRows>> {
         return Ok(None);
     };
     let (mut sets, mut all_rows) = (vec![set], vec![rows]);
-    if let Some((set, rows, beside)) = set_maps(root, DO_SET)? {
-        maps.extend(beside.into_iter().filter(|m| m.target.through_do()));
-        sets.push(set);
-        all_rows.push(rows);
+    for (name, baseline) in BESIDE_SETS {
+        if let Some((set, rows, beside)) = set_maps(root, name)? {
+            maps.extend(beside.into_iter().filter(|m| m.target == baseline));
+            sets.push(set);
+            all_rows.push(rows);
+        }
     }
     Ok(Some((sets, maps, all_rows)))
+}
+
+/// Which of `sets` (as [`maps_with_rows`] gives them) `map` was judged over: the set whose
+/// baseline it is, else the first (the local D1's map).
+pub fn set_of(sets: &[ReplicateSet], map: &Map) -> usize {
+    sets.iter()
+        .position(|s| s.runs[0].record.run.baseline == Some(map.target))
+        .unwrap_or(0)
 }
 
 /// Each run's rows of one set, in the set's order.
@@ -215,13 +232,7 @@ pub fn section(root: &Path) -> Result<String> {
         .iter()
         .map(|m| {
             let (decided, cells) = m.decided();
-            let runs = sets
-                .iter()
-                .find(|s| {
-                    s.runs[0].record.run.target == m.target
-                        || s.runs[0].record.run.baseline == Some(m.target)
-                })
-                .map_or(0, |s| s.runs.len());
+            let runs = sets[set_of(&sets, m)].runs.len();
             format!("{} {decided}/{cells} ({runs} runs)", m.target.prose())
         })
         .collect();

@@ -227,14 +227,7 @@ pub fn section(root: &Path) -> Result<String> {
          need (median, range) | between-run share (median, range) | A/A: cells called \
          different |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
-    let of = |map: &Map| -> &Vec<Vec<ProbeRow>> {
-        // The Durable Object's map is the second set's; the others the first's.
-        if map.target.through_do() && rows.len() > 1 {
-            &rows[1]
-        } else {
-            &rows[0]
-        }
-    };
+    let of = |map: &Map| -> &Vec<Vec<ProbeRow>> { &rows[answer::set_of(&sets, map)] };
     for map in &maps {
         map_line(&mut out, map, of(map));
     }

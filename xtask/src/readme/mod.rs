@@ -443,7 +443,8 @@ mod tests {
         }
         let copy = tempfile::tempdir().unwrap();
         let copied = copy.path().join(crate::records::replicates::REPLICATES_DIR);
-        for name in [answer::SET, answer::DO_SET] {
+        let beside = answer::BESIDE_SETS.map(|(name, _)| name);
+        for name in std::iter::once(answer::SET).chain(beside) {
             if !sets.join(name).is_dir() {
                 continue;
             }

@@ -82,14 +82,23 @@ pub const DECISION_MAP_DO: SetSpec = SetSpec {
     baseline: Some(TargetKind::Do),
 };
 
+/// The decision map with Postgres through Hyperdrive beside the local D1 (`--baseline
+/// hyperdrive`): Postgres's map, the same statements (D1's limits applied).
+pub const DECISION_MAP_POSTGRES: SetSpec = SetSpec {
+    name: "decision-map-postgres",
+    source: "docs/runs/decision-map",
+    baseline: Some(TargetKind::Hyperdrive),
+};
+
 /// Every set the README knows, in the order `reproduce` makes them.
-pub const SETS: [SetSpec; 6] = [
+pub const SETS: [SetSpec; 7] = [
     COLUMN_SWEEP,
     D1_BESIDE_DO,
     D1_BESIDE_POSTGRES,
     TWO_WORKERS,
     DECISION_MAP,
     DECISION_MAP_DO,
+    DECISION_MAP_POSTGRES,
 ];
 
 /// Every run the README quotes, relative to the project's root: [`super::QUOTED_RUNS`] and every
