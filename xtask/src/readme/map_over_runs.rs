@@ -204,11 +204,12 @@ pub fn section(root: &Path) -> Result<String> {
             .collect();
         writeln!(
             out,
-            "- `{}`: {} runs of `{}` ({}).",
+            "- `{}`: {} runs of `{}` ({}); {}.",
             set.path.strip_prefix(root).unwrap_or(&set.path).display(),
             set.runs.len(),
             crate::reports::provenance::command(&set.runs[0].record),
-            ids.join(", ")
+            ids.join(", "),
+            super::replicates::host_speeds(set)
         )
         .unwrap();
     }

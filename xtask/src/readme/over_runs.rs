@@ -244,9 +244,10 @@ pub fn document(root: &Path) -> Result<String> {
             .collect();
         writeln!(
             out,
-            "{what}, from {} ({}).\n",
+            "{what}, from {} ({}); {}.\n",
             source(spec, &set, true),
-            ids.join(", ")
+            ids.join(", "),
+            replicates::host_speeds(&set)
         )
         .unwrap();
         if spec == replicates::TWO_WORKERS {

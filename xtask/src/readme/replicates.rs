@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 use crate::base::TargetKind;
 use crate::records::replicates::{REPLICATES_DIR, ReplicateSet};
 use crate::records::{RunRecord, csv};
+use crate::reports::host_speed::HostSpeed;
 use crate::stats::runs::{OverRuns, over_runs, over_runs_of_change};
 use crate::studies::sweep::Axis;
 use crate::studies::sweep::report::session_values::{self, RatioPoint, SessionValues};
@@ -114,6 +115,43 @@ pub fn quoted_runs(root: &Path) -> Result<Vec<String>> {
         }
     }
     Ok(runs)
+}
+
+/// Each run's host speed, so a reader sees whether the runs were made on one machine at one
+/// speed: "host speed per run (...): 31.0, 30.8 and 65.8 ms; the slowest ×2.12 the fastest",
+/// in the set's order, "not recorded" for a run made before the readings were.
+pub fn host_speeds(set: &ReplicateSet) -> String {
+    let speeds: Vec<Option<f64>> = set
+        .runs
+        .iter()
+        .map(|r| HostSpeed::of(&r.record).map(|s| s.center_ms))
+        .collect();
+    let texts: Vec<String> = speeds
+        .iter()
+        .map(|s| s.map_or_else(|| "not recorded".to_owned(), |ms| format!("{ms:.1}")))
+        .collect();
+    let known: Vec<f64> = speeds.iter().flatten().copied().collect();
+    if known.is_empty() {
+        return "no run records the host's speed (they were made before the readings were)"
+            .to_owned();
+    }
+    let spread = match (
+        known.iter().copied().reduce(f64::min),
+        known.iter().copied().reduce(f64::max),
+    ) {
+        (Some(fast), Some(slow)) if known.len() > 1 => {
+            format!("; the slowest ×{:.2} the fastest", slow / fast)
+        }
+        _ => String::new(),
+    };
+    let list = match texts.split_last() {
+        Some((last, init)) if !init.is_empty() => format!("{} and {last}", init.join(", ")),
+        _ => texts.join(""),
+    };
+    format!(
+        "host speed per run (the fixed reference workload's time, geometric mean over the run's \
+         readings; lower is faster): {list} ms{spread}"
+    )
 }
 
 /// One point's estimate over a set's runs.
@@ -322,6 +360,40 @@ mod tests {
         let points = rust_to_javascript(&set, 0.90).unwrap();
         assert!(points.len() >= 60, "{}", points.len());
         assert!(points.iter().all(|p| p.over.runs() == 2));
+    }
+
+    /// Runs made before the readings say so; runs with readings give their speed and the
+    /// slowest over the fastest, each from its own run.toml.
+    #[test]
+    fn a_sets_host_speeds_are_listed_per_run_with_the_slowest_over_the_fastest() {
+        let quiet = "docs/runs/replicates/decision-map/20261206T152822Z-local";
+        let slow = "docs/runs/replicates/decision-map/20261206T200733Z-local";
+        let root = fixture("decision-map", &[quiet, slow]);
+        let set = DECISION_MAP.read(root.path()).unwrap().unwrap();
+        let speed = |run: &str| {
+            let record = RunRecord::read(&crate::paths::project_root().join(run).join("run.toml"));
+            HostSpeed::of(&record.unwrap()).unwrap().center_ms
+        };
+        let (a, b) = (speed(quiet), speed(slow));
+        assert!(b > 1.2 * a, "the slow-host run reads {b} ms against {a}");
+        let text = host_speeds(&set);
+        assert!(
+            text.ends_with(&format!(
+                "{a:.1} and {b:.1} ms; the slowest ×{:.2} the fastest",
+                b / a
+            )),
+            "{text}"
+        );
+        let root = fixture(
+            "two-workers",
+            &["docs/runs/two-workers", "docs/runs/two-workers-8x8"],
+        );
+        let set = TWO_WORKERS.read(root.path()).unwrap().unwrap();
+        assert!(
+            host_speeds(&set).starts_with("no run records the host's speed"),
+            "{}",
+            host_speeds(&set)
+        );
     }
 
     #[test]
