@@ -18,7 +18,7 @@
 //! A series may also list `orms`: libraries (Drizzle, Prisma, Kysely) whose bulk insert runs at
 //! each of its points beside its strategies, in the same shuffled rounds, in the ORM Worker.
 //!
-//! At about 610 lines before its tests it stays one file: the schema and its expansion into
+//! At about 615 lines before its tests it stays one file: the schema and its expansion into
 //! probes are one meaning (each field is read where it is expanded); the checks live in
 //! `checks.rs`, the rounds in `schedule.rs` and a probe's row in `row.rs`.
 

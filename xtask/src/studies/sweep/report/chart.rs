@@ -1,7 +1,7 @@
 //! Draws a sweep run's charts (time per 1,000 rows, rows per statement, clock overhead) as PNG,
 //! SVG and PDF paper figures.
 //!
-//! At about 620 lines before its tests (mostly doc and the three charts' captions) it stays one
+//! At about 635 lines before its tests (mostly doc and the three charts' captions) it stays one
 //! file: the figure drawing is in `chart/figure.rs` and the line chart in `crate::charts`; what
 //! remains is what each of the three charts plots and says, which reads best together.
 //!
