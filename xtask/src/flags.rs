@@ -215,6 +215,14 @@ pub struct Run {
     /// sessions or more.
     #[arg(long)]
     pub alternate_workers: bool,
+    /// On the local target, run the Rust Worker and a JavaScript one side by side in every
+    /// session of a sweep (two `wrangler dev`, each with its own local D1), each probe sent to
+    /// both back to back in a shuffled order: Rust ÷ JavaScript is then a ratio within each
+    /// session, which the drift between sessions cannot move, and its interval is taken over
+    /// the sessions' ratios. The JavaScript Worker is the twin (`js`) unless `--worker
+    /// js-minimal` is given. No baseline; needs 2 sessions or more.
+    #[arg(long, conflicts_with = "alternate_workers")]
+    pub paired_workers: bool,
     /// Debugging the harness: corrupt every probe's table after its writes, to see
     /// reconciliation catch it. The run is then invalid and exits non-zero.
     #[arg(long, value_enum, value_name = "KIND")]
@@ -288,6 +296,11 @@ pub struct Run {
 }
 
 impl Run {
+    /// Whether sessions measure two Workers (`--alternate-workers`, `--paired-workers`).
+    pub fn two_workers(&self) -> bool {
+        self.alternate_workers || self.paired_workers
+    }
+
     /// The JavaScript Worker an `--alternate-workers` run alternates the Rust Worker with: the
     /// one `--worker` names, the twin (`js`) when it names the Rust Worker.
     pub fn javascript(&self) -> WorkerKind {
@@ -309,6 +322,7 @@ impl Run {
             baseline: TargetKind::Sqlite,
             worker: WorkerKind::Rust,
             alternate_workers: false,
+            paired_workers: false,
             isolate_heap: None,
             debug_corrupt: None,
             debug_slow: None,

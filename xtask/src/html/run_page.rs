@@ -244,10 +244,15 @@ fn findings_section(record: &RunRecord, found: &Findings) -> Markup {
                 " rows expected and " (thousands(totals.rows_present)) " present. The same figures \
                  as " a href="summary.md" { "summary.md" } " and " a href="summary.csv" { "summary.csv" } "."
             }
-            @if record.run.alternate_workers {
+            @if record.run.alternate_workers || record.run.paired_workers {
                 p {
-                    "Both Workers measured this run, session by session: every figure here is the \
-                     Rust Worker's sessions; the JavaScript Worker's are in results.csv (" code { "worker = js" }
+                    (if record.run.paired_workers {
+                        "Both Workers measured this run, side by side in every session: every figure here is the \
+                         Rust Worker's probes;"
+                    } else {
+                        "Both Workers measured this run, session by session: every figure here is the \
+                         Rust Worker's sessions;"
+                    }) " the JavaScript Worker's are in results.csv (" code { "worker = js" }
                     ") and in summary.md's instrument section."
                 }
             }

@@ -68,6 +68,10 @@ impl Target for Clocked {
         self.inner.worker()
     }
 
+    fn use_worker(&mut self, worker: crate::base::WorkerKind) -> Result<(), TargetError> {
+        self.inner.use_worker(worker)
+    }
+
     fn isolate_heap_peak_bytes(&self) -> Option<u64> {
         self.inner.isolate_heap_peak_bytes()
     }

@@ -107,9 +107,10 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         // (`versions.worker_pg_build`).
         worker: (flags.target.runs_the_worker()
             && !flags.target.is_postgres()
-            && (!flags.alternate_workers || flags.worker == WorkerKind::JsMinimal))
+            && (!flags.two_workers() || flags.worker == WorkerKind::JsMinimal))
             .then_some(flags.worker),
         alternate_workers: flags.alternate_workers,
+        paired_workers: flags.paired_workers,
         order_seed: None,
         precision: None,
         max_repeats: None,
@@ -217,6 +218,7 @@ fn measure(
         warnings: &warnings,
         sample_heap: flags.isolate_heap,
         worker: flags.worker,
+        pair_with: flags.paired_workers.then(|| flags.javascript()),
     };
     // The host's speed before the first session, between sessions and after the last.
     take_reading(&mut record, run_dir, ReadingAt::Before)?;
@@ -514,7 +516,7 @@ pub fn create_run_dir(out: &Path, target: TargetKind) -> Result<RunDir> {
 fn versions(sh: &Shell, paths: &Paths, flags: &flags::Run) -> ToolVersions {
     let target = flags.target;
     let uses_js =
-        target.runs_the_worker() && (flags.alternate_workers || flags.worker != WorkerKind::Rust);
+        target.runs_the_worker() && (flags.two_workers() || flags.worker != WorkerKind::Rust);
     let modules = paths.node_modules();
     let manifest = target
         .runs_the_worker()

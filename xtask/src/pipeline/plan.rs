@@ -18,7 +18,7 @@ use crate::studies::overrides::Overrides;
 /// them (`js-orm`, worker-orm/: the same strategies' code as worker-js/ beside the libraries),
 /// said on stderr and recorded in run.toml as the Worker that ran. `None` when nothing changes.
 pub(super) fn with_orm_worker(flags: &flags::Run, paths: &Paths) -> Result<Option<flags::Run>> {
-    if flags.worker != WorkerKind::Js || flags.alternate_workers || flags.resume.is_some() {
+    if flags.worker != WorkerKind::Js || flags.two_workers() || flags.resume.is_some() {
         return Ok(None);
     }
     let study = studies::load(&paths.experiments(), flags.experiment())?;
@@ -62,8 +62,8 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         debug_slow_percent: flags.debug_slow,
         overrides,
         root: &paths.root,
-        worker: (flags.target.runs_the_worker() && !flags.alternate_workers)
-            .then_some(flags.worker),
+        worker: (flags.target.runs_the_worker() && !flags.two_workers()).then_some(flags.worker),
+        paired_workers: flags.paired_workers.then(|| flags.javascript()),
         shard: flags.shard,
         dry_run: flags.dry_run,
     })?;
@@ -88,6 +88,14 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
             plan.work.sessions()
         );
     }
+    if flags.paired_workers && plan.work.sessions() < 2 {
+        bail!(
+            "--paired-workers needs 2 sessions or more (its interval is taken over the \
+             sessions' ratios), and this plan has {}: give the profile `sessions = 2` or more, \
+             or --sessions",
+            plan.work.sessions()
+        );
+    }
     let on_postgres =
         flags.target.is_postgres() || plan.baseline.is_some_and(TargetKind::is_postgres);
     if on_postgres && plan.work.kind().name() != StudyKind::Sweep {
@@ -102,7 +110,7 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         // A server of the user's is checked before anything is installed or started.
         crate::targets::hyperdrive::connection::given_server()?;
     }
-    if flags.worker.takes_statements() || flags.alternate_workers {
+    if flags.worker.takes_statements() || flags.two_workers() {
         if plan.baseline.is_some_and(TargetKind::through_do) {
             bail!(
                 "--worker js and --alternate-workers do not go with --baseline do: the \

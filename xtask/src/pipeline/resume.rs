@@ -138,6 +138,7 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
         }),
         worker: run.worker.unwrap_or_default(),
         alternate_workers: run.alternate_workers,
+        paired_workers: run.paired_workers,
         location,
         plan,
         keep: given.keep,

@@ -14,6 +14,7 @@ use crate::records::{RunRecord, csv};
 use crate::reports::host_speed::HostSpeed;
 use crate::stats::runs::{OverRuns, over_runs, over_runs_of_change};
 use crate::studies::sweep::Axis;
+use crate::studies::sweep::report::instrument::WorkerSessions;
 use crate::studies::sweep::report::session_values::{self, RatioPoint, SessionValues};
 use crate::studies::sweep::row::ProbeRow;
 
@@ -255,19 +256,36 @@ pub fn to_baseline(
 /// One run's sessions of the two sides of a ratio: JavaScript's, then Rust's.
 type TwoSides = (Vec<f64>, Vec<f64>);
 
-/// Rust ÷ JavaScript at each point, over the set's runs.
+/// Rust ÷ JavaScript at each point, over the set's runs: over each run's paired ratios when
+/// its Workers shared sessions ([`over_runs`], as a ratio to a baseline is), else over the two
+/// Workers' sessions of each run ([`over_runs_of_change`]).
 pub fn rust_to_javascript(set: &ReplicateSet, level: f64) -> Result<Vec<PointOverRuns>> {
-    let per_run: Vec<Vec<(RatioPoint, TwoSides)>> = read_runs(set)?
+    let per_run: Vec<Vec<(RatioPoint, WorkerSessions)>> = read_runs(set)?
         .iter()
         .map(|(rows, axis)| {
             session_values::rust_to_javascript(rows, *axis)
                 .into_iter()
-                .filter(|(at, ..)| at.label.is_empty())
-                .map(|(at, js, rust)| (at, (js, rust)))
+                .filter(|(at, _)| at.label.is_empty())
                 .collect()
         })
         .collect();
-    Ok(by_point(per_run, (Vec::new(), Vec::new()))
+    let paired = per_run.iter().flatten().any(|(_, w)| !w.paired.is_empty());
+    if paired {
+        let ratios: Vec<Vec<(RatioPoint, Vec<f64>)>> = per_run
+            .into_iter()
+            .map(|run| run.into_iter().map(|(at, w)| (at, w.paired)).collect())
+            .collect();
+        return Ok(estimate(ratios, level));
+    }
+    let sides: Vec<Vec<(RatioPoint, TwoSides)>> = per_run
+        .into_iter()
+        .map(|run| {
+            run.into_iter()
+                .map(|(at, w)| (at, (w.js, w.rust)))
+                .collect()
+        })
+        .collect();
+    Ok(by_point(sides, (Vec::new(), Vec::new()))
         .into_iter()
         .filter_map(|(at, runs)| {
             Some(PointOverRuns {

@@ -27,7 +27,8 @@ pub enum SharedField {
     Target,
     /// `run.baseline`.
     Baseline,
-    /// `run.alternate_workers` and `run.worker`: which Workers measured.
+    /// `run.alternate_workers`, `run.paired_workers` and `run.worker`: which Workers measured,
+    /// and how.
     Workers,
     /// `versions.worker_build`: the hash of the Worker's sources.
     WorkerBuild,
@@ -70,10 +71,10 @@ impl SharedField {
             SharedField::Workers => format!(
                 "{}{}",
                 run.worker.unwrap_or_default(),
-                if run.alternate_workers {
-                    " alternating"
-                } else {
-                    ""
+                match (run.alternate_workers, run.paired_workers) {
+                    (true, _) => " alternating",
+                    (_, true) => " paired",
+                    _ => "",
                 }
             ),
             SharedField::WorkerBuild => record
@@ -101,7 +102,7 @@ impl fmt::Display for SharedField {
             SharedField::Profile => "run.profile",
             SharedField::Target => "run.target",
             SharedField::Baseline => "run.baseline",
-            SharedField::Workers => "run.worker / run.alternate_workers",
+            SharedField::Workers => "run.worker / run.alternate_workers / run.paired_workers",
             SharedField::WorkerBuild => "versions.worker_build",
             SharedField::Cpus => "machine.cpus / machine.cpu_limit",
         })

@@ -137,6 +137,10 @@ pub struct RunInfo {
     /// (`--alternate-workers`; results.csv's `worker` says which measured each probe).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub alternate_workers: bool,
+    /// Set when every session ran both Workers, each probe sent to both back to back
+    /// (`--paired-workers`; results.csv's `worker` says which measured each probe).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paired_workers: bool,
     /// Set when the heap was sampled during about half of the measured requests, interleaved
     /// (`--isolate-heap=alternate`), to measure what sampling costs the timings.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -46,6 +46,9 @@ pub fn command_args(record: &RunRecord) -> Vec<String> {
     if run.alternate_workers {
         flag("--alternate-workers", None);
     }
+    if run.paired_workers {
+        flag("--paired-workers", None);
+    }
     if let Some(worker) = run.worker.filter(|w| w.takes_statements()) {
         flag("--worker", Some(worker.name().to_owned()));
     }
@@ -315,6 +318,9 @@ memory_gib = 1.0
         r.run.worker = Some(WorkerKind::JsMinimal);
         assert!(command(&r).ends_with("--alternate-workers --worker js-minimal"));
         r.run.alternate_workers = false;
+        r.run.paired_workers = true;
+        assert!(command(&r).ends_with("--no-baseline --paired-workers --worker js-minimal"));
+        r.run.paired_workers = false;
         r.run.worker = Some(WorkerKind::Js);
         r.run.isolate_heap = true;
         r.run.isolate_heap_alternate = true;

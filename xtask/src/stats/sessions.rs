@@ -222,6 +222,26 @@ pub fn change_between(before: &[f64], after: &[f64], level: f64) -> Option<Chang
     })
 }
 
+/// A ratio measured within each session (one value a session: both sides measured side by
+/// side in it, as paired Workers are), as a [`Change`]: the geometric mean of the sessions'
+/// ratios and its one-sample t interval on the logs with S − 1 degrees of freedom. Drift
+/// between sessions moves both sides of each ratio alike, so it is not in this interval; the
+/// ratio's own spread between sessions is. `None` with fewer than two sessions or a ratio that
+/// is not positive.
+pub fn change_paired(ratios: &[f64], level: f64) -> Option<Change> {
+    let over = over_sessions(ratios, level)?;
+    let df = (over.sessions - 1) as f64;
+    let se = over.log_sd / (over.sessions as f64).sqrt();
+    Some(Change {
+        ratio: over.center,
+        interval: over.interval?,
+        p_value: p_value_of_one(ratios)?,
+        df,
+        noise_floor: (t_quantile(df, level) * se).exp(),
+        se,
+    })
+}
+
 /// Which of `p_values` are discoveries at false discovery rate `q` (Benjamini–Hochberg): sort
 /// the m p-values, find the largest rank k with `p(k) ≤ k·q/m`, and call the k smallest changed.
 /// `None` entries (no test possible) are not counted in m and never called.
@@ -253,6 +273,34 @@ pub const FALSE_DISCOVERY_RATE: f64 = 1.0 - CONFIDENCE;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ratio_paired_within_sessions_leaves_the_drift_between_them_out() {
+        // Both sides drift together from session to session (×1, ×1.5, ×0.7, ×1.2); each
+        // session's ratio stays near 2.
+        let drift = [1.0, 1.5, 0.7, 1.2];
+        let rust: Vec<f64> = drift.iter().map(|d| 200.0 * d).collect();
+        let js: Vec<f64> = drift
+            .iter()
+            .zip([1.0, 1.02, 0.99, 1.01])
+            .map(|(d, e)| 100.0 * d * e)
+            .collect();
+        let ratios: Vec<f64> = rust.iter().zip(&js).map(|(r, j)| r / j).collect();
+        let paired = change_paired(&ratios, CONFIDENCE).unwrap();
+        let unpaired = change_between(&js, &rust, CONFIDENCE).unwrap();
+        assert!((paired.ratio - unpaired.ratio).abs() < 1e-9);
+        assert!(
+            paired.interval.low > 1.9 && paired.interval.high < 2.1,
+            "{paired:?}"
+        );
+        assert!(unpaired.interval.low < 1.5, "{unpaired:?}");
+        assert!(paired.p_value < 1e-4 && paired.df == 3.0);
+        assert!(change_paired(&[2.0], CONFIDENCE).is_none());
+        assert!(change_paired(&[2.0, -1.0], CONFIDENCE).is_none());
+        // Sessions that agree exactly: no spread, the interval is the ratio.
+        let exact = change_paired(&[1.0, 1.0, 1.0], CONFIDENCE).unwrap();
+        assert_eq!((exact.p_value, exact.noise_floor), (1.0, 1.0));
+    }
     use crate::stats::power::{Equivalence, detectable_by_replicate, detectable_from_interval};
 
     /// A normal deviate from two uniforms (Box–Muller), seeded, for the simulations.

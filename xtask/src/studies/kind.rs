@@ -73,6 +73,8 @@ pub struct Ask<'a> {
     /// The Worker that runs every session on a target that runs one (`--worker`); `None` when
     /// none does, or when sessions alternate Workers (`--alternate-workers`).
     pub worker: Option<WorkerKind>,
+    /// `--paired-workers`: the JavaScript Worker every session runs beside the Rust Worker.
+    pub paired_workers: Option<WorkerKind>,
     /// `--shard K/N`: the share of the load this process offers (workloads only).
     pub shard: Option<crate::records::shard::Shard>,
     /// `--dry-run`: the plan is printed, not run, so what a run would refuse (a rate one

@@ -162,6 +162,7 @@ impl Overrides {
                     warmup: false,
                     repeat: 0,
                     orm: None,
+                    worker: None,
                     request: point.probe(strategy, 0),
                 })
             })

@@ -9,6 +9,8 @@
 //!   through a SQLite-backed Durable Object instead (the `do` target: the Worker's `/do/` routes);
 //! - [`remote`]: the Worker deployed to Cloudflare with a D1 database of its own, or writing
 //!   through its Durable Object instead (the `remote-do` target);
+//! - [`paired`]: two local Workers (Rust and JavaScript) in one session, each probe sent to the
+//!   one it names (`--paired-workers`);
 //! - [`worker`]: what those two share: the Worker reached over HTTP ([`http`]);
 //! - [`hyperdrive`]: the Postgres Worker in workerd through `wrangler dev`, writing through its
 //!   Hyperdrive binding to a private PostgreSQL cluster the session starts and stops;
@@ -21,6 +23,7 @@ pub mod hyperdrive;
 pub mod local;
 #[cfg(test)]
 pub mod loopback;
+pub mod paired;
 pub mod remote;
 pub mod sqlite;
 pub mod worker;
@@ -65,6 +68,17 @@ pub trait Target {
     /// Which Worker measures, on a target that runs one.
     fn worker(&self) -> Option<WorkerKind> {
         None
+    }
+    /// Sends the next calls to `worker`, on a session that runs two ([`paired`]); any other
+    /// session runs only its own and refuses another.
+    fn use_worker(&mut self, worker: WorkerKind) -> Result<(), TargetError> {
+        match self.worker() {
+            Some(mine) if mine == worker => Ok(()),
+            mine => Err(TargetError::InProcess(format!(
+                "this session runs {}, not the {worker} Worker",
+                mine.map_or(self.target().to_string(), |w| format!("the {w} Worker"))
+            ))),
+        }
     }
     /// Milliseconds spent inside this session's calls so far, for a session that times its
     /// calls (the pipeline's clocked session); `None` for the others.
@@ -163,12 +177,36 @@ pub struct Start<'a> {
     /// Which Worker runs on the local target (`--worker`).
     pub worker: WorkerKind,
     pub sample_heap: Option<crate::base::HeapSampling>,
+    /// `--paired-workers`: the JavaScript Worker that runs beside the Rust Worker in every
+    /// session of the local target.
+    pub pair_with: Option<WorkerKind>,
 }
 
 /// Starts `kind` and waits until it answers.
 pub fn open(kind: TargetKind, start: &Start) -> Result<Box<dyn Session>> {
     Ok(match kind {
         TargetKind::Sqlite => Box::new(sqlite::SqliteSession::open()?),
+        TargetKind::Local if start.pair_with.is_some() => {
+            let tools = start
+                .tools
+                .context("the local target needs the Worker's toolchain")?;
+            let js = start.pair_with.expect("matched");
+            eprintln!(
+                "starting wrangler dev twice (the Rust and the {js} Worker, each a local D1)"
+            );
+            Box::new(paired::PairedWorkers::open(
+                [WorkerKind::Rust, js],
+                |worker| {
+                    Ok(Box::new(worker::WorkerSession::local(
+                        start.paths,
+                        tools,
+                        start.sample_heap,
+                        worker,
+                        kind,
+                    )?) as Box<dyn Session>)
+                },
+            )?)
+        }
         TargetKind::Local | TargetKind::Do => {
             let tools = start
                 .tools

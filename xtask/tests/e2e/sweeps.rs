@@ -446,7 +446,7 @@ pub fn alternate_workers_smoke_run_reports_the_instrument() {
         assert!(section.contains(point), "{point}: {section}");
     }
     assert!(
-        section.contains("The tables and charts above are the Rust Worker's sessions only")
+        section.contains("The tables and charts above are the Rust Worker's probes only")
             && section.contains("`local`: 8 probes"),
         "{section}"
     );

@@ -21,6 +21,7 @@ pub fn record() -> RunRecord {
             isolate_heap: false,
             worker: None,
             alternate_workers: false,
+            paired_workers: false,
             isolate_heap_alternate: false,
             order_seed: None,
             precision: None,

@@ -57,6 +57,7 @@ mod tests {
             warmup: false,
             repeat: 0,
             orm: None,
+            worker: None,
             request: d1bench_core::ProbeRequest {
                 probe_id: 1,
                 strategy,

@@ -19,6 +19,14 @@ use crate::studies::sweep::row::ProbeRow;
 /// The sweep's lines, its sessions, then the baseline's.
 pub fn lines(out: &mut String, plan: &SweepPlan, axis: Axis, baseline: Option<TargetKind>) {
     sweep_lines(out, plan, axis);
+    if let [first, second] = plan.workers[..] {
+        writeln!(
+            out,
+            "each probe sent to the {first} and the {second} Worker, back to back in a shuffled \
+             order, both running in every session (`--paired-workers`)"
+        )
+        .unwrap();
+    }
     if plan.sessions > 1 {
         writeln!(
             out,

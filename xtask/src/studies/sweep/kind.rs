@@ -109,8 +109,23 @@ impl Study for SweepStudy {
                 self.name
             );
         }
-        let baseline = (ask.target.takes_baseline(ask.baseline) && !ask.no_baseline && !orms)
-            .then_some(ask.baseline);
+        // Paired Workers measure each other: a session holds both, and no baseline's sessions
+        // alternate with them.
+        if let Some(js) = ask.paired_workers {
+            plan.workers = vec![WorkerKind::Rust, js];
+            if !ask.no_baseline {
+                eprintln!(
+                    "--paired-workers: the Rust and the {js} Worker share every session, \
+                     with no {} baseline",
+                    ask.baseline
+                );
+            }
+        }
+        let baseline = (ask.target.takes_baseline(ask.baseline)
+            && !ask.no_baseline
+            && !orms
+            && ask.paired_workers.is_none())
+        .then_some(ask.baseline);
         if orms && !ask.no_baseline && ask.target.takes_baseline(ask.baseline) {
             eprintln!(
                 "{} measures libraries (`orms`), which only the ORM Worker runs: no {} baseline",

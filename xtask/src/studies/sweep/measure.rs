@@ -77,6 +77,12 @@ pub fn measure(
                 bail!("interrupted after {done} of {of} probes");
             }
             done += 1;
+            if let Some(worker) = planned.worker
+                && let Err(why) = session.use_worker(worker)
+            {
+                progress.finish();
+                bail!("probe {}: {why}", planned.request.probe_id);
+            }
             let started_ms = clock.elapsed().as_secs_f64() * 1000.0;
             let mut row = measure_one(session, experiment, planned, &mut expectations);
             row.started_ms = Some(started_ms);
@@ -412,6 +418,7 @@ rows = 20
             warmup: false,
             repeat: 0,
             orm: None,
+            worker: None,
             request: plan.points[0].probe(strategy, 1),
         };
         let row = |ms: f64| ProbeRow {

@@ -505,6 +505,7 @@ impl SweepStudy {
                 }),
             order_seed: profile.order_seed,
             sessions: profile.sessions.0,
+            workers: Vec::new(),
         }
     }
 

@@ -12,6 +12,10 @@
 //! move much (see `stats::order`). Warm-up rounds come first in each session, before any
 //! measured one.
 //!
+//! With two Workers in every session (`--paired-workers`), each strategy of a point runs once
+//! on each Worker, back to back in a shuffled order of their own: a pair whose ratio the drift
+//! between and within sessions cannot move much.
+//!
 //! Probe ids count up in the order probes run: session 0's first, then session 1's, each
 //! session starting after every id the sessions before it may take.
 //!
@@ -21,7 +25,7 @@
 
 use d1bench_core::{ProbeRequest, Strategy};
 
-use crate::base::OrmWrite;
+use crate::base::{OrmWrite, WorkerKind};
 
 /// What a profile asks of a sweep, with its points: how many rounds, in which order.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +46,9 @@ pub struct SweepPlan {
     pub order_seed: u64,
     /// Sessions: each a fresh target with its own warm-ups and measured rounds.
     pub sessions: usize,
+    /// The Workers every probe runs on, each in turn, within one session (`--paired-workers`:
+    /// the Rust Worker and a JavaScript one); empty when a session has one target.
+    pub workers: Vec<WorkerKind>,
 }
 
 /// The seed of session `session`'s shuffles: the order seed itself for session 0 (so a run of
@@ -154,7 +161,13 @@ impl SweepPlan {
     /// The most probes one session may send, warm-ups included: what its ids are reserved for.
     pub fn most_probes_per_session(&self) -> usize {
         let per_round: usize = self.points.iter().map(|p| p.methods().len()).sum();
-        self.warmup_probes + per_round * (self.warmup + self.max_repeats())
+        self.warmup_probes + per_round * self.per_method() * (self.warmup + self.max_repeats())
+    }
+
+    /// How many probes each method of a point sends per round: one per Worker of a paired
+    /// session, else one.
+    pub fn per_method(&self) -> usize {
+        self.workers.len().max(1)
     }
 
     /// Rounds a session hands out before its measured ones: the round of warm-up probes, if
@@ -239,7 +252,10 @@ impl Schedule<'_> {
         let order: Vec<usize> = match take {
             None => order,
             Some(n) => {
-                let per_round: usize = order.iter().map(|&i| plan.points[i].methods().len()).sum();
+                let per_round: usize = order
+                    .iter()
+                    .map(|&i| plan.points[i].methods().len() * plan.per_method())
+                    .sum();
                 let rounds = n.div_ceil(per_round.max(1));
                 let mut more = order.clone();
                 for _ in 1..rounds {
@@ -255,17 +271,27 @@ impl Schedule<'_> {
             let mut methods = point.methods();
             self.rng.shuffle(&mut methods);
             for method in methods {
-                probes.push(PlannedProbe {
-                    session: self.session,
-                    point: index,
-                    series: point.series,
-                    label: point.label.clone(),
-                    warmup,
-                    repeat,
-                    orm: method.orm(),
-                    request: point.probe_of(method, self.next_id),
-                });
-                self.next_id += 1;
+                let mut workers: Vec<Option<WorkerKind>> = match plan.workers.is_empty() {
+                    true => vec![None],
+                    false => plan.workers.iter().copied().map(Some).collect(),
+                };
+                if workers.len() > 1 {
+                    self.rng.shuffle(&mut workers);
+                }
+                for worker in workers {
+                    probes.push(PlannedProbe {
+                        session: self.session,
+                        point: index,
+                        series: point.series,
+                        label: point.label.clone(),
+                        warmup,
+                        repeat,
+                        orm: method.orm(),
+                        worker,
+                        request: point.probe_of(method, self.next_id),
+                    });
+                    self.next_id += 1;
+                }
             }
         }
         if let Some(n) = take {
@@ -297,6 +323,8 @@ pub struct PlannedProbe {
     /// The library that writes the rows, for a library's probe (its request names
     /// [`ORM_CARRIER`]).
     pub orm: Option<OrmWrite>,
+    /// The Worker it runs on, in a session of two (`--paired-workers`); `None`: the session's.
+    pub worker: Option<WorkerKind>,
     pub request: ProbeRequest,
 }
 
@@ -350,12 +378,47 @@ mod tests {
             until: None,
             order_seed,
             sessions: 1,
+            workers: Vec::new(),
         }
     }
 
     /// A probe as (warm-up, repeat, columns, strategy).
     fn key(p: &PlannedProbe) -> (bool, usize, usize, Strategy) {
         (p.warmup, p.repeat, p.request.columns, p.request.strategy)
+    }
+
+    #[test]
+    fn paired_workers_take_each_probe_back_to_back_in_both_orders_and_leave_ids_unique() {
+        let one = plan(7);
+        let paired = SweepPlan {
+            workers: vec![WorkerKind::Rust, WorkerKind::Js],
+            ..plan(7)
+        };
+        let probes = paired.probes();
+        assert_eq!(probes.len(), 2 * one.probes().len());
+        assert_eq!(
+            paired.most_probes_per_session(),
+            2 * one.most_probes_per_session()
+        );
+        let ids: Vec<u64> = probes.iter().map(|p| p.request.probe_id).collect();
+        assert_eq!(ids, (1..=probes.len() as u64).collect::<Vec<_>>());
+        let mut rust_first = 0;
+        for pair in probes.chunks(2) {
+            // The same probe but its id, on each Worker once.
+            assert_eq!(key(&pair[0]), key(&pair[1]));
+            assert_eq!(pair[0].point, pair[1].point);
+            let workers = [pair[0].worker, pair[1].worker];
+            assert!(workers.contains(&Some(WorkerKind::Rust)));
+            assert!(workers.contains(&Some(WorkerKind::Js)));
+            rust_first += usize::from(workers[0] == Some(WorkerKind::Rust));
+        }
+        // Which goes first is shuffled, not fixed.
+        assert!(
+            rust_first > 0 && rust_first < probes.len() / 2,
+            "{rust_first}"
+        );
+        // A plan of one Worker per session sends the same probes in the same order as before.
+        assert!(one.probes().iter().all(|p| p.worker.is_none()));
     }
 
     #[test]
@@ -496,6 +559,7 @@ mod tests {
         let one = plan(1);
         let three = SweepPlan {
             sessions: 3,
+            workers: Vec::new(),
             ..plan(1)
         };
         let probes = three.probes();
@@ -533,6 +597,7 @@ mod tests {
         let plan = SweepPlan {
             repeats: 2,
             sessions: 2,
+            workers: Vec::new(),
             until: Some(Until {
                 precision: 0.05,
                 max_repeats: 5,

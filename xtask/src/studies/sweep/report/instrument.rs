@@ -139,6 +139,30 @@ pub struct WorkerSessions {
     pub rust: Vec<f64>,
     /// The JavaScript Worker's ([`javascript_of`]).
     pub js: Vec<f64>,
+    /// Rust ÷ JavaScript within each session that ran both Workers side by side
+    /// (`--paired-workers`), in session order; empty when sessions alternated Workers.
+    pub paired: Vec<f64>,
+}
+
+impl WorkerSessions {
+    /// Rust ÷ JavaScript at `level`: over the sessions' paired ratios when the Workers shared
+    /// sessions ([`sessions::change_paired`]), else the two Workers' sessions by Welch's t.
+    pub fn change(&self, level: f64) -> Option<Change> {
+        match self.paired.is_empty() {
+            false => sessions::change_paired(&self.paired, level),
+            true => sessions::change_between(&self.js, &self.rust, level),
+        }
+    }
+}
+
+/// Rust ÷ JavaScript within each session both Workers measured: the ratio of their medians.
+fn paired_ratios(sessions: &Sessions, js_worker: WorkerKind) -> Vec<f64> {
+    let (Some(rust), Some(js)) = (sessions.get(&WorkerKind::Rust), sessions.get(&js_worker)) else {
+        return Vec::new();
+    };
+    rust.iter()
+        .filter_map(|(session, r)| Some(median(r)? / median(js.get(session)?)?))
+        .collect()
 }
 
 /// Every point both Workers measured, with each Worker's session values: what Rust ÷
@@ -154,6 +178,7 @@ pub fn worker_sessions(rows: &[ProbeRow], axis: Axis) -> Vec<WorkerSessions> {
             x: f64::from_bits(x),
             rust: session_values(&sessions, WorkerKind::Rust),
             js: session_values(&sessions, js_worker),
+            paired: paired_ratios(&sessions, js_worker),
         })
         .collect()
 }
@@ -165,14 +190,20 @@ pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<InstrumentPoint> {
     let handovers = handovers(rows, axis);
     let mut points: Vec<InstrumentPoint> = worker_sessions(rows, axis)
         .into_iter()
-        .map(
-            |WorkerSessions {
-                 strategy,
-                 label,
-                 x,
-                 rust,
-                 js,
-             }| {
+        .map(|w| {
+            let ratio = w.change(CONFIDENCE);
+            let equivalence = w
+                .change(1.0 - 2.0 * FALSE_DISCOVERY_RATE)
+                .map(|c| Equivalence::of_interval(c.interval));
+            let WorkerSessions {
+                strategy,
+                label,
+                x,
+                rust,
+                js,
+                ..
+            } = w;
+            {
                 let handover = |worker| {
                     handovers
                         .get(&(strategy, label.clone(), x.to_bits(), worker))
@@ -186,12 +217,12 @@ pub fn points(rows: &[ProbeRow], axis: Axis) -> Vec<InstrumentPoint> {
                     x,
                     rust_sessions: rust.len(),
                     js_sessions: js.len(),
-                    ratio: sessions::change_between(&js, &rust, CONFIDENCE),
+                    ratio,
                     differs: false,
-                    equivalence: Equivalence::of(&js, &rust),
+                    equivalence,
                 }
-            },
-        )
+            }
+        })
         .collect();
     let p_values: Vec<Option<f64>> = points
         .iter()
@@ -214,6 +245,18 @@ pub fn a_a(rows: &[ProbeRow], axis: Axis, worker: WorkerKind) -> HalvesTest {
         .values()
         .filter_map(|sessions| sessions.get(&worker))
         .map(|mine| mine.values().filter_map(|values| median(values)).collect())
+        .collect();
+    halves::halves_test(&points)
+}
+
+/// The paired comparison's A/A test: each point's per-session Rust ÷ JavaScript ratios split
+/// into two halves balanced in time and judged against each other ([`halves::halves_test`]): a
+/// ratio that drifts between sessions more than its interval allows shows here.
+pub fn a_a_paired(rows: &[ProbeRow], axis: Axis) -> HalvesTest {
+    let points: Vec<Vec<f64>> = worker_sessions(rows, axis)
+        .into_iter()
+        .map(|w| w.paired)
+        .filter(|p| !p.is_empty())
         .collect();
     halves::halves_test(&points)
 }
@@ -261,11 +304,27 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
     if points.is_empty() {
         return None;
     }
+    let paired = worker_sessions(rows, axis)
+        .iter()
+        .any(|w| !w.paired.is_empty());
+    let how = match paired {
+        true => {
+            "both Workers side by side in every session (`--paired-workers`: each probe sent \
+                 to both back to back, in a shuffled order), the geometric mean over sessions of \
+                 each session's ratio (the medians of its repeats), its {:.0}% interval by the \
+                 t over the sessions' ratios on the logs, so the drift between sessions, which \
+                 moves both Workers alike, is not in it"
+        }
+        false => {
+            "the ratio of their geometric means over sessions (each session's value the \
+                  median of its repeats; sessions alternate Workers), its {:.0}% interval by \
+                  Welch's t on the logs"
+        }
+    }
+    .replace("{:.0}", &format!("{:.0}", CONFIDENCE * 100.0));
     let mut md = format!(
         "## The instrument: Rust Worker ÷ JavaScript Worker\n\nPer point, the Rust Worker's \
-         inside clock ÷ the JavaScript Worker's: the ratio of their geometric means over \
-         sessions (each session's value the median of its repeats), its {:.0}% interval by \
-         Welch's t on the logs, and `differs` where it excludes 1 with every point's verdict \
+         inside clock ÷ the JavaScript Worker's: {how}, and `differs` where it excludes 1 with every point's verdict \
          held to a {:.0}% false discovery rate (Benjamini–Hochberg); `equivalent` where two \
          one-sided tests at 5% each (the 90% interval) put it within ±5% or ±10% of 1, the only \
          evidence that the instrument costs nothing there. Both windows open with \
@@ -275,7 +334,6 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
          column: the instrument's own cost, which no window holds.\n\n\
          | strategy | {} | sessions (Rust, JS) | Rust ÷ JS | interval | differs | equivalent | handover ms (Rust, JS) |\n\
          | --- | --- | --- | --- | --- | --- | --- | --- |\n",
-        CONFIDENCE * 100.0,
         FALSE_DISCOVERY_RATE * 100.0,
         axis.name()
     );
@@ -357,7 +415,23 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
     .into_iter()
     .flatten()
     .collect();
-    if !tests.is_empty() {
+    let ratio_test = paired
+        .then(|| a_a_paired(rows, axis))
+        .filter(|t| t.judged > 0);
+    if let Some(test) = ratio_test {
+        md.push_str(&format!(
+            "\nThe comparison's A/A test: the sessions' Rust ÷ JavaScript ratios split into two \
+             halves balanced in time (of each four sessions, the first and last against the \
+             middle two) and judged against each other as above; points called different: {} \
+             of {} (judged alone at 5%, {}; about {} by chance; it could only have caught about \
+             {} at one point among them).\n",
+            test.called,
+            test.judged,
+            test.alone,
+            test.alone_by_chance(),
+            test.detectable.map_or("–".to_owned(), num),
+        ));
+    } else if !tests.is_empty() {
         md.push_str(&format!(
             "\nThe comparison's A/A test: each Worker's own sessions split into two halves \
              balanced in time (of each four sessions, the first and last against the middle \

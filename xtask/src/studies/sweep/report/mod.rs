@@ -71,7 +71,7 @@ pub fn render_sweep(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Resul
             .cloned()
             .collect();
         section.push_str(&format!(
-            "\nThe tables and charts above are the Rust Worker's sessions only; the JavaScript \
+            "\nThe tables and charts above are the Rust Worker's probes only; the JavaScript \
              Worker's probes are in results.csv (`worker = {}`) and in this section. Their \
              reconciliation:\n\n{}\n",
             instrument::javascript_of(&all_rows),

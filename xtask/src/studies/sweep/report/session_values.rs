@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use d1bench_core::Strategy;
 
-use super::instrument;
+use super::instrument::{self, WorkerSessions};
 use super::points::{Point, points};
 use crate::base::TargetKind;
 use crate::studies::sweep::Axis;
@@ -84,18 +84,19 @@ pub fn to_baseline(rows: &[ProbeRow], axis: Axis) -> (Option<TargetKind>, Sessio
 
 /// Rust ÷ JavaScript: each point's two Workers' session values (the median inside clock of
 /// each session's repeats, [`instrument::worker_sessions`], what the run's own comparison is
-/// taken over), JavaScript's first; empty for a run one Worker measured.
-pub fn rust_to_javascript(rows: &[ProbeRow], axis: Axis) -> Vec<(RatioPoint, Vec<f64>, Vec<f64>)> {
+/// taken over), with the ratios within sessions of a run whose Workers shared them; empty for a
+/// run one Worker measured.
+pub fn rust_to_javascript(rows: &[ProbeRow], axis: Axis) -> Vec<(RatioPoint, WorkerSessions)> {
     instrument::worker_sessions(rows, axis)
         .into_iter()
         .map(|w| {
             let at = RatioPoint {
                 target: TargetKind::Local,
-                label: w.label,
+                label: w.label.clone(),
                 strategy: w.strategy,
                 x: w.x,
             };
-            (at, w.js, w.rust)
+            (at, w)
         })
         .collect()
 }
@@ -151,9 +152,10 @@ mod tests {
         let own = instrument::points(&rows, Axis::Columns);
         let values = rust_to_javascript(&rows, Axis::Columns);
         assert_eq!(values.len(), own.len());
-        for ((at, js, rust), p) in values.iter().zip(&own) {
+        for ((at, w), p) in values.iter().zip(&own) {
             assert_eq!((at.strategy, at.x), (p.strategy, p.x));
-            let change = crate::stats::sessions::change_between(js, rust, CONFIDENCE);
+            assert!(w.paired.is_empty(), "its sessions alternated Workers");
+            let change = crate::stats::sessions::change_between(&w.js, &w.rust, CONFIDENCE);
             assert_eq!(change, p.ratio);
         }
     }
