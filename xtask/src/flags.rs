@@ -426,6 +426,12 @@ pub struct Compare {
     /// Use no calibration: each point's own noise floor.
     #[arg(long, conflicts_with = "threshold")]
     pub no_calibration: bool,
+    /// Add the variance between runs of this replicate set (a folder of complete runs of b's
+    /// design made at separate times, as `docs/runs/replicates/<set>/`) to every change: what
+    /// one pair of runs cannot see of itself. By default a committed set of b's design is
+    /// used, unless `--no-calibration`.
+    #[arg(long, value_name = "DIR")]
+    pub replicates: Option<PathBuf>,
     /// What the exit status judges: `ratios` (the default), each run's own ratios, which the
     /// runner's speed cannot move (strategy ÷ bound, target ÷ bare SQLite); `time`, the times
     /// themselves, for two runs on one quiet machine that did not change.

@@ -209,10 +209,17 @@ impl ReplicateSet {
 
     /// Whether `record` is a run of this set's design (shares [`SharedField::ALL`] with it).
     pub fn holds_design_of(&self, record: &RunRecord) -> bool {
+        self.first_difference(record).is_none()
+    }
+
+    /// The first field `record` does not share with this set's runs: the field, the set's value
+    /// and the record's.
+    pub fn first_difference(&self, record: &RunRecord) -> Option<(SharedField, String, String)> {
         let first = &self.runs[0].record;
-        SharedField::ALL
-            .into_iter()
-            .all(|f| f.value(first) == f.value(record))
+        SharedField::ALL.into_iter().find_map(|f| {
+            let (mine, theirs) = (f.value(first), f.value(record));
+            (mine != theirs).then_some((f, mine, theirs))
+        })
     }
 
     /// Every committed set under `root`, in name order; folders that are no set are skipped.

@@ -30,6 +30,7 @@ impl flags::Compare {
             &self.run_b,
             self.threshold,
             &source,
+            self.replicates.as_deref(),
             self.gate,
             Some(out.clone()),
         )?;
@@ -110,6 +111,7 @@ mod tests {
             threshold: Some(5.0),
             calibration: None,
             no_calibration: false,
+            replicates: None,
             out: None,
         }
         .run(&crate::paths::Paths::new(root.path().to_owned()))

@@ -134,9 +134,21 @@ pub fn compare_catches_a_fourfold_slowdown_and_stays_quiet_between_two_normal_ru
     ];
     let a = sqlite_run(&at("a"), &[&shape[..], &["--seed", "1"]].concat());
     // The A/A: a second run on the same idle machine, seconds later, judged on the default gate,
-    // each run's own ratios, where the run's moment cancels: the false discovery rate's share,
-    // one point, may be called changed, and no more.
+    // each run's own ratios, where the run's moment cancels, with the variance between runs of
+    // a replicate set of three more runs of this design (`--replicates`): the false discovery
+    // rate's share, one point, may be called changed, and no more. Without that variance the
+    // runs' sessions are all the A/A would see, and bare SQLite's own ratios also move from one
+    // process to the next: over ten such runs (2026-12-07), 2 of 9 neighbouring pairs called an
+    // own ratio changed (strategy ÷ bound at 8 columns moved 2.6% between runs); with a set of
+    // three others, none did.
     let a2 = sqlite_run(&at("a2"), &[&shape[..], &["--seed", "2"]].concat());
+    let set = at("set");
+    std::fs::create_dir(&set).unwrap();
+    for seed in ["4", "5", "6"] {
+        let out = at(&format!("set-{seed}"));
+        let run = sqlite_run(&out, &[&shape[..], &["--seed", seed]].concat());
+        std::fs::rename(&run, set.join(run.file_name().unwrap())).unwrap();
+    }
     // A third run with two busy threads beside it, as a build beside a run has it. A shared
     // machine is not a uniformly slower one (a preempted probe loses a whole time slice, a
     // larger share of a short probe than of a long one or of the host reference), so this run
@@ -158,12 +170,41 @@ pub fn compare_catches_a_fourfold_slowdown_and_stays_quiet_between_two_normal_ru
     let (code, out) = compare(
         &a,
         &a2,
-        &["--no-calibration", "--out", aa.to_str().unwrap()],
+        &[
+            "--no-calibration",
+            "--replicates",
+            set.to_str().unwrap(),
+            "--out",
+            aa.to_str().unwrap(),
+        ],
     );
     let (verdicts, _, _) = verdicts_in(&aa);
     assert_eq!(verdicts.len(), 16, "{out}");
     assert!(ratio_changes_in(&aa) <= 1, "A/A: own ratios changed\n{out}");
     assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("the variance between runs of the replicate set")
+            && out.contains("(3 runs of this design"),
+        "{out}"
+    );
+    // A set with one run besides the two compared gives no variance between runs: refused.
+    let thin = at("thin");
+    std::fs::create_dir(&thin).unwrap();
+    std::fs::rename(&a2, thin.join(a2.file_name().unwrap())).unwrap();
+    let one = std::fs::read_dir(&set)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::rename(&one, thin.join(one.file_name().unwrap())).unwrap();
+    let a2 = thin.join(a2.file_name().unwrap());
+    let (thin_code, said) = compare(&a, &a2, &["--replicates", thin.to_str().unwrap()]);
+    assert_eq!(thin_code, 2, "{said}");
+    assert!(
+        said.contains("1 run(s) besides the two compared; a variance between runs needs two"),
+        "{said}"
+    );
     assert!(out.contains("**Over sessions** (16 points)"), "{out}");
     assert!(
         out.contains("**Exit status** judged each run's own ratios"),

@@ -332,6 +332,19 @@ pub fn compare(
     threshold_percent: Option<f64>,
     source: &CalibrationSource,
 ) -> Result<Comparison> {
+    compare_with(a, b, threshold_percent, source, None)
+}
+
+/// [`compare`], the variance between runs read from the replicate set `replicates` when one is
+/// given (`--replicates`), else from a committed set of b's design unless the calibration is
+/// off.
+pub fn compare_with(
+    a: &Path,
+    b: &Path,
+    threshold_percent: Option<f64>,
+    source: &CalibrationSource,
+    replicates: Option<&Path>,
+) -> Result<Comparison> {
     if let Some(t) = threshold_percent.filter(|t| !(0.0..100.0).contains(t)) {
         bail!("--threshold {t}: a percentage from 0 up to (not including) 100");
     }
@@ -390,13 +403,11 @@ pub fn compare(
         (None, None) => (ThresholdRule::NoiseFloor, ThresholdChoice::NoiseFloor),
     };
     let host = HostShift::between(&run_a.record, &run_b.record);
-    let between = match source {
-        CalibrationSource::Off => None,
-        _ => BetweenRuns::find(
-            &crate::paths::project_root(),
-            &run_b.record,
-            &[ra.id.as_str(), rb.id.as_str()],
-        )?,
+    let compared = [ra.id.as_str(), rb.id.as_str()];
+    let between = match (replicates, source) {
+        (Some(dir), _) => Some(BetweenRuns::of_set(dir, &run_b.record, &compared)?),
+        (None, CalibrationSource::Off) => None,
+        (None, _) => BetweenRuns::find(&crate::paths::project_root(), &run_b.record, &compared)?,
     };
     notes.extend(host_notes(host.as_ref(), between.as_ref()));
     let adjust = Adjust {
@@ -475,10 +486,11 @@ pub fn write_comparison(
     run_b: &Path,
     threshold: Option<f64>,
     source: &CalibrationSource,
+    replicates: Option<&Path>,
     gate: Gate,
     out: Option<PathBuf>,
 ) -> Result<Comparison> {
-    let comparison = compare(run_a, run_b, threshold, source)?.gate(gate);
+    let comparison = compare_with(run_a, run_b, threshold, source, replicates)?.gate(gate);
     let out = out.unwrap_or_else(|| run_b.to_owned());
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let text = markdown(&comparison);
