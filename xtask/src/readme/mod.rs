@@ -286,6 +286,7 @@ mod tests {
                  it again"
             );
             let js_worker = record.run.alternate_workers
+                || record.run.paired_workers
                 || record
                     .run
                     .worker

@@ -222,7 +222,14 @@ pub fn document(root: &Path) -> Result<String> {
             replicates::D1_BESIDE_POSTGRES,
             "D1 ÷ Postgres through Hyperdrive",
         ),
-        (replicates::TWO_WORKERS, "Rust ÷ JavaScript"),
+        (
+            replicates::TWO_WORKERS,
+            "Rust ÷ JavaScript, sessions alternating",
+        ),
+        (
+            replicates::TWO_WORKERS_PAIRED,
+            "Rust ÷ JavaScript, both Workers in every session",
+        ),
     ];
     for (spec, what) in sets {
         writeln!(out, "\n## {}\n", spec.name).unwrap();
@@ -250,7 +257,7 @@ pub fn document(root: &Path) -> Result<String> {
             replicates::host_speeds(&set)
         )
         .unwrap();
-        if spec == replicates::TWO_WORKERS {
+        if spec == replicates::TWO_WORKERS || spec == replicates::TWO_WORKERS_PAIRED {
             let at_90 = replicates::rust_to_javascript(&set, EQUIVALENCE_LEVEL)?;
             table(
                 &mut out,

@@ -29,6 +29,9 @@ pub struct SetSpec {
     /// The baseline the set's runs take where `source`'s command has another (the Durable
     /// Object's map repeats the decision map's command with `--baseline do`); `None`: source's.
     pub baseline: Option<TargetKind>,
+    /// For a set of `source`'s command with both Workers in every session instead
+    /// (`--paired-workers`, no baseline): how many sessions each run has.
+    pub paired_sessions: Option<usize>,
 }
 
 impl SetSpec {
@@ -49,12 +52,14 @@ pub const COLUMN_SWEEP: SetSpec = SetSpec {
     name: "column-sweep",
     source: super::EXAMPLE_RUN,
     baseline: None,
+    paired_sessions: None,
 };
 /// The local D1 beside the Durable Object (`--baseline do`): D1 ÷ DO.
 pub const D1_BESIDE_DO: SetSpec = SetSpec {
     name: "d1-beside-do",
     source: super::durable::D1_BESIDE_DO,
     baseline: None,
+    paired_sessions: None,
 };
 /// The local D1 beside Postgres through Hyperdrive (the same command with `--baseline
 /// hyperdrive`): D1 ÷ Postgres.
@@ -62,18 +67,29 @@ pub const D1_BESIDE_POSTGRES: SetSpec = SetSpec {
     name: "d1-beside-postgres",
     source: super::durable::D1_BESIDE_DO,
     baseline: Some(TargetKind::Hyperdrive),
+    paired_sessions: None,
 };
 /// The two Workers alternating (`--alternate-workers --sessions 12`): Rust ÷ JavaScript.
 pub const TWO_WORKERS: SetSpec = SetSpec {
     name: "two-workers",
     source: super::instrument::TWO_WORKERS,
     baseline: None,
+    paired_sessions: None,
+};
+/// The two Workers side by side in every session (`--paired-workers --sessions 8`, no
+/// baseline): Rust ÷ JavaScript within sessions, which their drift cannot move.
+pub const TWO_WORKERS_PAIRED: SetSpec = SetSpec {
+    name: "two-workers-paired",
+    source: super::instrument::TWO_WORKERS,
+    baseline: None,
+    paired_sessions: Some(8),
 };
 /// The decision map (columns × row size).
 pub const DECISION_MAP: SetSpec = SetSpec {
     name: "decision-map",
     source: "docs/runs/decision-map",
     baseline: None,
+    paired_sessions: None,
 };
 
 /// The decision map with the Durable Object beside the local D1 (`--baseline do`): the
@@ -82,6 +98,7 @@ pub const DECISION_MAP_DO: SetSpec = SetSpec {
     name: "decision-map-do",
     source: "docs/runs/decision-map",
     baseline: Some(TargetKind::Do),
+    paired_sessions: None,
 };
 
 /// The decision map with Postgres through Hyperdrive beside the local D1 (`--baseline
@@ -90,14 +107,16 @@ pub const DECISION_MAP_POSTGRES: SetSpec = SetSpec {
     name: "decision-map-postgres",
     source: "docs/runs/decision-map",
     baseline: Some(TargetKind::Hyperdrive),
+    paired_sessions: None,
 };
 
 /// Every set the README knows, in the order `reproduce` makes them.
-pub const SETS: [SetSpec; 7] = [
+pub const SETS: [SetSpec; 8] = [
     COLUMN_SWEEP,
     D1_BESIDE_DO,
     D1_BESIDE_POSTGRES,
     TWO_WORKERS,
+    TWO_WORKERS_PAIRED,
     DECISION_MAP,
     DECISION_MAP_DO,
     DECISION_MAP_POSTGRES,

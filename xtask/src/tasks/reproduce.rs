@@ -324,6 +324,7 @@ mod tests {
                 run.alternate_workers, q.record.run.alternate_workers,
                 "{dir}"
             );
+            assert_eq!(run.paired_workers, q.record.run.paired_workers, "{dir}");
             assert_eq!(run.no_baseline, q.record.run.baseline.is_none(), "{dir}");
             assert!(q.minutes().is_some_and(|m| m > 0.0), "{dir}");
         }

@@ -296,10 +296,17 @@ fn beside(root: &Path, about: &Beside) -> Result<Option<String>> {
 
 /// The instrument's section over the two Workers' set.
 pub fn instrument(root: &Path) -> Result<Option<String>> {
-    let spec = replicates::TWO_WORKERS;
-    let Some(set) = stated(spec, root)? else {
-        return Ok(None);
+    // The paired set when it is committed (its ratios are taken within sessions), the
+    // alternating one before it.
+    let alternating = stated(replicates::TWO_WORKERS, root)?;
+    let (spec, set, before) = match stated(replicates::TWO_WORKERS_PAIRED, root)? {
+        Some(paired) => (replicates::TWO_WORKERS_PAIRED, paired, alternating),
+        None => match alternating {
+            Some(set) => (replicates::TWO_WORKERS, set, None),
+            None => return Ok(None),
+        },
     };
+    let paired = set.runs[0].record.run.paired_workers;
     let n = set.runs.len();
     let record = &set.runs.last().expect("two runs or more").record;
     let axis = record
@@ -313,28 +320,35 @@ pub fn instrument(root: &Path) -> Result<Option<String>> {
     centers.sort_by(f64::total_cmp);
     let all: Vec<&PointOverRuns> = at_95.iter().collect();
     let c = equivalence_counts(&at_90);
-    // Each run's sessions of each Worker (they alternate, so half the run's each).
+    // Each run's sessions of each Worker: every session when paired; alternating, half each.
     let per_run: Vec<usize> = set
         .runs
         .iter()
-        .map(|r| r.record.run.sessions.unwrap_or(0) / 2)
+        .map(|r| r.record.run.sessions.unwrap_or(0) / if paired { 1 } else { 2 })
         .collect();
-    let each = per_run
-        .iter()
-        .map(usize::to_string)
-        .collect::<Vec<_>>()
-        .join(" + ");
+    let each = match per_run.windows(2).all(|w| w[0] == w[1]) {
+        true => format!("{} a run", per_run.first().copied().unwrap_or(0)),
+        false => per_run
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(" + "),
+    };
     let total: usize = per_run.iter().sum();
     let mut out = format!(
         "These figures come from the Rust Worker (`worker/`). Against a plain JavaScript Worker \
-         (`worker-js/`, the same statements and window) over {} (sessions alternating, {each} of \
-         each Worker, {total} and {total} in all, {}, the column sweep's full profile; [per \
+         (`worker-js/`, the same statements and window) over {} ({}, {each} of each Worker, \
+         {total} and {total} in all, {}, the column sweep's full profile; [per \
          point]({DOCUMENT}#{})): Rust ÷ JavaScript on the inside clock, per point over runs (95%, \
          t over the runs): {} to {}, median {}; by two one-sided tests on the 90% interval over \
          runs, equivalent to 1 within ±5% at {}, within ±10% (not ±5%) at {}, and at neither at \
          {} of {} points (Benjamini–Hochberg at 5% over the points: ±5% at {}, ±10% at {}); \
-         between-run share {}.\n\n",
+         between-run share {}.{}\n\n",
         source(spec, &set, false),
+        match paired {
+            true => "both Workers in every session, each probe sent to both (`--paired-workers`)",
+            false => "sessions alternating",
+        },
         commits(&set),
         spec.name,
         centers.first().map_or("-".into(), |v| num(*v)),
@@ -347,6 +361,7 @@ pub fn instrument(root: &Path) -> Result<Option<String>> {
         c.five_corrected,
         c.ten_corrected,
         shares(&all),
+        before_text(before.as_ref())?,
     );
     let cell = |strategy: Strategy, columns: f64| {
         at_95
@@ -383,6 +398,25 @@ pub fn instrument(root: &Path) -> Result<Option<String>> {
     )
     .unwrap();
     Ok(Some(out))
+}
+
+/// What the alternating design showed, beside the paired set that replaced it: " With sessions
+/// alternating instead ([4 runs](…)): ±5% at 1, ±10% at 9, neither at 55 of 65."
+fn before_text(before: Option<&ReplicateSet>) -> Result<String> {
+    let Some(set) = before else {
+        return Ok(String::new());
+    };
+    let c = equivalence_counts(&replicates::rust_to_javascript(set, EQUIVALENCE_LEVEL)?);
+    Ok(format!(
+        " With sessions alternating instead ([{} runs]({}/)): ±5% at {}, ±10% at {}, neither at \
+         {} of {}.",
+        set.runs.len(),
+        replicates::TWO_WORKERS.dir(),
+        c.five,
+        c.ten,
+        c.neither,
+        c.points
+    ))
 }
 
 #[cfg(test)]

@@ -51,8 +51,12 @@ pub fn settle(run_dir: &RunDir, target: TargetKind, session: usize) -> Result<us
 /// when it keeps them all.
 fn first_kept(rows: &[&ProbeRow]) -> Option<u64> {
     let last_round = rows.iter().map(|r| r.repeat).max()?;
-    // Each successful probe's value, and its point's median in this session.
-    let point = |r: &ProbeRow| r.point_key();
+    // Each successful probe's value, and its point's median in this session (each Worker's
+    // apart when two share the session, `--paired-workers`: one may be faster throughout).
+    let point = |r: &ProbeRow| match r.worker {
+        Some(worker) => format!("{} {worker}", r.point_key()),
+        None => r.point_key(),
+    };
     let valued: Vec<(&ProbeRow, f64)> = rows
         .iter()
         .filter_map(|r| Measure::MsPer1000Rows.value(r).map(|v| (*r, v)))

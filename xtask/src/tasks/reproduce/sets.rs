@@ -45,6 +45,12 @@ fn template(paths: &Paths, spec: SetSpec) -> Result<RunRecord> {
     if let Some(baseline) = spec.baseline {
         record.run.baseline = Some(baseline);
     }
+    if let Some(sessions) = spec.paired_sessions {
+        record.run.alternate_workers = false;
+        record.run.paired_workers = true;
+        record.run.baseline = None;
+        record.overrides.sessions = Some(sessions);
+    }
     Ok(record)
 }
 
@@ -157,6 +163,7 @@ mod tests {
                 assert_eq!(run.seed, Some(i), "{}", spec.name);
                 assert_eq!(run.target, template.run.target, "{}", spec.name);
                 assert_eq!(run.alternate_workers, template.run.alternate_workers);
+                assert_eq!(run.paired_workers, template.run.paired_workers);
             }
         }
         // The two Workers' set repeats `--alternate-workers --sessions 12`; D1's beside the
@@ -164,6 +171,13 @@ mod tests {
         let two = command(&template(&paths, readme::replicates::TWO_WORKERS).unwrap());
         assert!(two.contains("--alternate-workers"), "{two}");
         assert!(two.contains("--sessions 12"), "{two}");
+        // The paired set, `--paired-workers --sessions 8` and no baseline.
+        let paired = command(&template(&paths, readme::replicates::TWO_WORKERS_PAIRED).unwrap());
+        assert!(
+            paired.contains("--no-baseline --paired-workers") && paired.contains("--sessions 8"),
+            "{paired}"
+        );
+        assert!(!paired.contains("--alternate-workers"), "{paired}");
         let durable = command(&template(&paths, readme::replicates::D1_BESIDE_DO).unwrap());
         assert!(durable.contains("--baseline do"), "{durable}");
     }
