@@ -101,12 +101,7 @@ impl BetweenRuns {
             if !set.holds_design_of(b) {
                 continue;
             }
-            let runs = set
-                .runs
-                .iter()
-                .filter(|r| !exclude.contains(&r.record.run.id.as_str()))
-                .map(|r| super::load(&r.dir.path, "a replicate run"))
-                .collect::<anyhow::Result<Vec<_>>>()?;
+            let runs = others(&set, exclude)?;
             if runs.len() >= 2 {
                 return Ok(Some(BetweenRuns::of_runs(&set.path, &runs)));
             }
@@ -126,12 +121,7 @@ impl BetweenRuns {
                 dir.display()
             );
         }
-        let runs = set
-            .runs
-            .iter()
-            .filter(|r| !exclude.contains(&r.record.run.id.as_str()))
-            .map(|r| super::load(&r.dir.path, "a replicate run"))
-            .collect::<anyhow::Result<Vec<_>>>()?;
+        let runs = others(&set, exclude)?;
         if runs.len() < 2 {
             anyhow::bail!(
                 "--replicates {}: {} run(s) besides the two compared; a variance between runs \
@@ -162,6 +152,16 @@ impl BetweenRuns {
             ratio_sd_max,
         }
     }
+}
+
+/// The runs of `set` but those compared (`exclude`, by run id: a run's own difference from the
+/// other must not widen the noise it is judged against), each read as compare reads a run.
+fn others(set: &ReplicateSet, exclude: &[&str]) -> anyhow::Result<Vec<Loaded>> {
+    set.runs
+        .iter()
+        .filter(|r| !exclude.contains(&r.record.run.id.as_str()))
+        .map(|r| super::load(&r.dir.path, "a replicate run"))
+        .collect()
 }
 
 /// Each point's between-run standard deviation replaced by the root mean square of those of
