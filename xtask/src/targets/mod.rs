@@ -172,10 +172,10 @@ pub struct Start<'a> {
     pub remote: Option<&'a remote::Options>,
     /// Warnings to say before a remote run spends quota.
     pub warnings: &'a [String],
-    /// Whether a local Worker's isolate heap is sampled during each measured request
-    /// (`--isolate-heap`).
     /// Which Worker runs on the local target (`--worker`).
     pub worker: WorkerKind,
+    /// Whether a local Worker's isolate heap is sampled during each measured request
+    /// (`--isolate-heap`).
     pub sample_heap: Option<crate::base::HeapSampling>,
     /// `--paired-workers`: the JavaScript Worker that runs beside the Rust Worker in every
     /// session of the local target.

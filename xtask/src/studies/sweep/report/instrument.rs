@@ -252,13 +252,27 @@ pub fn a_a(rows: &[ProbeRow], axis: Axis, worker: WorkerKind) -> HalvesTest {
 /// The paired comparison's A/A test: each point's per-session Rust ÷ JavaScript ratios split
 /// into two halves balanced in time and judged against each other ([`halves::halves_test`]): a
 /// ratio that drifts between sessions more than its interval allows shows here.
-pub fn a_a_paired(rows: &[ProbeRow], axis: Axis) -> HalvesTest {
-    let points: Vec<Vec<f64>> = worker_sessions(rows, axis)
-        .into_iter()
-        .map(|w| w.paired)
-        .filter(|p| !p.is_empty())
+pub fn a_a_paired(sessions: &[WorkerSessions]) -> HalvesTest {
+    let points: Vec<Vec<f64>> = sessions
+        .iter()
+        .filter(|w| !w.paired.is_empty())
+        .map(|w| w.paired.clone())
         .collect();
     halves::halves_test(&points)
+}
+
+/// What an A/A test called: "3 of 65{unit} (judged alone at 5%, …; about … by chance; it could
+/// only have caught about … at one point among them)".
+fn called(test: &HalvesTest, unit: &str) -> String {
+    format!(
+        "{} of {}{unit} (judged alone at 5%, {}; about {} by chance; it could only have caught \
+         about {} at one point among them)",
+        test.called,
+        test.judged,
+        test.alone,
+        test.alone_by_chance(),
+        test.detectable.map_or("–".to_owned(), num),
+    )
 }
 
 /// literal ÷ bound at each value of the axis, on the inside clock (geometric means over
@@ -304,24 +318,23 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
     if points.is_empty() {
         return None;
     }
-    let paired = worker_sessions(rows, axis)
-        .iter()
-        .any(|w| !w.paired.is_empty());
+    let sessions = worker_sessions(rows, axis);
+    let paired = sessions.iter().any(|w| !w.paired.is_empty());
+    let level = CONFIDENCE * 100.0;
     let how = match paired {
-        true => {
-            "both Workers side by side in every session (`--paired-workers`: each probe sent \
-                 to both back to back, in a shuffled order), the geometric mean over sessions of \
-                 each session's ratio (the medians of its repeats), its {:.0}% interval by the \
-                 t over the sessions' ratios on the logs, so the drift between sessions, which \
-                 moves both Workers alike, is not in it"
-        }
-        false => {
-            "the ratio of their geometric means over sessions (each session's value the \
-                  median of its repeats; sessions alternate Workers), its {:.0}% interval by \
-                  Welch's t on the logs"
-        }
-    }
-    .replace("{:.0}", &format!("{:.0}", CONFIDENCE * 100.0));
+        true => format!(
+            "both Workers side by side in every session (`--paired-workers`: each probe sent to \
+             both back to back, in a shuffled order), the geometric mean over sessions of each \
+             session's ratio (the medians of its repeats), its {level:.0}% interval by the t over \
+             the sessions' ratios on the logs, so the drift between sessions, which moves both \
+             Workers alike, is not in it"
+        ),
+        false => format!(
+            "the ratio of their geometric means over sessions (each session's value the median \
+             of its repeats; sessions alternate Workers), its {level:.0}% interval by Welch's t \
+             on the logs"
+        ),
+    };
     let mut md = format!(
         "## The instrument: Rust Worker ÷ JavaScript Worker\n\nPer point, the Rust Worker's \
          inside clock ÷ the JavaScript Worker's: {how}, and `differs` where it excludes 1 with every point's verdict \
@@ -394,50 +407,38 @@ pub fn markdown(rows: &[ProbeRow], axis: Axis) -> Option<String> {
             (TOLERANCE - 1.0) * 100.0
         ));
     }
-    let a_a_line = |worker: WorkerKind, name: &str| {
-        let test = a_a(rows, axis, worker);
-        (test.judged > 0).then(|| {
-            format!(
-                "the {name} Worker's sessions, {} of {} points (judged alone at 5%, {}; about {} \
-                 by chance; it could only have caught about {} at one point among them)",
-                test.called,
-                test.judged,
-                test.alone,
-                test.alone_by_chance(),
-                test.detectable.map_or("–".to_owned(), num),
-            )
-        })
-    };
-    let tests: Vec<String> = [
-        a_a_line(WorkerKind::Rust, "Rust"),
-        a_a_line(javascript_of(rows), "JavaScript"),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let ratio_test = paired
-        .then(|| a_a_paired(rows, axis))
-        .filter(|t| t.judged > 0);
-    if let Some(test) = ratio_test {
-        md.push_str(&format!(
-            "\nThe comparison's A/A test: the sessions' Rust ÷ JavaScript ratios split into two \
-             halves balanced in time (of each four sessions, the first and last against the \
-             middle two) and judged against each other as above; points called different: {} \
-             of {} (judged alone at 5%, {}; about {} by chance; it could only have caught about \
-             {} at one point among them).\n",
-            test.called,
-            test.judged,
-            test.alone,
-            test.alone_by_chance(),
-            test.detectable.map_or("–".to_owned(), num),
-        ));
-    } else if !tests.is_empty() {
-        md.push_str(&format!(
-            "\nThe comparison's A/A test: each Worker's own sessions split into two halves \
-             balanced in time (of each four sessions, the first and last against the middle \
-             two) and judged the same way; points called different: {}.\n",
-            tests.join("; ")
-        ));
+    if paired {
+        let test = a_a_paired(&sessions);
+        if test.judged > 0 {
+            md.push_str(&format!(
+                "\nThe comparison's A/A test: the sessions' Rust ÷ JavaScript ratios split into \
+                 two halves balanced in time (of each four sessions, the first and last against \
+                 the middle two) and judged against each other as above; points called \
+                 different: {}.\n",
+                called(&test, "")
+            ));
+        }
+    } else {
+        let a_a_line = |worker: WorkerKind, name: &str| {
+            let test = a_a(rows, axis, worker);
+            (test.judged > 0)
+                .then(|| format!("the {name} Worker's sessions, {}", called(&test, " points")))
+        };
+        let tests: Vec<String> = [
+            a_a_line(WorkerKind::Rust, "Rust"),
+            a_a_line(javascript_of(rows), "JavaScript"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !tests.is_empty() {
+            md.push_str(&format!(
+                "\nThe comparison's A/A test: each Worker's own sessions split into two halves \
+                 balanced in time (of each four sessions, the first and last against the middle \
+                 two) and judged the same way; points called different: {}.\n",
+                tests.join("; ")
+            ));
+        }
     }
     let findings = moved_findings(rows, axis);
     if !findings.is_empty() {
