@@ -278,8 +278,22 @@ pub struct Run {
     /// offer the planned rates: each timetable's requests K, K + N, K + 2N, ... (counting from
     /// 1), at the rate ÷ N on the same clock offset by K - 1 requests, with the same plan, seeds
     /// and arms. `cargo xtask merge` makes one run of the N shard runs.
-    #[arg(long, value_name = "K/N")]
+    #[arg(long, value_name = "K/N", conflicts_with = "shards")]
     pub shard: Option<crate::records::shard::Shard>,
+    /// Workloads on this machine (`sqlite` or `local`) only: N shard processes (2 to 64) load
+    /// one target together: this process starts it (one SQLite file, or one `wrangler dev` with
+    /// one local D1), seeds and checks it with every shard's writes, starts the N processes
+    /// (`--shard K/N` each), meets them before every phase so that their timetables start
+    /// together, and merges their runs into one run (as `cargo xtask merge`).
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(2..=i64::from(crate::records::shard::MAX_SHARDS))
+    )]
+    pub shards: Option<u32>,
+    /// Internal to `--shards`: the join file of the shared target a shard process loads.
+    #[arg(long, value_name = "FILE", hide = true, requires = "shard")]
+    pub join: Option<PathBuf>,
     /// Continue the interrupted, failed or abandoned run in RUN_DIR: the probes its results.csv
     /// holds are skipped, the rest appended. Refused when the experiment file or the code
     /// (git commit, uncommitted changes) differ from the run's.
@@ -289,7 +303,7 @@ pub struct Run {
         conflicts_with_all = [
             "experiment", "target", "profile", "out", "no_baseline", "baseline", "debug_corrupt",
             "location", "plan", "repeats", "warmup", "seed", "sessions", "only", "dry_run",
-            "debug_slow", "shard",
+            "debug_slow", "shard", "shards", "join",
         ]
     )]
     pub resume: Option<PathBuf>,
@@ -338,6 +352,8 @@ impl Run {
             only: None,
             dry_run: false,
             shard: None,
+            shards: None,
+            join: None,
             resume: None,
         }
     }

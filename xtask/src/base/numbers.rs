@@ -46,3 +46,29 @@ mod tests {
         assert_eq!(num(1.234), "1.23");
     }
 }
+
+/// `x` with the noise of its last bits taken off when it is a number of at most 6 decimals but
+/// for them (`109.99999999999999`, 220 ÷ 2 summed back: 110); any other number as it is.
+pub fn without_float_noise(x: f64) -> f64 {
+    let short = (x * 1e6).round() / 1e6;
+    match (x - short).abs() <= 1e-9 * x.abs().max(1.0) {
+        true => short,
+        false => x,
+    }
+}
+
+#[cfg(test)]
+mod noise_tests {
+    use super::without_float_noise;
+
+    #[test]
+    fn float_noise_goes_and_real_digits_stay() {
+        assert_eq!(without_float_noise(109.99999999999999).to_string(), "110");
+        assert_eq!(without_float_noise(220.00000000000003).to_string(), "220");
+        assert_eq!(without_float_noise(12.5).to_string(), "12.5");
+        assert_eq!(
+            without_float_noise(19.595835884874464).to_string(),
+            "19.595835884874464"
+        );
+    }
+}

@@ -139,6 +139,10 @@ impl Workloads for Clocked {
     fn process_group(&self) -> Option<i32> {
         self.inner.process_group()
     }
+
+    fn rendezvous(&self) -> Option<std::sync::Arc<crate::targets::joined::rendezvous::Rendezvous>> {
+        self.inner.rendezvous()
+    }
 }
 
 #[cfg(test)]

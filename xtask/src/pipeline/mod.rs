@@ -74,6 +74,9 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     if let Some(run_dir) = &flags.resume {
         return resume::resume(flags, run_dir, sh, paths);
     }
+    if flags.shards.is_some() {
+        return studies::workload::shard::shared::run(flags, sh, paths);
+    }
     let plan = plan(flags, paths)?;
     if flags.profile.is_none() && plan.profile == FREE_PROFILE && flags.target.is_remote() {
         eprintln!("{}", free_profile_note());
@@ -165,8 +168,9 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
 
 /// The Worker's toolchain installed and the Worker built, for a target that runs it; the ORM
 /// Worker's libraries too when it runs.
-fn tools(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<Option<Toolchain>> {
-    if !flags.target.runs_the_worker() {
+pub(crate) fn tools(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<Option<Toolchain>> {
+    // A shard of `--shards` reaches the Worker its coordinator built and started.
+    if !flags.target.runs_the_worker() || flags.join.is_some() {
         return Ok(None);
     }
     let tools = toolchain::ensure(sh, paths)?;
@@ -211,6 +215,11 @@ fn measure(
         }
         None => Vec::new(),
     };
+    // A shard of `--shards` joins the target its coordinator started.
+    let join = match (&flags.join, flags.shard) {
+        (Some(file), Some(shard)) => Some((targets::joined::Join::read(file)?, shard.index)),
+        _ => None,
+    };
     let start = Start {
         paths,
         tools: tools.tools,
@@ -219,6 +228,7 @@ fn measure(
         sample_heap: flags.isolate_heap,
         worker: flags.worker,
         pair_with: flags.paired_workers.then(|| flags.javascript()),
+        join: join.as_ref().map(|(join, k)| (join, *k)),
     };
     // The host's speed before the first session, between sessions and after the last.
     take_reading(&mut record, run_dir, ReadingAt::Before)?;

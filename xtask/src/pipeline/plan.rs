@@ -67,6 +67,29 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         shard: flags.shard,
         dry_run: flags.dry_run,
     })?;
+    if let Some(of) = flags.shards {
+        if plan.work.kind().name() != StudyKind::Workload {
+            return Err(ShardRefusal(format!(
+                "--shards {of} splits a workload's open-loop load between processes: `{}` is a \
+                 {} study, whose probes are timed one at a time and are not a rate to share",
+                flags.experiment(),
+                match plan.work.kind().name() {
+                    StudyKind::Ladder => "ladder",
+                    _ => "sweep",
+                }
+            ))
+            .into());
+        }
+        if !matches!(flags.target, TargetKind::Sqlite | TargetKind::Local) {
+            return Err(ShardRefusal(format!(
+                "--shards {of} shares one target between processes on this machine: --target \
+                 sqlite or local, not {} (on Cloudflare, run each shard with --shard K/N and \
+                 merge them)",
+                flags.target
+            ))
+            .into());
+        }
+    }
     if let Some(shard) = flags.shard
         && plan.work.kind().name() != StudyKind::Workload
     {

@@ -150,6 +150,8 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
         sessions: overrides.sessions,
         only: overrides.only.clone(),
         shard: run.shard,
+        shards: None,
+        join: None,
         dry_run: false,
         resume: None,
     })

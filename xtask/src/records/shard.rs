@@ -86,6 +86,11 @@ pub struct Merged {
     /// were never offered.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<u32>,
+    /// Whether the shards loaded one target together (`run --shards N`), which a coordinator
+    /// started, seeded and checked with every shard's writes (checks.csv is its); otherwise each
+    /// shard loaded a target of its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared_target: bool,
 }
 
 /// One shard run a merged run was made from.

@@ -86,6 +86,16 @@ impl WorkerClient {
         }
     }
 
+    /// Where the Worker answers, and the bearer token it takes: for the shard processes that
+    /// share it (`--shards`).
+    pub fn address(&self) -> (&str, &str) {
+        let token = self
+            .authorization
+            .strip_prefix("Bearer ")
+            .unwrap_or_default();
+        (&self.base_url, token)
+    }
+
     /// The same client, its probes and rungs sent to the Worker's Durable Object instead of D1.
     pub fn through_durable_object(mut self) -> Self {
         self.store = "/do";

@@ -14,12 +14,15 @@
 //! - [`worker`]: what those two share: the Worker reached over HTTP ([`http`]);
 //! - [`hyperdrive`]: the Postgres Worker in workerd through `wrangler dev`, writing through its
 //!   Hyperdrive binding to a private PostgreSQL cluster the session starts and stops;
+//! - [`joined`]: a `wrangler dev` or SQLite file another process started and shares with several
+//!   shard processes (`--shards N`), and where they meet;
 //! - [`sqlite`]: real SQLite in-process with D1's documented limits (the baseline);
 //! - [`workload`]: what workload experiments ask of a target, shared by the load generator.
 
 pub mod error;
 pub mod http;
 pub mod hyperdrive;
+pub mod joined;
 pub mod local;
 #[cfg(test)]
 pub mod loopback;
@@ -146,6 +149,11 @@ pub trait Workloads: Target {
     /// D1's REST API for the target's database, for writes a series sends that way; `None` on
     /// a target without it (every target but remote). No default: a wrapper must pass it on.
     fn rest_writes(&mut self) -> Option<std::sync::Arc<remote::rest::RestClient>>;
+    /// Where the processes sharing this target meet, on a target another process started and
+    /// shares ([`joined`]); `None` on a target of the session's own. A wrapper must pass it on.
+    fn rendezvous(&self) -> Option<std::sync::Arc<joined::rendezvous::Rendezvous>> {
+        None
+    }
 }
 
 /// A target that runs every kind of study, as [`open`] starts it: any type that implements the
@@ -180,10 +188,19 @@ pub struct Start<'a> {
     /// `--paired-workers`: the JavaScript Worker that runs beside the Rust Worker in every
     /// session of the local target.
     pub pair_with: Option<WorkerKind>,
+    /// A shard of `--shards`: the shared target it joins, and its K.
+    pub join: Option<(&'a joined::Join, u32)>,
 }
 
 /// Starts `kind` and waits until it answers.
 pub fn open(kind: TargetKind, start: &Start) -> Result<Box<dyn Session>> {
+    if let Some((join, k)) = start.join {
+        eprintln!(
+            "joining the shared {kind} target as shard {k}/{} (its coordinator started it)",
+            join.of
+        );
+        return Ok(Box::new(joined::JoinedSession::join(join, k)?));
+    }
     Ok(match kind {
         TargetKind::Sqlite => Box::new(sqlite::SqliteSession::open()?),
         TargetKind::Local if start.pair_with.is_some() => {

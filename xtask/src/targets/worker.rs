@@ -93,6 +93,11 @@ impl WorkloadClient for NotingClient {
 }
 
 impl WorkerSession {
+    /// The client of the Worker this session started.
+    pub fn client(&self) -> &WorkerClient {
+        &self.client
+    }
+
     pub fn local(
         paths: &Paths,
         tools: &Toolchain,

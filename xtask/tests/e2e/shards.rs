@@ -21,11 +21,199 @@ pub fn tests() -> Vec<Trial> {
             "shards::two_shards_on_sqlite_merge_into_the_run_of_every_request",
             two_shards_on_sqlite_merge_into_the_run_of_every_request,
         ),
+        crate::beside_others(
+            "shards::shards_sharing_one_wrangler_dev_are_checked_once_with_every_shards_writes",
+            shards_sharing_one_wrangler_dev_are_checked_once_with_every_shards_writes,
+        ),
+        crate::without_worker(
+            "shards::shards_sharing_one_sqlite_file_are_checked_once_with_every_shards_writes",
+            shards_sharing_one_sqlite_file_are_checked_once_with_every_shards_writes,
+        ),
         crate::without_worker(
             "shards::bad_shard_flags_exit_2_naming_the_problem",
             bad_shard_flags_exit_2_naming_the_problem,
         ),
+        crate::without_worker(
+            "shards::a_shard_stops_waiting_when_its_coordinator_is_gone_or_its_join_file_is_bad",
+            a_shard_stops_waiting_when_its_coordinator_is_gone_or_its_join_file_is_bad,
+        ),
     ]
+}
+
+/// The one directory in `out` whose name ends with `suffix`.
+fn dir_ending(out: &Path, suffix: &str) -> PathBuf {
+    let found: Vec<PathBuf> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?} in {}", out.display());
+    found[0].clone()
+}
+
+fn shards_sharing_one_wrangler_dev_are_checked_once_with_every_shards_writes() {
+    shards_sharing_one_target("local");
+}
+
+fn shards_sharing_one_sqlite_file_are_checked_once_with_every_shards_writes() {
+    shards_sharing_one_target("sqlite");
+}
+
+/// `run write-contention --shards 2` on `target`: one target that a coordinator seeded and
+/// checked, with both shards' acknowledged writes in its final count; shard 1 alone calibrated,
+/// the shards checked nothing, and both loaded each point's measured phase, started together.
+fn shards_sharing_one_target(target: &str) {
+    let scratch = tempfile::tempdir().unwrap();
+    let output = xtask(&[
+        "run",
+        "write-contention",
+        "--target",
+        target,
+        "--profile",
+        "smoke",
+        "--shards",
+        "2",
+    ])
+    .arg("--out")
+    .arg(scratch.path())
+    .output()
+    .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let merged = dir_ending(scratch.path(), "-merged");
+    let group = dir_ending(scratch.path(), "-shards");
+    let record = run_toml(&merged);
+    assert_eq!(record["run"]["status"].as_str(), Some("complete"));
+    assert_eq!(record["merged"]["of"].as_integer(), Some(2));
+    assert_eq!(record["merged"]["shared_target"].as_bool(), Some(true));
+
+    // The shard runs: each its own, shard 1 alone calibrating, neither checking the table.
+    let mut acknowledged_rows = 0u64;
+    for k in 1..=2usize {
+        let dir = std::fs::read_dir(&group)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.join("run.toml").exists()
+                    && run_toml(p)["run"]["shard"].as_str() == Some(&format!("{k}/2"))
+            })
+            .unwrap_or_else(|| panic!("no run of shard {k}/2 in {}", group.display()));
+        assert!(read_csv(&dir.join("checks.csv")).is_empty(), "{k}");
+        let rows = read_csv(&dir.join("results.csv"));
+        let calibrations = rows.iter().filter(|r| r["phase"] == "calibrate").count();
+        assert_eq!(
+            calibrations > 0,
+            k == 1,
+            "shard {k}: {calibrations} calibrations"
+        );
+        acknowledged_rows += rows
+            .iter()
+            .filter(|r| {
+                (r["op"] == "write" || r["op"] == "batch-write")
+                    && r["outcome"] == "ok"
+                    && r["target_failed"] == "false"
+            })
+            .map(|r| r["op_rows"].parse::<u64>().unwrap())
+            .sum::<u64>();
+    }
+    assert!(acknowledged_rows > 0);
+    // The coordinator's checks: the table seeded, then every shard's writes in it at the end.
+    let checks = read_csv(&merged.join("checks.csv"));
+    let when: Vec<&str> = checks.iter().map(|c| c["when"].as_str()).collect();
+    assert_eq!(when, ["seeded", "final"], "{checks:?}");
+    assert!(
+        checks.iter().all(|c| c["reconciled"] == "true"),
+        "{checks:?}"
+    );
+    let seeded: u64 = checks[0]["rows_present"].parse().unwrap();
+    let last = &checks[1];
+    assert_eq!(
+        last["rows_expected"].parse::<u64>().unwrap(),
+        seeded + acknowledged_rows,
+        "{last:?}"
+    );
+    assert_eq!(last["rows_expected"], last["rows_present"]);
+
+    // Both shards loaded each point's measured phase, on one clock, started together.
+    let results = read_csv(&merged.join("results.csv"));
+    let mut starts: BTreeMap<(String, u64), f64> = BTreeMap::new();
+    for r in results.iter().filter(|r| r["phase"] == "measure") {
+        let seq: u64 = r["seq"].parse().unwrap();
+        starts.insert((r["point"].clone(), seq % 2), ms(r, "started_ms"));
+    }
+    for point in ["1", "2"] {
+        let one = starts[&(point.to_owned(), 0)];
+        let two = starts[&(point.to_owned(), 1)];
+        // A meeting starts both within a few ms; a second apart would be no meeting at all.
+        assert!((one - two).abs() < 1000.0, "point {point}: {one} and {two}");
+    }
+    let summary = std::fs::read_to_string(merged.join("summary.md")).unwrap();
+    assert!(
+        summary.contains(&format!("loaded one {target} target together")),
+        "{summary}"
+    );
+    // What the coordinator made to share is gone; the shard runs and logs stay.
+    assert!(!group.join("rendezvous").exists());
+    assert!(!group.join("shared.sqlite").exists());
+    assert!(group.join("shard-2.log").exists());
+}
+
+/// A shard of a coordinator that is gone ends its wait, saying so, and its run says it failed;
+/// a join file that is not one is named with its line.
+fn a_shard_stops_waiting_when_its_coordinator_is_gone_or_its_join_file_is_bad() {
+    let scratch = tempfile::tempdir().unwrap();
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    let join = scratch.path().join("join.toml");
+    std::fs::write(
+        &join,
+        format!(
+            "target = \"sqlite\"\nof = 2\nrendezvous = \"{}\"\nsqlite = \"{}\"\n\
+             coordinator_pid = {pid}\nwait_limit_s = 600\ngeneration = 1\n",
+            scratch.path().join("rendezvous").display(),
+            scratch.path().join("shared.sqlite").display()
+        ),
+    )
+    .unwrap();
+    let shard = |join: &Path| {
+        xtask(&[
+            "run",
+            "write-contention",
+            "--target",
+            "sqlite",
+            "--profile",
+            "smoke",
+            "--shard",
+            "1/2",
+            "--no-baseline",
+        ])
+        .arg("--join")
+        .arg(join)
+        .arg("--out")
+        .arg(scratch.path().join("out"))
+        .output()
+        .unwrap()
+    };
+    let output = shard(&join);
+    assert!(!output.status.success(), "{}", text(&output));
+    assert!(
+        text(&output).contains(&format!("the coordinator (pid {pid}) is gone")),
+        "{}",
+        text(&output)
+    );
+    let record = run_toml(&run_dir(&scratch.path().join("out")));
+    assert_eq!(record["run"]["status"].as_str(), Some("failed"), "{record}");
+
+    let bad = scratch.path().join("bad.toml");
+    std::fs::write(&bad, "target = \"sqlite\"\nof = \"two\"\n").unwrap();
+    let output = shard(&bad);
+    assert!(!output.status.success());
+    assert!(
+        text(&output).contains(&format!("{}: not a join file", bad.display()))
+            && text(&output).contains("line 2"),
+        "{}",
+        text(&output)
+    );
 }
 
 /// `cargo xtask merge <dirs> --out <out>`, its output.

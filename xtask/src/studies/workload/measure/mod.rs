@@ -3,6 +3,12 @@
 //! under open-loop load ([`load`]), warm-up then measured, each request appended to
 //! `results.csv` as it lands; and a final check that every seeded row and every acknowledged
 //! write is present exactly once, after which the table is dropped.
+//!
+//! On a target several processes share (`--shards N`, [`crate::targets::joined`]) the same loop
+//! is split: the coordinator seeds, checks and indexes each size and checks the end, with every
+//! shard's writes in what the table must hold; each shard waits for the table, runs its share of
+//! the points, meeting the others before every phase so that all start together, and hands the
+//! coordinator what its writes must have left.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
@@ -30,10 +36,12 @@ use crate::studies::workload::WritePath;
 use crate::studies::workload::row::{CheckRow, OpRow, Phase, PointRow};
 use crate::studies::workload::{Arm, CALIBRATION_PER_ARM, LoadPoint, WorkloadPlan};
 use crate::targets::Workloads;
+use crate::targets::joined::rendezvous::{Party, Rendezvous};
 use crate::targets::workload::WorkloadClient;
 
 /// What the table must hold: every seeded id, and every write acknowledged so far; and what it
 /// may hold: the writes sent and not acknowledged (each at most once).
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Expected {
     seeded: u64,
     written: BTreeSet<u64>,
@@ -48,6 +56,42 @@ impl Expected {
         let mut ids: BTreeSet<u64> = self.written.clone();
         ids.extend(landed.iter().copied());
         (1..=self.seeded).chain(ids)
+    }
+
+    /// The coordinator's: the rows seeded, and the writes of every shard, read from what each
+    /// handed over at `step` (each shard's writes so far).
+    fn of_shards(seeded: u64, rendezvous: &Rendezvous, step: &str) -> Result<Expected> {
+        let mut all = Expected::seeded(seeded);
+        for path in rendezvous.gather(step)? {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| anyhow!("cannot read a shard's writes, {path}: {e}"))?;
+            let shard: Expected = serde_json::from_str(&text)
+                .map_err(|e| anyhow!("{path}: not a shard's writes: {e}"))?;
+            all.written.extend(shard.written);
+            all.attempted.extend(shard.attempted);
+            all.versions.absorb(&shard.versions);
+        }
+        Ok(all)
+    }
+
+    fn seeded(seeded: u64) -> Expected {
+        Expected {
+            seeded,
+            written: BTreeSet::new(),
+            attempted: BTreeSet::new(),
+            versions: RowVersions::default(),
+        }
+    }
+
+    /// A shard hands its writes so far to the coordinator at `step`.
+    fn hand_over(&self, rendezvous: &Rendezvous, step: &str) -> Result<()> {
+        let Party::Shard(k) = rendezvous.party() else {
+            bail!("only a shard hands over its writes");
+        };
+        let path = rendezvous.path(&format!("{step}-writes-{k}.json"));
+        std::fs::write(&path, serde_json::to_string(self)?)
+            .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+        rendezvous.arrive(step, &path.display().to_string())
     }
 }
 
@@ -66,16 +110,18 @@ pub fn measure(
     let mut results = Appender::<OpRow>::open(&run_dir.results_csv())?;
     let mut checks = Appender::<CheckRow>::open(&run_dir.checks_csv())?;
     let mut totals = Totals::default();
-    let mut expected = Expected {
-        seeded: 0,
-        written: BTreeSet::new(),
-        attempted: BTreeSet::new(),
-        versions: RowVersions::default(),
-    };
+    let mut expected = Expected::seeded(0);
+    // Shared (--shards): who seeds and checks (a whole run, the coordinator) and who loads (a
+    // whole run, a shard).
+    let shared = session.rendezvous();
+    let party = shared.as_ref().map(|r| r.party());
+    let prepares = !matches!(party, Some(Party::Shard(_)));
     let mut next_write_id = FIRST_WRITE_ID;
     let mut next_version = BTreeMap::new();
     // Each run's KV keys are its own: a local KV namespace persists across runs.
-    let generation = run_generation();
+    let generation = shared
+        .as_ref()
+        .map_or_else(run_generation, |r| r.generation());
     let mut indexed = false;
     let check_row = |when: &str, table_rows: u64, batches, seed_ms, expected: &Expected, drop| {
         let at = Table {
@@ -88,31 +134,47 @@ pub fn measure(
     };
     let mut points = Appender::<PointRow>::open(&run_dir.points_csv())?;
     let pgid = session.process_group();
-    for &size in &plan.sizes {
-        // Rows go in without a secondary index; the table takes every arm's after.
-        if indexed {
+    for (i, &size) in plan.sizes.iter().enumerate() {
+        let step = format!("size-{}", i + 1);
+        if prepares {
+            // Rows go in without a secondary index; the table takes every arm's after.
+            if indexed {
+                client
+                    .index(&[])
+                    .map_err(|e| anyhow!("cannot drop the indexes before seeding: {e}"))?;
+            }
+            let seeding = Instant::now();
+            let batches = seed(&*client, plan, expected.seeded, size)?;
+            let seed_ms = seeding.elapsed().as_secs_f64() * 1000.0;
+            expected.seeded = size;
+            eprintln!(
+                "seeded {size} rows in {batches} batches ({:.1} s); checking them",
+                seed_ms / 1000.0
+            );
+            let row = check_row("seeded", size, batches, seed_ms, &expected, false)?;
+            totals.add(&row);
+            checks.append(&row)?;
+            if !row.reconciled {
+                bail!("the seeded table does not reconcile: {}", row.note);
+            }
             client
-                .index(&[])
-                .map_err(|e| anyhow!("cannot drop the indexes before seeding: {e}"))?;
+                .index(&plan.indexes)
+                .map_err(|e| anyhow!("cannot create the indexes {:?}: {e}", plan.indexes))?;
+            indexed = true;
         }
-        let seeding = Instant::now();
-        let batches = seed(&*client, plan, expected.seeded, size)?;
-        let seed_ms = seeding.elapsed().as_secs_f64() * 1000.0;
-        expected.seeded = size;
-        eprintln!(
-            "seeded {size} rows in {batches} batches ({:.1} s); checking them",
-            seed_ms / 1000.0
-        );
-        let row = check_row("seeded", size, batches, seed_ms, &expected, false)?;
-        totals.add(&row);
-        checks.append(&row)?;
-        if !row.reconciled {
-            bail!("the seeded table does not reconcile: {}", row.note);
+        match (&shared, party) {
+            (Some(shared), Some(Party::Coordinator)) => {
+                shared.post(&step)?;
+                eprintln!("the shards load the table of {size} rows");
+                expected = Expected::of_shards(size, shared, &format!("{step}-loaded"))?;
+                continue;
+            }
+            (Some(shared), _) => {
+                shared.await_post(&step)?;
+                expected.seeded = size;
+            }
+            (None, _) => {}
         }
-        client
-            .index(&plan.indexes)
-            .map_err(|e| anyhow!("cannot create the indexes {:?}: {e}", plan.indexes))?;
-        indexed = true;
         for planned in plan.points.iter().filter(|p| p.table_rows == size) {
             // In-process SQLite has no Sessions API: its baseline is the plain binding's arms.
             let point = if target.runs_the_worker() {
@@ -139,10 +201,27 @@ pub fn measure(
             let senders = point::Senders {
                 client: std::sync::Arc::clone(&client),
                 rest: rest.clone(),
+                // On a shared target shard 1 alone measures the service time.
+                calibrates: matches!(party, None | Some(Party::Shard(1))),
             };
-            let row = point::run(plan, point, &senders, &mut at, &mut ids, pgid)?;
+            let row = point::run(
+                plan,
+                point,
+                &senders,
+                &mut at,
+                &mut ids,
+                pgid,
+                shared.as_deref(),
+            )?;
             points.append(&row)?;
         }
+        if let Some(shared) = &shared {
+            expected.hand_over(shared, &format!("{step}-loaded"))?;
+        }
+    }
+    if !prepares {
+        // The coordinator checks the end, every shard's writes in it.
+        return Ok(totals);
     }
     let last = plan.sizes.last().copied().unwrap_or(0);
     let row = check_row("final", last, 0, 0.0, &expected, true)?;
@@ -281,7 +360,7 @@ struct Ids<'a> {
 
 /// A number this run's KV keys start with: the run's start in ms, so that no entry a previous
 /// run left in a persisted local KV namespace answers this run's reads.
-fn run_generation() -> u64 {
+pub fn run_generation() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)

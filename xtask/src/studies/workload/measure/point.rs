@@ -15,6 +15,7 @@ use super::{At, Ids, Recorder, jobs};
 use crate::cpu::CpuTimes;
 use crate::studies::workload::row::{OpRow, Phase, PointRow};
 use crate::studies::workload::{LoadPoint, WorkloadPlan, WritePath, path, shard};
+use crate::targets::joined::rendezvous::Rendezvous;
 use crate::targets::remote::rest::{Endpoint, RestClient};
 use crate::targets::workload::WorkloadClient;
 
@@ -26,6 +27,8 @@ const BACK_TO_BACK_PER_S: f64 = 1.0e6;
 pub(super) struct Senders {
     pub client: Arc<dyn WorkloadClient>,
     pub rest: Option<Arc<RestClient>>,
+    /// Whether this process sends the calibration: on a shared target only shard 1 does.
+    pub calibrates: bool,
 }
 
 /// What one phase of a point sent.
@@ -43,7 +46,14 @@ pub(super) fn run(
     recorder: &mut Recorder,
     ids: &mut Ids,
     pgid: Option<i32>,
+    shared: Option<&Rendezvous>,
 ) -> Result<PointRow> {
+    // On a shared target every shard starts each phase together (and shard 1 alone calibrates).
+    let meet = |at: &str, payload: &str| match shared {
+        Some(shared) => shared.meet(&format!("p{}-{at}", planned.id), payload),
+        None => Ok(Vec::new()),
+    };
+    meet("calibrate", "")?;
     let calibrated = phase(
         plan,
         &planned,
@@ -54,7 +64,17 @@ pub(super) fn run(
         recorder,
         ids,
     )?;
-    let service = Service::of(&planned, &calibrated.rows);
+    let mut service = Service::of(&planned, &calibrated.rows);
+    let told = meet(
+        "calibrated",
+        &match senders.calibrates {
+            true => service.line(),
+            false => String::new(),
+        },
+    )?;
+    if let Some(line) = told.first() {
+        service = Service::from_line(line)?;
+    }
     let rate = match plan.max_utilisation {
         Some(cap) if planned.rate * service.inside_ms / 1000.0 > cap => {
             cap / (service.inside_ms / 1000.0)
@@ -72,6 +92,9 @@ pub(super) fn run(
         (Phase::Warmup, plan.warmup_s),
         (Phase::Measure, plan.duration_s),
     ] {
+        if which == Phase::Measure {
+            meet("measure", "")?;
+        }
         let before = CpuTimes::now(pgid);
         let ran = phase(
             plan,
@@ -171,6 +194,24 @@ impl Service {
         }
         Service { inside_ms, d1_ms }
     }
+
+    /// As one line for the other shards: `inside_ms d1_ms` (`-` without a D1 clock).
+    fn line(&self) -> String {
+        let d1 = self.d1_ms.map_or("-".to_owned(), |d| d.to_string());
+        format!("{} {d1}", self.inside_ms)
+    }
+
+    fn from_line(line: &str) -> Result<Service> {
+        let bad = || anyhow::anyhow!("shard 1's service time is not `inside d1`: {line:?}");
+        let (inside, d1) = line.split_once(' ').ok_or_else(bad)?;
+        Ok(Service {
+            inside_ms: inside.parse().map_err(|_| bad())?,
+            d1_ms: match d1 {
+                "-" => None,
+                d1 => Some(d1.parse().map_err(|_| bad())?),
+            },
+        })
+    }
 }
 
 /// Sends one phase of `point` on the timetable, recording each request as it lands.
@@ -199,7 +240,10 @@ fn phase(
         .into_iter()
         .zip(ways)
         .enumerate()
-        .filter(|(i, _)| which == Phase::Calibrate || plan.shard.takes(*i))
+        .filter(|(i, _)| match which {
+            Phase::Calibrate => senders.calibrates,
+            _ => plan.shard.takes(*i),
+        })
         .map(|(i, ((arm, j), way))| (i as u64, arm, j, way))
         .collect();
     if jobs.is_empty() {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use d1bench_core::workload::RowVersion;
 
 /// The versions the updates sent and those acknowledged, per row.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RowVersions {
     sent: BTreeMap<u64, u64>,
     acknowledged: BTreeMap<u64, u64>,
@@ -22,6 +22,17 @@ impl RowVersions {
     pub fn acknowledged(&mut self, id: u64, version: u64) {
         let v = self.acknowledged.entry(id).or_default();
         *v = (*v).max(version);
+    }
+
+    /// Takes in another process's versions (a shard's, on a shared target): the newest of
+    /// each row's, sent and acknowledged.
+    pub fn absorb(&mut self, other: &RowVersions) {
+        for (id, v) in &other.sent {
+            self.sent(*id, *v);
+        }
+        for (id, v) in &other.acknowledged {
+            self.acknowledged(*id, *v);
+        }
     }
 
     /// What disagrees between these and the versions `present`; empty when they reconcile.

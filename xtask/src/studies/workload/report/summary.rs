@@ -165,7 +165,8 @@ pub fn latency_table(stats: &[OpStats]) -> String {
                 Some(ttl) => format!("{} (TTL {ttl} s)", s.key.op),
                 None => s.key.op.to_string(),
             },
-            s.key.rate,
+            // A shard's share of a rate is the rate ÷ N but for the last bits of the division.
+            crate::base::numbers::without_float_noise(s.key.rate),
             s.n,
             s.ok,
             cell(s, 0.5),

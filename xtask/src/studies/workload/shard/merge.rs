@@ -188,6 +188,10 @@ fn rates_offered(shards: &[Vec<OpRow>]) -> BTreeMap<(TargetKind, usize), f64> {
             *sum.entry(key).or_default() += rate;
         }
     }
+    // N shares of a rate, summed, are the rate again but for the last bits of the division.
+    for rate in sum.values_mut() {
+        *rate = crate::base::numbers::without_float_noise(*rate);
+    }
     sum
 }
 
@@ -374,6 +378,7 @@ fn merged_record(
             })
             .collect(),
         missing: missing.to_vec(),
+        shared_target: false,
     });
     record
 }

@@ -2,12 +2,14 @@
 //! shard K sends and when ([`timetable`], [`offered`]); whether one process can offer a plan's
 //! rates, and how many shards they need by the load generator's measured ceiling
 //! ([`ceiling`]); the latency histograms a shard leaves ([`histograms`]); and one run made of
-//! the shards' ([`merge`]).
+//! the shards' ([`merge`]); N shard processes sharing one target on this machine, started,
+//! coordinated and merged by one command ([`shared`]).
 
 pub mod ceiling;
 pub mod histograms;
 pub mod merge;
 mod section;
+pub mod shared;
 
 use anyhow::Result;
 

@@ -13,6 +13,8 @@ use crate::records::shard::Merged;
 use crate::records::{RunDir, RunRecord, csv};
 use crate::stats::CONFIDENCE;
 use crate::studies::workload::report::load_stats::OpStats;
+use crate::studies::workload::row::{OpRow, Phase};
+use std::collections::BTreeMap;
 
 /// `2026-12-06T16:10:00.123Z` of a time in ms since 1970.
 fn utc_ms(unix_ms: f64) -> String {
@@ -31,7 +33,16 @@ pub fn section(run_dir: &RunDir, record: &RunRecord, stats: &[OpStats]) -> Resul
             Vec::new()
         };
         let command = crate::reports::provenance::command(record);
-        return Ok(merged_section(merged, &command, &rows, stats));
+        let intro = match merged.shared_target {
+            true => shared_intro(
+                merged,
+                record,
+                &command,
+                &csv::read(&run_dir.results_csv())?,
+            ),
+            false => merged_intro(merged, &command),
+        };
+        return Ok(merged_section(merged, &intro, &rows, stats));
     }
     let Some(shard) = record.run.shard else {
         return Ok(String::new());
@@ -65,28 +76,12 @@ pub fn section(run_dir: &RunDir, record: &RunRecord, stats: &[OpStats]) -> Resul
 /// The section of a merged run.
 fn merged_section(
     merged: &Merged,
-    command: &str,
+    intro: &str,
     rows: &[HistogramRow],
     stats: &[OpStats],
 ) -> String {
     let mut out = String::from("\n## Shards\n\n");
-    writeln!(
-        out,
-        "Merged by `cargo xtask merge` from {} of {} shard runs of one plan (the same commit, \
-         experiment file, profile and seeds), each offering one request in {} of each \
-         timetable at the rate ÷ {}, their clocks lined up by UTC. Its records are theirs \
-         together, so every table above judges the whole load; each shard's own judgment is \
-         below. Made again by `{} --shard K/{}` for K = 1 to {}, each its own process (or \
-         runner), then `cargo xtask merge` of their run directories.\n",
-        merged.shards.len(),
-        merged.of,
-        merged.of,
-        merged.of,
-        command,
-        merged.of,
-        merged.of
-    )
-    .unwrap();
+    out.push_str(intro);
     out.push_str(
         "| shard | run | status | CPU | clock offset ms |\n| --- | --- | --- | --- | --- |\n",
     );
@@ -104,6 +99,92 @@ fn merged_section(
         )
         .unwrap();
     }
+    merged_rest(out, merged, rows, stats)
+}
+
+/// The first paragraph of a merged run's section.
+fn merged_intro(merged: &Merged, command: &str) -> String {
+    let mut out = String::new();
+    writeln!(
+        out,
+        "Merged by `cargo xtask merge` from {} of {} shard runs of one plan (the same commit, \
+         experiment file, profile and seeds), each offering one request in {} of each \
+         timetable at the rate ÷ {}, their clocks lined up by UTC. Its records are theirs \
+         together, so every table above judges the whole load; each shard's own judgment is \
+         below. Made again by `{} --shard K/{}` for K = 1 to {}, each its own process (or \
+         runner), then `cargo xtask merge` of their run directories.\n",
+        merged.shards.len(),
+        merged.of,
+        merged.of,
+        merged.of,
+        command,
+        merged.of,
+        merged.of
+    )
+    .unwrap();
+    out
+}
+
+/// The first paragraph of a run whose shards shared one target (`run --shards N`): how it was
+/// made, and how closely the shards' measured phases started together.
+fn shared_intro(merged: &Merged, record: &RunRecord, command: &str, results: &[OpRow]) -> String {
+    let of = merged.of as u64;
+    // Each measured phase's start, per point and shard (a request's place says its shard).
+    let mut starts: BTreeMap<(String, usize), BTreeMap<u64, f64>> = BTreeMap::new();
+    for r in results.iter().filter(|r| r.phase == Phase::Measure) {
+        starts
+            .entry((r.target.to_string(), r.point))
+            .or_default()
+            .insert(r.seq % of, r.started_ms);
+    }
+    let spread = starts
+        .values()
+        .filter(|by_shard| by_shard.len() > 1)
+        .map(|by_shard| {
+            let (lo, hi) = by_shard
+                .values()
+                .fold((f64::MAX, f64::MIN), |(lo, hi), t| (lo.min(*t), hi.max(*t)));
+            hi - lo
+        })
+        .fold(None, |most: Option<f64>, s| {
+            Some(most.map_or(s, |m| m.max(s)))
+        });
+    format!(
+        "Made by `{command} --shards {of}` on one machine: {of} shard processes loaded one \
+         {target} target together ({what}), which a coordinator process started, seeded and \
+         indexed before they loaded each size of the table, and checked after (checks.csv is \
+         its: every shard's acknowledged writes must be in the table exactly once). Each shard \
+         offered one request in {of} of each timetable at the rate ÷ {of}; the shards met \
+         before each point's calibration and before its measured phase and started them \
+         together, in UTC, {aligned}. Shard 1 alone measured each point's service time, one \
+         request at a time, and every shard capped its rate on it. Its records are the shards' \
+         together, so every table above judges the whole load on the one target; each shard's \
+         own judgment is below. `cargo xtask merge` of the shard runs (in the `-shards` \
+         directory beside this run) makes the same run again, without the coordinator's \
+         checks.\n\n",
+        target = record.run.target,
+        what = match record.run.target {
+            crate::base::TargetKind::Local => "one `wrangler dev`, one local D1",
+            _ => "one SQLite file in WAL mode, each process with its own connections",
+        },
+        aligned = match spread {
+            Some(ms) => format!(
+                "their measured phases starting at most {} ms apart (the largest over points)",
+                num(ms)
+            ),
+            None => "though no point had records of two shards to compare".to_owned(),
+        },
+    )
+}
+
+/// The rest of a merged run's section: the missing shards, each shard on its own, the
+/// histograms added.
+fn merged_rest(
+    mut out: String,
+    merged: &Merged,
+    rows: &[HistogramRow],
+    stats: &[OpStats],
+) -> String {
     if !merged.missing.is_empty() {
         let missing: Vec<String> = merged
             .missing
