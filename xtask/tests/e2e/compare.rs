@@ -142,8 +142,10 @@ pub fn compare_catches_a_fourfold_slowdown_and_stays_quiet_between_two_normal_ru
     // own ratio changed (strategy ÷ bound at 8 columns moved 2.6% between runs); with a set of
     // three others, none did. The set does not remove the risk: in a CI run the same day json ÷
     // bound at 8 columns went 2.88 → 3.17 between a and a2 while the set's three runs agreed
-    // (pooled σ 0.5%), and this test failed; then it passed 3 times of 3. Bare SQLite's
-    // sessions share one process, so a run's sessions cannot see what moves between processes.
+    // (pooled σ 0.5%), and this test failed; then it passed 3 times of 3. What moves is the
+    // moment, not the process: a fresh process per session (tried) left 9 of 45 pairs of ten
+    // runs calling a change, against 11 of 45 with one process a run; a run's sessions take
+    // about 7 s, within one state of the machine, which only other runs (the set) sample.
     let a2 = sqlite_run(&at("a2"), &[&shape[..], &["--seed", "2"]].concat());
     let set = at("set");
     std::fs::create_dir(&set).unwrap();

@@ -88,6 +88,7 @@ fn shards_sharing_one_target(target: &str) {
 
     // The shard runs: each its own, shard 1 alone calibrating, neither checking the table.
     let mut acknowledged_rows = 0u64;
+    let mut shard_dirs = Vec::new();
     for k in 1..=2usize {
         let dir = std::fs::read_dir(&group)
             .unwrap()
@@ -114,8 +115,56 @@ fn shards_sharing_one_target(target: &str) {
             })
             .map(|r| r["op_rows"].parse::<u64>().unwrap())
             .sum::<u64>();
+        shard_dirs.push(dir);
     }
     assert!(acknowledged_rows > 0);
+    // Each arm's histograms, added, are one histogram of both shards' raw latencies.
+    let key = |r: &Row| -> Vec<String> {
+        ["point", "table_rows", "index", "preparation", "op", "retry"]
+            .iter()
+            .map(|k| r[*k].clone())
+            .collect()
+    };
+    let mut union: BTreeMap<Vec<String>, Latencies> = BTreeMap::new();
+    for dir in &shard_dirs {
+        for r in read_csv(&dir.join("results.csv")) {
+            if r["phase"] == "measure" && r["outcome"] == "ok" && r["target_failed"] == "false" {
+                union
+                    .entry(key(&r))
+                    .or_default()
+                    .record_ms(ms(&r, "latency_ms"));
+            }
+        }
+    }
+    let histograms = read_csv(&merged.join("histograms.csv"));
+    let added: Vec<&Row> = histograms
+        .iter()
+        .filter(|r| r["shard"] == "merged")
+        .collect();
+    assert_eq!(added.len(), union.len());
+    for r in added {
+        for (q, column) in [(0.5, "p50_ms"), (0.95, "p95_ms"), (0.99, "p99_ms")] {
+            let expected = union[&key(r)].percentile(q, 0.95).unwrap().ms;
+            assert!(
+                (ms(r, column) - expected).abs() <= expected * 1e-3,
+                "{column} of {r:?}: against {expected}"
+            );
+        }
+    }
+    // Merged again by `merge`, in either order: the same records and histograms.
+    let again = |dirs: [&Path; 2], name: &str| {
+        let out = scratch.path().join(name);
+        let output = merge(&dirs, &out, &[]);
+        assert!(output.status.success(), "{}", text(&output));
+        run_dir(&out)
+    };
+    let forward = again([&shard_dirs[0], &shard_dirs[1]], "again");
+    let backward = again([&shard_dirs[1], &shard_dirs[0]], "again-reversed");
+    for file in ["results.csv", "histograms.csv", "points.csv"] {
+        let read = |d: &Path| std::fs::read_to_string(d.join(file)).unwrap();
+        assert_eq!(read(&forward), read(&backward), "{file}");
+        assert_eq!(read(&forward), read(&merged), "{file}");
+    }
     // The coordinator's checks: the table seeded, then every shard's writes in it at the end.
     let checks = read_csv(&merged.join("checks.csv"));
     let when: Vec<&str> = checks.iter().map(|c| c["when"].as_str()).collect();
