@@ -24,10 +24,10 @@ pub mod plan;
 pub mod resume;
 
 use crate::base::clock::ms_since;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use xshell::Shell;
 
 use crate::base::{TargetKind, WorkerKind};
@@ -505,22 +505,7 @@ fn measure_on(on: &On, plan: &RunPlan, run_dir: &RunDir, record: &mut RunRecord)
 
 /// `<out>/<UTC time>-<target>`, made unique if two runs start in the same second.
 pub fn create_run_dir(out: &Path, target: TargetKind) -> Result<RunDir> {
-    let (_, compact) = crate::base::clock::utc_now();
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    for attempt in 1.. {
-        let name = if attempt == 1 {
-            format!("{compact}-{}", target.name())
-        } else {
-            format!("{compact}-{}-{attempt}", target.name())
-        };
-        let path: PathBuf = out.join(name);
-        match std::fs::create_dir(&path) {
-            Ok(()) => return Ok(RunDir::new(path)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
-        }
-    }
-    unreachable!("some attempt number is free")
+    crate::records::create_unique_dir(out, target.name()).map(RunDir::new)
 }
 
 fn versions(sh: &Shell, paths: &Paths, flags: &flags::Run) -> ToolVersions {

@@ -69,16 +69,7 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
     })?;
     if let Some(of) = flags.shards {
         if plan.work.kind().name() != StudyKind::Workload {
-            return Err(ShardRefusal(format!(
-                "--shards {of} splits a workload's open-loop load between processes: `{}` is a \
-                 {} study, whose probes are timed one at a time and are not a rate to share",
-                flags.experiment(),
-                match plan.work.kind().name() {
-                    StudyKind::Ladder => "ladder",
-                    _ => "sweep",
-                }
-            ))
-            .into());
+            return Err(not_a_rate(&format!("--shards {of}"), flags, &plan).into());
         }
         if !matches!(flags.target, TargetKind::Sqlite | TargetKind::Local) {
             return Err(ShardRefusal(format!(
@@ -93,16 +84,7 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
     if let Some(shard) = flags.shard
         && plan.work.kind().name() != StudyKind::Workload
     {
-        return Err(ShardRefusal(format!(
-            "--shard {shard} splits a workload's open-loop load between processes: `{}` is a \
-             {} study, whose probes are timed one at a time and are not a rate to share",
-            flags.experiment(),
-            match plan.work.kind().name() {
-                StudyKind::Ladder => "ladder",
-                _ => "sweep",
-            }
-        ))
-        .into());
+        return Err(not_a_rate(&format!("--shard {shard}"), flags, &plan).into());
     }
     if flags.alternate_workers && plan.work.sessions() < 4 {
         bail!(
@@ -157,6 +139,19 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         }
     }
     Ok(plan)
+}
+
+/// `--shard` or `--shards` (as `flag` says) on a study that is not a workload.
+fn not_a_rate(flag: &str, flags: &flags::Run, plan: &RunPlan) -> ShardRefusal {
+    ShardRefusal(format!(
+        "{flag} splits a workload's open-loop load between processes: `{}` is a {} study, \
+         whose probes are timed one at a time and are not a rate to share",
+        flags.experiment(),
+        match plan.work.kind().name() {
+            StudyKind::Ladder => "ladder",
+            _ => "sweep",
+        }
+    ))
 }
 
 /// The profile a study sizes to fit the Free plan's daily quotas.

@@ -24,6 +24,26 @@ use std::path::PathBuf;
 pub use reconcile::Totals;
 pub use run_record::{RunRecord, RunStatus, StudyKind};
 
+/// `<out>/<UTC time>-<name>` created (and `out` with it), `-2`, `-3`, … appended when another
+/// run made that one in the same second.
+pub fn create_unique_dir(out: &std::path::Path, name: &str) -> anyhow::Result<PathBuf> {
+    use anyhow::Context;
+    let (_, compact) = crate::base::clock::utc_now();
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    for attempt in 1.. {
+        let path = match attempt {
+            1 => out.join(format!("{compact}-{name}")),
+            n => out.join(format!("{compact}-{name}-{n}")),
+        };
+        match std::fs::create_dir(&path) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
+        }
+    }
+    unreachable!("some attempt number is free")
+}
+
 /// The files of one run, all under `reports/<experiment>/<run-id>/`.
 #[derive(Debug, Clone)]
 pub struct RunDir {

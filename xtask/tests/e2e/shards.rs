@@ -125,22 +125,9 @@ fn shards_sharing_one_target(target: &str) {
             .map(|k| r[*k].clone())
             .collect()
     };
-    let mut union: BTreeMap<Vec<String>, Latencies> = BTreeMap::new();
-    for dir in &shard_dirs {
-        for r in read_csv(&dir.join("results.csv")) {
-            if r["phase"] == "measure" && r["outcome"] == "ok" && r["target_failed"] == "false" {
-                union
-                    .entry(key(&r))
-                    .or_default()
-                    .record_ms(ms(&r, "latency_ms"));
-            }
-        }
-    }
+    let union = raw_latencies(&shard_dirs, key);
     let histograms = read_csv(&merged.join("histograms.csv"));
-    let added: Vec<&Row> = histograms
-        .iter()
-        .filter(|r| r["shard"] == "merged")
-        .collect();
+    let added = added_rows(&histograms);
     assert_eq!(added.len(), union.len());
     for r in added {
         for (q, column) in [(0.5, "p50_ms"), (0.95, "p95_ms"), (0.99, "p99_ms")] {
@@ -295,6 +282,31 @@ fn edited(from: &Path, to: &Path, edit: impl Fn(&mut toml::Table)) -> PathBuf {
     to.to_owned()
 }
 
+/// One histogram per arm (`key` of a row) of every measured, answered request's latency in the
+/// runs `dirs`.
+fn raw_latencies<K: Ord>(dirs: &[PathBuf], key: impl Fn(&Row) -> K) -> BTreeMap<K, Latencies> {
+    let mut union: BTreeMap<K, Latencies> = BTreeMap::new();
+    for dir in dirs {
+        for r in read_csv(&dir.join("results.csv")) {
+            if r["phase"] == "measure" && r["outcome"] == "ok" && r["target_failed"] == "false" {
+                union
+                    .entry(key(&r))
+                    .or_default()
+                    .record_ms(ms(&r, "latency_ms"));
+            }
+        }
+    }
+    union
+}
+
+/// The merged histograms' rows of histograms.csv.
+fn added_rows(histograms: &[Row]) -> Vec<&Row> {
+    histograms
+        .iter()
+        .filter(|r| r["shard"] == "merged")
+        .collect()
+}
+
 /// The arm a row of results.csv, summary.csv or histograms.csv is about.
 fn arm(r: &Row) -> (String, String, String, String, String) {
     (
@@ -390,22 +402,9 @@ pub fn two_shards_on_sqlite_merge_into_the_run_of_every_request() {
     );
 
     // One histogram of every shard's raw latencies, per arm.
-    let mut union: BTreeMap<_, Latencies> = BTreeMap::new();
-    for dir in [&one, &two] {
-        for r in read_csv(&dir.join("results.csv")) {
-            if r["phase"] == "measure" && r["outcome"] == "ok" && r["target_failed"] == "false" {
-                union
-                    .entry(arm(&r))
-                    .or_default()
-                    .record_ms(ms(&r, "latency_ms"));
-            }
-        }
-    }
+    let union = raw_latencies(&[one.clone(), two.clone()], arm);
     let histograms = read_csv(&m.join("histograms.csv"));
-    let added: Vec<&Row> = histograms
-        .iter()
-        .filter(|r| r["shard"] == "merged")
-        .collect();
+    let added = added_rows(&histograms);
     assert_eq!(added.len(), union.len());
     let summary = read_csv(&m.join("summary.csv"));
     let mut largest = 0.0f64;

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::histograms::{self, HistogramRow};
 use crate::base::TargetKind;
@@ -385,19 +385,5 @@ fn merged_record(
 
 /// `<out>/<UTC time>-<target>-merged`, made unique if two merges start in the same second.
 pub fn create_dir(out: &Path, target: TargetKind) -> Result<RunDir> {
-    let (_, compact) = crate::base::clock::utc_now();
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    for attempt in 1.. {
-        let name = match attempt {
-            1 => format!("{compact}-{}-merged", target.name()),
-            n => format!("{compact}-{}-merged-{n}", target.name()),
-        };
-        let path = out.join(name);
-        match std::fs::create_dir(&path) {
-            Ok(()) => return Ok(RunDir::new(path)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
-        }
-    }
-    unreachable!("some attempt number is free")
+    crate::records::create_unique_dir(out, &format!("{}-merged", target.name())).map(RunDir::new)
 }

@@ -161,21 +161,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
 
 /// `<out>/<UTC time>-<target>-shards`, made unique.
 fn shards_dir(out: &Path, target: TargetKind) -> Result<PathBuf> {
-    let (_, compact) = crate::base::clock::utc_now();
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    for attempt in 1.. {
-        let name = match attempt {
-            1 => format!("{compact}-{}-shards", target.name()),
-            n => format!("{compact}-{}-shards-{n}", target.name()),
-        };
-        let path = out.join(name);
-        match std::fs::create_dir(&path) {
-            Ok(()) => return Ok(path),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
-        }
-    }
-    unreachable!("some attempt number is free")
+    crate::records::create_unique_dir(out, &format!("{}-shards", target.name()))
 }
 
 /// The longest any one wait may last: seeding a size (the shards' longest wait) or every point
