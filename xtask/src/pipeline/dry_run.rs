@@ -23,7 +23,12 @@ use crate::targets::remote::lifecycle;
 
 /// Prints what `flags` would run; every refusal of the input comes as for a run.
 pub fn print(flags: &flags::Run, paths: &Paths) -> Result<()> {
-    let plan = super::plan(flags, paths)?;
+    // `--shards N` is planned as each of its processes plans it: shard 1 of N.
+    let as_shard = flags.shards.map(|of| flags::Run {
+        shard: Some(crate::records::shard::Shard { index: 1, of }),
+        ..flags.clone()
+    });
+    let plan = super::plan(as_shard.as_ref().unwrap_or(flags), paths)?;
     let account = if flags.target.is_remote() {
         // The flags a remote run checks, but not its credentials.
         if let Some(tag) = &flags.tag {
@@ -62,6 +67,16 @@ fn describe(
     }
     if !plan.overrides.is_empty() {
         writeln!(out, "overrides:{}", plan.overrides.command_line()).unwrap();
+    }
+    if let Some(of) = flags.shards {
+        writeln!(
+            out,
+            "--shards {of}: {of} processes on this machine load one {} target together, each \
+             offering the rate ÷ {of} (the shard lines at the end are one of them); this process \
+             starts, seeds and checks it, and merges their runs itself; no baseline",
+            flags.target
+        )
+        .unwrap();
     }
     plan.work.dry_run(&mut out, flags.target, plan.baseline);
     writeln!(out, "estimated wall time: {estimate}").unwrap();

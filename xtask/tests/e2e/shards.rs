@@ -541,6 +541,58 @@ pub fn bad_shard_flags_exit_2_naming_the_problem() {
     .output()
     .unwrap();
     refused(&output, &["`column-sweep` is a sweep study"]);
+    // --shards: workloads on a target of this machine, N from 2, not with --shard.
+    for (args, says) in [
+        (
+            &["column-sweep", "--target", "sqlite", "--shards", "2"][..],
+            "`column-sweep` is a sweep study",
+        ),
+        (
+            &["read-path", "--target", "remote", "--shards", "2"][..],
+            "sqlite or local, not remote",
+        ),
+        (
+            &["read-path", "--target", "sqlite", "--shards", "1"][..],
+            "2..=64",
+        ),
+        (
+            &[
+                "read-path",
+                "--target",
+                "sqlite",
+                "--shards",
+                "2",
+                "--shard",
+                "1/2",
+            ][..],
+            "cannot be used with",
+        ),
+    ] {
+        let output = xtask(&[&["run"][..], args, &["--dry-run"]].concat())
+            .output()
+            .unwrap();
+        refused(&output, &[says]);
+    }
+    let output = xtask(&[
+        "run",
+        "read-path",
+        "--target",
+        "sqlite",
+        "--profile",
+        "smoke",
+        "--shards",
+        "3",
+        "--dry-run",
+    ])
+    .output()
+    .unwrap();
+    assert!(
+        output.status.success()
+            && text(&output).contains("--shards 3: 3 processes on this machine load one sqlite")
+            && text(&output).contains("shard 1/3"),
+        "{}",
+        text(&output)
+    );
     // The dry run counts the shards the rates need.
     let output = xtask(&[
         "run",
