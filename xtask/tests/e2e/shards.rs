@@ -40,6 +40,21 @@ pub fn tests() -> Vec<Trial> {
     ]
 }
 
+/// `run read-path --target sqlite --profile smoke --dry-run` with `extra`, its output.
+fn smoke_dry_run(extra: &[&str]) -> Output {
+    let base = [
+        "run",
+        "read-path",
+        "--target",
+        "sqlite",
+        "--profile",
+        "smoke",
+    ];
+    xtask(&[&base[..], extra, &["--dry-run"]].concat())
+        .output()
+        .unwrap()
+}
+
 /// The one directory in `out` whose name ends with `suffix`.
 fn dir_ending(out: &Path, suffix: &str) -> PathBuf {
     let found: Vec<PathBuf> = std::fs::read_dir(out)
@@ -573,19 +588,7 @@ pub fn bad_shard_flags_exit_2_naming_the_problem() {
             .unwrap();
         refused(&output, &[says]);
     }
-    let output = xtask(&[
-        "run",
-        "read-path",
-        "--target",
-        "sqlite",
-        "--profile",
-        "smoke",
-        "--shards",
-        "3",
-        "--dry-run",
-    ])
-    .output()
-    .unwrap();
+    let output = smoke_dry_run(&["--shards", "3"]);
     assert!(
         output.status.success()
             && text(&output).contains("--shards 3: 3 processes on this machine load one sqlite")
@@ -594,17 +597,7 @@ pub fn bad_shard_flags_exit_2_naming_the_problem() {
         text(&output)
     );
     // The dry run counts the shards the rates need.
-    let output = xtask(&[
-        "run",
-        "read-path",
-        "--target",
-        "sqlite",
-        "--profile",
-        "smoke",
-        "--dry-run",
-    ])
-    .output()
-    .unwrap();
+    let output = smoke_dry_run(&[]);
     assert!(output.status.success(), "{}", text(&output));
     assert!(
         text(&output).contains("the busiest point asks")

@@ -415,7 +415,7 @@ pub fn render(run_dir: &RunDir, record: &RunRecord, titles: bool) -> Result<Rend
     let stats = stats_capped(&rows, point_rows.first().map(|p| p.max_in_flight));
     let summary: Vec<SummaryRow> = stats.iter().map(summary_row).collect();
     csv::write(&run_dir.summary_csv(), &summary)?;
-    let shards = crate::studies::workload::shard::section(run_dir, record, &stats)?;
+    let shards = crate::studies::workload::shard::section(run_dir, record, &rows, &stats)?;
     let cache = super::cache::stats(&rows);
     let mut drawn = super::chart::render(&run_dir.path, &stats, titles)?;
     drawn.extend(super::cache_chart::render(&run_dir.path, &cache, titles)?);

@@ -25,7 +25,12 @@ fn utc_ms(unix_ms: f64) -> String {
 
 /// Writes a shard run's `histograms.csv` from its statistics; the section of summary.md on
 /// the run's shards (empty for a whole run).
-pub fn section(run_dir: &RunDir, record: &RunRecord, stats: &[OpStats]) -> Result<String> {
+pub fn section(
+    run_dir: &RunDir,
+    record: &RunRecord,
+    results: &[OpRow],
+    stats: &[OpStats],
+) -> Result<String> {
     if let Some(merged) = &record.merged {
         let rows: Vec<HistogramRow> = if csv::exists(&run_dir.histograms_csv()) {
             csv::read(&run_dir.histograms_csv())?
@@ -34,12 +39,7 @@ pub fn section(run_dir: &RunDir, record: &RunRecord, stats: &[OpStats]) -> Resul
         };
         let command = crate::reports::provenance::command(record);
         let intro = match merged.shared_target {
-            true => shared_intro(
-                merged,
-                record,
-                &command,
-                &csv::read(&run_dir.results_csv())?,
-            ),
+            true => shared_intro(merged, record, &command, results),
             false => merged_intro(merged, &command),
         };
         return Ok(merged_section(merged, &intro, &rows, stats));

@@ -55,9 +55,6 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     else {
         bail!("`{}` is not a workload", flags.experiment());
     };
-    if flags.worker != WorkerKind::Rust || flags.two_workers() {
-        bail!("--shards runs the Rust Worker only, as every workload does");
-    }
     let tools = crate::pipeline::tools(flags, sh, paths)?;
     let out = flags
         .out
