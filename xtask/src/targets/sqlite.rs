@@ -19,6 +19,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, params_from_iter};
 
 pub mod d1_like;
+pub mod heap_offset;
 pub mod workload;
 
 use d1_like::open_d1_like;
@@ -41,6 +42,8 @@ pub fn version() -> String {
 /// plans for them, step for step, as the Worker does.
 pub struct SqliteSession {
     db: Connection,
+    /// Held for the session's life, never read: see [`heap_offset`].
+    _heap_offset: Vec<u8>,
 }
 
 /// The INSERTs of a plan, with their values converted before the clock starts.
@@ -65,8 +68,10 @@ fn sqlite_text(e: &rusqlite::Error) -> String {
 
 impl SqliteSession {
     pub fn open() -> Result<Self> {
+        let heap_offset = heap_offset::draw();
         Ok(SqliteSession {
             db: open_d1_like()?,
+            _heap_offset: heap_offset,
         })
     }
 

@@ -140,12 +140,11 @@ pub fn compare_catches_a_fourfold_slowdown_and_stays_quiet_between_two_normal_ru
     // runs' sessions are all the A/A would see, and bare SQLite's own ratios also move from one
     // process to the next: over ten such runs (2026-12-07), 2 of 9 neighbouring pairs called an
     // own ratio changed (strategy ÷ bound at 8 columns moved 2.6% between runs); with a set of
-    // three others, none did. The set does not remove the risk: in a CI run the same day json ÷
-    // bound at 8 columns went 2.88 → 3.17 between a and a2 while the set's three runs agreed
-    // (pooled σ 0.5%), and this test failed; then it passed 3 times of 3. What moves is the
-    // moment, not the process: a fresh process per session (tried) left 9 of 45 pairs of ten
-    // runs calling a change, against 11 of 45 with one process a run; a run's sessions take
-    // about 7 s, within one state of the machine, which only other runs (the set) sample.
+    // three others, none did. The set did not remove the risk: twice in CI one strategy moved
+    // 5-10% between a and a2 in all six sessions while the set's runs agreed. That was the
+    // heap's layout, fixed per process by the command line, environment and seed; each session
+    // now draws its own (`targets/sqlite/heap_offset.rs`), so a layout that slows a strategy
+    // shows between sessions, which the intervals count, and not between runs.
     let a2 = sqlite_run(&at("a2"), &[&shape[..], &["--seed", "2"]].concat());
     let set = at("set");
     std::fs::create_dir(&set).unwrap();
