@@ -549,6 +549,10 @@ pub struct ParityReadme {
     /// (the Durable Object column).
     #[arg(long = "do", value_name = "RUN_DIR")]
     pub durable_object: Option<PathBuf>,
+    /// A `run limits --target hyperdrive` run directory whose parity.csv becomes
+    /// reports/parity-postgres.csv (the Postgres through Hyperdrive column).
+    #[arg(long, value_name = "RUN_DIR")]
+    pub postgres: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -1,5 +1,6 @@
 //! Where things live: the project root, d1bench's scratch space under target/, the tool cache.
 
+use crate::base::PgWorker;
 use std::path::{Component, Path, PathBuf};
 
 /// The repository's root (the xtask crate's parent directory).
@@ -74,7 +75,11 @@ impl Paths {
     /// The Postgres Worker's folder (the hyperdrive target): a crate of its own, built by
     /// worker-build before a run into its `build/`.
     pub fn worker_pg(&self) -> PathBuf {
-        self.root.join("worker-pg")
+        self.worker_pg_of(PgWorker::Probes)
+    }
+    /// The folder of the Postgres Worker `which` (its sources, wrangler configuration and build).
+    pub fn worker_pg_of(&self, which: PgWorker) -> PathBuf {
+        self.root.join(which.dir_name())
     }
     /// The folder of `worker`'s sources and wrangler configuration.
     pub fn worker_of(&self, worker: crate::base::WorkerKind) -> PathBuf {
@@ -109,8 +114,8 @@ impl Paths {
         self.worker().join("build").join("worker").join("shim.mjs")
     }
     /// The built Postgres Worker's entry point (`main` of worker-pg/wrangler.toml).
-    pub fn worker_pg_entry(&self) -> PathBuf {
-        self.worker_pg()
+    pub fn worker_pg_entry(&self, which: PgWorker) -> PathBuf {
+        self.worker_pg_of(which)
             .join("build")
             .join("worker")
             .join("shim.mjs")

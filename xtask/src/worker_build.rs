@@ -17,6 +17,7 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use xshell::{Shell, cmd};
 
+use crate::base::PgWorker;
 use crate::make_once::make_once;
 use crate::paths::Paths;
 use crate::toolchain::{self, BuildTools, Toolchain, WORKER_BUILD_VERSION};
@@ -154,57 +155,69 @@ pub fn orm_sources_hash(root: &Path) -> Result<String> {
     toolchain::hash_tree(root, &files)
 }
 
-/// The Postgres Worker's inputs, relative to the root: its crate (sources, its own workspace's
-/// manifest and lock, its wrangler configuration), the Postgres planner it runs and the core
-/// that planner builds on, and the npm lock that pins wasm-opt and esbuild.
-const PG_INPUT_DIRS: [&str; 3] = ["worker-pg/src", "core-pg/src", "core/src"];
-const PG_INPUT_FILES: [&str; 6] = [
-    "worker-pg/Cargo.toml",
-    "worker-pg/Cargo.lock",
-    "worker-pg/wrangler.toml",
-    "core-pg/Cargo.toml",
-    "core/Cargo.toml",
-    "worker/package-lock.json",
-];
+/// A Postgres Worker's inputs, relative to the root: its crate (sources, its own workspace's
+/// manifest and lock, its wrangler configuration), the Postgres planner it runs (and, for the
+/// ladder Worker, the rungs' planner) and the core that planner builds on, and the npm lock that
+/// pins wasm-opt and esbuild. The probe Worker's list is what its committed runs were hashed
+/// with: the ladder crates are not in it.
+fn pg_inputs(which: PgWorker) -> (Vec<String>, Vec<String>) {
+    let own = which.dir_name();
+    let mut dirs = vec![
+        format!("{own}/src"),
+        "core-pg/src".into(),
+        "core/src".into(),
+    ];
+    let mut files = vec![
+        format!("{own}/Cargo.toml"),
+        format!("{own}/Cargo.lock"),
+        format!("{own}/wrangler.toml"),
+        "core-pg/Cargo.toml".into(),
+        "core/Cargo.toml".into(),
+        "worker/package-lock.json".into(),
+    ];
+    if which == PgWorker::Ladders {
+        dirs.push("core-pg-ladder/src".into());
+        files.push("core-pg-ladder/Cargo.toml".into());
+    }
+    (dirs, files)
+}
 
-/// The hash of the Postgres Worker's sources: what run.toml records as `worker_pg_build` for a
-/// run on the hyperdrive target, and the stamp its build is kept under.
-pub fn pg_sources_hash(root: &Path) -> Result<String> {
+/// The hash of the Postgres Worker `which`'s sources: what run.toml records as `worker_pg_build`
+/// for a run on the hyperdrive targets, and the stamp its build is kept under.
+pub fn pg_sources_hash(root: &Path, which: PgWorker) -> Result<String> {
+    let (dirs, inputs) = pg_inputs(which);
     let mut files = Vec::new();
-    for dir in PG_INPUT_DIRS {
+    for dir in dirs {
         toolchain::files_under(&root.join(dir), &mut files)?;
     }
-    files.extend(PG_INPUT_FILES.iter().map(|file| root.join(file)));
+    files.extend(inputs.iter().map(|file| root.join(file)));
     toolchain::hash_tree(root, &files)
 }
 
-/// Makes `worker-pg/build/` the build of the Postgres Worker's current sources: kept when its
+/// Makes `<which>/build/` the build of that Postgres Worker's current sources: kept when its
 /// stamp names them, else built with worker-build (the D1 Worker's tools and environment: off
-/// the network, paths remapped) into `target/worker-pg`. Not committed: the hyperdrive target
-/// is new, no quoted run depends on its bytes yet, and a build takes about a minute once.
-pub fn ensure_pg(sh: &Shell, paths: &Paths, npm: &Toolchain) -> Result<()> {
-    let sources = pg_sources_hash(&paths.root)?;
-    let dir = paths.worker_pg();
+/// the network, paths remapped) into `target/<which>`. Not committed: the committed Postgres
+/// runs are checked against the sources' hash, and a build takes about a minute once.
+pub fn ensure_pg(sh: &Shell, paths: &Paths, npm: &Toolchain, which: PgWorker) -> Result<()> {
+    let sources = pg_sources_hash(&paths.root, which)?;
+    let name = which.dir_name();
+    let dir = paths.worker_pg_of(which);
     let stamp = dir.join("build").join(".d1bench-sources-sha256");
     let current = || {
         Ok(std::fs::read_to_string(&stamp).is_ok_and(|s| s == sources)
             && dir.join("build/worker/shim.mjs").exists())
     };
     // Once only, though two runs (or two end-to-end tests) ask at the same moment: a second
-    // build would rewrite worker-pg/build/ under the first one's wrangler dev.
-    make_once(&paths.scratch(), "worker-pg-build", current, || {
+    // build would rewrite its build/ under the first one's wrangler dev.
+    make_once(&paths.scratch(), &format!("{name}-build"), current, || {
         let tools = toolchain::ensure_build_tools(sh, paths)?;
-        say(
-            "building the Postgres Worker (worker-pg/, worker-build --release; minutes cold, seconds after)",
-        );
+        say(&format!(
+            "building the Postgres Worker ({name}/, worker-build --release; minutes cold, seconds after)"
+        ));
         let _dir = sh.push_dir(&dir);
         let worker_build = &tools.worker_build;
         let mut build = cmd!(sh, "{worker_build} --release");
-        for (key, value) in tools.env(
-            npm,
-            &paths.root,
-            &paths.root.join("target").join("worker-pg"),
-        ) {
+        for (key, value) in tools.env(npm, &paths.root, &paths.root.join("target").join(name)) {
             build = build.env(key, value);
         }
         build.run().with_context(|| {

@@ -13,4 +13,4 @@ pub mod text;
 pub use corruption::DebugCorruption;
 pub use heap::HeapSampling;
 pub use orm::{Idiom, Orm, OrmWrite};
-pub use target::{AccountPlan, Location, TargetKind, WorkerKind};
+pub use target::{AccountPlan, Location, PgWorker, TargetKind, WorkerKind};

@@ -375,3 +375,32 @@ mod tests {
         assert_eq!(Local.planner()(&probe).rows_per_statement(), 1);
     }
 }
+
+/// Which Postgres Worker a run on the hyperdrive targets starts: the probes' (`worker-pg/`) for a
+/// sweep, the ladders' (`worker-pg-ladder/`) for a ladder. Two Workers and not one with both
+/// routes, so that the probe Worker's sources stay as its committed runs measured them
+/// (`worker-pg-ladder/src/lib.rs` says more).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PgWorker {
+    Probes,
+    Ladders,
+}
+
+impl PgWorker {
+    /// The Worker a study of kind `ladder` (true) or any other starts.
+    pub fn for_ladders(ladder: bool) -> PgWorker {
+        if ladder {
+            PgWorker::Ladders
+        } else {
+            PgWorker::Probes
+        }
+    }
+
+    /// Its crate's folder under the project root.
+    pub fn dir_name(self) -> &'static str {
+        match self {
+            PgWorker::Probes => "worker-pg",
+            PgWorker::Ladders => "worker-pg-ladder",
+        }
+    }
+}

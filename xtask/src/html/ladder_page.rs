@@ -23,10 +23,11 @@ use crate::studies::ladder::row::RungRow;
 
 /// The targets whose committed parity tables (`reports/parity-<target>.csv`) a page shows
 /// beside the run's own, in the order of docs/limits.md.
-const COMMITTED: [TargetKind; 4] = [
+const COMMITTED: [TargetKind; 5] = [
     TargetKind::Local,
     TargetKind::Sqlite,
     TargetKind::Do,
+    TargetKind::Hyperdrive,
     TargetKind::Remote,
 ];
 
@@ -42,11 +43,12 @@ pub struct Beside {
 pub fn committed_beside(paths: &Paths, target: TargetKind) -> Result<Vec<Beside>> {
     let mut out = Vec::new();
     for other in COMMITTED.into_iter().filter(|t| *t != target) {
-        let path = parity::committed(paths, other.name());
+        let name = parity::table_name(other);
+        let path = parity::committed(paths, name);
         if path.is_file() {
             out.push(Beside {
                 target: other,
-                file: format!("reports/parity-{}.csv", other.name()),
+                file: format!("reports/parity-{name}.csv"),
                 rows: csv::read(&path)?,
             });
         }

@@ -30,7 +30,7 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 use xshell::Shell;
 
-use crate::base::{TargetKind, WorkerKind};
+use crate::base::{PgWorker, TargetKind, WorkerKind};
 use crate::flags;
 use crate::paths::Paths;
 use crate::records::host_speed::ReadingAt;
@@ -86,7 +86,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         o.replicated_if(plan.work.reads_in_sessions())
             .with_subrequests(plan.work.worker_subrequests())
     });
-    let tools = tools(flags, sh, paths)?;
+    let tools = tools(flags, plan.pg_worker(), sh, paths)?;
 
     let out = flags
         .out
@@ -132,7 +132,7 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
         run,
         studies: plan.files.clone(),
         git: run_record::git(sh),
-        versions: versions(sh, paths, flags),
+        versions: versions(sh, paths, flags, plan.pg_worker()),
         machine: run_record::machine(),
         reconciliation: None,
         remote: None,
@@ -167,8 +167,13 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
 }
 
 /// The Worker's toolchain installed and the Worker built, for a target that runs it; the ORM
-/// Worker's libraries too when it runs.
-pub(crate) fn tools(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<Option<Toolchain>> {
+/// Worker's libraries too when it runs, and on the hyperdrive targets the Postgres Worker `pg`.
+pub(crate) fn tools(
+    flags: &flags::Run,
+    pg: PgWorker,
+    sh: &Shell,
+    paths: &Paths,
+) -> Result<Option<Toolchain>> {
     // A shard of `--shards` reaches the Worker its coordinator built and started.
     if !flags.target.runs_the_worker() || flags.join.is_some() {
         return Ok(None);
@@ -176,7 +181,7 @@ pub(crate) fn tools(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<Opt
     let tools = toolchain::ensure(sh, paths)?;
     crate::worker_build::ensure(sh, paths, &tools)?;
     if flags.target.is_postgres() || flags.baseline.is_postgres() {
-        crate::worker_build::ensure_pg(sh, paths, &tools)?;
+        crate::worker_build::ensure_pg(sh, paths, &tools, pg)?;
     }
     if flags.javascript().runs_orms() {
         toolchain::ensure_orm_worker(sh, paths, &tools)?;
@@ -229,6 +234,7 @@ fn measure(
         worker: flags.worker,
         pair_with: flags.paired_workers.then(|| flags.javascript()),
         join: join.as_ref().map(|(join, k)| (join, *k)),
+        pg_worker: plan.pg_worker(),
     };
     // The host's speed before the first session, between sessions and after the last.
     take_reading(&mut record, run_dir, ReadingAt::Before)?;
@@ -508,7 +514,7 @@ pub fn create_run_dir(out: &Path, target: TargetKind) -> Result<RunDir> {
     crate::records::create_unique_dir(out, target.name()).map(RunDir::new)
 }
 
-fn versions(sh: &Shell, paths: &Paths, flags: &flags::Run) -> ToolVersions {
+fn versions(sh: &Shell, paths: &Paths, flags: &flags::Run, pg: PgWorker) -> ToolVersions {
     let target = flags.target;
     let uses_js =
         target.runs_the_worker() && (flags.two_workers() || flags.worker != WorkerKind::Rust);
@@ -548,7 +554,7 @@ fn versions(sh: &Shell, paths: &Paths, flags: &flags::Run) -> ToolVersions {
             .then(|| crate::worker_build::orm_sources_hash(&paths.root).ok())
             .flatten(),
         worker_pg_build: (target.is_postgres() || flags.baseline.is_postgres())
-            .then(|| crate::worker_build::pg_sources_hash(&paths.root).ok())
+            .then(|| crate::worker_build::pg_sources_hash(&paths.root, pg).ok())
             .flatten(),
     }
 }

@@ -103,10 +103,15 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
     }
     let on_postgres =
         flags.target.is_postgres() || plan.baseline.is_some_and(TargetKind::is_postgres);
-    if on_postgres && plan.work.kind().name() != StudyKind::Sweep {
+    if on_postgres
+        && !matches!(
+            plan.work.kind().name(),
+            StudyKind::Sweep | StudyKind::Ladder
+        )
+    {
         bail!(
-            "the hyperdrive target runs sweeps only: `{}` is a {:?} study, and the Postgres \
-             Worker answers only the sweeps' /setup, /probe and /verify",
+            "the hyperdrive target runs sweeps and ladders only: `{}` is a {:?} study, and the \
+             Postgres Worker answers only /setup, /probe, /verify and /rung",
             flags.experiment(),
             plan.work.kind().name()
         );

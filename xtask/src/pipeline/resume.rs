@@ -43,7 +43,7 @@ pub fn resume(given: &flags::Run, dir: &Path, sh: &Shell, paths: &Paths) -> Resu
         o.replicated_if(plan.work.reads_in_sessions())
             .with_subrequests(plan.work.worker_subrequests())
     });
-    let tools = super::tools(&flags, sh, paths)?;
+    let tools = super::tools(&flags, plan.pg_worker(), sh, paths)?;
 
     let resumption = resumption(&record, &plan, flags.target);
     eprintln!(

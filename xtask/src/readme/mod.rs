@@ -303,7 +303,7 @@ mod tests {
             if postgres {
                 assert_eq!(
                     record.versions.worker_pg_build,
-                    crate::worker_build::pg_sources_hash(&root).ok(),
+                    crate::worker_build::pg_sources_hash(&root, crate::base::PgWorker::Probes).ok(),
                     "{dir} ran the Postgres Worker as worker-pg/ was then, not as it is: \
                      `cargo xtask reproduce` runs it again"
                 );

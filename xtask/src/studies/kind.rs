@@ -12,7 +12,7 @@ use d1bench_core::Corruption;
 
 use super::cost::Cost;
 use super::overrides::Overrides;
-use crate::base::{TargetKind, WorkerKind};
+use crate::base::{PgWorker, TargetKind, WorkerKind};
 use crate::records::run_history::Planned;
 use crate::records::run_record::{RunInfo, StudyFile};
 use crate::records::{RunDir, RunRecord, StudyKind, Totals};
@@ -115,6 +115,12 @@ impl RunPlan {
                 these.into_iter().map(move |t| (session, t))
             })
             .collect()
+    }
+
+    /// Which Postgres Worker the hyperdrive targets start for this work: the ladders' for a
+    /// ladder, the probes' otherwise.
+    pub fn pg_worker(&self) -> PgWorker {
+        PgWorker::for_ladders(self.work.kind().name() == StudyKind::Ladder)
     }
 
     /// What the run sends over every target, warm-ups included: probes (rungs at most) and rows.

@@ -4,10 +4,10 @@
 //! server (no pooling, no query cache): what is measured is the Worker's socket to Postgres,
 //! not Cloudflare's Hyperdrive service.
 //!
-//! Setup, probe and verification are the Rust Worker's protocol ([`WorkerClient`]); the session
-//! asks the Worker's `/ping` once before anything is measured, so a server the binding cannot
-//! reach is said at the start, naming where it points. Sweeps only: ladders and workloads are
-//! refused before anything starts.
+//! Setup, probe, verification and ladder rungs are the Rust Worker's protocol ([`WorkerClient`]);
+//! the session asks the Worker's `/ping` once before anything is measured, so a server the
+//! binding cannot reach is said at the start, naming where it points. Sweeps and ladders (those
+//! Postgres has: `d1bench_core_pg_ladder`); workloads are refused before anything starts.
 //!
 //! With `D1BENCH_HYPERDRIVE_URL` set, the binding points at that server instead (a database of
 //! the user's: the probes' tables `t_<id>` are created and dropped in it) and no cluster is
@@ -23,13 +23,13 @@ pub mod connection;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use d1bench_core::ladder::{FinishResult, PrepareResult, RungRequest, RungResult};
+use d1bench_core::ladder::{FinishResult, PrepareResult, RungRequest, RungResult, Step};
 use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
 
 use super::http::{Health, Timed, WorkerClient};
 use super::local::{DevWorker, LocalWorker};
 use super::{Described, Probes, Rungs, Target, TargetError, Workloads, remote};
-use crate::base::{TargetKind, WorkerKind};
+use crate::base::{PgWorker, TargetKind, WorkerKind};
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
 use cluster::Cluster;
@@ -63,7 +63,7 @@ pub struct HyperdriveSession {
 impl HyperdriveSession {
     /// Starts the cluster, then wrangler dev with the Postgres Worker bound to it, and checks
     /// that the Worker reaches the server through its binding.
-    pub fn open(paths: &Paths, tools: &Toolchain) -> Result<Self> {
+    pub fn open(paths: &Paths, tools: &Toolchain, which: PgWorker) -> Result<Self> {
         let (cluster, server) = match given_server()? {
             Some(server) => {
                 eprintln!("writing to {server} ({SERVER_VAR}): no cluster started");
@@ -86,12 +86,17 @@ impl HyperdriveSession {
         };
         let dev = DevWorker {
             kind: WorkerKind::Rust,
-            dir: paths.worker_pg(),
-            config: paths.worker_pg().join("wrangler.toml"),
+            dir: paths.worker_pg_of(which),
+            config: paths.worker_pg_of(which).join("wrangler.toml"),
             env: vec![(CONNECTION_VAR.to_owned(), server.full())],
         };
-        let (worker, client, health) = LocalWorker::start_dev(paths, tools, &dev)
-            .context("cannot start the Postgres Worker (worker-pg/) under wrangler dev")?;
+        let (worker, client, health) =
+            LocalWorker::start_dev(paths, tools, &dev).with_context(|| {
+                format!(
+                    "cannot start the Postgres Worker ({}/) under wrangler dev",
+                    which.dir_name()
+                )
+            })?;
         let server_version = ping(&client, &server)?;
         Ok(HyperdriveSession {
             host: PgHost::Local { worker, cluster },
@@ -108,13 +113,14 @@ impl HyperdriveSession {
         tools: &Toolchain,
         options: &remote::Options,
         warnings: &[String],
+        which: PgWorker,
     ) -> Result<Self> {
         let server = options
             .postgres
             .clone()
             .context("a remote-hyperdrive run's server is read before it starts")?;
         let (host, client, health) =
-            remote::RemotePgHost::start(paths, tools, options, &server, warnings)?;
+            remote::RemotePgHost::start(paths, tools, options, &server, warnings, which)?;
         // On failure the host is dropped here, which deletes the Worker and the configuration.
         let server_version = ping(&client, &server)?;
         Ok(HyperdriveSession {
@@ -136,11 +142,11 @@ fn ping(client: &WorkerClient, server: &ConnectionString) -> Result<String> {
     })
 }
 
-/// What a ladder or workload call answers here: this target runs sweeps only (the plan refuses
-/// the others before anything starts).
-fn sweeps_only<T>() -> Result<T, TargetError> {
+/// What a workload call answers here: this target runs sweeps and ladders only (the plan
+/// refuses workloads before anything starts).
+fn no_workloads<T>() -> Result<T, TargetError> {
     Err(TargetError::InProcess(
-        "the hyperdrive target runs sweeps only".to_owned(),
+        "the hyperdrive target runs sweeps and ladders, not workloads".to_owned(),
     ))
 }
 
@@ -240,20 +246,18 @@ impl Probes for HyperdriveSession {
     }
 }
 
+/// The Worker's `POST /rung`, with the rung SQL of `d1bench_core_pg_ladder`.
 impl Rungs for HyperdriveSession {
-    fn rung_prepare(&mut self, _rung: &RungRequest) -> Result<PrepareResult, TargetError> {
-        sweeps_only()
+    fn rung_prepare(&mut self, rung: &RungRequest) -> Result<PrepareResult, TargetError> {
+        self.client.rung(Step::Prepare, rung).result
     }
 
-    fn rung_climb(&mut self, _rung: &RungRequest) -> Timed<RungResult> {
-        Timed {
-            outside_ms: 0.0,
-            result: sweeps_only(),
-        }
+    fn rung_climb(&mut self, rung: &RungRequest) -> Timed<RungResult> {
+        self.client.rung(Step::Climb, rung)
     }
 
-    fn rung_finish(&mut self, _rung: &RungRequest) -> Result<FinishResult, TargetError> {
-        sweeps_only()
+    fn rung_finish(&mut self, rung: &RungRequest) -> Result<FinishResult, TargetError> {
+        self.client.rung(Step::Finish, rung).result
     }
 }
 
@@ -261,7 +265,7 @@ impl Workloads for HyperdriveSession {
     fn workload(
         &mut self,
     ) -> Result<std::sync::Arc<dyn super::workload::WorkloadClient>, TargetError> {
-        sweeps_only()
+        no_workloads()
     }
 
     fn process_group(&self) -> Option<i32> {

@@ -41,7 +41,7 @@ use d1bench_core::{ProbeRequest, ProbeResult, SetupResult, VerifyResult};
 pub use error::TargetError;
 pub use http::{OrmAnswer, Timed};
 
-use crate::base::{OrmWrite, TargetKind, WorkerKind};
+use crate::base::{OrmWrite, PgWorker, TargetKind, WorkerKind};
 use crate::paths::Paths;
 use crate::toolchain::Toolchain;
 
@@ -190,6 +190,8 @@ pub struct Start<'a> {
     pub pair_with: Option<WorkerKind>,
     /// A shard of `--shards`: the shared target it joins, and its K.
     pub join: Option<(&'a joined::Join, u32)>,
+    /// Which Postgres Worker the hyperdrive targets start: the ladders' for a ladder.
+    pub pg_worker: PgWorker,
 }
 
 /// Starts `kind` and waits until it answers.
@@ -248,7 +250,11 @@ pub fn open(kind: TargetKind, start: &Start) -> Result<Box<dyn Session>> {
                 .tools
                 .context("the hyperdrive target needs the Worker's toolchain")?;
             eprintln!("starting PostgreSQL, then wrangler dev (workerd with a Hyperdrive binding)");
-            Box::new(hyperdrive::HyperdriveSession::open(start.paths, tools)?)
+            Box::new(hyperdrive::HyperdriveSession::open(
+                start.paths,
+                tools,
+                start.pg_worker,
+            )?)
         }
         TargetKind::RemoteHyperdrive => {
             let tools = start
@@ -262,6 +268,7 @@ pub fn open(kind: TargetKind, start: &Start) -> Result<Box<dyn Session>> {
                 tools,
                 options,
                 start.warnings,
+                start.pg_worker,
             )?)
         }
         TargetKind::Remote | TargetKind::RemoteDo => {

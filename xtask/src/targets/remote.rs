@@ -26,7 +26,7 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::http::{Health, WorkerClient};
-use crate::base::{AccountPlan, Location, TargetKind};
+use crate::base::{AccountPlan, Location, PgWorker, TargetKind};
 use crate::paths::Paths;
 use crate::procs;
 use crate::studies::cost::queries_per_invocation;
@@ -341,6 +341,7 @@ impl RemotePgHost {
         options: &Options,
         server: &ConnectionString,
         warnings: &[String],
+        which: PgWorker,
     ) -> Result<(Self, WorkerClient, Health)> {
         for warning in warnings {
             say(&format!("warning: {warning}"));
@@ -350,9 +351,9 @@ impl RemotePgHost {
         let setup = PgSetup {
             name: options.name.clone(),
             origin: server.clone(),
-            entry: paths.worker_pg_entry(),
+            entry: paths.worker_pg_entry(which),
             compatibility_date: lifecycle::compatibility_date(
-                &paths.worker_pg().join("wrangler.toml"),
+                &paths.worker_pg_of(which).join("wrangler.toml"),
             )?,
             keep: options.keep,
         };

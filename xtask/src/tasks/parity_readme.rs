@@ -4,19 +4,21 @@
 
 use anyhow::{Context, Result, bail};
 
+use crate::base::TargetKind;
 use crate::flags;
 use crate::paths::Paths;
 use crate::readme;
 use crate::records::{RunRecord, RunStatus, csv};
-use crate::studies::ladder::report::parity::{ParityRow, Source, committed};
+use crate::studies::ladder::report::parity::{ParityRow, Source, committed, table_name};
 
 impl flags::ParityReadme {
     pub fn run(self, paths: &Paths) -> Result<()> {
         for (target, dir) in [
-            ("local", &self.local),
-            ("sqlite", &self.sqlite),
-            ("remote", &self.remote),
-            ("do", &self.durable_object),
+            (TargetKind::Local, &self.local),
+            (TargetKind::Sqlite, &self.sqlite),
+            (TargetKind::Remote, &self.remote),
+            (TargetKind::Do, &self.durable_object),
+            (TargetKind::Hyperdrive, &self.postgres),
         ] {
             let Some(dir) = dir else { continue };
             let table = dir.join("parity.csv");
@@ -24,7 +26,7 @@ impl flags::ParityReadme {
                 format!("{} is not a parity table of a ladder run", table.display())
             })?;
             let record = RunRecord::read(&dir.join("run.toml"))?;
-            if record.run.target.name() != target {
+            if record.run.target != target {
                 bail!(
                     "{} is a run on the {} target, not {target}",
                     dir.display(),
@@ -49,7 +51,7 @@ impl flags::ParityReadme {
                     ..r
                 })
                 .collect();
-            let dest = committed(paths, target);
+            let dest = committed(paths, table_name(target));
             csv::write(&dest, &rows)?;
             eprintln!(
                 "{} ({} limits) → {}",

@@ -124,9 +124,18 @@ fn the_postgres_crates_leave_the_d1_workers_build_hash_alone() {
             .any(|f| f.starts_with(root.join("core-pg")) || f.starts_with(root.join("worker-pg"))),
         "a Postgres crate is an input of the D1 Worker's build"
     );
-    let pg = pg_sources_hash(&root).unwrap();
+    let pg = pg_sources_hash(&root, crate::base::PgWorker::Probes).unwrap();
     assert_eq!(pg.len(), 64);
     assert_ne!(pg, manifest.sources);
+    // The ladder Worker is another build; none of its crates is an input of the probe Worker's,
+    // which the committed Postgres runs recorded.
+    let ladders = pg_sources_hash(&root, crate::base::PgWorker::Ladders).unwrap();
+    assert_ne!(ladders, pg);
+    let (dirs, files) = pg_inputs(crate::base::PgWorker::Probes);
+    assert!(
+        !dirs.iter().chain(&files).any(|p| p.contains("ladder")),
+        "{dirs:?} {files:?}"
+    );
 }
 
 #[test]

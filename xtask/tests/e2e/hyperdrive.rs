@@ -1,8 +1,9 @@
 //! End to end, for real: the column sweep's smoke profile on the hyperdrive target (the Postgres
 //! Worker under wrangler dev, writing through its Hyperdrive binding to a PostgreSQL cluster the
 //! run starts for each session), every probe reconciled by count and checksum against
-//! Postgres's own plan, and no server or cluster directory left afterwards; and what the target
-//! refuses before anything starts.
+//! Postgres's own plan, and no server or cluster directory left afterwards; param-ceiling's
+//! smoke climb on Postgres, through the Worker's `/rung`, finding floor(65,535 / C); and what the
+//! target refuses before anything starts.
 
 use std::process::Command;
 
@@ -12,6 +13,7 @@ use crate::support::{XTASK, num, processes, project_root, read_csv, run_dir, run
 pub fn tests() -> Vec<Trial> {
     tests!(hyperdrive:
         the_smoke_sweep_on_postgres_through_hyperdrive_reconciles_and_leaves_no_server,
+        param_ceiling_on_postgres_finds_65535_parameters_and_leaves_no_server,
         the_hyperdrive_target_refuses_what_it_cannot_run,
     )
 }
@@ -95,15 +97,88 @@ pub fn the_smoke_sweep_on_postgres_through_hyperdrive_reconciles_and_leaves_no_s
     assert_eq!(left, 0, "a cluster's directory is left behind");
 }
 
+/// param-ceiling's `postgres-smoke` profile (the one `--profile smoke` climbs on Postgres), for
+/// real: 65,535 rows of one column and 655 of 100 bind, one more row is refused as too many
+/// parameters, and every rung reconciles.
+pub fn param_ceiling_on_postgres_finds_65535_parameters_and_leaves_no_server() {
+    let out = tempfile::tempdir().unwrap();
+    let output = Command::new(XTASK)
+        .args([
+            "run",
+            "param-ceiling",
+            "--profile",
+            "smoke",
+            "--target",
+            "hyperdrive",
+            "--out",
+        ])
+        .arg(out.path())
+        .current_dir(project_root())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the hyperdrive param-ceiling run failed: {}\n{stderr}",
+        output.status
+    );
+    assert!(stderr.contains("stopped PostgreSQL"), "{stderr}");
+    let dir = run_dir(out.path());
+    let rows = read_csv(&dir.join("results.csv"));
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    for row in &rows {
+        assert_eq!(row["reconciled"], "true", "{row:?}");
+        assert_eq!(row["target_failed"], "false", "{row:?}");
+    }
+    let findings = read_csv(&dir.join("findings.csv"));
+    let found: Vec<(&str, &str, &str, &str)> = findings
+        .iter()
+        .map(|f| {
+            (
+                f["columns"].as_str(),
+                f["last_ok"].as_str(),
+                f["first_failed"].as_str(),
+                f["refusal"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("1", "65535", "65536", "too-many-variables"),
+            ("100", "655", "656", "too-many-variables"),
+        ]
+    );
+    let parity = read_csv(&dir.join("parity.csv"));
+    assert!(
+        parity[0]["found"].starts_with("65,535 parameters: the ceiling was floor(65,535/C)"),
+        "{parity:?}"
+    );
+    let record = run_toml(&dir);
+    assert_eq!(record["run"]["profile"].as_str(), Some("postgres-smoke"));
+    // This run's server (the other tests' may run beside it): its port, from what it said.
+    let port = stderr
+        .split_once("on 127.0.0.1:")
+        .and_then(|(_, rest)| rest.split_once(' '))
+        .map(|(port, _)| port.to_owned())
+        .unwrap_or_else(|| panic!("the run names no server's port: {stderr}"));
+    let ours: Vec<String> = our_servers()
+        .into_iter()
+        .filter(|s| s.contains(&format!("/hyperdrive/{port}/")))
+        .collect();
+    assert_eq!(ours, Vec::<String>::new(), "the run's server still runs");
+}
+
 pub fn the_hyperdrive_target_refuses_what_it_cannot_run() {
     for (args, says) in [
         (
             &["read-path", "--target", "hyperdrive"][..],
-            "the hyperdrive target runs sweeps only",
+            "the hyperdrive target runs sweeps and ladders only",
         ),
         (
             &["query-budget", "--target", "hyperdrive"][..],
-            "the hyperdrive target runs sweeps only",
+            "query-budget climbs a limit of the Workers runtime and D1's service, which a \
+             Postgres connection does not have",
         ),
         (
             &["column-sweep", "--target", "hyperdrive", "--worker", "js"][..],

@@ -7,12 +7,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use d1bench_core::Outcome;
-use d1bench_core::ladder::{self, MAX_STEPS_PER_MS, RungRequest, Step};
+use d1bench_core::ladder::{MAX_STEPS_PER_MS, RungRequest, Step};
 
 use crate::procs;
 use crate::records::RunDir;
 use crate::records::csv::Appender;
 use crate::records::reconcile::{self, Totals};
+use crate::studies::ladder::dialect::Dialect;
 use crate::studies::ladder::row::{ClimbFinding, RungRow, Stop};
 use crate::studies::ladder::{Climb, Climber, Role};
 use crate::studies::progress::Progress;
@@ -181,7 +182,9 @@ fn climb_one(
 
 /// Prepare, climb and finish one rung (three invocations on the Worker), then reconcile it.
 fn run_rung(session: &mut dyn Rungs, rung: &RungRequest, role: Role, climb: usize) -> RungRow {
-    let plan = ladder::plan(rung);
+    // The target's dialect plans what the host reconciles against and classifies its errors.
+    let dialect = Dialect::of(session.target());
+    let plan = dialect.plan(rung);
     let mut row = RungRow {
         ladder: rung.ladder,
         target: session.target(),
@@ -215,7 +218,7 @@ fn run_rung(session: &mut dyn Rungs, rung: &RungRequest, role: Role, climb: usiz
     };
     // The target's answer, classified: a refusal or an error of D1's is data.
     let fail = |row: &mut RungRow, step: Step, text: &str| {
-        let (outcome, refusal) = ladder::classify(Some(text));
+        let (outcome, refusal) = dialect.classify(Some(text));
         row.outcome = outcome;
         row.refusal = refusal;
         row.error = crate::records::error_text::recorded(text);
@@ -315,7 +318,7 @@ fn join_notes(a: &str, b: &str) -> String {
 mod tests {
     use super::*;
     use crate::studies::ladder::Rungs;
-    use d1bench_core::ladder::LadderKind;
+    use d1bench_core::ladder::{self, LadderKind};
     use d1bench_core::ladder::{CallMode, Held};
 
     fn climb(kind: LadderKind, rungs: Rungs, held: Held) -> Climb {

@@ -1,5 +1,6 @@
 //! Ladders as a kind of study: one ladder file, or every one for `limits`, planned into climbs
-//! (a ladder of the Workers runtime refused on in-process SQLite, skipped under `limits`),
+//! (a ladder of the Workers runtime refused on in-process SQLite and on Postgres, skipped under
+//! `limits`; on Postgres a file's `postgres-` profile where it has one),
 //! climbed by [`super::climb`], resumed climb by climb and reported by
 //! [`super::report::render_ladder`].
 
@@ -9,6 +10,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use super::climb::{self, ClimbsDone};
+use super::dialect::Dialect;
 use super::{Climb, LIMITS, Ladder};
 use crate::base::TargetKind;
 use crate::records::csv;
@@ -102,8 +104,18 @@ impl Study for LadderSet {
         let mut files = Vec::new();
         // One deployment serves every ladder of the run: one `limits.subrequests` for all.
         let mut subrequests: Option<(u32, &str)> = None;
+        let dialect = Dialect::of(ask.target);
         for l in &self.0 {
             let kind = l.file.ladder;
+            if !dialect.climbs(kind) {
+                if ask.experiment == LIMITS {
+                    continue;
+                }
+                bail!(
+                    "{kind} climbs a limit of the Workers runtime and D1's service, which a \
+                     Postgres connection does not have; run it with --target local, do or remote"
+                );
+            }
             if ask.target == TargetKind::Sqlite && !kind.runs_on_sqlite() {
                 if ask.experiment == LIMITS {
                     continue;
@@ -112,7 +124,21 @@ impl Study for LadderSet {
                     "{kind} climbs a limit of the Workers runtime and D1's service, which in-process SQLite does not have; run it with --target local or remote"
                 );
             }
-            let (profile, spec) = l.profile(ask.profile)?;
+            let (profile, spec) = l.profile_in(ask.profile, dialect)?;
+            let climbs_here = l.climbs(spec);
+            for climb in &climbs_here {
+                for value in climb.rungs.sequence() {
+                    if let Err(e) = dialect.validate(&climb.rung(1, value)) {
+                        bail!(
+                            "{}: profile `{profile}` sends a rung {} cannot take ({e}); give \
+                             the file a `{}{profile}` profile for it",
+                            l.path.display(),
+                            ask.target,
+                            super::dialect::POSTGRES_PROFILE_PREFIX
+                        );
+                    }
+                }
+            }
             if let Some(n) = spec.subrequests() {
                 match subrequests {
                     Some((m, other)) if m != n => bail!(
@@ -123,7 +149,7 @@ impl Study for LadderSet {
                     _ => subrequests = Some((n, &l.name)),
                 }
             }
-            climbs.extend(l.climbs(spec));
+            climbs.extend(climbs_here);
             if !profiles.iter().any(|p| p == profile) {
                 profiles.push(profile.to_owned());
             }

@@ -25,6 +25,7 @@ use toml::Spanned;
 
 pub mod climb;
 pub mod cost;
+pub mod dialect;
 pub mod kind;
 pub mod report;
 pub mod row;
@@ -334,7 +335,8 @@ impl Ladder {
             file,
         };
         ladder.profiles().check_default()?;
-        for profile in ladder.file.profile.values() {
+        for (profile_name, profile) in &ladder.file.profile {
+            let dialect = dialect::Dialect::of_profile(profile_name);
             if let Some(n) = &profile.worker_subrequests
                 && !(1..=MAX_WORKER_SUBREQUESTS).contains(n.get_ref())
             {
@@ -350,7 +352,7 @@ impl Ladder {
                     let message = json_payload_bytes_refused(ladder.file.ladder, *bytes.get_ref());
                     return Err(anyhow!(ladder.error_at(Some(bytes.span()), &message)));
                 }
-                if let Err(message) = ladder.check(spec.get_ref()) {
+                if let Err(message) = ladder.check(spec.get_ref(), dialect) {
                     return Err(anyhow!(ladder.error_at(Some(spec.span()), &message)));
                 }
             }
@@ -358,8 +360,9 @@ impl Ladder {
         Ok(ladder)
     }
 
-    /// Every rung a climb could send must be one the core accepts.
-    fn check(&self, spec: &ClimbSpec) -> Result<(), String> {
+    /// Every rung a climb could send must be one the core accepts (core-pg, for a `postgres-`
+    /// profile).
+    fn check(&self, spec: &ClimbSpec, dialect: dialect::Dialect) -> Result<(), String> {
         let kind = self.file.ladder;
         match (kind, spec.calibrate_steps) {
             (LadderKind::QueryDuration, None) => {
@@ -379,7 +382,7 @@ impl Ladder {
         for climb in self.expand(spec) {
             for value in climb.rungs.sequence() {
                 let rung = climb.rung(1, value);
-                if let Err(e) = rung.validate() {
+                if let Err(e) = dialect.validate(&rung) {
                     return Err(format!("a rung of this climb is invalid: {e}"));
                 }
             }
@@ -403,6 +406,18 @@ impl Ladder {
     /// The profile named `name`, or the file's default.
     pub fn profile(&self, name: Option<&str>) -> Result<(&str, &Profile)> {
         self.profiles().select(name)
+    }
+
+    /// The profile a target of `dialect` climbs when asked for `name` (or the default): on
+    /// Postgres the file's `postgres-<name>` when it has one ([`dialect`]).
+    pub fn profile_in(
+        &self,
+        name: Option<&str>,
+        dialect: dialect::Dialect,
+    ) -> Result<(&str, &Profile)> {
+        let (asked, _) = self.profile(name)?;
+        let chosen = dialect.profile_name(asked, |p| self.file.profile.contains_key(p));
+        self.profiles().select(Some(&chosen))
     }
 
     /// Every climb of `profile`, in file order; a list of column counts gives one climb each.

@@ -1,13 +1,13 @@
 //! The param-ceiling chart: rows per bound statement found at each column count, against the
-//! floor(100 / C) the documented 100-parameter limit predicts; PNG, SVG and PDF in the style of
+//! floor(100 / C) the documented 100-parameter limit predicts (floor(65,535 / C) on Postgres); PNG, SVG and PDF in the style of
 //! every chart (`style`).
 
 use std::path::Path;
 
+use super::parity;
 use anyhow::Result;
 use d1bench_core::Strategy;
 use d1bench_core::ladder::LadderKind;
-use d1bench_core::limits::bound_rows_per_statement;
 
 use crate::base::TargetKind;
 use crate::charts::line::{Line, LineChart, Point, Stroke};
@@ -37,7 +37,8 @@ pub fn param_ceiling(
         name: name.to_owned(),
         caption: format!(
             "{title}. The most rows one bound statement carried at each column count, against \
-             floor(100 / C)."
+             {}.",
+            chart.allowed.formula().replace('/', " / ")
         ),
         files,
     }))
@@ -49,18 +50,29 @@ struct Ceiling {
     /// Drawn above the chart when set.
     title: Option<String>,
     points: Vec<(usize, Option<usize>)>,
+    /// The target's floor(P / C), the reference.
+    allowed: parity::Ceiling,
 }
 
 impl Ceiling {
     /// The chart of the param-ceiling climbs among `findings`, if there are any.
     fn of(findings: &[ClimbFinding], title: Option<String>) -> Option<Ceiling> {
-        let mut points: Vec<(usize, Option<usize>)> = findings
+        let climbs = findings
             .iter()
-            .filter(|f| f.ladder == LadderKind::ParamCeiling)
+            .filter(|f| f.ladder == LadderKind::ParamCeiling);
+        let allowed = climbs
+            .clone()
+            .next()
+            .map_or(parity::Ceiling::D1, parity::Ceiling::of);
+        let mut points: Vec<(usize, Option<usize>)> = climbs
             .filter_map(|f| Some((f.columns?, f.last_ok)))
             .collect();
         points.sort();
-        (!points.is_empty()).then_some(Ceiling { title, points })
+        (!points.is_empty()).then_some(Ceiling {
+            title,
+            points,
+            allowed,
+        })
     }
 
     /// The rows found, where a statement ran: the data.
@@ -71,13 +83,13 @@ impl Ceiling {
             .collect()
     }
 
-    /// floor(100 / C) at each column count climbed: the reference.
+    /// The target's floor(P / C) at each column count climbed: the reference.
     fn expected(&self) -> Vec<(f64, f64)> {
         let mut columns: Vec<usize> = self.points.iter().map(|&(c, _)| c).collect();
         columns.dedup();
         columns
             .into_iter()
-            .map(|c| (c as f64, bound_rows_per_statement(c) as f64))
+            .map(|c| (c as f64, self.allowed.rows(c) as f64))
             .collect()
     }
 }
@@ -87,7 +99,7 @@ const STRATEGY: Strategy = Strategy::Bound;
 
 impl Ceiling {
     /// What the line chart draws: the rows found as markers of the bound strategy, over the
-    /// floor(100 / C) reference, on a log axis of rows.
+    /// target's floor(P / C) reference, on a log axis of rows.
     fn figure(&self) -> LineChart {
         let (found, expected) = (self.found(), self.expected());
         let xs = expected.iter().map(|p| p.0);
@@ -120,7 +132,11 @@ impl Ceiling {
             secondary_heading: None,
             reference: Some((
                 expected,
-                "floor(100 / C): the documented 100 parameters".to_owned(),
+                format!(
+                    "{}: {}",
+                    self.allowed.formula().replace('/', " / "),
+                    self.allowed.limit()
+                ),
             )),
             dodge: false,
         }

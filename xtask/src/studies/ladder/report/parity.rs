@@ -152,6 +152,15 @@ impl Source {
         } else {
             versions.push(format!("SQLite {}", v.sqlite));
         }
+        if let Some(server) = record
+            .run
+            .target
+            .is_postgres()
+            .then(|| v.worker.split_once("PostgreSQL "))
+            .flatten()
+        {
+            versions.push(format!("PostgreSQL {}", server.1));
+        }
         versions.push(v.rustc.clone());
         Source {
             run: record.run.id.clone(),
@@ -258,7 +267,7 @@ fn row(kind: LadderKind, fs: &[&ClimbFinding], source: &Source) -> ParityRow {
         })
     } else {
         let wanted = |f: &ClimbFinding| match kind {
-            LadderKind::ParamCeiling => Some(bound_rows_per_statement(f.columns.unwrap_or(1))),
+            LadderKind::ParamCeiling => Some(Ceiling::of(f).rows(f.columns.unwrap_or(1))),
             _ => documented.value,
         };
         let off = failures
@@ -296,9 +305,51 @@ fn row(kind: LadderKind, fs: &[&ClimbFinding], source: &Source) -> ParityRow {
     }
 }
 
+/// The rows per bound statement a target's parameter limit allows at C columns: D1's
+/// floor(100 / C), or Postgres's floor(65,535 / C) on the hyperdrive targets; what the parity
+/// row, the summary and the chart hold a param-ceiling climb against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ceiling {
+    D1,
+    Postgres,
+}
+
+impl Ceiling {
+    pub fn of(f: &ClimbFinding) -> Ceiling {
+        if f.target.is_postgres() {
+            Ceiling::Postgres
+        } else {
+            Ceiling::D1
+        }
+    }
+
+    pub fn rows(self, columns: usize) -> usize {
+        match self {
+            Ceiling::D1 => bound_rows_per_statement(columns),
+            Ceiling::Postgres => d1bench_core_pg::limits::bound_rows_per_statement(columns),
+        }
+    }
+
+    pub fn formula(self) -> &'static str {
+        match self {
+            Ceiling::D1 => "floor(100/C)",
+            Ceiling::Postgres => "floor(65,535/C)",
+        }
+    }
+
+    /// The limit the formula comes from, as a chart's reference line names it.
+    pub fn limit(self) -> &'static str {
+        match self {
+            Ceiling::D1 => "the documented 100 parameters",
+            Ceiling::Postgres => "Postgres's 65,535 parameters",
+        }
+    }
+}
+
 /// param-ceiling: the most parameters that ran, and whether every column count's ceiling was
-/// floor(100 / C) rows.
+/// the target's floor(P / C) rows ([`Ceiling`]).
 fn param_ceiling_found(fs: &[&ClimbFinding]) -> String {
+    let ceiling = fs.first().map_or(Ceiling::D1, |f| Ceiling::of(f));
     let most = fs
         .iter()
         .filter_map(|f| Some(f.last_ok? * f.columns?))
@@ -307,8 +358,7 @@ fn param_ceiling_found(fs: &[&ClimbFinding]) -> String {
     let off: Vec<String> = fs
         .iter()
         .filter(|f| {
-            f.last_ok != Some(bound_rows_per_statement(f.columns.unwrap_or(1)))
-                || f.first_failed.is_none()
+            f.last_ok != Some(ceiling.rows(f.columns.unwrap_or(1))) || f.first_failed.is_none()
         })
         .map(|f| {
             format!(
@@ -320,12 +370,16 @@ fn param_ceiling_found(fs: &[&ClimbFinding]) -> String {
         .collect();
     if off.is_empty() {
         format!(
-            "{most} parameters: the ceiling was floor(100/C) rows at each of the {} column counts tried",
+            "{} parameters: the ceiling was {} rows at each of the {} column counts tried",
+            thousands(most),
+            ceiling.formula(),
             fs.len()
         )
     } else {
         format!(
-            "{most} parameters at most; not floor(100/C) at {}",
+            "{} parameters at most; not {} at {}",
+            thousands(most),
+            ceiling.formula(),
             off.join(", ")
         )
     }
@@ -363,39 +417,74 @@ pub fn markdown(rows: &[ParityRow]) -> String {
     out
 }
 
+/// What a target's committed parity table is called (`reports/parity-<name>.csv`): its name,
+/// but `postgres` for the hyperdrive target (the column says what it measures, not the binding).
+pub fn table_name(target: crate::base::TargetKind) -> &'static str {
+    match target {
+        crate::base::TargetKind::Hyperdrive => "postgres",
+        other => other.name(),
+    }
+}
+
 /// The committed parity tables docs/limits.md's table is generated from.
 pub fn committed(paths: &Paths, target: &str) -> PathBuf {
     paths.reports().join(format!("parity-{target}.csv"))
 }
 
-/// The docs/limits.md section: the local table, with the SQLite baseline, the Durable Object
-/// and Cloudflare beside it (`remote` is `None` until a remote `limits` run's parity.csv is
-/// committed, `durable` until a `--target do` one is).
-pub fn readme_section(
-    local: &[ParityRow],
-    sqlite: &[ParityRow],
-    durable: Option<&[ParityRow]>,
-    remote: Option<&[ParityRow]>,
-) -> String {
+/// The committed tables beside the local one: each `None` until its run's parity.csv is
+/// committed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Beside<'a> {
+    /// `--target do`: the Durable Object's SQLite.
+    pub durable: Option<&'a [ParityRow]>,
+    /// `--target hyperdrive`: Postgres through the Hyperdrive binding.
+    pub postgres: Option<&'a [ParityRow]>,
+    /// `--target remote`: Cloudflare.
+    pub remote: Option<&'a [ParityRow]>,
+}
+
+/// A cell of a column beside the local one: what its run found, with the error text it saw;
+/// `absent` when its run has no row for the ladder.
+fn beside_cell(rows: Option<&[ParityRow]>, ladder: LadderKind, absent: &str) -> String {
+    match rows {
+        None => "not yet measured".to_owned(),
+        Some(rows) => rows.iter().find(|s| s.ladder == ladder).map_or_else(
+            || absent.to_owned(),
+            |s| match &s.error {
+                e if e.is_empty() => cell(&s.found),
+                e => format!("{} ({})", cell(&s.found), code(e)),
+            },
+        ),
+    }
+}
+
+/// The docs/limits.md section: the local table, with the SQLite baseline, the Durable Object,
+/// Postgres through Hyperdrive and Cloudflare beside it.
+pub fn readme_section(local: &[ParityRow], sqlite: &[ParityRow], beside: Beside<'_>) -> String {
+    let Beside {
+        durable,
+        postgres,
+        remote,
+    } = beside;
     let mut out = String::from(
-        "| limit | documented | local (wrangler dev) | enforced locally? | in-process SQLite, D1's limits applied | a Durable Object's SQLite (wrangler dev) | Cloudflare (remote) | error text seen locally |\n\
-         | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        "| limit | documented | local (wrangler dev) | enforced locally? | in-process SQLite, D1's limits applied | a Durable Object's SQLite (wrangler dev) | Postgres through Hyperdrive (wrangler dev) | Cloudflare (remote) | error text seen locally |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for r in local {
         let baseline = sqlite.iter().find(|s| s.ladder == r.ladder).map_or_else(
             || "n/a (not an SQLite limit)".to_owned(),
             |s| cell(&s.found),
         );
-        let on_do = match durable {
-            None => "not yet measured".to_owned(),
-            Some(rows) => rows.iter().find(|s| s.ladder == r.ladder).map_or_else(
-                || "not measured in that run".to_owned(),
-                |s| match &s.error {
-                    e if e.is_empty() => cell(&s.found),
-                    e => format!("{} ({})", cell(&s.found), code(e)),
-                },
-            ),
-        };
+        let on_do = beside_cell(durable, r.ladder, "not measured in that run");
+        let on_postgres = beside_cell(
+            postgres,
+            r.ladder,
+            if d1bench_core_pg_ladder::runs_on_postgres(r.ladder) {
+                "not measured in that run"
+            } else {
+                "n/a (no such limit on Postgres)"
+            },
+        );
         let production = match remote {
             None => "not yet measured".to_owned(),
             Some(rows) => rows.iter().find(|s| s.ladder == r.ladder).map_or_else(
@@ -411,13 +500,14 @@ pub fn readme_section(
         };
         writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             cell(&r.limit),
             cell(&r.documented),
             cell(&r.found),
             cell(&r.enforced.to_string()),
             baseline,
             on_do,
+            on_postgres,
             production,
             code(&r.error)
         )
@@ -427,6 +517,9 @@ pub fn readme_section(
     let mut sources = vec![("local", local), ("SQLite", sqlite)];
     if let Some(durable) = durable {
         sources.push(("Durable Object", durable));
+    }
+    if let Some(postgres) = postgres {
+        sources.push(("Postgres", postgres));
     }
     if let Some(remote) = remote {
         sources.push(("Cloudflare", remote));
@@ -466,12 +559,15 @@ pub fn expected_section(paths: &Paths) -> Result<String> {
             None
         })
     };
-    let (durable, remote) = (optional("do")?, optional("remote")?);
+    let (durable, postgres, remote) = (optional("do")?, optional("postgres")?, optional("remote")?);
     Ok(readme_section(
         &local,
         &sqlite,
-        durable.as_deref(),
-        remote.as_deref(),
+        Beside {
+            durable: durable.as_deref(),
+            postgres: postgres.as_deref(),
+            remote: remote.as_deref(),
+        },
     ))
 }
 

@@ -54,12 +54,16 @@ pub fn markdown(
         )
         .unwrap();
         let ceiling = kind == LadderKind::ParamCeiling;
-        out.push_str("| held | last ok | first failed | refusal | completed before it | confirmed | stopped | last ok took (outside / inside / D1 ms) |");
-        out.push_str(if ceiling {
-            " floor(100/C) | matches |\n"
-        } else {
-            "\n"
+        // The target's own floor(P / C): a run's climbs are all on one target.
+        let rows_allowed = mine.first().map_or(super::parity::Ceiling::D1, |f| {
+            super::parity::Ceiling::of(f)
         });
+        out.push_str("| held | last ok | first failed | refusal | completed before it | confirmed | stopped | last ok took (outside / inside / D1 ms) |");
+        if ceiling {
+            writeln!(out, " {} | matches |", rows_allowed.formula()).unwrap();
+        } else {
+            out.push('\n');
+        }
         out.push_str("| --- | --- | --- | --- | --- | --- | --- | --- |");
         out.push_str(if ceiling { " --- | --- |\n" } else { "\n" });
         for f in &mine {
@@ -86,8 +90,7 @@ pub fn markdown(
             )
             .unwrap();
             if ceiling {
-                let expected =
-                    d1bench_core::limits::bound_rows_per_statement(f.columns.unwrap_or(1));
+                let expected = rows_allowed.rows(f.columns.unwrap_or(1));
                 write!(
                     out,
                     " {expected} | {} |",

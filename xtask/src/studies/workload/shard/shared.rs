@@ -19,7 +19,7 @@ use anyhow::{Context, Result, bail};
 use xshell::Shell;
 
 use super::merge;
-use crate::base::{TargetKind, WorkerKind};
+use crate::base::{PgWorker, TargetKind, WorkerKind};
 use crate::flags;
 use crate::paths::Paths;
 use crate::procs::ProcessGroup;
@@ -55,7 +55,8 @@ pub fn run(flags: &flags::Run, sh: &Shell, paths: &Paths) -> Result<()> {
     else {
         bail!("`{}` is not a workload", flags.experiment());
     };
-    let tools = crate::pipeline::tools(flags, sh, paths)?;
+    // Workloads never run on Postgres (the plan refuses them there).
+    let tools = crate::pipeline::tools(flags, PgWorker::Probes, sh, paths)?;
     let out = flags
         .out
         .clone()

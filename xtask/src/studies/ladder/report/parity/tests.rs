@@ -132,7 +132,7 @@ fn a_table_names_its_source_only_when_every_row_names_the_same_one() {
     assert_eq!(Source::of_rows(&[one.clone(), one.clone()]), Some(source()));
     assert_eq!(Source::of_rows(&[one.clone(), row("another")]), None);
     assert_eq!(Source::of_rows(&[row("")]), None);
-    let section = readme_section(&[one], &[], None, None);
+    let section = readme_section(&[one], &[], Beside::default());
     assert!(
         section.contains("Measured by local: run `20261130T000000Z-local` at commit `0123456`"),
         "{section}"
@@ -166,13 +166,101 @@ fn param_ceiling_is_checked_against_floor_100_over_c() {
     assert!(r[0].found.contains("C=3: 34 rows"), "{}", r[0].found);
 }
 
+/// On Postgres the ceiling is floor(65,535 / C), and the docs' table gives Postgres a column:
+/// what its run found with the error text it saw, `n/a` for a limit Postgres does not have.
+#[test]
+fn postgres_is_checked_against_its_own_ceiling_and_has_a_column() {
+    let mut fs = Vec::new();
+    for c in [1, 3, 100] {
+        let mut f = finding(
+            LadderKind::ParamCeiling,
+            Some(65_535 / c),
+            Some(65_535 / c + 1),
+            "too-many-variables",
+        );
+        f.columns = Some(c);
+        f.target = crate::base::TargetKind::Hyperdrive;
+        f.error = "error parsing response from server: invalid message length: parameters is \
+                   not drained"
+            .into();
+        fs.push(f);
+    }
+    let postgres = rows(&fs, &source());
+    // Refused just past the target's own ceiling at every column count.
+    assert_eq!(postgres[0].enforced, Enforced::Yes);
+    assert_eq!(
+        postgres[0].found,
+        "65,535 parameters: the ceiling was floor(65,535/C) rows at each of the 3 column counts tried"
+    );
+    let local = rows(
+        &[
+            finding(LadderKind::QueryBudget, Some(2000), None, ""),
+            finding(
+                LadderKind::ParamCeiling,
+                Some(100),
+                Some(101),
+                "too-many-variables",
+            ),
+            finding(
+                LadderKind::LikePattern,
+                Some(50),
+                Some(51),
+                "like-pattern-too-complex",
+            ),
+        ],
+        &source(),
+    );
+    let section = readme_section(
+        &local,
+        &[],
+        Beside {
+            postgres: Some(&postgres),
+            ..Beside::default()
+        },
+    );
+    assert!(
+        section.contains("| Postgres through Hyperdrive (wrangler dev) |"),
+        "{section}"
+    );
+    let line = |ladder: LadderKind| {
+        section
+            .lines()
+            .find(|l| l.starts_with(&format!("| {} |", ladder.limit())))
+            .unwrap()
+            .to_owned()
+    };
+    assert!(
+        line(LadderKind::QueryBudget).contains("| n/a (no such limit on Postgres) |"),
+        "{section}"
+    );
+    assert!(
+        line(LadderKind::ParamCeiling).contains(
+            "floor(65,535/C) rows at each of the 3 column counts tried (`error parsing response \
+             from server: invalid message length: parameters is not drained`)"
+        ),
+        "{section}"
+    );
+    assert!(
+        line(LadderKind::LikePattern).contains("| not measured in that run |"),
+        "{section}"
+    );
+    assert!(
+        section.contains("; Postgres: run `20261130T000000Z-local`"),
+        "{section}"
+    );
+}
+
 /// Every error text a real run recorded classifies as the refusal it was recorded with, and
 /// every limit is in the local table.
 #[test]
 fn the_committed_tables_agree_with_the_classifier() {
     let paths = Paths::new(project_root());
-    for target in ["local", "sqlite"] {
-        let rows: Vec<ParityRow> = read_csv(&committed(&paths, target)).unwrap();
+    for target in ["local", "sqlite", "postgres"] {
+        let path = committed(&paths, target);
+        if target == "postgres" && !path.exists() {
+            continue;
+        }
+        let rows: Vec<ParityRow> = read_csv(&path).unwrap();
         let source = Source::of_rows(&rows);
         assert!(
             source
@@ -182,12 +270,12 @@ fn the_committed_tables_agree_with_the_classifier() {
         );
         for r in &rows {
             if !r.error.is_empty() {
-                assert_eq!(
-                    Some(RefusalKind::classify(&r.error)),
-                    r.refusal,
-                    "{}",
-                    r.error
-                );
+                let classified = if target == "postgres" {
+                    d1bench_core_pg_ladder::refusal::classify_text(&r.error)
+                } else {
+                    RefusalKind::classify(&r.error)
+                };
+                assert_eq!(Some(classified), r.refusal, "{}", r.error);
             }
         }
         if target == "local" {
@@ -200,6 +288,11 @@ fn the_committed_tables_agree_with_the_classifier() {
                 .filter(|k| ladders.contains(k) || !newer.contains(k))
                 .collect();
             assert_eq!(ladders, expected, "the local table misses a limit");
+        } else if target == "postgres" {
+            assert!(
+                rows.iter()
+                    .all(|r| d1bench_core_pg_ladder::runs_on_postgres(r.ladder))
+            );
         } else {
             assert!(rows.iter().all(|r| r.ladder.runs_on_sqlite()));
         }
