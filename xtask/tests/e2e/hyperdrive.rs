@@ -2,7 +2,7 @@
 //! Worker under wrangler dev, writing through its Hyperdrive binding to a PostgreSQL cluster the
 //! run starts for each session), every probe reconciled by count and checksum against
 //! Postgres's own plan, and no server or cluster directory left afterwards; param-ceiling's
-//! smoke climb on Postgres, through the Worker's `/rung`, finding floor(65,535 / C); and what the
+//! smoke climb on Postgres, through the ladder Worker's `/rung`, finding floor(65,535 / C); and what the
 //! target refuses before anything starts.
 
 use std::process::Command;
@@ -28,12 +28,14 @@ fn our_servers() -> Vec<String> {
         .collect()
 }
 
-pub fn the_smoke_sweep_on_postgres_through_hyperdrive_reconciles_and_leaves_no_server() {
+/// `cargo xtask run EXPERIMENT --profile smoke --target hyperdrive` into a new folder, which must
+/// succeed: the folder and what the run said.
+fn smoke_on_postgres(experiment: &str) -> (tempfile::TempDir, String) {
     let out = tempfile::tempdir().unwrap();
     let output = Command::new(XTASK)
         .args([
             "run",
-            "column-sweep",
+            experiment,
             "--profile",
             "smoke",
             "--target",
@@ -44,12 +46,17 @@ pub fn the_smoke_sweep_on_postgres_through_hyperdrive_reconciles_and_leaves_no_s
         .current_dir(project_root())
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(
         output.status.success(),
-        "the hyperdrive smoke run failed: {}\n{stderr}",
+        "the hyperdrive {experiment} run failed: {}\n{stderr}",
         output.status
     );
+    (out, stderr)
+}
+
+pub fn the_smoke_sweep_on_postgres_through_hyperdrive_reconciles_and_leaves_no_server() {
+    let (out, stderr) = smoke_on_postgres("column-sweep");
     assert!(stderr.contains("started PostgreSQL"), "{stderr}");
     assert!(stderr.contains("stopped PostgreSQL"), "{stderr}");
     let dir = run_dir(out.path());
@@ -78,10 +85,13 @@ pub fn the_smoke_sweep_on_postgres_through_hyperdrive_reconciles_and_leaves_no_s
     let record = run_toml(&dir);
     assert_eq!(record["run"]["target"].as_str(), Some("hyperdrive"));
     let versions = record["versions"].as_table().unwrap();
+    let probes =
+        xtask::worker_build::pg_sources_hash(&project_root(), xtask::base::PgWorker::Probes)
+            .unwrap();
     assert_eq!(
-        versions["worker_pg_build"].as_str().map(str::len),
-        Some(64),
-        "run.toml records the Postgres Worker's sources"
+        versions["worker_pg_build"].as_str(),
+        Some(probes.as_str()),
+        "run.toml records the probe Worker's sources"
     );
     assert!(
         versions["worker"]
@@ -101,29 +111,17 @@ pub fn the_smoke_sweep_on_postgres_through_hyperdrive_reconciles_and_leaves_no_s
 /// real: 65,535 rows of one column and 655 of 100 bind, one more row is refused as too many
 /// parameters, and every rung reconciles.
 pub fn param_ceiling_on_postgres_finds_65535_parameters_and_leaves_no_server() {
-    let out = tempfile::tempdir().unwrap();
-    let output = Command::new(XTASK)
-        .args([
-            "run",
-            "param-ceiling",
-            "--profile",
-            "smoke",
-            "--target",
-            "hyperdrive",
-            "--out",
-        ])
-        .arg(out.path())
-        .current_dir(project_root())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "the hyperdrive param-ceiling run failed: {}\n{stderr}",
-        output.status
-    );
+    let (out, stderr) = smoke_on_postgres("param-ceiling");
     assert!(stderr.contains("stopped PostgreSQL"), "{stderr}");
     let dir = run_dir(out.path());
+    // The ladder Worker climbed, not the probe Worker the committed Postgres sets measured.
+    let ladders =
+        xtask::worker_build::pg_sources_hash(&project_root(), xtask::base::PgWorker::Ladders)
+            .unwrap();
+    assert_eq!(
+        run_toml(&dir)["versions"]["worker_pg_build"].as_str(),
+        Some(ladders.as_str())
+    );
     let rows = read_csv(&dir.join("results.csv"));
     assert_eq!(rows.len(), 8, "{rows:?}");
     for row in &rows {
