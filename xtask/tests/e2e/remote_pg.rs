@@ -4,7 +4,8 @@
 //! wrangler dev with its binding connected to the server the configuration names, a real
 //! PostgreSQL cluster this test starts as the user's server. Every session's configuration is
 //! created with its cache off and deleted, the server's password reaches no command line, log or
-//! record, and a run without a server is refused before anything starts.
+//! record, and a run without a server is refused before anything starts. A ladder on
+//! `remote-hyperdrive` deploys the ladder Worker and climbs through it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -17,6 +18,7 @@ use crate::support::{XTASK, files_under, processes, project_root, read_csv, run_
 pub fn tests() -> Vec<Trial> {
     tests!(remote_pg:
         d1_beside_postgres_through_hyperdrive_on_cloudflare_runs_through_the_stand_ins,
+        param_ceiling_on_remote_hyperdrive_deploys_the_ladder_worker_through_the_stand_ins,
         remote_hyperdrive_without_a_server_is_refused_before_anything_starts,
         a_failed_deploy_deletes_the_configuration_it_created,
         an_interrupt_during_deploy_deletes_the_configuration,
@@ -164,6 +166,75 @@ pub fn d1_beside_postgres_through_hyperdrive_on_cloudflare_runs_through_the_stan
             file.display()
         );
     }
+    let running: Vec<String> = processes()
+        .into_iter()
+        .filter(|p| !p.zombie && p.command().contains(&name))
+        .map(|p| p.command())
+        .collect();
+    assert!(running.is_empty(), "left running: {running:?}");
+}
+
+/// A ladder on Cloudflare's Hyperdrive deploys the ladder Worker (`worker-pg-ladder/`), not the
+/// probe Worker, which has no `/rung`: param-ceiling's smoke climb finds floor(65,535 / C) at 1
+/// and 100 columns through a configuration the run creates and deletes.
+pub fn param_ceiling_on_remote_hyperdrive_deploys_the_ladder_worker_through_the_stand_ins() {
+    let paths = xtask::paths::Paths::new(project_root().join("target/e2e-remote-pg-ladder"));
+    let mut cluster =
+        xtask::targets::hyperdrive::cluster::Cluster::start(&paths).expect("a PostgreSQL cluster");
+    let server = cluster.connection_string();
+    let dir = tempfile::tempdir().unwrap();
+    let configs = dir.path().join("hyperdrive");
+    let api = ApiStandIn::start_with(Behaviour {
+        hyperdrive_dir: Some(configs.clone()),
+        ..Behaviour::default()
+    });
+    let log = dir.path().join("calls.log");
+    let out = dir.path().join("out");
+    let args = [
+        "run",
+        "param-ceiling",
+        "--target",
+        "remote-hyperdrive",
+        "--profile",
+        "smoke",
+        "--tag",
+        "pgladder",
+        "--out",
+    ];
+    let output = xtask(&args, &log, &api.base)
+        .arg(&out)
+        .env("STAND_IN_HYPERDRIVE_DIR", &configs)
+        .env("D1BENCH_HYPERDRIVE_URL", &server)
+        .output()
+        .unwrap();
+    let stopped = cluster.stop();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    stopped.unwrap();
+
+    let run_dir = run_dir(&out);
+    let record = run_toml(&run_dir);
+    let ladders =
+        xtask::worker_build::pg_sources_hash(&project_root(), xtask::base::PgWorker::Ladders)
+            .unwrap();
+    assert_eq!(
+        record["versions"]["worker_pg_build"].as_str(),
+        Some(ladders.as_str()),
+        "{record}"
+    );
+    assert_eq!(
+        record["remote"]["teardown"].as_str(),
+        Some("deleted"),
+        "{record}"
+    );
+    let findings = read_csv(&run_dir.join("findings.csv"));
+    let found: Vec<(&str, &str)> = findings
+        .iter()
+        .map(|f| (f["columns"].as_str(), f["last_ok"].as_str()))
+        .collect();
+    assert_eq!(found, [("1", "65535"), ("100", "655")], "{findings:?}");
+    assert!(configurations_left(&configs).is_empty());
+    let name = record["remote"]["name"].as_str().unwrap().to_owned();
     let running: Vec<String> = processes()
         .into_iter()
         .filter(|p| !p.zombie && p.command().contains(&name))
