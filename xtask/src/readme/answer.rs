@@ -200,8 +200,10 @@ pub fn section(root: &Path) -> Result<String> {
     };
     let local = &maps[0];
     let dir = format!("{REPLICATES_DIR}/{SET}");
+    // The commits of the runs the sentence is about: the local D1's set (the other maps' are in
+    // findings-over-runs.md, beside their own runs).
     let mut commits: Vec<String> = Vec::new();
-    for r in sets.iter().flat_map(|s| &s.runs) {
+    for r in &sets[0].runs {
         let short: String = r.record.git.commit.to_string().chars().take(7).collect();
         if !commits.contains(&short) {
             commits.push(short);
