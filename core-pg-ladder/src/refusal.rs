@@ -20,26 +20,26 @@ const RULES: &[(&str, RefusalKind)] = &[
     ("(sqlstate 54023)", RefusalKind::TooManyFunctionArgs),
 ];
 
-/// The refusal kind of a rung's error text.
-pub fn classify_text(text: &str) -> RefusalKind {
+/// The refusal kind a ladder's own rules give `text`, if any.
+fn ladder_kind(text: &str) -> Option<RefusalKind> {
     let lower = text.to_ascii_lowercase();
     RULES
         .iter()
         .find(|(fragment, _)| lower.contains(fragment))
-        .map_or_else(
-            || d1bench_core_pg::refusal::classify_text(text),
-            |&(_, kind)| kind,
-        )
+        .map(|&(_, kind)| kind)
 }
 
-/// The outcome of a rung's error text (or of none), as the core's `ladder::classify` gives D1's.
+/// The refusal kind of a rung's error text.
+pub fn classify_text(text: &str) -> RefusalKind {
+    ladder_kind(text).unwrap_or_else(|| d1bench_core_pg::refusal::classify_text(text))
+}
+
+/// The outcome of a rung's error text (or of none): a ladder's own refusal, else what the
+/// probes' classifier says of it.
 pub fn classify(error: Option<&str>) -> (Outcome, Option<RefusalKind>) {
-    match error {
-        None => (Outcome::Ok, None),
-        Some(text) => match classify_text(text) {
-            RefusalKind::Other => (Outcome::Error, Some(RefusalKind::Other)),
-            kind => (Outcome::Refused, Some(kind)),
-        },
+    match error.and_then(ladder_kind) {
+        Some(kind) => (Outcome::Refused, Some(kind)),
+        None => d1bench_core_pg::refusal::classify(error),
     }
 }
 

@@ -44,19 +44,26 @@ fn xtask(args: &[&str], log: &Path, api: &str) -> Command {
     command
 }
 
-pub fn d1_beside_postgres_through_hyperdrive_on_cloudflare_runs_through_the_stand_ins() {
-    // The user's server: a cluster of its own, apart from the hyperdrive target's (whose test
-    // checks that none of those is left running).
-    let paths = xtask::paths::Paths::new(project_root().join("target/e2e-remote-pg"));
+/// A run through the stand-ins with a real PostgreSQL cluster of its own (under
+/// `target/<scratch>`) as the user's server, the cluster stopped after it: what the checks read.
+struct ClusterRun {
+    /// Holds the configurations' folder, the stand-ins' log and the run's output: bind it (as
+    /// `_dir`, not `..`), or they are gone before they are read.
+    _dir: tempfile::TempDir,
+    api: ApiStandIn,
+    configs: PathBuf,
+    log: PathBuf,
+    run_dir: PathBuf,
+    server: String,
+    stderr: String,
+}
+
+/// `cargo xtask ARGS --out <dir>` on the stand-ins against a fresh cluster, which must succeed.
+fn run_on_a_cluster(scratch: &str, args: &[&str]) -> ClusterRun {
+    let paths = xtask::paths::Paths::new(project_root().join("target").join(scratch));
     let mut cluster =
         xtask::targets::hyperdrive::cluster::Cluster::start(&paths).expect("a PostgreSQL cluster");
     let server = cluster.connection_string();
-    let password = server
-        .split_once("://")
-        .and_then(|(_, rest)| rest.split_once('@'))
-        .and_then(|(credentials, _)| credentials.split_once(':'))
-        .map(|(_, password)| password.to_owned())
-        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let configs = dir.path().join("hyperdrive");
     let api = ApiStandIn::start_with(Behaviour {
@@ -65,22 +72,8 @@ pub fn d1_beside_postgres_through_hyperdrive_on_cloudflare_runs_through_the_stan
     });
     let log = dir.path().join("calls.log");
     let out = dir.path().join("out");
-    let args = [
-        "run",
-        "column-sweep",
-        "--target",
-        "remote",
-        "--plan",
-        "paid",
-        "--baseline",
-        "remote-hyperdrive",
-        "--profile",
-        "smoke",
-        "--tag",
-        "pgtest",
-        "--out",
-    ];
-    let output = xtask(&args, &log, &api.base)
+    let output = xtask(args, &log, &api.base)
+        .arg("--out")
         .arg(&out)
         .env("STAND_IN_HYPERDRIVE_DIR", &configs)
         .env("D1BENCH_HYPERDRIVE_URL", &server)
@@ -90,8 +83,61 @@ pub fn d1_beside_postgres_through_hyperdrive_on_cloudflare_runs_through_the_stan
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "{stderr}");
     stopped.unwrap();
+    ClusterRun {
+        run_dir: run_dir(&out),
+        _dir: dir,
+        api,
+        configs,
+        log,
+        server,
+        stderr,
+    }
+}
 
-    let run_dir = run_dir(&out);
+/// The processes still running whose command line names the run `name`.
+fn left_running(name: &str) -> Vec<String> {
+    processes()
+        .into_iter()
+        .filter(|p| !p.zombie && p.command().contains(name))
+        .map(|p| p.command())
+        .collect()
+}
+
+pub fn d1_beside_postgres_through_hyperdrive_on_cloudflare_runs_through_the_stand_ins() {
+    // The user's server: a cluster of its own, apart from the hyperdrive target's (whose test
+    // checks that none of those is left running).
+    let ClusterRun {
+        api,
+        configs,
+        log,
+        run_dir,
+        server,
+        stderr,
+        _dir,
+    } = run_on_a_cluster(
+        "e2e-remote-pg",
+        &[
+            "run",
+            "column-sweep",
+            "--target",
+            "remote",
+            "--plan",
+            "paid",
+            "--baseline",
+            "remote-hyperdrive",
+            "--profile",
+            "smoke",
+            "--tag",
+            "pgtest",
+        ],
+    );
+    let password = server
+        .split_once("://")
+        .and_then(|(_, rest)| rest.split_once('@'))
+        .and_then(|(credentials, _)| credentials.split_once(':'))
+        .map(|(_, password)| password.to_owned())
+        .unwrap();
+
     let rows = read_csv(&run_dir.join("results.csv"));
     let count = |target: &str| rows.iter().filter(|r| r["target"] == target).count();
     assert!(count("remote") > 0, "{rows:?}");
@@ -166,11 +212,7 @@ pub fn d1_beside_postgres_through_hyperdrive_on_cloudflare_runs_through_the_stan
             file.display()
         );
     }
-    let running: Vec<String> = processes()
-        .into_iter()
-        .filter(|p| !p.zombie && p.command().contains(&name))
-        .map(|p| p.command())
-        .collect();
+    let running = left_running(&name);
     assert!(running.is_empty(), "left running: {running:?}");
 }
 
@@ -178,41 +220,25 @@ pub fn d1_beside_postgres_through_hyperdrive_on_cloudflare_runs_through_the_stan
 /// probe Worker, which has no `/rung`: param-ceiling's smoke climb finds floor(65,535 / C) at 1
 /// and 100 columns through a configuration the run creates and deletes.
 pub fn param_ceiling_on_remote_hyperdrive_deploys_the_ladder_worker_through_the_stand_ins() {
-    let paths = xtask::paths::Paths::new(project_root().join("target/e2e-remote-pg-ladder"));
-    let mut cluster =
-        xtask::targets::hyperdrive::cluster::Cluster::start(&paths).expect("a PostgreSQL cluster");
-    let server = cluster.connection_string();
-    let dir = tempfile::tempdir().unwrap();
-    let configs = dir.path().join("hyperdrive");
-    let api = ApiStandIn::start_with(Behaviour {
-        hyperdrive_dir: Some(configs.clone()),
-        ..Behaviour::default()
-    });
-    let log = dir.path().join("calls.log");
-    let out = dir.path().join("out");
-    let args = [
-        "run",
-        "param-ceiling",
-        "--target",
-        "remote-hyperdrive",
-        "--profile",
-        "smoke",
-        "--tag",
-        "pgladder",
-        "--out",
-    ];
-    let output = xtask(&args, &log, &api.base)
-        .arg(&out)
-        .env("STAND_IN_HYPERDRIVE_DIR", &configs)
-        .env("D1BENCH_HYPERDRIVE_URL", &server)
-        .output()
-        .unwrap();
-    let stopped = cluster.stop();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(output.status.success(), "{stderr}");
-    stopped.unwrap();
-
-    let run_dir = run_dir(&out);
+    // `_dir` holds the run's folder until the checks are done.
+    let ClusterRun {
+        configs,
+        run_dir,
+        _dir,
+        ..
+    } = run_on_a_cluster(
+        "e2e-remote-pg-ladder",
+        &[
+            "run",
+            "param-ceiling",
+            "--target",
+            "remote-hyperdrive",
+            "--profile",
+            "smoke",
+            "--tag",
+            "pgladder",
+        ],
+    );
     let record = run_toml(&run_dir);
     let ladders =
         xtask::worker_build::pg_sources_hash(&project_root(), xtask::base::PgWorker::Ladders)
@@ -235,11 +261,7 @@ pub fn param_ceiling_on_remote_hyperdrive_deploys_the_ladder_worker_through_the_
     assert_eq!(found, [("1", "65535"), ("100", "655")], "{findings:?}");
     assert!(configurations_left(&configs).is_empty());
     let name = record["remote"]["name"].as_str().unwrap().to_owned();
-    let running: Vec<String> = processes()
-        .into_iter()
-        .filter(|p| !p.zombie && p.command().contains(&name))
-        .map(|p| p.command())
-        .collect();
+    let running = left_running(&name);
     assert!(running.is_empty(), "left running: {running:?}");
 }
 

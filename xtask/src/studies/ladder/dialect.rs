@@ -21,7 +21,7 @@ pub const POSTGRES_PROFILE_PREFIX: &str = "postgres-";
 pub enum Dialect {
     /// The core's rungs: SQLite's SQL and D1's error texts.
     Sqlite,
-    /// core-pg's rungs: Postgres's SQL and its SQLSTATEs.
+    /// core-pg-ladder's rungs: Postgres's SQL and its SQLSTATEs.
     Postgres,
 }
 
