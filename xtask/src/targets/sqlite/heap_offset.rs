@@ -1,6 +1,6 @@
-//! A random heap offset drawn for each in-process SQLite session, so that where the session's
-//! allocations land (and with it a probe's cache and alias behaviour) is randomised per session
-//! instead of fixed per process.
+//! A random heap offset drawn for each in-process SQLite session (and each connection a workload
+//! opens), so that where the session's allocations land (and with it a probe's cache and alias
+//! behaviour) is randomised per session instead of fixed per process.
 //!
 //! Why: the in-process database lives in the xtask's own heap, whose layout is a deterministic
 //! function of everything allocated before it: the command line, the environment, the rows'

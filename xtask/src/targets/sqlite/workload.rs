@@ -3,6 +3,10 @@
 //! lock. Reads run side by side; a write takes the write lock at once (`BEGIN IMMEDIATE`) or is
 //! refused with `SQLITE_BUSY` (`database is locked`), as the write-up's SQLite refused them, so
 //! the retry policies meet real refusals here (local D1 queues writes instead).
+//!
+//! Each connection takes its own random heap offset before it opens ([`super::heap_offset`]): a
+//! workload has no sessions, so the layout its page caches land in would otherwise be one per
+//! run, fixed by the command line and environment, which no figure of the run could show.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -27,7 +31,7 @@ use crate::targets::workload::WorkloadClient;
 /// prepared per call.
 pub struct SqliteWorkload {
     path: PathBuf,
-    idle: Mutex<Vec<Connection>>,
+    idle: Mutex<Vec<Pooled>>,
     /// Where the file is when this target made it: removed with it.
     _dir: Option<tempfile::TempDir>,
 }
@@ -44,7 +48,7 @@ impl SqliteWorkload {
     /// The workload on the SQLite file at `path` (created when missing), in WAL mode.
     pub fn open_file(path: &Path) -> anyhow::Result<Self> {
         let first = connect(path)?;
-        let mode: String = first.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        let mode: String = first.db.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
         anyhow::ensure!(
             mode == "wal",
             "{} would not go into WAL mode: {mode}",
@@ -68,24 +72,35 @@ impl SqliteWorkload {
             })
         };
         let taken = lock()?.pop();
-        let mut db = match taken {
-            Some(db) => db,
+        let mut pooled = match taken {
+            Some(pooled) => pooled,
             None => connect(&self.path).map_err(|e| TargetError::InProcess(format!("{e:#}")))?,
         };
-        let result = f(&mut db);
-        lock()?.push(db);
+        let result = f(&mut pooled.db);
+        lock()?.push(pooled);
         result
     }
 }
 
+/// A connection of the pool and the heap offset taken before it opened, held as long as it.
+struct Pooled {
+    db: Connection,
+    _heap_offset: Vec<u8>,
+}
+
 /// A connection to the file with D1's limits, no busy time-out (a held lock is refused at once),
-/// `synchronous = NORMAL` (WAL's usual setting: a commit is not synced) and a statement cache.
-fn connect(path: &Path) -> anyhow::Result<Connection> {
+/// `synchronous = NORMAL` (WAL's usual setting: a commit is not synced) and a statement cache,
+/// opened after a random heap offset taken on the opening thread.
+fn connect(path: &Path) -> anyhow::Result<Pooled> {
+    let heap_offset = super::heap_offset::draw();
     let db = d1_like(Connection::open(path)?)?;
     db.busy_timeout(std::time::Duration::ZERO)?;
     db.execute_batch("PRAGMA synchronous = NORMAL")?;
     db.set_prepared_statement_cache_capacity(64);
-    Ok(db)
+    Ok(Pooled {
+        db,
+        _heap_offset: heap_offset,
+    })
 }
 
 fn to_sqlite(values: &[Value]) -> Vec<rusqlite::types::Value> {
