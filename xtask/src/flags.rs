@@ -258,6 +258,11 @@ pub struct Run {
     /// Seed of the row generator, instead of the profile's `seed`.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Seed of the probes' shuffled order, instead of the profile's `order-seed`: runs that
+    /// replay one order share what each probe's position in it does to its time, so replicate
+    /// runs should each take their own (`reproduce --replicates` does).
+    #[arg(long, value_name = "N")]
+    pub order_seed: Option<u64>,
     /// Sessions of every target, instead of the profile's `sessions` (1 to 100): each a fresh
     /// target with its own warm-ups and repeats, the baseline's alternating with the target's.
     #[arg(long, value_name = "N")]
@@ -348,6 +353,7 @@ impl Run {
             repeats: None,
             warmup: None,
             seed: None,
+            order_seed: None,
             sessions: None,
             only: None,
             dry_run: false,

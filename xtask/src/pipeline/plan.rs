@@ -45,6 +45,7 @@ pub fn plan(flags: &flags::Run, paths: &Paths) -> Result<RunPlan> {
         repeats: flags.repeats,
         warmup: flags.warmup,
         seed: flags.seed,
+        order_seed: flags.order_seed,
         sessions: flags.sessions,
         only: flags.only.clone(),
     };

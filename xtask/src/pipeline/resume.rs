@@ -147,6 +147,7 @@ pub(super) fn flags_of(record: &RunRecord, given: &flags::Run, toml: &Path) -> R
         repeats: overrides.repeats,
         warmup: overrides.warmup,
         seed: overrides.seed,
+        order_seed: overrides.order_seed,
         sessions: overrides.sessions,
         only: overrides.only.clone(),
         shard: run.shard,

@@ -1,6 +1,6 @@
 //! What `cargo xtask run` may change of an experiment's profile from the command line:
-//! `--repeats`, `--warmup`, `--seed`, `--sessions`, and `--only` (a filter of the probes by the values of their
-//! parameters, as the experiment file writes them). Checked before anything starts, applied to
+//! `--repeats`, `--warmup`, `--seed`, `--order-seed`, `--sessions`, and `--only` (a filter of the
+//! probes by the values of their parameters, as the experiment file writes them). Checked before anything starts, applied to
 //! the plan, and recorded in run.toml (`[overrides]`) so the run can be reproduced and resumed.
 
 use anyhow::{Result, bail};
@@ -30,6 +30,10 @@ pub struct Overrides {
     /// Seed of the row generator, instead of the profile's `seed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Seed of the probes' shuffled order, instead of the profile's `order-seed`: runs that
+    /// replay one order share its positions' effects, which no interval over them can see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
     /// Sessions (each a fresh target), instead of the profile's `sessions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sessions: Option<usize>,
@@ -65,6 +69,14 @@ impl Overrides {
                  64-bit signed integer)"
             );
         }
+        if let Some(n) = self.order_seed
+            && n > MAX_SEED
+        {
+            bail!(
+                "--order-seed {n} is out of range: a seed is 0 to {MAX_SEED} (run.toml records it \
+                 as a 64-bit signed integer)"
+            );
+        }
         if let Some(n) = self.sessions
             && !(1..=MAX_SESSIONS).contains(&n)
         {
@@ -94,6 +106,7 @@ impl Overrides {
             ("--repeats", self.repeats.map(|n| n.to_string())),
             ("--warmup", self.warmup.map(|n| n.to_string())),
             ("--seed", self.seed.map(|n| n.to_string())),
+            ("--order-seed", self.order_seed.map(|n| n.to_string())),
             ("--sessions", self.sessions.map(|n| n.to_string())),
             ("--only", self.only.clone()),
         ] {
@@ -109,14 +122,14 @@ impl Overrides {
     pub fn refuse_for_ladders(&self, name: &str) -> Result<()> {
         if !self.is_empty() {
             bail!(
-                "--repeats, --warmup, --seed, --sessions and --only apply to experiments, not to \
-                 ladders (`{name}` climbs ladders)"
+                "--repeats, --warmup, --seed, --order-seed, --sessions and --only apply to \
+                 experiments, not to ladders (`{name}` climbs ladders)"
             );
         }
         Ok(())
     }
 
-    /// `profile` with the repeats, warm-ups, seed and sessions replaced.
+    /// `profile` with the repeats, warm-ups, seeds and sessions replaced.
     pub fn apply(&self, profile: &Profile) -> Profile {
         let mut profile = profile.clone();
         if let Some(n) = self.repeats.and_then(std::num::NonZeroUsize::new) {
@@ -129,6 +142,9 @@ impl Overrides {
         }
         if let Some(seed) = self.seed {
             profile.seed = seed;
+        }
+        if let Some(seed) = self.order_seed {
+            profile.order_seed = seed;
         }
         if let Some(n) = self.sessions {
             profile.sessions = Sessions(n);
@@ -556,10 +572,18 @@ non-ascii-share = [1]
                 ))
             );
         }
+        assert!(
+            err(Overrides {
+                order_seed: Some(u64::MAX),
+                ..Overrides::default()
+            })
+            .contains("--order-seed 18446744073709551615 is out of range")
+        );
         let overrides = Overrides {
             repeats: Some(1),
             warmup: Some(0),
             seed: Some(7),
+            order_seed: None,
             sessions: None,
             only: Some("strategy=bound".into()),
         };
@@ -579,18 +603,52 @@ non-ascii-share = [1]
         assert_eq!(sessions, [0, 0, 1, 1, 2, 2]);
     }
 
+    /// `--order-seed` shuffles the same probes into another order, and only the order: the rows'
+    /// seed and every point stay.
+    #[test]
+    fn an_order_seed_reorders_the_same_probes() {
+        let e = experiment();
+        let (_, profile) = e.profile(None).unwrap();
+        let of = |order_seed| {
+            let overrides = Overrides {
+                repeats: Some(4),
+                order_seed,
+                ..Overrides::default()
+            };
+            overrides.check().unwrap();
+            overrides
+                .plan(&e, profile)
+                .unwrap()
+                .probes()
+                .into_iter()
+                .map(|p| (p.request.strategy, p.request.columns, p.request.seed))
+                .collect::<Vec<_>>()
+        };
+        let (one, again, other) = (of(None), of(Some(1)), of(Some(2)));
+        assert_eq!(one, again, "the profile's order seed is 1");
+        assert_ne!(one, other);
+        let sorted = |mut v: Vec<_>| {
+            v.sort_by_key(|(s, c, seed): &(d1bench_core::Strategy, usize, u64)| {
+                (s.name(), *c, *seed)
+            });
+            v
+        };
+        assert_eq!(sorted(one), sorted(other));
+    }
+
     #[test]
     fn the_command_line_gives_back_the_overrides_quoting_what_needs_it() {
         let overrides = Overrides {
             repeats: Some(3),
             warmup: None,
             seed: Some(9),
+            order_seed: Some(4),
             sessions: Some(2),
             only: Some("label=all non-ASCII,columns=4".into()),
         };
         assert_eq!(
             overrides.command_line(),
-            " --repeats 3 --seed 9 --sessions 2 --only 'label=all non-ASCII,columns=4'"
+            " --repeats 3 --seed 9 --order-seed 4 --sessions 2 --only 'label=all non-ASCII,columns=4'"
         );
         assert_eq!(
             only("columns=64,strategy=literal").command_line(),

@@ -79,7 +79,8 @@ impl Study for Workload {
         }
         if !ask.overrides.is_empty() {
             bail!(
-                "--repeats, --warmup, --seed, --sessions and --only apply to sweeps, not to workloads \
+                "--repeats, --warmup, --seed, --order-seed, --sessions and --only apply to sweeps, \
+                 not to workloads \
                  (`{}` is a workload: its profile sets its rates, duration and warm-up)",
                 ask.experiment
             );

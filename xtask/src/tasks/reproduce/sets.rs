@@ -1,7 +1,9 @@
 //! `cargo xtask reproduce --replicates N`: makes the README's replicate sets
 //! ([`readme::replicates::SETS`]): for each set, N runs of its command one after another (the
 //! command its first committed run records, or before the set exists the run it repeats), seeds
-//! 1 to N; once every set asked for has all N complete, each replaces its folder
+//! 1 to N, each run's rows and its order of probes from its own (`--seed i --order-seed i`: runs
+//! that replayed one order would share what each probe's place in it does to its time, which no
+//! interval over them could see; `stats::runs`); once every set asked for has all N complete, each replaces its folder
 //! (`docs/runs/replicates/<set>/<run-id>/`) and the README is rewritten from them
 //! (`cargo xtask calibrate --between <set>` then reads the variance between its runs).
 
@@ -54,10 +56,12 @@ fn template(paths: &Paths, spec: SetSpec) -> Result<RunRecord> {
     Ok(record)
 }
 
-/// The record whose command is the set's `i`-th run (from 1): the template with seed `i`.
+/// The record whose command is the set's `i`-th run (from 1): the template with seed `i` for its
+/// rows and for its order.
 fn replicate_of(template: &RunRecord, i: u64) -> RunRecord {
     let mut record = template.clone();
     record.overrides.seed = Some(i);
+    record.overrides.order_seed = Some(i);
     record
 }
 
@@ -82,7 +86,7 @@ pub fn make(
         let template = template(paths, spec)?;
         let minutes = readme::run_minutes(&template).unwrap_or(f64::NAN);
         eprintln!(
-            "[reproduce] {}: {n} runs of `{}` (seeds 1 to {n}), about {:.0} min",
+            "[reproduce] {}: {n} runs of `{}` (seeds and order seeds 1 to {n}), about {:.0} min",
             spec.dir(),
             command(&replicate_of(&template, 1)),
             minutes * n as f64
@@ -148,7 +152,7 @@ mod tests {
     use clap::Parser;
 
     #[test]
-    fn each_set_repeats_its_command_with_seeds_one_to_n() {
+    fn each_set_repeats_its_command_with_seeds_and_order_seeds_one_to_n() {
         let paths = Paths::new(project_root());
         for spec in chosen(&[]).unwrap() {
             let template = template(&paths, spec).unwrap();
@@ -161,6 +165,7 @@ mod tests {
                     panic!("{}: not a run", spec.name);
                 };
                 assert_eq!(run.seed, Some(i), "{}", spec.name);
+                assert_eq!(run.order_seed, Some(i), "{}", spec.name);
                 assert_eq!(run.target, template.run.target, "{}", spec.name);
                 assert_eq!(run.alternate_workers, template.run.alternate_workers);
                 assert_eq!(run.paired_workers, template.run.paired_workers);
