@@ -45,7 +45,13 @@ fn set_maps(root: &Path, name: &str) -> Result<Option<(ReplicateSet, SetRows, Ve
     }
     let runs = read_runs(&set)?;
     let target = set.runs[0].record.run.target;
-    let maps = decision_table::maps_over_runs(&runs, target, Axis::Columns, Axis::RowBytes);
+    let maps = decision_table::maps_over_runs(
+        &runs,
+        &set.schedules(),
+        target,
+        Axis::Columns,
+        Axis::RowBytes,
+    );
     Ok(Some((set, runs, maps)))
 }
 
@@ -190,6 +196,24 @@ fn bytes(b: f64) -> String {
 
 /// The README's answer section: the figure and the rule, from the set; a line saying the map
 /// is still one run's while there is no set.
+/// What the runs of `set` that replayed one order of probes do to its intervals, when two or
+/// more did: ", 15 of 15 replaying one order ([why](...))"; empty when each had its own.
+fn one_order(set: &ReplicateSet) -> String {
+    let schedules = set.schedules();
+    let mut counts: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();
+    for seed in schedules.0.iter().flatten() {
+        *counts.entry(*seed).or_default() += 1;
+    }
+    match counts.into_values().max() {
+        Some(most) if most >= 2 => format!(
+            ", {most} of {} replaying one order of probes \
+             ([why](docs/findings-over-runs.md#one-order-of-probes))",
+            set.runs.len()
+        ),
+        _ => String::new(),
+    }
+}
+
 pub fn section(root: &Path) -> Result<String> {
     let Some((sets, maps)) = maps(root)? else {
         return Ok(format!(
@@ -218,10 +242,11 @@ pub fn section(root: &Path) -> Result<String> {
     writeln!(
         out,
         "**Which strategy to use** on {}, over {} ([`{dir}/`]({dir}/decision-map.csv), commits \
-         `{}`; `a = b`: within ±10% by two one-sided tests; `?`: the runs cannot tell):\n",
+         `{}`; `a = b`: within ±10% by two one-sided tests; `?`: the runs cannot tell{}):\n",
         local.target.prose(),
         sets[0].made(),
         commits.join("`, `"),
+        one_order(&sets[0]),
     )
     .unwrap();
     for large in [false, true] {

@@ -167,17 +167,20 @@ pub fn equivalence_counts(points: &[PointOverRuns]) -> EquivalenceCounts {
 }
 
 /// One table row per point: where, the estimate with its 95% interval over runs, each run's
-/// value, in how many runs it held, the between-run share.
+/// value, in how many runs it held, the between-run share, and how far a session's place in an
+/// order the runs shared moved it (σ; 0% when each run had its own order or the places moved
+/// nothing).
 fn table(out: &mut String, first: &str, points: &[PointOverRuns], extra: Option<&[PointOverRuns]>) {
     write!(
         out,
-        "| {first} | columns | over runs (95%) | each run | held in | between runs |"
+        "| {first} | columns | over runs (95%) | each run | held in | between runs | place in the \
+         order |"
     )
     .unwrap();
     if extra.is_some() {
         out.push_str(" TOST (90%) |");
     }
-    out.push_str("\n| --- | --- | --- | --- | --- | --- |");
+    out.push_str("\n| --- | --- | --- | --- | --- | --- | --- |");
     if extra.is_some() {
         out.push_str(" --- |");
     }
@@ -186,7 +189,7 @@ fn table(out: &mut String, first: &str, points: &[PointOverRuns], extra: Option<
         let each: Vec<String> = p.over.per_run.iter().map(|v| num(*v)).collect();
         write!(
             out,
-            "| {} | {} | {}{} | {} | {} of {} | {} |",
+            "| {} | {} | {}{} | {} | {} of {} | {} | {} |",
             p.at.strategy,
             p.at.x,
             num(p.over.center),
@@ -195,6 +198,7 @@ fn table(out: &mut String, first: &str, points: &[PointOverRuns], extra: Option<
             p.over.held_in(),
             p.over.runs(),
             percent(p.over.between_share()),
+            percent(p.over.schedule_sd),
         )
         .unwrap();
         if let Some(extra) = extra {

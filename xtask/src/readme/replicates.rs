@@ -4,6 +4,7 @@
 //! estimate over the set's runs ([`stats::runs`]), each run's session values taken from the code
 //! that gives that run its own figure ([`session_values`]).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -12,7 +13,7 @@ use crate::base::TargetKind;
 use crate::records::replicates::{REPLICATES_DIR, ReplicateSet};
 use crate::records::{RunRecord, csv};
 use crate::reports::host_speed::HostSpeed;
-use crate::stats::runs::{OverRuns, over_runs, over_runs_of_change};
+use crate::stats::runs::{OverRuns, Schedules, over_runs_of_change, over_runs_scheduled};
 use crate::studies::sweep::Axis;
 use crate::studies::sweep::report::instrument::WorkerSessions;
 use crate::studies::sweep::report::session_values::{self, RatioPoint, SessionValues};
@@ -223,12 +224,13 @@ fn by_point<T: Clone>(per_run: Vec<Vec<(RatioPoint, T)>>, none: T) -> Vec<(Ratio
         .collect()
 }
 
-fn estimate(per_run: Vec<SessionValues>, level: f64) -> Vec<PointOverRuns> {
-    by_point(per_run, Vec::new())
+/// Each point over the runs, whose sessions pair by index where runs replayed one schedule.
+fn estimate(per_run: Vec<SessionValues>, schedules: &Schedules, level: f64) -> Vec<PointOverRuns> {
+    by_point(per_run, BTreeMap::new())
         .into_iter()
         .filter_map(|(at, runs)| {
             Some(PointOverRuns {
-                over: over_runs(&runs, level)?,
+                over: over_runs_scheduled(&runs, schedules, level)?,
                 at,
             })
         })
@@ -247,7 +249,7 @@ pub fn literal_to_bound(set: &ReplicateSet, level: f64) -> Result<Vec<PointOverR
                 .collect()
         })
         .collect();
-    Ok(estimate(per_run, level))
+    Ok(estimate(per_run, &set.schedules(), level))
 }
 
 /// The runs' target ÷ their baseline at each point, over the set's runs; `None` without a
@@ -269,7 +271,7 @@ pub fn to_baseline(
                 .collect(),
         );
     }
-    Ok(base.map(|b| (b, estimate(per_run, level))))
+    Ok(base.map(|b| (b, estimate(per_run, &set.schedules(), level))))
 }
 
 /// One run's sessions of the two sides of a ratio: JavaScript's, then Rust's.
@@ -290,11 +292,11 @@ pub fn rust_to_javascript(set: &ReplicateSet, level: f64) -> Result<Vec<PointOve
         .collect();
     let paired = per_run.iter().flatten().any(|(_, w)| !w.paired.is_empty());
     if paired {
-        let ratios: Vec<Vec<(RatioPoint, Vec<f64>)>> = per_run
+        let ratios: Vec<SessionValues> = per_run
             .into_iter()
             .map(|run| run.into_iter().map(|(at, w)| (at, w.paired)).collect())
             .collect();
-        return Ok(estimate(ratios, level));
+        return Ok(estimate(ratios, &set.schedules(), level));
     }
     let sides: Vec<Vec<(RatioPoint, TwoSides)>> = per_run
         .into_iter()
@@ -370,7 +372,8 @@ mod tests {
             let own = session_values::literal_to_bound(&rows, Axis::Columns);
             for p in &ratios {
                 let (_, values) = own.iter().find(|(at, _)| *at == p.at).unwrap();
-                let center = over_sessions(values, CONFIDENCE).unwrap().center;
+                let values: Vec<f64> = values.values().copied().collect();
+                let center = over_sessions(&values, CONFIDENCE).unwrap().center;
                 assert!((p.over.per_run[i] - center).abs() < 1e-12);
             }
         }

@@ -241,6 +241,24 @@ impl ReplicateSet {
         RunDir::new(self.path.clone()).id()
     }
 
+    /// Which of the runs replayed one schedule, in the set's order: runs of one order seed and
+    /// one `--only` (the probes it shuffles: the set's runs share their experiment and profile),
+    /// each pair hashed to one key; a run that records no order seed had one of its own.
+    pub fn schedules(&self) -> crate::stats::runs::Schedules {
+        use std::hash::{Hash, Hasher};
+        crate::stats::runs::Schedules(
+            self.runs
+                .iter()
+                .map(|r| {
+                    let seed = r.record.run.order_seed?;
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    (seed, &r.record.overrides.only).hash(&mut h);
+                    Some(h.finish())
+                })
+                .collect(),
+        )
+    }
+
     /// The runs' directories, in order.
     pub fn dirs(&self) -> Vec<&Path> {
         self.runs.iter().map(|r| r.dir.path.as_path()).collect()

@@ -10,10 +10,12 @@
 //! session the units are the repeats' paired ratios, which another session may not repeat: the
 //! reports say so.
 
+use std::collections::BTreeMap;
+
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::power::{POWER, detectable};
-use super::runs::over_runs;
+use super::runs::{Schedules, over_runs_scheduled};
 use super::sessions::over_sessions;
 use super::{CONFIDENCE, Interval, Method};
 
@@ -43,6 +45,15 @@ impl Unit {
             Unit::Runs => "runs",
         }
     }
+}
+
+/// How the units' logarithms spread: their standard deviation, the standard error of their
+/// mean and its degrees of freedom (R − 1 over units alike, fewer with a shared schedule's term).
+#[derive(Debug, Clone, Copy)]
+struct Spread {
+    log_sd: f64,
+    log_se: f64,
+    df: f64,
 }
 
 /// A ratio estimated over units, with what tests of it show.
@@ -76,34 +87,39 @@ impl Evidence {
             _ => Method::BetweenSessions,
         };
         let relabel = |ci: Interval| Interval { method, ..ci };
+        let n = o95.sessions;
         Some(Self::tested(
             o95.center,
             o95.interval.map(relabel),
             o90.interval.map(relabel),
-            o95.log_sd,
-            o95.sessions,
+            Spread {
+                log_sd: o95.log_sd,
+                log_se: o95.log_sd / (n as f64).sqrt(),
+                df: n.saturating_sub(1) as f64,
+            },
+            n,
             unit,
         ))
     }
 
-    /// Over replicate runs, each its sessions' values: t over the runs' geometric means.
-    pub fn of_runs(runs: &[Vec<f64>]) -> Option<Evidence> {
-        let o95 = over_runs(runs, CONFIDENCE)?;
-        let o90 = over_runs(runs, 0.90)?;
-        let logs: Vec<f64> = o95.per_run.iter().map(|v| v.ln()).collect();
-        let n = logs.len() as f64;
-        let mean = logs.iter().sum::<f64>() / n;
-        let sd = if logs.len() < 2 {
-            0.0
-        } else {
-            (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-        };
+    /// Over replicate runs, each its sessions' values by session, with the runs that replayed
+    /// one schedule: t over the runs' geometric means, with a shared schedule's term
+    /// ([`over_runs_scheduled`]). The spread a decision's [`Evidence::needed`] scales is the
+    /// standard error times √R, as if more runs were like these.
+    pub fn of_runs(runs: &[BTreeMap<usize, f64>], schedules: &Schedules) -> Option<Evidence> {
+        let o95 = over_runs_scheduled(runs, schedules, CONFIDENCE)?;
+        let o90 = over_runs_scheduled(runs, schedules, 0.90)?;
+        let units = o95.runs();
         Some(Self::tested(
             o95.center,
             o95.interval,
             o90.interval,
-            sd,
-            o95.runs(),
+            Spread {
+                log_sd: o95.log_se * (units as f64).sqrt(),
+                log_se: o95.log_se,
+                df: o95.df,
+            },
+            units,
             Unit::Runs,
         ))
     }
@@ -112,22 +128,23 @@ impl Evidence {
         center: f64,
         ci95: Option<Interval>,
         ci90: Option<Interval>,
-        log_sd: f64,
+        spread: Spread,
         units: usize,
         unit: Unit,
     ) -> Evidence {
+        let Spread { log_sd, log_se, df } = spread;
         let (p_differ, p_equivalent) = if units < 2 {
             (None, None)
         } else {
             let log = center.ln();
-            let se = log_sd / (units as f64).sqrt();
+            let se = log_se;
             let bound = EQUIVALENCE_MARGIN.ln();
             if se == 0.0 {
                 let differ = if log == 0.0 { 1.0 } else { 0.0 };
                 let equivalent = if log.abs() < bound { 0.0 } else { 1.0 };
                 (Some(differ), Some(equivalent))
             } else {
-                let t = StudentsT::new(0.0, 1.0, (units - 1) as f64).expect("two or more units");
+                let t = StudentsT::new(0.0, 1.0, df).expect("two or more units");
                 let differ = 2.0 * (1.0 - t.cdf((log / se).abs()));
                 // H0: ratio ≤ 1/1.10 (rejected when the log lies well above −bound), and
                 // H0: ratio ≥ 1.10 (rejected when it lies well below +bound).
@@ -190,7 +207,9 @@ mod tests {
 
     #[test]
     fn over_runs_the_units_are_the_runs() {
-        let e = Evidence::of_runs(&[vec![1.2, 1.25], vec![1.3, 1.28], vec![1.22, 1.24]]).unwrap();
+        let keyed = |v: [f64; 2]| v.into_iter().enumerate().collect::<BTreeMap<usize, f64>>();
+        let runs = [keyed([1.2, 1.25]), keyed([1.3, 1.28]), keyed([1.22, 1.24])];
+        let e = Evidence::of_runs(&runs, &Schedules::default()).unwrap();
         assert_eq!((e.units, e.unit), (3, Unit::Runs));
         assert_eq!(e.ci95.unwrap().method, Method::BetweenRuns);
         assert!(e.p_differ.unwrap() < 0.05);

@@ -114,7 +114,9 @@ mod tests {
                 per_run_interval: vec![None],
                 within_sd: 0.0,
                 between_sd: 0.0,
+                schedule_sd: 0.0,
                 log_se: 0.0,
+                df: 0.0,
             },
         }
     }

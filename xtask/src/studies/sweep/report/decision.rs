@@ -14,6 +14,7 @@ use super::verdict::{self, Judged, RUN_STRIDE, Verdict};
 use crate::base::TargetKind;
 use crate::stats::Summary;
 use crate::stats::decide::Evidence;
+use crate::stats::runs::Schedules;
 use crate::studies::sweep::Axis;
 use crate::studies::sweep::row::ProbeRow;
 
@@ -90,6 +91,7 @@ impl Cell {
 /// over the runs.
 pub fn cells_over_runs(
     runs: &[Vec<ProbeRow>],
+    schedules: &Schedules,
     target: TargetKind,
     x_axis: Axis,
     y_axis: Axis,
@@ -104,7 +106,7 @@ pub fn cells_over_runs(
             })
         })
         .collect();
-    cells(&rows, target, x_axis, y_axis)
+    cells_scheduled(&rows, schedules, target, x_axis, y_axis)
 }
 
 /// What the intervals of the map are taken over: between sessions when any margin's is.
@@ -123,6 +125,18 @@ pub fn basis(cells: &[Cell]) -> Basis {
 /// strategy the run measured anywhere is accounted for in every cell: ranked, refused, or
 /// left out by construction (the core's [`wall`] of the cell's parameters).
 pub fn cells(rows: &[ProbeRow], target: TargetKind, x_axis: Axis, y_axis: Axis) -> Vec<Cell> {
+    cells_scheduled(rows, &Schedules::default(), target, x_axis, y_axis)
+}
+
+/// [`cells`] of the runs of a replicate set ([`cells_over_runs`]'s sessions), with which of them
+/// replayed one schedule.
+fn cells_scheduled(
+    rows: &[ProbeRow],
+    schedules: &Schedules,
+    target: TargetKind,
+    x_axis: Axis,
+    y_axis: Axis,
+) -> Vec<Cell> {
     let mine: Vec<ProbeRow> = rows
         .iter()
         .filter(|r| r.target == target)
@@ -143,7 +157,7 @@ pub fn cells(rows: &[ProbeRow], target: TargetKind, x_axis: Axis, y_axis: Axis) 
         xs.dedup();
         for x in xs {
             let here: Vec<&Point> = slice_points.iter().filter(|p| p.x == x).collect();
-            out.push(cell(x, y, &here, &strategies));
+            out.push(cell(x, y, &here, &strategies, schedules));
         }
     }
     judge(&mut out);
@@ -193,7 +207,10 @@ pub fn cells_along(rows: &[ProbeRow], target: TargetKind, axis: Axis) -> Vec<(St
         xs.dedup();
         for x in xs {
             let here: Vec<&Point> = slice_points.iter().filter(|p| p.x == x).collect();
-            out.push((label.clone(), cell(x, 0.0, &here, &strategies)));
+            out.push((
+                label.clone(),
+                cell(x, 0.0, &here, &strategies, &Schedules::default()),
+            ));
         }
     }
     let mut cells: Vec<Cell> = out.iter().map(|(_, c)| c.clone()).collect();
@@ -204,7 +221,13 @@ pub fn cells_along(rows: &[ProbeRow], target: TargetKind, axis: Axis) -> Vec<(St
         .collect()
 }
 
-fn cell(x: f64, y: f64, here: &[&Point], strategies: &[Strategy]) -> Cell {
+fn cell(
+    x: f64,
+    y: f64,
+    here: &[&Point],
+    strategies: &[Strategy],
+    schedules: &Schedules,
+) -> Cell {
     let mut ranked: Vec<(Strategy, Summary, &Point)> = Vec::new();
     let mut stopped = Vec::new();
     for point in here {
@@ -226,7 +249,10 @@ fn cell(x: f64, y: f64, here: &[&Point], strategies: &[Strategy]) -> Cell {
     let evidence: Vec<(Strategy, Option<Evidence>)> = match ranked.first() {
         Some((_, _, fastest)) => ranked[1..]
             .iter()
-            .map(|(s, _, p)| (*s, verdict::evidence(&p.paired_ratios_by_session(fastest))))
+            .map(|(s, _, p)| {
+                let ratios = p.paired_ratios_by_session(fastest);
+                (*s, verdict::evidence(&ratios, schedules))
+            })
             .collect(),
         None => Vec::new(),
     };

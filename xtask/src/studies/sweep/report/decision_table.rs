@@ -270,6 +270,7 @@ pub fn maps(rows: &[ProbeRow], target: TargetKind, x_axis: Axis, y_axis: Axis) -
 /// The maps of a replicate set (each run's rows), judged over its runs.
 pub fn maps_over_runs(
     runs: &[Vec<ProbeRow>],
+    schedules: &crate::stats::runs::Schedules,
     target: TargetKind,
     x_axis: Axis,
     y_axis: Axis,
@@ -278,7 +279,7 @@ pub fn maps_over_runs(
         .into_iter()
         .map(|t| Map {
             target: t,
-            cells: super::decision::cells_over_runs(runs, t, x_axis, y_axis),
+            cells: super::decision::cells_over_runs(runs, schedules, t, x_axis, y_axis),
             labels: Vec::new(),
         })
         .collect()

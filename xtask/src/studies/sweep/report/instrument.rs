@@ -140,8 +140,8 @@ pub struct WorkerSessions {
     /// The JavaScript Worker's ([`javascript_of`]).
     pub js: Vec<f64>,
     /// Rust ÷ JavaScript within each session that ran both Workers side by side
-    /// (`--paired-workers`), in session order; empty when sessions alternated Workers.
-    pub paired: Vec<f64>,
+    /// (`--paired-workers`), by session; empty when sessions alternated Workers.
+    pub paired: BTreeMap<usize, f64>,
 }
 
 impl WorkerSessions {
@@ -149,19 +149,27 @@ impl WorkerSessions {
     /// sessions ([`sessions::change_paired`]), else the two Workers' sessions by Welch's t.
     pub fn change(&self, level: f64) -> Option<Change> {
         match self.paired.is_empty() {
-            false => sessions::change_paired(&self.paired, level),
+            false => sessions::change_paired(&self.paired_values(), level),
             true => sessions::change_between(&self.js, &self.rust, level),
         }
     }
 }
 
-/// Rust ÷ JavaScript within each session both Workers measured: the ratio of their medians.
-fn paired_ratios(sessions: &Sessions, js_worker: WorkerKind) -> Vec<f64> {
+impl WorkerSessions {
+    /// The paired ratios in session order.
+    pub fn paired_values(&self) -> Vec<f64> {
+        self.paired.values().copied().collect()
+    }
+}
+
+/// Rust ÷ JavaScript within each session both Workers measured: the ratio of their medians, by
+/// session.
+fn paired_ratios(sessions: &Sessions, js_worker: WorkerKind) -> BTreeMap<usize, f64> {
     let (Some(rust), Some(js)) = (sessions.get(&WorkerKind::Rust), sessions.get(&js_worker)) else {
-        return Vec::new();
+        return BTreeMap::new();
     };
     rust.iter()
-        .filter_map(|(session, r)| Some(median(r)? / median(js.get(session)?)?))
+        .filter_map(|(session, r)| Some((*session, median(r)? / median(js.get(session)?)?)))
         .collect()
 }
 
@@ -256,7 +264,7 @@ pub fn a_a_paired(sessions: &[WorkerSessions]) -> HalvesTest {
     let points: Vec<Vec<f64>> = sessions
         .iter()
         .filter(|w| !w.paired.is_empty())
-        .map(|w| w.paired.clone())
+        .map(|w| w.paired_values())
         .collect();
     halves::halves_test(&points)
 }

@@ -178,9 +178,16 @@ impl Point<'_> {
     /// Each session's median of the pairs' ratios `self ÷ other`, in session order: the values
     /// [`Point::paired_ratio`] is taken over between sessions.
     pub fn session_paired_ratios(&self, other: &Point) -> Vec<f64> {
-        self.paired_ratios_by_session(other)
+        self.session_paired_ratios_by_session(other)
             .into_values()
-            .filter_map(|values| median(&values))
+            .collect()
+    }
+
+    /// [`Point::session_paired_ratios`] by the session each was measured in.
+    pub fn session_paired_ratios_by_session(&self, other: &Point) -> BTreeMap<usize, f64> {
+        self.paired_ratios_by_session(other)
+            .into_iter()
+            .filter_map(|(s, values)| Some((s, median(&values)?)))
             .collect()
     }
 
@@ -234,12 +241,17 @@ impl Point<'_> {
     /// Each session's ratio `self ÷ other` of the median inside clocks, in session order, for
     /// the sessions both have (the target's and the baseline's that ran beside each other).
     pub fn session_ratios(&self, other: &Point) -> Vec<f64> {
+        self.session_ratios_by_session(other).into_values().collect()
+    }
+
+    /// [`Point::session_ratios`] by the session each was measured in.
+    pub fn session_ratios_by_session(&self, other: &Point) -> BTreeMap<usize, f64> {
         let (ours, theirs) = (
             self.session_medians(Measure::InsideMs),
             other.session_medians(Measure::InsideMs),
         );
         ours.iter()
-            .filter_map(|(s, top)| theirs.get(s).filter(|b| **b > 0.0).map(|b| top / b))
+            .filter_map(|(s, top)| Some((*s, top / theirs.get(s).filter(|b| **b > 0.0)?)))
             .collect()
     }
 

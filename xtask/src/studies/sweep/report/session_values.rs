@@ -35,8 +35,9 @@ impl RatioPoint {
     }
 }
 
-/// A ratio's values at one point, one per session, in session order.
-pub type SessionValues = Vec<(RatioPoint, Vec<f64>)>;
+/// A ratio's values at one point, one per session, by session (the session's index in its run:
+/// an estimate over runs that replayed one schedule pairs the runs' sessions by it).
+pub type SessionValues = Vec<(RatioPoint, BTreeMap<usize, f64>)>;
 
 /// literal ÷ bound on every target, each session's value the median of its paired repeats'
 /// ratios of ms per 1,000 rows ([`Point::session_paired_ratios`], what `ratio_to_bound` is the
@@ -52,7 +53,7 @@ pub fn literal_to_bound(rows: &[ProbeRow], axis: Axis) -> SessionValues {
         .filter(|p| p.line.strategy == Strategy::Literal)
         .filter_map(|p| {
             let b = bound.get(&(p.line.target, p.line.label.clone(), p.x.to_bits()))?;
-            Some((RatioPoint::of(p), p.session_paired_ratios(b)))
+            Some((RatioPoint::of(p), p.session_paired_ratios_by_session(b)))
         })
         .collect()
 }
@@ -76,7 +77,7 @@ pub fn to_baseline(rows: &[ProbeRow], axis: Axis) -> (Option<TargetKind>, Sessio
         .filter(|p| p.line.target != base)
         .filter_map(|p| {
             let other = theirs.get(&(p.line.label.clone(), p.line.strategy, p.x.to_bits()))?;
-            Some((RatioPoint::of(p), p.session_ratios(other)))
+            Some((RatioPoint::of(p), p.session_ratios_by_session(other)))
         })
         .collect();
     (Some(base), values)
@@ -132,14 +133,16 @@ mod tests {
         let ratios = literal_to_bound(&rows, Axis::Columns);
         assert!(ratios.len() >= 12, "{}", ratios.len());
         for (at, values) in &ratios {
-            let center = over_sessions(values, CONFIDENCE).unwrap().center;
+            let values: Vec<f64> = values.values().copied().collect();
+            let center = over_sessions(&values, CONFIDENCE).unwrap().center;
             assert!((center - own("ratio_to_bound", at)).abs() < 1e-9, "{at:?}");
         }
         let (base, ratios) = to_baseline(&rows, Axis::Columns);
         assert_eq!(base, Some(TargetKind::Sqlite));
         assert!(!ratios.is_empty());
         for (at, values) in &ratios {
-            let center = over_sessions(values, CONFIDENCE).unwrap().center;
+            let values: Vec<f64> = values.values().copied().collect();
+            let center = over_sessions(&values, CONFIDENCE).unwrap().center;
             assert!((center - own("ratio_to_sqlite", at)).abs() < 1e-9, "{at:?}");
         }
         assert!(rust_to_javascript(&rows, Axis::Columns).is_empty());

@@ -10,6 +10,7 @@ use d1bench_core::Strategy;
 
 use crate::stats::decide::{Evidence, Unit};
 use crate::stats::power::Equivalence;
+use crate::stats::runs::Schedules;
 use crate::stats::sessions::{FALSE_DISCOVERY_RATE, benjamini_hochberg};
 
 /// The correction over cells, as the reports name it.
@@ -217,21 +218,31 @@ pub fn run_of(session: usize) -> usize {
 }
 
 /// The evidence of `ratios` (one strategy ÷ the fastest, by session; sessions grouped by run
-/// in a replicate set, [`run_of`]): over runs when there are two or more, over
-/// sessions when one run has two or more, over the repeats of a single session otherwise.
-pub fn evidence(by_session: &std::collections::BTreeMap<usize, Vec<f64>>) -> Option<Evidence> {
+/// in a replicate set, [`run_of`], the runs' schedules in `schedules`): over runs when there are
+/// two or more, over sessions when one run has two or more, over the repeats of a single session
+/// otherwise.
+pub fn evidence(
+    by_session: &std::collections::BTreeMap<usize, Vec<f64>>,
+    schedules: &Schedules,
+) -> Option<Evidence> {
     use std::collections::BTreeMap;
     let medians: BTreeMap<usize, f64> = by_session
         .iter()
         .filter_map(|(s, v)| Some((*s, crate::stats::median(v)?)))
         .collect();
-    let mut by_run: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    // Each run's sessions by their index within it, every run up to the last in its place.
+    let mut by_run: Vec<BTreeMap<usize, f64>> = Vec::new();
     for (session, m) in &medians {
-        by_run.entry(run_of(*session)).or_default().push(*m);
+        let run = run_of(*session);
+        if by_run.len() <= run {
+            by_run.resize_with(run + 1, BTreeMap::new);
+        }
+        by_run[run].insert(session % RUN_STRIDE, *m);
     }
-    match (by_run.len(), medians.len()) {
+    let runs = by_run.iter().filter(|r| !r.is_empty()).count();
+    match (runs, medians.len()) {
         (0, _) => None,
-        (r, _) if r >= 2 => Evidence::of_runs(&by_run.into_values().collect::<Vec<_>>()),
+        (r, _) if r >= 2 => Evidence::of_runs(&by_run, schedules),
         (_, s) if s >= 2 => {
             Evidence::of_values(&medians.into_values().collect::<Vec<_>>(), Unit::Sessions)
         }
@@ -293,7 +304,11 @@ mod tests {
                 by_session.insert(run * RUN_STRIDE + session, vec![v, v]);
             }
         }
-        let e = evidence(&by_session).unwrap();
+        let e = evidence(&by_session, &Schedules::default()).unwrap();
         assert_eq!((e.unit, e.units), (Unit::Runs, 3));
+        // Sharing a schedule whose second session is slower in every run widens the interval.
+        let shared = evidence(&by_session, &Schedules::shared(3)).unwrap();
+        let width = |e: &Evidence| e.ci95.map(|ci| ci.high / ci.low).unwrap();
+        assert!(width(&shared) > width(&e), "{shared:?} against {e:?}");
     }
 }
