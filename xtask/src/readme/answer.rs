@@ -206,7 +206,7 @@ fn one_order(set: &ReplicateSet) -> String {
     }
     match counts.into_values().max() {
         Some(most) if most >= 2 => format!(
-            ", {most} of {} replaying one order of probes \
+            ", {most} of {} on one order of probes \
              ([why](docs/findings-over-runs.md#one-order-of-probes))",
             set.runs.len()
         ),
