@@ -227,12 +227,15 @@ pub fn section(root: &Path) -> Result<String> {
     out.push_str(
         "\nEach cell's verdict over runs (each run's value the geometric mean of its sessions', \
          each session's the median of its paired repeats' ratios of runner-up ÷ fastest; \
-         Student's t over the runs; two one-sided tests against ±10% for an equivalent set; \
+         Student's t over the runs, with the places' term where runs shared one order of probes \
+         ([One order of probes](#one-order-of-probes)); two one-sided tests against ±10% for an \
+         equivalent set; \
          Benjamini–Hochberg at 5% over each map's cells). The between-run share is the part of \
          a session's variance of runner-up ÷ fastest that lies between runs. The A/A test \
          splits each map's runs into two halves balanced in time and judges each cell's \
          runner-up ÷ fastest between them (Welch's t on the logs, Benjamini–Hochberg over the \
-         cells): nothing differs by construction.\n\n",
+         cells): nothing differs by construction, though halves that replayed one order share \
+         its places' effects, which makes them agree more easily.\n\n",
     );
     out.push_str(
         "| map | cells | winner | equivalent set | only one | undecided | runs a decision would \

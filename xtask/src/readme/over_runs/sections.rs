@@ -91,7 +91,7 @@ pub fn findings(root: &Path) -> Result<Option<String>> {
     let mut out = format!(
         "From {} (`{}` on `{target}`, profile `{}`, {}, {} sessions each, {}): each run's figure \
          the geometric mean of its sessions', here their geometric mean over the runs with a 95% \
-         interval (Student's t over the runs); \"held in\": the runs whose own interval lies \
+         interval (Student's t over the runs, with their shared order's term); \"held in\": the runs whose own interval lies \
          wholly on that side of 1; between-run share: the part of a session's variance between \
          runs ([per point]({DOCUMENT}#{}), [Intervals](docs/run-outputs.md#intervals)):\n\n",
         source(spec, &set, false),
