@@ -104,8 +104,9 @@ impl Evidence {
 
     /// Over replicate runs, each its sessions' values by session, with the runs that replayed
     /// one schedule: t over the runs' geometric means, with a shared schedule's term
-    /// ([`over_runs_scheduled`]). The spread a decision's [`Evidence::needed`] scales is the
-    /// standard error times √R, as if more runs were like these.
+    /// ([`over_runs_scheduled`]). The spread a decision's [`Evidence::needed`] scales is one
+    /// run's as a run with an order of its own varies: more runs of a shared order would not
+    /// average its places' effects down.
     pub fn of_runs(runs: &[BTreeMap<usize, f64>], schedules: &Schedules) -> Option<Evidence> {
         let o95 = over_runs_scheduled(runs, schedules, CONFIDENCE)?;
         let o90 = over_runs_scheduled(runs, schedules, 0.90)?;
@@ -115,7 +116,7 @@ impl Evidence {
             o95.interval,
             o90.interval,
             Spread {
-                log_sd: o95.log_se * (units as f64).sqrt(),
+                log_sd: o95.own_schedule_run_sd,
                 log_se: o95.log_se,
                 df: o95.df,
             },

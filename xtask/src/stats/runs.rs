@@ -69,6 +69,10 @@ pub struct OverRuns {
     pub log_se: f64,
     /// The degrees of freedom of its t: R − 1, or Satterthwaite's with a shared schedule.
     pub df: f64,
+    /// The standard deviation of one run's log value as a run with a schedule of its own would
+    /// vary: `√(s_m² + σ_s² / ñ)`, `s_m` alone when no runs shared one. What more runs, each with
+    /// its own order, would average down.
+    pub own_schedule_run_sd: f64,
 }
 
 impl OverRuns {
@@ -236,6 +240,7 @@ pub fn over_runs_scheduled(
         schedule_sd: schedule_var.sqrt(),
         log_se: log_var.sqrt(),
         df,
+        own_schedule_run_sd: (var_means + schedule_var / harmonic_n).sqrt(),
     })
 }
 
@@ -369,6 +374,7 @@ pub fn over_runs_of_change(runs: &[(Vec<f64>, Vec<f64>)], level: f64) -> Option<
         schedule_sd: 0.0,
         log_se: (var_means / r as f64).sqrt(),
         df: r.saturating_sub(1) as f64,
+        own_schedule_run_sd: var_means.sqrt(),
     })
 }
 

@@ -117,6 +117,7 @@ mod tests {
                 schedule_sd: 0.0,
                 log_se: 0.0,
                 df: 0.0,
+                own_schedule_run_sd: 0.0,
             },
         }
     }
