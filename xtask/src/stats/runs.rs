@@ -208,7 +208,11 @@ pub fn over_runs_scheduled(
     let between_var = (var_means - within_var / harmonic_n).max(0.0);
     let groups = schedules.groups(&kept);
     let place = places(runs, &kept, &groups);
-    let shared = groups.iter().map(|g| (g.len() * g.len()) as f64).sum::<f64>() / (r * r) as f64;
+    let shared = groups
+        .iter()
+        .map(|g| (g.len() * g.len()) as f64)
+        .sum::<f64>()
+        / (r * r) as f64;
     // The shared schedule's term: 0 unless runs share one and its places differ.
     let (schedule_var, schedule_term, schedule_df_part) = match (&place, r >= 2) {
         (Some(place), true) => {
@@ -227,7 +231,8 @@ pub fn over_runs_scheduled(
     } else {
         // Satterthwaite: each term's square over its degrees of freedom.
         let runs_part = runs_term.powi(2) / (r - 1) as f64;
-        (log_var.powi(2) / (runs_part + schedule_df_part)).clamp(1.0, (r - 1) as f64 + place.as_ref().map_or(0.0, |p| p.df))
+        (log_var.powi(2) / (runs_part + schedule_df_part))
+            .clamp(1.0, (r - 1) as f64 + place.as_ref().map_or(0.0, |p| p.df))
     };
     let interval = between_runs_interval(mean, log_var, df, level);
     Some(OverRuns {
@@ -279,8 +284,11 @@ fn places(runs: &[BTreeMap<usize, f64>], kept: &[usize], groups: &[Vec<usize>]) 
         let session_means: Vec<f64> = (0..common.len())
             .map(|j| y.iter().map(|row| row[j]).sum::<f64>() / n)
             .collect();
-        let ms_session =
-            n * session_means.iter().map(|m| (m - grand).powi(2)).sum::<f64>() / (s - 1.0);
+        let ms_session = n * session_means
+            .iter()
+            .map(|m| (m - grand).powi(2))
+            .sum::<f64>()
+            / (s - 1.0);
         let residual: f64 = y
             .iter()
             .enumerate()
@@ -604,13 +612,21 @@ mod tests {
             own += usize::from(covers(o.interval.unwrap()));
         }
         let rate = |n: usize| n as f64 / trials as f64;
-        assert!(rate(naive) < 0.75, "t over runs alone covered {}", rate(naive));
+        assert!(
+            rate(naive) < 0.75,
+            "t over runs alone covered {}",
+            rate(naive)
+        );
         assert!(
             (0.92..=0.98).contains(&rate(crossed)),
             "with the schedule's term covered {}",
             rate(crossed)
         );
-        assert!((0.93..=0.97).contains(&rate(own)), "own schedules covered {}", rate(own));
+        assert!(
+            (0.93..=0.97).contains(&rate(own)),
+            "own schedules covered {}",
+            rate(own)
+        );
     }
 
     /// The term is `σ_s² / S` when all runs share one schedule (so the variance is
@@ -620,7 +636,9 @@ mod tests {
     fn the_schedules_term_follows_how_many_runs_share_one() {
         // Sessions 0 and 1 apart by a factor 2 in every run; runs apart by little.
         let run = |k: f64| -> BTreeMap<usize, f64> {
-            [(0, 1.0 * k), (1, 2.0 * k), (2, 1.0 * k), (3, 2.0 * k)].into_iter().collect()
+            [(0, 1.0 * k), (1, 2.0 * k), (2, 1.0 * k), (3, 2.0 * k)]
+                .into_iter()
+                .collect()
         };
         let three = [run(1.0), run(1.01), run(0.99)];
         let own = over_runs_scheduled(&three, &Schedules::default(), CONFIDENCE).unwrap();
@@ -636,7 +654,10 @@ mod tests {
         // σ_s² / S on top of the runs' own term.
         let expected = (own.log_se.powi(2) + all.schedule_sd.powi(2) / 4.0).sqrt();
         assert!((all.log_se - expected).abs() < 1e-12, "{all:?}");
-        assert!(pair.log_se > own.log_se && pair.log_se < all.log_se, "{pair:?}");
+        assert!(
+            pair.log_se > own.log_se && pair.log_se < all.log_se,
+            "{pair:?}"
+        );
         assert!(all.df < 2.0 + 3.0 && all.df >= 1.0);
         // A run missing a session: the places are estimated over the sessions all share.
         let mut gap = three.clone();

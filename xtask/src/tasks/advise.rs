@@ -188,13 +188,8 @@ fn committed(root: &Path) -> Result<(String, Vec<Map>)> {
             .iter()
             .map(|r| csv::read(&r.dir.results_csv()))
             .collect::<Result<_>>()?;
-        let maps = decision_table::maps_over_runs(
-            &runs,
-            &set.schedules(),
-            first.record.run.target,
-            x,
-            y,
-        );
+        let maps =
+            decision_table::maps_over_runs(&runs, &set.schedules(), first.record.run.target, x, y);
         let source = format!(
             "the committed replicate set {REPLICATES_DIR}/{REPLICATE_SET} ({} runs)",
             set.runs.len()

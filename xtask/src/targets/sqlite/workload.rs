@@ -48,7 +48,9 @@ impl SqliteWorkload {
     /// The workload on the SQLite file at `path` (created when missing), in WAL mode.
     pub fn open_file(path: &Path) -> anyhow::Result<Self> {
         let first = connect(path)?;
-        let mode: String = first.db.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        let mode: String = first
+            .db
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
         anyhow::ensure!(
             mode == "wal",
             "{} would not go into WAL mode: {mode}",

@@ -221,13 +221,7 @@ pub fn cells_along(rows: &[ProbeRow], target: TargetKind, axis: Axis) -> Vec<(St
         .collect()
 }
 
-fn cell(
-    x: f64,
-    y: f64,
-    here: &[&Point],
-    strategies: &[Strategy],
-    schedules: &Schedules,
-) -> Cell {
+fn cell(x: f64, y: f64, here: &[&Point], strategies: &[Strategy], schedules: &Schedules) -> Cell {
     let mut ranked: Vec<(Strategy, Summary, &Point)> = Vec::new();
     let mut stopped = Vec::new();
     for point in here {

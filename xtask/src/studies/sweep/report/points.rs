@@ -241,7 +241,9 @@ impl Point<'_> {
     /// Each session's ratio `self ÷ other` of the median inside clocks, in session order, for
     /// the sessions both have (the target's and the baseline's that ran beside each other).
     pub fn session_ratios(&self, other: &Point) -> Vec<f64> {
-        self.session_ratios_by_session(other).into_values().collect()
+        self.session_ratios_by_session(other)
+            .into_values()
+            .collect()
     }
 
     /// [`Point::session_ratios`] by the session each was measured in.
