@@ -153,9 +153,7 @@ impl WorkerSessions {
             true => sessions::change_between(&self.js, &self.rust, level),
         }
     }
-}
 
-impl WorkerSessions {
     /// The paired ratios in session order.
     pub fn paired_values(&self) -> Vec<f64> {
         self.paired.values().copied().collect()
