@@ -20,6 +20,7 @@ use rusqlite::{Connection, params_from_iter};
 
 pub mod d1_like;
 pub mod heap_offset;
+pub mod malloc_thresholds;
 pub mod workload;
 
 use d1_like::open_d1_like;
@@ -68,6 +69,7 @@ fn sqlite_text(e: &rusqlite::Error) -> String {
 
 impl SqliteSession {
     pub fn open() -> Result<Self> {
+        malloc_thresholds::fix();
         let heap_offset = heap_offset::draw();
         Ok(SqliteSession {
             db: open_d1_like()?,

@@ -94,6 +94,7 @@ struct Pooled {
 /// `synchronous = NORMAL` (WAL's usual setting: a commit is not synced) and a statement cache,
 /// opened after a random heap offset taken on the opening thread.
 fn connect(path: &Path) -> anyhow::Result<Pooled> {
+    super::malloc_thresholds::fix();
     let heap_offset = super::heap_offset::draw();
     let db = d1_like(Connection::open(path)?)?;
     db.busy_timeout(std::time::Duration::ZERO)?;
