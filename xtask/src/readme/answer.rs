@@ -194,8 +194,6 @@ fn bytes(b: f64) -> String {
     crate::base::numbers::thousands(b as usize) + " bytes"
 }
 
-/// The README's answer section: the figure and the rule, from the set; a line saying the map
-/// is still one run's while there is no set.
 /// What the runs of `set` that replayed one order of probes do to its intervals, when two or
 /// more did: ", 15 of 15 replaying one order ([why](...))"; empty when each had its own.
 fn one_order(set: &ReplicateSet) -> String {
@@ -214,6 +212,8 @@ fn one_order(set: &ReplicateSet) -> String {
     }
 }
 
+/// The README's answer section: the figure and the rule, from the set; a line saying the map
+/// is still one run's while there is no set.
 pub fn section(root: &Path) -> Result<String> {
     let Some((sets, maps)) = maps(root)? else {
         return Ok(format!(
