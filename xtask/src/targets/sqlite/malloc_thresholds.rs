@@ -54,4 +54,21 @@ mod tests {
         // The second call is the first's answer, not a second setting.
         assert!(super::fix());
     }
+
+    #[test]
+    fn a_block_of_a_probes_size_comes_from_the_heap_not_its_own_mapping() {
+        assert!(super::fix());
+        // glibc counts the blocks it has mapped on their own (`hblks`, the whole process's).
+        // 4 MiB is past glibc's default threshold and a smoke probe's json payload; other tests
+        // running beside this one can only free mapped blocks, which lowers the count.
+        // SAFETY: mallinfo2 reads the allocator's statistics and takes no arguments.
+        let before = unsafe { libc::mallinfo2() }.hblks;
+        let block = std::hint::black_box(vec![1u8; 4 * 1024 * 1024]);
+        let during = unsafe { libc::mallinfo2() }.hblks;
+        drop(block);
+        assert!(
+            during <= before,
+            "mapped blocks {before} before, {during} during"
+        );
+    }
 }
