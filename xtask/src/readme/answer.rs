@@ -241,10 +241,15 @@ pub fn section(root: &Path) -> Result<String> {
     );
     writeln!(
         out,
-        "**Which strategy to use** on {}, over {} ([`{dir}/`]({dir}/decision-map.csv), commits \
+        "**Which strategy to use** on {}, over {} ([`{dir}/`]({dir}/decision-map.csv), {} \
          `{}`; `a = b`: within ±10% by two one-sided tests; `?`: the runs cannot tell{}):\n",
         local.target.prose(),
         sets[0].made(),
+        if commits.len() == 1 {
+            "commit"
+        } else {
+            "commits"
+        },
         commits.join("`, `"),
         one_order(&sets[0]),
     )

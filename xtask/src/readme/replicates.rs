@@ -406,10 +406,11 @@ mod tests {
     /// slowest over the fastest, each from its own run.toml.
     #[test]
     fn a_sets_host_speeds_are_listed_per_run_with_the_slowest_over_the_fastest() {
-        let quiet = "docs/runs/replicates/decision-map/20261206T152822Z-local";
-        let slow = "docs/runs/replicates/decision-map/20261206T200733Z-local";
-        let root = fixture("decision-map", &[quiet, slow]);
-        let set = DECISION_MAP.read(root.path()).unwrap().unwrap();
+        // The column sweep's two runs of 2026-12-06, the first made beside three builds.
+        let slow = "docs/runs/replicates/column-sweep/20261206T031304Z-local";
+        let quiet = "docs/runs/replicates/column-sweep/20261206T042452Z-local";
+        let root = fixture("column-sweep", &[slow, quiet]);
+        let set = COLUMN_SWEEP.read(root.path()).unwrap().unwrap();
         let speed = |run: &str| {
             let record = RunRecord::read(&crate::paths::project_root().join(run).join("run.toml"));
             HostSpeed::of(&record.unwrap()).unwrap().center_ms
@@ -419,7 +420,7 @@ mod tests {
         let text = host_speeds(&set);
         assert!(
             text.ends_with(&format!(
-                "{a:.1} and {b:.1} ms; the slowest ×{:.2} the fastest",
+                "{b:.1} and {a:.1} ms; the slowest ×{:.2} the fastest",
                 b / a
             )),
             "{text}"
