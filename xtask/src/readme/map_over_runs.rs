@@ -197,6 +197,31 @@ fn apart(a: &Map, b: &Map) -> Vec<String> {
         .collect()
 }
 
+/// The command a set's runs share: the first run's, with the value of `--seed` and of
+/// `--order-seed` written `N` where the runs' differ (each run its own, as `cargo xtask
+/// reproduce --replicates` makes them), so the line does not name one run's seed for all.
+fn shared_command(set: &crate::records::replicates::ReplicateSet) -> String {
+    let runs: Vec<Vec<String>> = set
+        .runs
+        .iter()
+        .map(|r| crate::reports::provenance::command_args(&r.record))
+        .collect();
+    let first = &runs[0];
+    let words: Vec<String> = first
+        .iter()
+        .enumerate()
+        .map(|(i, word)| {
+            let seed = i > 0 && matches!(first[i - 1].as_str(), "--seed" | "--order-seed");
+            if seed && runs.iter().any(|r| r.get(i) != Some(word)) {
+                "N".to_owned()
+            } else {
+                crate::base::text::shell_word(word)
+            }
+        })
+        .collect();
+    format!("cargo xtask {}", words.join(" "))
+}
+
 /// The section's text, from the sets under `root`.
 pub fn section(root: &Path) -> Result<String> {
     let mut out = String::from("\n## decision-map\n\n");
@@ -218,7 +243,7 @@ pub fn section(root: &Path) -> Result<String> {
             "- `{}`: {} runs of `{}` ({}); {}.",
             set.path.strip_prefix(root).unwrap_or(&set.path).display(),
             set.runs.len(),
-            crate::reports::provenance::command(&set.runs[0].record),
+            shared_command(set),
             ids.join(", "),
             super::replicates::host_speeds(set)
         )
@@ -276,6 +301,29 @@ pub fn section(root: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sets_command_writes_n_for_the_seeds_its_runs_do_not_share() {
+        let runs = [
+            "docs/runs/replicates/decision-map/20261207T151812Z-local",
+            "docs/runs/replicates/decision-map/20261207T152954Z-local",
+        ];
+        let root = crate::readme::replicates::fixture("decision-map", &runs);
+        let set = crate::readme::replicates::DECISION_MAP
+            .read(root.path())
+            .unwrap()
+            .unwrap();
+        let command = shared_command(&set);
+        assert!(command.ends_with("--seed N --order-seed N"), "{command}");
+        // One run: its own seeds, as they were.
+        let root = crate::readme::replicates::fixture("decision-map", &runs[..1]);
+        let set = crate::records::replicates::ReplicateSet::read(
+            &root.path().join("docs/runs/replicates/decision-map"),
+        )
+        .unwrap();
+        let command = shared_command(&set);
+        assert!(command.ends_with("--seed 21 --order-seed 21"), "{command}");
+    }
 
     #[test]
     fn without_a_set_the_section_says_how_to_make_one_and_with_one_it_has_a_line_per_map() {
