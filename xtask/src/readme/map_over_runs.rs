@@ -206,13 +206,22 @@ fn shared_command(set: &crate::records::replicates::ReplicateSet) -> String {
         .iter()
         .map(|r| crate::reports::provenance::command_args(&r.record))
         .collect();
+    // The value a run gives `flag`, found by the flag and not by its place in the line.
+    let value = |args: &[String], flag: &str| {
+        let at = args.iter().position(|a| a == flag)?;
+        args.get(at + 1).cloned()
+    };
     let first = &runs[0];
     let words: Vec<String> = first
         .iter()
         .enumerate()
         .map(|(i, word)| {
-            let seed = i > 0 && matches!(first[i - 1].as_str(), "--seed" | "--order-seed");
-            if seed && runs.iter().any(|r| r.get(i) != Some(word)) {
+            let flag = i.checked_sub(1).map(|f| first[f].as_str());
+            let varies = matches!(flag, Some("--seed" | "--order-seed"))
+                && runs
+                    .iter()
+                    .any(|r| value(r, flag.unwrap()).as_ref() != Some(word));
+            if varies {
                 "N".to_owned()
             } else {
                 crate::base::text::shell_word(word)

@@ -3,7 +3,8 @@
 //!
 //! At about 635 lines before its tests (mostly doc and the three charts' captions) it stays one
 //! file: the figure drawing is in `chart/figure.rs` and the line chart in `crate::charts`; what
-//! remains is what each of the three charts plots and says, which reads best together.
+//! remains is what each of the three charts plots and says, which reads best together. A
+//! fourth chart goes in a file of its own.
 //!
 //! Each chart plots one value per line (a strategy, in a labelled series or not) against the
 //! experiment's swept axis. Points are each point's estimate with its interval as error bars
@@ -11,11 +12,6 @@
 //! order-statistic interval within one session otherwise; what it covers, and the repeats and
 //! sessions behind each point, are in the caption); the bare SQLite baseline, when the run has
 //! one, is drawn in dashed grey under the target's lines.
-//!
-//! About 610 lines before its tests, just over the house limit: the drawing is the one line
-//! chart's ([`crate::charts::line`], given a chart by `sweep/figure.rs`) and the tests are in
-//! `sweep/tests.rs`; what is left is the data of the three charts and their captions, which
-//! read best together. A fourth chart goes in a file of its own.
 //!
 //! Drawing happens in three steps, each testable on its own:
 //!
