@@ -44,6 +44,11 @@ const INPUT_FILES: [&str; 5] = [
     "worker/package.json",
 ];
 
+/// The crates outside the workspace's members that the xtask depends on by path: cargo loads
+/// them to read the workspace, so the rebuild's scratch copy needs them (a test checks this list
+/// against xtask/Cargo.toml).
+const XTASK_PATH_DEPENDENCIES: [&str; 2] = ["core-pg", "core-pg-ladder"];
+
 fn say(message: &str) {
     eprintln!("[setup] {message}");
 }
@@ -492,9 +497,14 @@ fn copy_sources(root: &Path, to: &Path) -> Result<()> {
     // and a release published since (http 1.6.0 for 1.5.0, url 2.5.9 for 2.5.8, found
     // 2026-12-06) builds other closure symbols from the same sources.
     files.push(root.join("Cargo.lock"));
-    // The workspace's other member must be loadable for cargo to read the workspace.
+    // The workspace's other member must be loadable for cargo to read the workspace, and so
+    // must the crates beside the workspace it depends on by path (the Postgres planners).
     files.push(root.join("xtask/Cargo.toml"));
     toolchain::files_under(&root.join("xtask/src"), &mut files)?;
+    for dir in XTASK_PATH_DEPENDENCIES {
+        files.push(root.join(dir).join("Cargo.toml"));
+        toolchain::files_under(&root.join(dir).join("src"), &mut files)?;
+    }
     for file in files {
         let relative = file.strip_prefix(root).expect("inputs lie under the root");
         let dest = to.join(relative);

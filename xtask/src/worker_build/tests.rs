@@ -164,3 +164,23 @@ fn the_manifest_round_trips_and_refuses_unknown_keys() {
     let error = format!("{:#}", Manifest::read(dir.path()).unwrap_err());
     assert!(error.contains("build-manifest.toml:"), "{error}");
 }
+
+/// The rebuild's scratch copy holds every crate cargo must load to read the workspace: each
+/// dependency the xtask names by a path outside the workspace's members (`build-worker --check`
+/// failed with "failed to load manifest for dependency `d1bench-core-pg`" while core-pg was
+/// missing from the copy).
+#[test]
+fn the_scratch_copy_holds_every_path_dependency_of_the_xtask() {
+    let root = crate::paths::project_root();
+    let text = std::fs::read_to_string(root.join("xtask/Cargo.toml")).unwrap();
+    let manifest: toml::Table = text.parse().unwrap();
+    let mut named: Vec<String> = manifest["dependencies"]
+        .as_table()
+        .unwrap()
+        .values()
+        .filter_map(|d| d.get("path").and_then(|p| p.as_str()))
+        .map(|p| p.trim_start_matches("../").to_owned())
+        .collect();
+    named.sort();
+    assert_eq!(named, XTASK_PATH_DEPENDENCIES);
+}
