@@ -157,8 +157,12 @@ pub struct Advise {
 #[derive(Debug, Clone, clap::Args)]
 pub struct BuildWorker {
     /// Compare instead of replacing: the committed build against a rebuild of the sources.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "carry")]
     pub check: bool,
+    /// Keep the committed build for today's sources when they build the same bytes as the
+    /// sources it was built from (both built here, in scratch copies); refuse otherwise.
+    #[arg(long)]
+    pub carry: bool,
 }
 
 #[derive(Debug, Clone, clap::Args)]

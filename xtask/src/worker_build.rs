@@ -22,6 +22,8 @@ use crate::make_once::make_once;
 use crate::paths::Paths;
 use crate::toolchain::{self, BuildTools, Toolchain, WORKER_BUILD_VERSION};
 
+pub mod carry;
+
 /// Where the manifest lives, relative to the project root.
 pub const MANIFEST: &str = "worker/build-manifest.toml";
 /// What worker-build writes into `worker/build/` that the Worker runs from.
@@ -65,6 +67,11 @@ pub struct Manifest {
     pub wasm_bindgen: String,
     /// SHA-256 of each file under `worker/build/`.
     pub files: BTreeMap<String, String>,
+    /// Earlier sources hashes the build stands for, oldest first: each was shown to build the
+    /// same bytes as the next (`build-worker --carry`), so a run that recorded one of them ran
+    /// these bytes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub carried: Vec<String>,
 }
 
 impl Manifest {
@@ -87,7 +94,8 @@ impl Manifest {
         let header = "# The Worker build committed in worker/build/: the sources it was built from and the\n\
                       # tools it was built with. Written by `cargo xtask build-worker` (and by any run whose\n\
                       # sources changed); `cargo xtask build-worker --check` rebuilds it in a scratch copy\n\
-                      # and compares byte for byte.\n";
+                      # and compares byte for byte; `--carry` keeps it for sources that build the same\n\
+                      # bytes as the ones it was built from, which `carried` lists.\n";
         let path = Self::path(root);
         std::fs::write(&path, format!("{header}{}", toml::to_string(self)?))
             .with_context(|| format!("cannot write {}", path.display()))
@@ -374,6 +382,8 @@ fn manifest_for(root: &Path, tools: &BuildTools, build_dir: &Path) -> Result<Man
         worker_build: WORKER_BUILD_VERSION.to_owned(),
         wasm_bindgen: toolchain::locked_version(&root.join("Cargo.lock"), "wasm-bindgen")?,
         files: build_hashes(build_dir)?,
+        // New bytes stand for no earlier sources.
+        carried: Vec::new(),
     })
 }
 
@@ -486,24 +496,36 @@ pub fn check(sh: &Shell, paths: &Paths, npm: &Toolchain) -> Result<CheckReport> 
     Ok(report)
 }
 
-/// A copy of the workspace that building the Worker reads (no build output, no node_modules),
-/// at `to`, replacing what was there.
+/// What a scratch copy that builds the Worker holds, relative to the root: source trees (every
+/// file under each) and single files.
+fn copy_spec() -> (Vec<String>, Vec<String>) {
+    let mut dirs: Vec<String> = INPUT_DIRS.iter().map(|d| d.to_string()).collect();
+    let mut files: Vec<String> = INPUT_FILES.iter().map(|f| f.to_string()).collect();
+    // The lock file, so the copy builds the locked versions: without it cargo resolves afresh,
+    // and a release published since (http 1.6.0 for 1.5.0, url 2.5.9 for 2.5.8, found
+    // 2026-12-06) builds other closure symbols from the same sources.
+    files.push("Cargo.lock".into());
+    // The workspace's other member must be loadable for cargo to read the workspace, and so
+    // must the crates beside the workspace it depends on by path (the Postgres planners).
+    files.push("xtask/Cargo.toml".into());
+    dirs.push("xtask/src".into());
+    for dir in XTASK_PATH_DEPENDENCIES {
+        files.push(format!("{dir}/Cargo.toml"));
+        dirs.push(format!("{dir}/src"));
+    }
+    (dirs, files)
+}
+
+/// A copy of the workspace that building the Worker reads ([`copy_spec`]: no build output, no
+/// node_modules), at `to`, replacing what was there.
 fn copy_sources(root: &Path, to: &Path) -> Result<()> {
     if to.exists() {
         std::fs::remove_dir_all(to).with_context(|| format!("cannot clear {}", to.display()))?;
     }
-    let mut files = inputs(root)?;
-    // The lock file, so the copy builds the locked versions: without it cargo resolves afresh,
-    // and a release published since (http 1.6.0 for 1.5.0, url 2.5.9 for 2.5.8, found
-    // 2026-12-06) builds other closure symbols from the same sources.
-    files.push(root.join("Cargo.lock"));
-    // The workspace's other member must be loadable for cargo to read the workspace, and so
-    // must the crates beside the workspace it depends on by path (the Postgres planners).
-    files.push(root.join("xtask/Cargo.toml"));
-    toolchain::files_under(&root.join("xtask/src"), &mut files)?;
-    for dir in XTASK_PATH_DEPENDENCIES {
-        files.push(root.join(dir).join("Cargo.toml"));
-        toolchain::files_under(&root.join(dir).join("src"), &mut files)?;
+    let (dirs, single) = copy_spec();
+    let mut files: Vec<PathBuf> = single.iter().map(|f| root.join(f)).collect();
+    for dir in dirs {
+        toolchain::files_under(&root.join(dir), &mut files)?;
     }
     for file in files {
         let relative = file.strip_prefix(root).expect("inputs lie under the root");

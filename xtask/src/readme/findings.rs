@@ -195,8 +195,8 @@ pub fn section(dir: &Path, link: &str, replicate: Option<(&Path, &str)>) -> Resu
     let alike = match replicate {
         Some((dir, _)) => {
             let other = RunRecord::read(&dir.join("run.toml"))?;
-            let same_build = other.versions.worker_build.is_some()
-                && other.versions.worker_build == record.versions.worker_build;
+            let same_build = other.versions.worker_identity().is_some()
+                && other.versions.worker_identity() == record.versions.worker_identity();
             let at = if other.git.commit == record.git.commit {
                 "at the same commit".to_owned()
             } else {

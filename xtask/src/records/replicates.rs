@@ -30,7 +30,9 @@ pub enum SharedField {
     /// `run.alternate_workers`, `run.paired_workers` and `run.worker`: which Workers measured,
     /// and how.
     Workers,
-    /// `versions.worker_build`: the hash of the Worker's sources.
+    /// `versions.worker_wasm`: the hash of the Worker's bytes (the sources' hash,
+    /// `versions.worker_build`, for a run that recorded no bytes). The bytes, not the sources:
+    /// sources changed without changing the build (`build-worker --carry`) measure the same.
     WorkerBuild,
     /// `machine.cpus` and `machine.cpu_limit`: the CPUs the run could use. A run under a cgroup
     /// quota or the idle class measured the limit, not the machine (two runs of 2026-12-06 ran
@@ -77,11 +79,9 @@ impl SharedField {
                     _ => "",
                 }
             ),
-            SharedField::WorkerBuild => record
-                .versions
-                .worker_build
-                .clone()
-                .unwrap_or_else(|| "not recorded".to_owned()),
+            SharedField::WorkerBuild => {
+                (record.versions.worker_identity()).unwrap_or_else(|| "not recorded".to_owned())
+            }
             SharedField::Cpus => {
                 let machine = &record.machine;
                 match &machine.cpu_limit {
@@ -103,7 +103,7 @@ impl fmt::Display for SharedField {
             SharedField::Target => "run.target",
             SharedField::Baseline => "run.baseline",
             SharedField::Workers => "run.worker / run.alternate_workers / run.paired_workers",
-            SharedField::WorkerBuild => "versions.worker_build",
+            SharedField::WorkerBuild => "versions.worker_wasm (or versions.worker_build)",
             SharedField::Cpus => "machine.cpus / machine.cpu_limit",
         })
     }

@@ -356,6 +356,20 @@ pub struct ToolVersions {
     pub worker_pg_build: Option<String>,
 }
 
+impl ToolVersions {
+    /// What says which D1 Worker measured: its bytes (`wasm <hash>`), or where the run recorded
+    /// none its sources (`sources <hash>`); `None` for a run without the Worker. Two runs with
+    /// the same identity ran the same Worker, whatever sources hash each recorded (sources can
+    /// change without changing the bytes: `build-worker --carry`).
+    pub fn worker_identity(&self) -> Option<String> {
+        match (&self.worker_wasm, &self.worker_build) {
+            (Some(wasm), _) => Some(format!("wasm {wasm}")),
+            (None, Some(sources)) => Some(format!("sources {sources}")),
+            (None, None) => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Machine {
     pub os: String,

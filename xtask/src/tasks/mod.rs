@@ -70,6 +70,23 @@ impl flags::BuildWorker {
     /// `cargo xtask build-worker [--check]`.
     pub fn run(self, sh: &Shell, paths: &Paths) -> Result<()> {
         let tools = crate::toolchain::ensure(sh, paths)?;
+        if self.carry {
+            use crate::worker_build::carry::{Carried, carry};
+            match carry(sh, paths, &tools)? {
+                Carried::AlreadyToday => eprintln!(
+                    "[carry] {} already names today's sources: nothing to carry",
+                    crate::worker_build::MANIFEST
+                ),
+                Carried::Carried { from, to } => eprintln!(
+                    "[carry] both builds are byte for byte the same: worker/build stays, and {} \
+                     now names sources {} (carried from {}); commit it with the change",
+                    crate::worker_build::MANIFEST,
+                    &to[..12],
+                    &from[..12]
+                ),
+            }
+            return Ok(());
+        }
         if !self.check {
             let manifest = crate::worker_build::rebuild(sh, paths, &tools)?;
             eprintln!(

@@ -4,6 +4,7 @@ use super::*;
 
 fn manifest() -> Manifest {
     Manifest {
+        carried: Vec::new(),
         sources: "a".repeat(64),
         rustc: "rustc 1.95.0".into(),
         worker_build: WORKER_BUILD_VERSION.into(),
