@@ -43,14 +43,18 @@ pub fn carry(sh: &Shell, paths: &Paths, npm: &Toolchain) -> Result<Carried> {
     if manifest.sources == today {
         return Ok(Carried::AlreadyToday);
     }
+    // Two builds that agree under this compiler stand for the committed one only if it was made
+    // with this compiler too.
     let rustc = toolchain::rustc_version(sh)?;
-    let tools = toolchain::ensure_build_tools(sh, paths)?;
-    let rev = cmd!(sh, "git -C {root} log -1 --format=%H -- {MANIFEST}")
-        .read()
-        .context("cannot find the commit that last wrote the manifest")?;
-    if rev.is_empty() {
-        bail!("{MANIFEST} is not committed: there is no earlier build to carry from");
+    if rustc != manifest.rustc {
+        bail!(
+            "the committed build was made with `{}`, this machine has `{rustc}`: builds that agree \
+             here say nothing of what that compiler made",
+            manifest.rustc
+        );
     }
+    let tools = toolchain::ensure_build_tools(sh, paths)?;
+    let rev = manifest_commit(sh, root)?;
     let earlier = paths.scratch().join("worker-carry-earlier");
     sources_at(sh, root, &rev, &earlier)?;
     if sources_hash(&earlier)? != manifest.sources {
@@ -94,6 +98,17 @@ pub fn carry(sh: &Shell, paths: &Paths, npm: &Toolchain) -> Result<Carried> {
     Ok(Carried::Carried { from, to: today })
 }
 
+/// The commit that last wrote the manifest: the sources it names are that commit's.
+fn manifest_commit(sh: &Shell, root: &Path) -> Result<String> {
+    let rev = cmd!(sh, "git -C {root} log -1 --format=%H -- {MANIFEST}")
+        .read()
+        .context("cannot find the commit that last wrote the manifest")?;
+    if rev.is_empty() {
+        bail!("{MANIFEST} is not committed: there is no earlier build to carry from");
+    }
+    Ok(rev)
+}
+
 /// The sources a build reads ([`copy_spec`]) as commit `rev` has them, written under `to`;
 /// what the commit did not have (a crate added since) is left out, as its workspace had it.
 fn sources_at(sh: &Shell, root: &Path, rev: &str, to: &Path) -> Result<()> {
@@ -115,4 +130,25 @@ fn sources_at(sh: &Shell, root: &Path, rev: &str, to: &Path) -> Result<()> {
             .with_context(|| format!("cannot write {}", dest.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `--carry` builds as the earlier sources is what the manifest's commit had: they hash
+    /// to the sources the manifest names at that commit.
+    #[test]
+    fn the_sources_at_the_manifests_commit_hash_to_what_it_named_there() {
+        let root = crate::paths::project_root();
+        let sh = Shell::new().unwrap();
+        let rev = manifest_commit(&sh, &root).unwrap();
+        let text = cmd!(sh, "git -C {root} show {rev}:{MANIFEST}")
+            .read()
+            .unwrap();
+        let named: Manifest = toml::from_str(&text).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        sources_at(&sh, &root, &rev, dir.path()).unwrap();
+        assert_eq!(sources_hash(dir.path()).unwrap(), named.sources);
+    }
 }
