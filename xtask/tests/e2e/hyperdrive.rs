@@ -30,6 +30,38 @@ fn our_servers() -> Vec<String> {
         .collect()
 }
 
+/// Neither a server nor a cluster directory of this run's is left. Its own, by the ports it
+/// named: the other tests' servers may run beside it.
+fn assert_nothing_left(stderr: &str) {
+    let ports: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("started PostgreSQL "))
+        .filter_map(|l| l.split_once("on 127.0.0.1:"))
+        .filter_map(|(_, rest)| rest.split_once(' '))
+        .map(|(port, _)| port)
+        .collect();
+    assert!(
+        !ports.is_empty(),
+        "the run names no server's port: {stderr}"
+    );
+    let root = project_root().join("target/d1bench/hyperdrive");
+    for port in ports {
+        let running: Vec<String> = our_servers()
+            .into_iter()
+            .filter(|s| s.contains(&format!("/hyperdrive/{port}/")))
+            .collect();
+        assert_eq!(
+            running,
+            Vec::<String>::new(),
+            "the server on {port} still runs"
+        );
+        assert!(
+            !root.join(port).exists(),
+            "the cluster directory of {port} is left behind"
+        );
+    }
+}
+
 /// `cargo xtask run EXPERIMENT --profile smoke --target hyperdrive` (and `more`) into a new
 /// folder, which must succeed: the folder and what the run said.
 fn smoke_on_postgres(experiment: &str, more: &[&str]) -> (tempfile::TempDir, String) {
@@ -103,11 +135,7 @@ pub fn the_smoke_sweep_on_postgres_through_hyperdrive_reconciles_and_leaves_no_s
             .contains("PostgreSQL"),
         "{versions:?}"
     );
-    assert_eq!(our_servers(), Vec::<String>::new(), "a server still runs");
-    let left = std::fs::read_dir(project_root().join("target/d1bench/hyperdrive"))
-        .map(|d| d.count())
-        .unwrap_or(0);
-    assert_eq!(left, 0, "a cluster's directory is left behind");
+    assert_nothing_left(&stderr);
 }
 
 /// The Postgres map's smoke profile, Postgres alone: COPY sends each probe's rows as one
@@ -115,8 +143,9 @@ pub fn the_smoke_sweep_on_postgres_through_hyperdrive_reconciles_and_leaves_no_s
 /// (count and checksum against the host's), in the same shuffled rounds as the five others.
 pub fn copy_writes_every_row_in_one_stream_and_reconciles() {
     let (out, stderr) = smoke_on_postgres("decision-map-postgres", &["--no-baseline"]);
-    assert!(stderr.contains("every probe reconciled"), "{stderr}");
     let dir = run_dir(out.path());
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("every probe reconciled"), "{summary}");
     let rows = read_csv(&dir.join("results.csv"));
     assert!(
         rows.iter().all(|r| r["target"] == "hyperdrive"),
@@ -135,14 +164,14 @@ pub fn copy_writes_every_row_in_one_stream_and_reconciles() {
     let strategies: std::collections::BTreeSet<&str> =
         rows.iter().map(|r| r["strategy"].as_str()).collect();
     assert_eq!(strategies.len(), 6, "{strategies:?}");
-    assert_eq!(our_servers(), Vec::<String>::new(), "a server still runs");
+    assert_nothing_left(&stderr);
 }
 
 /// param-ceiling's `postgres-smoke` profile (the one `--profile smoke` climbs on Postgres), for
 /// real: 65,535 rows of one column and 655 of 100 bind, one more row is refused as too many
 /// parameters, and every rung reconciles.
 pub fn param_ceiling_on_postgres_finds_65535_parameters_and_leaves_no_server() {
-    let (out, stderr) = smoke_on_postgres("param-ceiling");
+    let (out, stderr) = smoke_on_postgres("param-ceiling", &[]);
     assert!(stderr.contains("stopped PostgreSQL"), "{stderr}");
     let dir = run_dir(out.path());
     // The ladder Worker climbed, not the probe Worker the committed Postgres sets measured.
@@ -185,17 +214,7 @@ pub fn param_ceiling_on_postgres_finds_65535_parameters_and_leaves_no_server() {
     );
     let record = run_toml(&dir);
     assert_eq!(record["run"]["profile"].as_str(), Some("postgres-smoke"));
-    // This run's server (the other tests' may run beside it): its port, from what it said.
-    let port = stderr
-        .split_once("on 127.0.0.1:")
-        .and_then(|(_, rest)| rest.split_once(' '))
-        .map(|(port, _)| port.to_owned())
-        .unwrap_or_else(|| panic!("the run names no server's port: {stderr}"));
-    let ours: Vec<String> = our_servers()
-        .into_iter()
-        .filter(|s| s.contains(&format!("/hyperdrive/{port}/")))
-        .collect();
-    assert_eq!(ours, Vec::<String>::new(), "the run's server still runs");
+    assert_nothing_left(&stderr);
 }
 
 pub fn the_hyperdrive_target_refuses_what_it_cannot_run() {

@@ -175,7 +175,8 @@ impl SweepStudy {
             return Ok(());
         };
         let message = format!(
-            "`copy` is Postgres's COPY FROM STDIN, which {other} does not have: run it on              `--target hyperdrive` (or `remote-hyperdrive`) with `--no-baseline`, or leave `copy`              out"
+            "`copy` is Postgres's COPY FROM STDIN, which {other} does not have: run it on \
+             `--target hyperdrive` (or `remote-hyperdrive`) with `--no-baseline`, or leave `copy` out"
         );
         let named = self.file.profile.get(profile).and_then(|p| {
             p.series.0.iter().find_map(|series| {
