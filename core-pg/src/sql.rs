@@ -9,6 +9,8 @@
 //!   array of rows, each an array of values) where D1 has `json_each`;
 //! - `exec` is one simple-protocol query of every literal statement, separated by `;`, which
 //!   Postgres runs as one implicit transaction (D1's `exec()` splits its script at line ends);
+//! - `copy` (Postgres's alone) is one `COPY ... FROM STDIN` whose rows follow as a data stream
+//!   in the text format, so no statement or parameter limit splits it;
 //! - Postgres text holds no NUL, so a literal of one is written `convert_from('\x..'::bytea,
 //!   'UTF8')`, which Postgres refuses by name, where SQLite casts hex back to text.
 
@@ -145,6 +147,7 @@ pub fn plan(probe: &ProbeRequest) -> Plan {
             probe.json_payload_bytes.unwrap_or(MAX_TEXT_BYTES),
             rows,
         ),
+        Strategy::Copy => copy_inserts(&table, probe.columns, probe.rows_per_statement, rows),
     };
     Plan {
         setup: setup(probe),
@@ -297,6 +300,79 @@ fn json_inserts(
     out
 }
 
+/// `COPY t (c0,c1,...) FROM STDIN`: the statement that opens a COPY data stream into `table`,
+/// in the text format (the server's default).
+pub fn copy_sql(table: &str, columns: usize) -> String {
+    let mut sql = insert_head(table, columns);
+    sql.replace_range(.."INSERT INTO ".len(), "COPY ");
+    sql.truncate(sql.len() - " VALUES ".len());
+    sql.push_str(" FROM STDIN");
+    sql
+}
+
+/// Appends `value` as one field of COPY's text format: an integer in decimal; a text with the
+/// four characters that would end or change a field escaped (backslash, tab, line feed,
+/// carriage return) and a NUL as `\0`, which Postgres reads back as the byte 0 and refuses
+/// (its text cannot hold NUL, as the literal's `convert_from` is refused).
+pub fn push_copy_field(out: &mut String, value: &Value) {
+    match value {
+        Value::Integer(n) => write!(out, "{n}").unwrap(),
+        Value::Text(s) => {
+            for c in s.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '\t' => out.push_str("\\t"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\0' => out.push_str("\\0"),
+                    other => out.push(other),
+                }
+            }
+        }
+    }
+}
+
+/// `copy` statements: one COPY of every row (no statement or parameter limit applies: the rows
+/// go as a data stream after the statement, not in it), or of `fixed` rows each when given. A
+/// statement's one parameter is its data: each row's fields tab-separated, each row ended by a
+/// line feed, encoded here so that the encoding is planning, outside the timed window, as a
+/// literal statement's text is.
+fn copy_inserts(
+    table: &str,
+    columns: usize,
+    fixed: Option<usize>,
+    rows: impl Iterator<Item = Vec<Value>>,
+) -> Vec<Statement> {
+    let sql = copy_sql(table, columns);
+    let fresh = || Statement {
+        sql: sql.clone(),
+        params: vec![Value::Text(String::new())],
+        rows: 0,
+    };
+    let mut out = Vec::new();
+    let mut current = fresh();
+    for row in rows {
+        if fixed.is_some_and(|n| current.rows == n) {
+            out.push(std::mem::replace(&mut current, fresh()));
+        }
+        let Value::Text(data) = &mut current.params[0] else {
+            unreachable!("a COPY statement's one parameter is its text data")
+        };
+        for (j, value) in row.iter().enumerate() {
+            if j > 0 {
+                data.push('\t');
+            }
+            push_copy_field(data, value);
+        }
+        data.push('\n');
+        current.rows += 1;
+    }
+    if current.rows > 0 {
+        out.push(current);
+    }
+    out
+}
+
 /// The one simple-protocol query `exec` sends: every statement, separated by `;` and a line end.
 pub fn exec_script(statements: &[Statement]) -> String {
     let mut script =
@@ -323,6 +399,10 @@ pub fn binding_limit(strategy: Strategy, columns: usize) -> Option<String> {
             Some("1 GiB protocol messages (the statement's text)".to_owned())
         }
         Strategy::Json => Some("1 GB text values (the JSON payload)".to_owned()),
+        Strategy::Copy => Some(
+            "none: every row in one COPY data stream (the rows follow the statement, not in it)"
+                .to_owned(),
+        ),
     }
 }
 

@@ -30,6 +30,12 @@ pub enum Strategy {
     /// Literal multi-row INSERTs (as [`Strategy::Literal`], each on one line) joined into one
     /// script for `db.exec()`: one D1 call, nothing bound.
     Exec,
+    /// `COPY t (c0, ...) FROM STDIN`: every row in one COPY data stream, in Postgres's text
+    /// format, in one call. Postgres's own bulk path and only Postgres's: D1 has no COPY, so the
+    /// variant exists under the `postgres` feature (the xtask's and the Postgres Worker's build
+    /// of this crate), and the D1 Worker's build does not know the name.
+    #[cfg(feature = "postgres")]
+    Copy,
 }
 
 impl Strategy {
@@ -43,8 +49,9 @@ impl Strategy {
     ];
 
     /// The order tables, legends and charts list strategies in: the multi-row strategies
-    /// first, the one-call-per-row baseline last.
-    pub const REPORT_ORDER: [Strategy; 6] = [
+    /// first (COPY, where the build knows it, after them), the one-call-per-row baseline last.
+    #[cfg(not(feature = "postgres"))]
+    pub const REPORT_ORDER: &[Strategy] = &[
         Strategy::Bound,
         Strategy::Literal,
         Strategy::Json,
@@ -52,6 +59,21 @@ impl Strategy {
         Strategy::Exec,
         Strategy::PerRow,
     ];
+    #[cfg(feature = "postgres")]
+    pub const REPORT_ORDER: &[Strategy] = &[
+        Strategy::Bound,
+        Strategy::Literal,
+        Strategy::Json,
+        Strategy::BatchedRows,
+        Strategy::Exec,
+        Strategy::Copy,
+        Strategy::PerRow,
+    ];
+
+    /// Whether every engine runs the strategy (one of [`Strategy::ALL`]); COPY is Postgres's.
+    pub fn on_every_engine(self) -> bool {
+        Strategy::ALL.contains(&self)
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -61,6 +83,8 @@ impl Strategy {
             Strategy::Json => "json",
             Strategy::BatchedRows => "batched-rows",
             Strategy::Exec => "exec",
+            #[cfg(feature = "postgres")]
+            Strategy::Copy => "copy",
         }
     }
 
@@ -72,6 +96,8 @@ impl Strategy {
                 CallShape::OneBatch
             }
             Strategy::Exec => CallShape::OneExec,
+            #[cfg(feature = "postgres")]
+            Strategy::Copy => CallShape::OneCopy,
         }
     }
 
@@ -92,6 +118,10 @@ pub enum CallShape {
     /// All statements as one script in one `db.exec()`; local D1 runs the script in one
     /// transaction, so a failure leaves nothing.
     OneExec,
+    /// The rows as one COPY data stream (Postgres only), which the server applies whole or
+    /// not at all: a failure leaves nothing.
+    #[cfg(feature = "postgres")]
+    OneCopy,
 }
 
 impl fmt::Display for Strategy {
@@ -103,11 +133,12 @@ impl fmt::Display for Strategy {
 impl std::str::FromStr for Strategy {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Strategy::ALL
-            .into_iter()
+        Strategy::REPORT_ORDER
+            .iter()
+            .copied()
             .find(|st| st.name() == s)
             .ok_or_else(|| {
-                let names: Vec<&str> = Strategy::ALL.iter().map(|st| st.name()).collect();
+                let names: Vec<&str> = Strategy::REPORT_ORDER.iter().map(|s| s.name()).collect();
                 format!(
                     "unknown strategy `{s}`; expected one of: {}",
                     names.join(", ")

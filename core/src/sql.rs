@@ -302,15 +302,15 @@ pub fn plan(probe: &ProbeRequest) -> Plan {
             bound_inserts(&head, probe.columns, per, rows)
         }
         Strategy::Literal => literal_inserts(&head, probe.rows_per_statement, rows, Lines::Any),
-        Strategy::Json => json_inserts(
-            &table,
-            probe.columns,
-            probe.rows_per_statement,
-            probe.json_payload_bytes.unwrap_or(MAX_STRING_BYTES),
-            rows,
-        ),
+        Strategy::Json => {
+            let payload = probe.json_payload_bytes.unwrap_or(MAX_STRING_BYTES);
+            let per = probe.rows_per_statement;
+            json_inserts(&table, probe.columns, per, payload, rows)
+        }
         Strategy::BatchedRows => bound_inserts(&head, probe.columns, 1, rows),
         Strategy::Exec => literal_inserts(&head, probe.rows_per_statement, rows, Lines::One),
+        #[cfg(feature = "postgres")]
+        Strategy::Copy => unreachable!("D1 has no COPY: studies name it on Postgres targets only"),
     };
     Plan {
         setup: setup(probe),

@@ -12,13 +12,16 @@
 //!   on the server: a Parse and Describe round trip each; none for `exec`), `call_ms` (the
 //!   statements executed until the last answer: per-row one autocommit statement at a time; the
 //!   batch strategies `BEGIN`, every statement pipelined on the connection, `COMMIT`, so a
-//!   failure rolls all back as D1's batch does; `exec` one simple-protocol query of the script),
+//!   failure rolls all back as D1's batch does; `exec` one simple-protocol query of the script;
+//!   `copy` one `COPY ... FROM STDIN` with its rows sent as one chunk of its data stream),
 //!   `read_ms` (the rows each statement reports changed, summed).
 //!
 //! No D1 clock (`d1_ms` empty): the server reports no time of its own per statement.
 
+use bytes::Bytes;
 use d1bench_core::generate::Value;
 use d1bench_core::{CallShape, ProbeRequest, ProbeResult, Statement, Strategy};
+use futures_util::SinkExt;
 use futures_util::future::join_all;
 use js_sys::Date;
 use std::time::Duration;
@@ -34,7 +37,8 @@ pub async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Res
         Err(rejected) => return Ok(rejected),
     };
     let started = Date::now();
-    let plan = d1bench_core_pg::sql::plan(&probe);
+    let mut plan = d1bench_core_pg::sql::plan(&probe);
+    let copy_data = take_copy_data(probe.strategy, &mut plan);
     let connection = match connect(&ctx.env).await {
         Ok(connection) => connection,
         // The server answered and refused the connection (too many clients, its resources):
@@ -48,7 +52,7 @@ pub async fn handle_probe(mut req: Request, ctx: RouteContext<()>) -> Result<Res
         }
     };
     let prepare_ms = Date::now() - started;
-    let performed = perform(&connection.client, &probe, &plan, prepare_ms).await;
+    let performed = perform(&connection.client, &probe, &plan, copy_data, prepare_ms).await;
     connection.close().await;
     match performed {
         Ok(result) => Response::from_json(&result),
@@ -80,9 +84,9 @@ fn refused_before_writing(
         rows_expected: 0,
         statements_planned: plan.inserts.len(),
         statements_sent: 0,
-        // A batch or exec is one call, and that one was refused; per-row sent none.
+        // A batch or exec is one call, and that one was refused; per-row and COPY sent none.
         d1_calls: match probe.strategy.calls() {
-            CallShape::OneCallPerStatement => 0,
+            CallShape::OneCallPerStatement | CallShape::OneCopy => 0,
             CallShape::OneBatch | CallShape::OneExec => 1,
         },
         rows_per_statement: plan.rows_per_statement(),
@@ -109,10 +113,26 @@ struct Calls {
     error: Option<String>,
 }
 
+/// A `copy` plan's data, each statement's moved out of its one parameter into the chunk its
+/// stream sends (no copy of the bytes, and before the window opens); empty for the others.
+fn take_copy_data(strategy: Strategy, plan: &mut d1bench_core::Plan) -> Vec<Bytes> {
+    if strategy != Strategy::Copy {
+        return Vec::new();
+    }
+    plan.inserts
+        .iter_mut()
+        .map(|s| match s.params.pop() {
+            Some(Value::Text(data)) => Bytes::from(data),
+            other => unreachable!("a COPY statement's one parameter is its text data: {other:?}"),
+        })
+        .collect()
+}
+
 async fn perform(
     client: &Client,
     probe: &ProbeRequest,
     plan: &d1bench_core::Plan,
+    copy_data: Vec<Bytes>,
     prepare_ms: f64,
 ) -> std::result::Result<ProbeResult, String> {
     let opened = Date::now();
@@ -132,12 +152,13 @@ async fn perform(
             CallShape::OneExec => exec(client, &plan.inserts).await,
             CallShape::OneCallPerStatement => one_by_one(client, &plan.inserts, &prepared).await,
             CallShape::OneBatch => in_one_transaction(client, &plan.inserts, &prepared).await,
+            CallShape::OneCopy => copy(client, &plan.inserts, &prepared, copy_data).await,
         },
     };
     let called_at = Date::now();
     // A failed batch or exec is rolled back whole: nothing it reported stays.
     let rows_expected = match (&calls.error, probe.strategy.calls()) {
-        (Some(_), CallShape::OneBatch | CallShape::OneExec) => 0,
+        (Some(_), CallShape::OneBatch | CallShape::OneExec | CallShape::OneCopy) => 0,
         _ => calls.changed.iter().sum::<u64>() as usize,
     };
     let read_at = Date::now();
@@ -317,4 +338,64 @@ async fn exec(client: &Client, statements: &[Statement]) -> Calls {
         Err(e) => calls.error = Some(error_text(&e)),
     }
     calls
+}
+
+/// `copy`: each statement's data sent as one chunk into its COPY, and the rows Postgres reports
+/// copied summed. One COPY is applied whole or not at all; when a fixed rows per statement splits
+/// the rows into several, they run inside `BEGIN` and `COMMIT` (as a batch), so a failure still
+/// leaves nothing.
+async fn copy(
+    client: &Client,
+    statements: &[Statement],
+    prepared: &[(String, tokio_postgres::Statement)],
+    data: Vec<Bytes>,
+) -> Calls {
+    let mut calls = Calls {
+        statements_sent: 0,
+        calls: 0,
+        changed: Vec::with_capacity(statements.len()),
+        error: None,
+    };
+    let several = statements.len() > 1;
+    if several && let Err(e) = client.batch_execute("BEGIN").await {
+        calls.error = Some(error_text(&e));
+        return calls;
+    }
+    for (statement, chunk) in statements.iter().zip(data) {
+        calls.statements_sent += 1;
+        calls.calls += 1;
+        match copy_one(client, prepared_for(prepared, statement), chunk).await {
+            Ok(n) => calls.changed.push(n),
+            Err(e) => {
+                calls.error = Some(error_text(&e));
+                break;
+            }
+        }
+    }
+    if several {
+        let end = if calls.error.is_some() {
+            "ROLLBACK"
+        } else {
+            "COMMIT"
+        };
+        if let Err(e) = client.batch_execute(end).await
+            && calls.error.is_none()
+        {
+            calls.error = Some(error_text(&e));
+        }
+    }
+    calls
+}
+
+/// One COPY: the stream opened by the prepared statement, the chunk sent, the stream ended; the
+/// rows the server reports copied.
+async fn copy_one(
+    client: &Client,
+    statement: &tokio_postgres::Statement,
+    chunk: Bytes,
+) -> std::result::Result<u64, tokio_postgres::Error> {
+    let sink = client.copy_in::<_, Bytes>(statement).await?;
+    let mut sink = std::pin::pin!(sink);
+    sink.as_mut().send(chunk).await?;
+    sink.as_mut().finish().await
 }

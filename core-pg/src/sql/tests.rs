@@ -122,3 +122,48 @@ fn the_table_has_bigint_integers_and_the_verification_reads_pg_tables() {
     assert!(v.exists.contains("tablename = 't_7'"), "{}", v.exists);
     assert_eq!(v.teardown, "DROP TABLE IF EXISTS t_7");
 }
+
+#[test]
+fn copy_sends_every_row_in_one_text_format_stream() {
+    let planned = plan(&probe(Strategy::Copy, 3, 4));
+    assert_eq!(planned.inserts.len(), 1);
+    let copy = &planned.inserts[0];
+    assert_eq!(copy.sql, "COPY t_7 (c0,c1,c2) FROM STDIN");
+    assert_eq!(copy.rows, 4);
+    let [Value::Text(data)] = copy.params.as_slice() else {
+        panic!("{:?}", copy.params)
+    };
+    let lines: Vec<&str> = data.split_terminator('\n').collect();
+    assert_eq!(lines.len(), 4, "{data:?}");
+    // Each line is its row's fields, tab-separated, in the generator's order.
+    let generator = d1bench_core::RowGenerator::new(3, 100, 1, TextMix::default());
+    for (i, line) in lines.iter().enumerate() {
+        let mut expected = String::new();
+        for (j, value) in generator.row(i as u64).iter().enumerate() {
+            if j > 0 {
+                expected.push('\t');
+            }
+            push_copy_field(&mut expected, value);
+        }
+        assert_eq!(*line, expected);
+    }
+    // A fixed size splits it, as every other strategy's statements split.
+    let mut fixed = probe(Strategy::Copy, 3, 5);
+    fixed.rows_per_statement = Some(2);
+    let rows: Vec<usize> = plan(&fixed).inserts.iter().map(|s| s.rows).collect();
+    assert_eq!(rows, [2, 2, 1]);
+    assert!(binding_limit(Strategy::Copy, 100).unwrap().contains("COPY data stream"));
+}
+
+#[test]
+fn copy_fields_escape_what_would_end_or_change_a_field() {
+    let mut out = String::new();
+    push_copy_field(&mut out, &Value::Text("a\\b\tc\nd\re\0f".into()));
+    assert_eq!(out, r"a\\b\tc\nd\re\0f");
+    out.clear();
+    push_copy_field(&mut out, &Value::Integer(-9_007_199_254_740_991));
+    assert_eq!(out, "-9007199254740991");
+    out.clear();
+    push_copy_field(&mut out, &Value::Text(String::new()));
+    assert_eq!(out, "", "an empty text is an empty field (NULL would be \\N)");
+}

@@ -116,7 +116,8 @@ pub struct Findings {
 /// The strategies of `target` among `points`, in the reports' order.
 fn strategies(points: &[Point], target: TargetKind) -> Vec<Strategy> {
     Strategy::REPORT_ORDER
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|s| {
             points
                 .iter()

@@ -22,10 +22,11 @@ use crate::studies::sweep::row::ProbeRow;
 /// The replicate set the map is judged over.
 pub const SET: &str = "decision-map";
 
-/// The replicate sets that give another store's map, each the decision map's command with that
-/// store as the baseline (`--baseline do`, `--baseline hyperdrive`), in the order the figure
-/// shows them after the local D1's and bare SQLite's: each set's name and the baseline whose map
-/// it gives (its local D1 map is a second one, not shown).
+/// The replicate sets that give another store's map, in the order the figure shows them after
+/// the local D1's and bare SQLite's: each set's name and the store whose map it gives. The
+/// Durable Object's is the decision map's command with it as the baseline (`--baseline do`; its
+/// local D1 map is a second one, not shown); Postgres's is its own study alone on it
+/// (`decision-map-postgres --target hyperdrive --no-baseline`), COPY among its strategies.
 pub const BESIDE_SETS: [(&str, TargetKind); 2] = [
     ("decision-map-do", TargetKind::Do),
     ("decision-map-postgres", TargetKind::Hyperdrive),
@@ -87,11 +88,15 @@ pub fn maps_with_rows(root: &Path) -> Result<Option<MapsWithRows>> {
     Ok(Some((sets, maps, all_rows)))
 }
 
-/// Which of `sets` (as [`maps_with_rows`] gives them) `map` was judged over: the set whose
-/// baseline it is, else the first (the local D1's map).
+/// Which of `sets` (as [`maps_with_rows`] gives them) `map` was judged over: the first whose
+/// target or baseline it is (the local D1's map is the first set's target, Postgres's its own
+/// set's target), else the first.
 pub fn set_of(sets: &[ReplicateSet], map: &Map) -> usize {
     sets.iter()
-        .position(|s| s.runs[0].record.run.baseline == Some(map.target))
+        .position(|s| {
+            let run = &s.runs[0].record.run;
+            run.target == map.target || run.baseline == Some(map.target)
+        })
         .unwrap_or(0)
 }
 

@@ -341,11 +341,19 @@ mod tests {
             let set = spec.read(&root).unwrap().unwrap();
             let source =
                 crate::records::RunRecord::read(&root.join(spec.source).join("run.toml")).unwrap();
+            // A set of another study alone on one target names it; the others repeat source's.
+            let experiment = spec
+                .alone_on
+                .map_or(source.run.experiment, |(e, _)| e.to_owned());
             assert_eq!(
-                set.runs[0].record.run.experiment, source.run.experiment,
+                set.runs[0].record.run.experiment, experiment,
                 "{name} repeats {}'s experiment",
                 spec.source
             );
+            if let Some((_, target)) = spec.alone_on {
+                assert_eq!(set.runs[0].record.run.target, target, "{name}");
+                assert_eq!(set.runs[0].record.run.baseline, None, "{name}");
+            }
         }
     }
 

@@ -12,6 +12,7 @@ use std::path::Path;
 use anyhow::Result;
 
 pub mod beside_chart;
+pub mod copy;
 pub mod sections;
 
 use super::replicates::{self, PointOverRuns, SetSpec};

@@ -33,6 +33,9 @@ pub struct SetSpec {
     /// For a set of `source`'s command with both Workers in every session instead
     /// (`--paired-workers`, no baseline): how many sessions each run has.
     pub paired_sessions: Option<usize>,
+    /// For a set of another study alone on one target (no baseline), `source` giving the rest
+    /// of the command: the study and the target.
+    pub alone_on: Option<(&'static str, TargetKind)>,
 }
 
 impl SetSpec {
@@ -54,6 +57,7 @@ pub const COLUMN_SWEEP: SetSpec = SetSpec {
     source: super::EXAMPLE_RUN,
     baseline: None,
     paired_sessions: None,
+    alone_on: None,
 };
 /// The local D1 beside the Durable Object (`--baseline do`): D1 ÷ DO.
 pub const D1_BESIDE_DO: SetSpec = SetSpec {
@@ -61,6 +65,7 @@ pub const D1_BESIDE_DO: SetSpec = SetSpec {
     source: super::durable::D1_BESIDE_DO,
     baseline: None,
     paired_sessions: None,
+    alone_on: None,
 };
 /// The local D1 beside Postgres through Hyperdrive (the same command with `--baseline
 /// hyperdrive`): D1 ÷ Postgres.
@@ -69,6 +74,7 @@ pub const D1_BESIDE_POSTGRES: SetSpec = SetSpec {
     source: super::durable::D1_BESIDE_DO,
     baseline: Some(TargetKind::Hyperdrive),
     paired_sessions: None,
+    alone_on: None,
 };
 /// The two Workers alternating (`--alternate-workers --sessions 12`): Rust ÷ JavaScript.
 pub const TWO_WORKERS: SetSpec = SetSpec {
@@ -76,6 +82,7 @@ pub const TWO_WORKERS: SetSpec = SetSpec {
     source: super::instrument::TWO_WORKERS,
     baseline: None,
     paired_sessions: None,
+    alone_on: None,
 };
 /// The two Workers side by side in every session (`--paired-workers --sessions 8`, no
 /// baseline): Rust ÷ JavaScript within sessions, which their drift cannot move.
@@ -84,6 +91,7 @@ pub const TWO_WORKERS_PAIRED: SetSpec = SetSpec {
     source: super::instrument::TWO_WORKERS,
     baseline: None,
     paired_sessions: Some(8),
+    alone_on: None,
 };
 /// The decision map (columns × row size).
 pub const DECISION_MAP: SetSpec = SetSpec {
@@ -91,6 +99,7 @@ pub const DECISION_MAP: SetSpec = SetSpec {
     source: "docs/runs/decision-map",
     baseline: None,
     paired_sessions: None,
+    alone_on: None,
 };
 
 /// The decision map with the Durable Object beside the local D1 (`--baseline do`): the
@@ -100,15 +109,18 @@ pub const DECISION_MAP_DO: SetSpec = SetSpec {
     source: "docs/runs/decision-map",
     baseline: Some(TargetKind::Do),
     paired_sessions: None,
+    alone_on: None,
 };
 
-/// The decision map with Postgres through Hyperdrive beside the local D1 (`--baseline
-/// hyperdrive`): Postgres's map, the same statements (D1's limits applied).
+/// Postgres's own decision map (`decision-map-postgres --target hyperdrive --no-baseline`): the
+/// decision map's grid on Postgres alone, COPY FROM STDIN among the strategies, each planned
+/// against Postgres's limits.
 pub const DECISION_MAP_POSTGRES: SetSpec = SetSpec {
     name: "decision-map-postgres",
     source: "docs/runs/decision-map",
-    baseline: Some(TargetKind::Hyperdrive),
+    baseline: None,
     paired_sessions: None,
+    alone_on: Some(("decision-map-postgres", TargetKind::Hyperdrive)),
 };
 
 /// Every set the README knows, in the order `reproduce` makes them.

@@ -16,12 +16,13 @@ use crate::targets::TargetError;
 pub mod orm;
 
 /// The rows (the first ones of the generator, in order) that must be in the table after
-/// `result`: all of them after success, none after a failed batch (D1 rolls it back whole), and
-/// for per-row the ones before the statement that failed.
+/// `result`: all of them after success, none after a failed batch (D1 rolls it back whole) or
+/// COPY (Postgres applies its stream whole), and for per-row the ones before the statement that
+/// failed.
 pub fn rows_that_must_remain(probe: &ProbeRequest, result: &ProbeResult) -> usize {
     match (result.outcome, probe.strategy.calls()) {
         (Outcome::Ok, _) => probe.rows,
-        (_, CallShape::OneBatch | CallShape::OneExec) => 0,
+        (_, CallShape::OneBatch | CallShape::OneExec | CallShape::OneCopy) => 0,
         (_, CallShape::OneCallPerStatement) => result.statements_sent.saturating_sub(1),
     }
 }
@@ -173,8 +174,8 @@ pub fn check(
             m.expect("statements sent", plan.statements, result.statements_sent);
             m.expect("rows acknowledged", probe.rows, result.rows_expected);
         }
-        (CallShape::OneBatch | CallShape::OneExec, _) => m.expect(
-            "rows acknowledged after a failed batch or exec",
+        (CallShape::OneBatch | CallShape::OneExec | CallShape::OneCopy, _) => m.expect(
+            "rows acknowledged after a failed batch, exec or COPY",
             0,
             result.rows_expected,
         ),
@@ -185,7 +186,8 @@ pub fn check(
         ),
     }
     let calls = match probe.strategy.calls() {
-        CallShape::OneCallPerStatement => result.statements_sent,
+        // A COPY is a call of its own: one a probe, unless a fixed size splits the rows.
+        CallShape::OneCallPerStatement | CallShape::OneCopy => result.statements_sent,
         CallShape::OneBatch | CallShape::OneExec => 1,
     };
     m.expect("D1 calls", calls, result.d1_calls);

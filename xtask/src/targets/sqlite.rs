@@ -175,6 +175,9 @@ impl SqliteSession {
             }
             // One transaction, as D1 runs a batch: all or nothing. (An exec comes here only
             // through `exec`, which runs its script's lines.)
+            CallShape::OneCopy => {
+                unreachable!("bare SQLite has no COPY: studies name it on Postgres targets only")
+            }
             CallShape::OneBatch | CallShape::OneExec => {
                 writes.statements_sent = prepared.len();
                 writes.calls = 1;

@@ -140,7 +140,7 @@ pub fn check(shape: &Shape) -> Result<(), BadInput> {
             "--row-bytes 0: a row holds at least one byte".into(),
         ));
     }
-    let walls: Vec<(Strategy, d1bench_core::sql::Wall)> = Strategy::REPORT_ORDER
+    let walls: Vec<(Strategy, d1bench_core::sql::Wall)> = Strategy::ALL
         .iter()
         .filter_map(|&s| {
             Some((
@@ -149,7 +149,7 @@ pub fn check(shape: &Shape) -> Result<(), BadInput> {
             ))
         })
         .collect();
-    if walls.len() == Strategy::REPORT_ORDER.len() {
+    if walls.len() == Strategy::ALL.len() {
         let mut limits: Vec<String> = walls
             .iter()
             .map(|(_, w)| {

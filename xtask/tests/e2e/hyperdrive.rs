@@ -2,8 +2,9 @@
 //! Worker under wrangler dev, writing through its Hyperdrive binding to a PostgreSQL cluster the
 //! run starts for each session), every probe reconciled by count and checksum against
 //! Postgres's own plan, and no server or cluster directory left afterwards; param-ceiling's
-//! smoke climb on Postgres, through the ladder Worker's `/rung`, finding floor(65,535 / C); and what the
-//! target refuses before anything starts.
+//! smoke climb on Postgres, through the ladder Worker's `/rung`, finding floor(65,535 / C); COPY
+//! FROM STDIN, Postgres's own strategy, in the Postgres map's smoke profile; and what the target
+//! refuses before anything starts.
 
 use std::process::Command;
 
@@ -14,6 +15,7 @@ pub fn tests() -> Vec<Trial> {
     tests!(hyperdrive:
         the_smoke_sweep_on_postgres_through_hyperdrive_reconciles_and_leaves_no_server,
         param_ceiling_on_postgres_finds_65535_parameters_and_leaves_no_server,
+        copy_writes_every_row_in_one_stream_and_reconciles,
         the_hyperdrive_target_refuses_what_it_cannot_run,
     )
 }
@@ -28,9 +30,41 @@ fn our_servers() -> Vec<String> {
         .collect()
 }
 
-/// `cargo xtask run EXPERIMENT --profile smoke --target hyperdrive` into a new folder, which must
-/// succeed: the folder and what the run said.
-fn smoke_on_postgres(experiment: &str) -> (tempfile::TempDir, String) {
+/// Neither a server nor a cluster directory of this run's is left. Its own, by the ports it
+/// named: the other tests' servers may run beside it.
+fn assert_nothing_left(stderr: &str) {
+    let ports: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("started PostgreSQL "))
+        .filter_map(|l| l.split_once("on 127.0.0.1:"))
+        .filter_map(|(_, rest)| rest.split_once(' '))
+        .map(|(port, _)| port)
+        .collect();
+    assert!(
+        !ports.is_empty(),
+        "the run names no server's port: {stderr}"
+    );
+    let root = project_root().join("target/d1bench/hyperdrive");
+    for port in ports {
+        let running: Vec<String> = our_servers()
+            .into_iter()
+            .filter(|s| s.contains(&format!("/hyperdrive/{port}/")))
+            .collect();
+        assert_eq!(
+            running,
+            Vec::<String>::new(),
+            "the server on {port} still runs"
+        );
+        assert!(
+            !root.join(port).exists(),
+            "the cluster directory of {port} is left behind"
+        );
+    }
+}
+
+/// `cargo xtask run EXPERIMENT --profile smoke --target hyperdrive` (and `more`) into a new
+/// folder, which must succeed: the folder and what the run said.
+fn smoke_on_postgres(experiment: &str, more: &[&str]) -> (tempfile::TempDir, String) {
     let out = tempfile::tempdir().unwrap();
     let output = Command::new(XTASK)
         .args([
@@ -40,8 +74,9 @@ fn smoke_on_postgres(experiment: &str) -> (tempfile::TempDir, String) {
             "smoke",
             "--target",
             "hyperdrive",
-            "--out",
         ])
+        .args(more)
+        .arg("--out")
         .arg(out.path())
         .current_dir(project_root())
         .output()
@@ -56,7 +91,7 @@ fn smoke_on_postgres(experiment: &str) -> (tempfile::TempDir, String) {
 }
 
 pub fn the_smoke_sweep_on_postgres_through_hyperdrive_reconciles_and_leaves_no_server() {
-    let (out, stderr) = smoke_on_postgres("column-sweep");
+    let (out, stderr) = smoke_on_postgres("column-sweep", &[]);
     assert!(stderr.contains("started PostgreSQL"), "{stderr}");
     assert!(stderr.contains("stopped PostgreSQL"), "{stderr}");
     let dir = run_dir(out.path());
@@ -100,18 +135,43 @@ pub fn the_smoke_sweep_on_postgres_through_hyperdrive_reconciles_and_leaves_no_s
             .contains("PostgreSQL"),
         "{versions:?}"
     );
-    assert_eq!(our_servers(), Vec::<String>::new(), "a server still runs");
-    let left = std::fs::read_dir(project_root().join("target/d1bench/hyperdrive"))
-        .map(|d| d.count())
-        .unwrap_or(0);
-    assert_eq!(left, 0, "a cluster's directory is left behind");
+    assert_nothing_left(&stderr);
+}
+
+/// The Postgres map's smoke profile, Postgres alone: COPY sends each probe's rows as one
+/// `COPY ... FROM STDIN` in one call, Postgres reports every row copied, and the table holds them
+/// (count and checksum against the host's), in the same shuffled rounds as the five others.
+pub fn copy_writes_every_row_in_one_stream_and_reconciles() {
+    let (out, stderr) = smoke_on_postgres("decision-map-postgres", &["--no-baseline"]);
+    let dir = run_dir(out.path());
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("every probe reconciled"), "{summary}");
+    let rows = read_csv(&dir.join("results.csv"));
+    assert!(
+        rows.iter().all(|r| r["target"] == "hyperdrive"),
+        "no baseline"
+    );
+    let copies: Vec<_> = rows.iter().filter(|r| r["strategy"] == "copy").collect();
+    // 2 columns × 2 row sizes, 3 repeats and a warm-up each.
+    assert_eq!(copies.len(), 16, "{rows:?}");
+    for row in &copies {
+        assert_eq!(row["outcome"], "ok", "{row:?}");
+        assert_eq!(row["reconciled"], "true", "{row:?}");
+        assert_eq!(num(row, "d1_calls"), 1, "{row:?}");
+        assert_eq!(num(row, "statements"), 1, "{row:?}");
+        assert_eq!(num(row, "rows_per_statement"), num(row, "rows"), "{row:?}");
+    }
+    let strategies: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r["strategy"].as_str()).collect();
+    assert_eq!(strategies.len(), 6, "{strategies:?}");
+    assert_nothing_left(&stderr);
 }
 
 /// param-ceiling's `postgres-smoke` profile (the one `--profile smoke` climbs on Postgres), for
 /// real: 65,535 rows of one column and 655 of 100 bind, one more row is refused as too many
 /// parameters, and every rung reconciles.
 pub fn param_ceiling_on_postgres_finds_65535_parameters_and_leaves_no_server() {
-    let (out, stderr) = smoke_on_postgres("param-ceiling");
+    let (out, stderr) = smoke_on_postgres("param-ceiling", &[]);
     assert!(stderr.contains("stopped PostgreSQL"), "{stderr}");
     let dir = run_dir(out.path());
     // The ladder Worker climbed, not the probe Worker the committed Postgres sets measured.
@@ -154,17 +214,7 @@ pub fn param_ceiling_on_postgres_finds_65535_parameters_and_leaves_no_server() {
     );
     let record = run_toml(&dir);
     assert_eq!(record["run"]["profile"].as_str(), Some("postgres-smoke"));
-    // This run's server (the other tests' may run beside it): its port, from what it said.
-    let port = stderr
-        .split_once("on 127.0.0.1:")
-        .and_then(|(_, rest)| rest.split_once(' '))
-        .map(|(port, _)| port.to_owned())
-        .unwrap_or_else(|| panic!("the run names no server's port: {stderr}"));
-    let ours: Vec<String> = our_servers()
-        .into_iter()
-        .filter(|s| s.contains(&format!("/hyperdrive/{port}/")))
-        .collect();
-    assert_eq!(ours, Vec::<String>::new(), "the run's server still runs");
+    assert_nothing_left(&stderr);
 }
 
 pub fn the_hyperdrive_target_refuses_what_it_cannot_run() {
@@ -191,6 +241,19 @@ pub fn the_hyperdrive_target_refuses_what_it_cannot_run() {
                 "hyperdrive",
             ][..],
             "--baseline hyperdrive does not go with --target remote",
+        ),
+        // COPY is Postgres's: on D1, or beside bare SQLite, it is refused where the file names it.
+        (
+            &["decision-map-postgres", "--target", "local"][..],
+            "experiments/decision-map-postgres.toml:",
+        ),
+        (
+            &["decision-map-postgres", "--target", "local"][..],
+            "`copy` is Postgres's COPY FROM STDIN, which local does not have",
+        ),
+        (
+            &["decision-map-postgres", "--target", "hyperdrive"][..],
+            "which sqlite does not have: run it on `--target hyperdrive`",
         ),
     ] {
         let output = Command::new(XTASK)
@@ -245,6 +308,17 @@ pub fn the_hyperdrive_target_refuses_what_it_cannot_run() {
     assert!(
         stdout
             .contains("bound        100 columns, 1,000 B rows: 1 (100 bound parameters) | all 500"),
+        "{stdout}"
+    );
+    let output = Command::new(XTASK)
+        .args(["run", "decision-map-postgres", "--profile", "smoke"])
+        .args(["--target", "hyperdrive", "--no-baseline", "--dry-run"])
+        .current_dir(project_root())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("copy          64 columns, 1,000 B rows: no COPY | all 100"),
         "{stdout}"
     );
 }

@@ -125,6 +125,8 @@ pub fn strategy_color(strategy: Strategy) -> RGBColor {
         Strategy::Json => RGBColor(0xcc, 0x79, 0xa7),
         Strategy::BatchedRows => RGBColor(0xe6, 0x9f, 0x00),
         Strategy::Exec => RGBColor(0x56, 0xb4, 0xe9),
+        // Okabe–Ito's black: its yellow, the one other left, is too faint for a line.
+        Strategy::Copy => RGBColor(0x00, 0x00, 0x00),
     }
 }
 
@@ -146,6 +148,8 @@ pub fn strategy_shape(strategy: Strategy) -> Shape {
         Strategy::Json => Shape::Diamond,
         Strategy::BatchedRows => Shape::TriangleDown,
         Strategy::Exec => Shape::Pentagon,
+        // Filled, as every marker: a refusal's cross is drawn as lines, so they stay apart.
+        Strategy::Copy => Shape::Cross,
     }
 }
 

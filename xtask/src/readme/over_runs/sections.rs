@@ -234,9 +234,16 @@ pub fn durable(root: &Path) -> Result<Option<String>> {
     beside(root, &BESIDE_DO)
 }
 
-/// The section on D1 beside Postgres through Hyperdrive over its set.
+/// The section on D1 beside Postgres through Hyperdrive over its set, and what COPY came to on
+/// Postgres's own map ([`super::copy`]).
 pub fn postgres(root: &Path) -> Result<Option<String>> {
-    beside(root, &BESIDE_POSTGRES)
+    let Some(mut text) = beside(root, &BESIDE_POSTGRES)? else {
+        return Ok(None);
+    };
+    if let Some(copy) = super::copy::sentence(root)? {
+        text.push_str(&format!("\n{copy}\n"));
+    }
+    Ok(Some(text))
 }
 
 /// The local D1 ÷ the other engine on the inside clock over the set's runs, per strategy and

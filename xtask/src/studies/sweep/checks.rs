@@ -15,6 +15,7 @@ use super::{
     Columns, MAX_REPEATS, Profile, Series, SweepStudy, count, describe, expand_series,
     first_repeat, line_name, probe_point, values,
 };
+use crate::base::TargetKind;
 use crate::base::numbers::thousands;
 use crate::studies::files::located;
 
@@ -152,6 +153,47 @@ impl SweepStudy {
         }
     }
 
+    /// Refuses a plan with `copy` on a run whose target or baseline is not Postgres: COPY is
+    /// Postgres's alone, and D1, bare SQLite and the Durable Object have nothing to run it with.
+    /// Named at the file's first `copy` of `profile`, or as the command line's when an override
+    /// brought it.
+    pub(super) fn check_engines(
+        &self,
+        profile: &str,
+        plan: &super::SweepPlan,
+        target: TargetKind,
+        baseline: Option<TargetKind>,
+    ) -> Result<()> {
+        let copies = plan
+            .points
+            .iter()
+            .any(|p| p.strategies.contains(&Strategy::Copy));
+        let other = std::iter::once(target)
+            .chain(baseline)
+            .find(|t| !t.is_postgres());
+        let (true, Some(other)) = (copies, other) else {
+            return Ok(());
+        };
+        let message = format!(
+            "`copy` is Postgres's COPY FROM STDIN, which {other} does not have: run it on \
+             `--target hyperdrive` (or `remote-hyperdrive`) with `--no-baseline`, or leave `copy` out"
+        );
+        let named = self.file.profile.get(profile).and_then(|p| {
+            p.series.0.iter().find_map(|series| {
+                series
+                    .get_ref()
+                    .strategies
+                    .0
+                    .iter()
+                    .find(|s| *s.get_ref() == Strategy::Copy)
+            })
+        });
+        Err(anyhow!(match named {
+            Some(value) => self.error_at(Some(value.span()), &message),
+            None => message,
+        }))
+    }
+
     pub(super) fn error_at(&self, span: Option<Range<usize>>, message: &str) -> String {
         located(&self.path, &self.source, span, message)
     }
@@ -272,7 +314,8 @@ impl SweepStudy {
         }
         for series in &profile.series.0 {
             for point in expand_series(series.get_ref(), profile, 0) {
-                for &strategy in &point.strategies {
+                // D1's walls; COPY has none to meet (and no D1 plan).
+                for &strategy in point.strategies.iter().filter(|s| s.on_every_engine()) {
                     let probe = point.probe(strategy, 0);
                     if let Some(wall) = d1bench_core::sql::wall(&probe) {
                         return Err(anyhow!(self.error_at(

@@ -17,6 +17,13 @@ fn queries(probe: &PlannedProbe) -> usize {
     match probe.request.strategy.calls() {
         CallShape::OneCallPerStatement => probe.request.rows,
         CallShape::OneBatch | CallShape::OneExec => 1,
+        CallShape::OneCopy => {
+            let per = probe
+                .request
+                .rows_per_statement
+                .unwrap_or(probe.request.rows);
+            probe.request.rows.div_ceil(per.max(1))
+        }
     }
 }
 

@@ -67,10 +67,11 @@ pub fn lines(out: &mut String, plan: &SweepPlan, axis: Axis, baseline: Option<Ta
     }
 }
 
-/// D1's limit that sets a strategy's rows per statement, in words with its value.
+/// D1's limit that sets a strategy's rows per statement, in words with its value; `None` where
+/// one row per statement is the strategy itself, or D1 does not run it (COPY).
 fn d1_limit(strategy: Strategy) -> Option<&'static str> {
     match strategy {
-        Strategy::PerRow | Strategy::BatchedRows => None,
+        Strategy::PerRow | Strategy::BatchedRows | Strategy::Copy => None,
         Strategy::Bound => Some("100 bound parameters"),
         Strategy::Literal | Strategy::Exec => Some("100,000-byte statements"),
         Strategy::Json => Some("2,000,000-byte strings"),
@@ -96,7 +97,7 @@ pub fn statement_limits(out: &mut String, plan: &SweepPlan) {
                 ..point.request.clone()
             };
             let key = (strategy, probe.columns, probe.row_bytes, probe.rows);
-            if seen.contains(&key) || d1_limit(strategy).is_none() {
+            if seen.contains(&key) || strategy.one_row_per_statement() {
                 continue;
             }
             seen.push(key);
@@ -107,10 +108,13 @@ pub fn statement_limits(out: &mut String, plan: &SweepPlan) {
                     format!("{} ({limit})", thousands(rows_per))
                 }
             };
-            let d1 = engine(
-                d1bench_core::sql::plan(&probe).rows_per_statement(),
-                d1_limit(strategy).unwrap_or_default().to_owned(),
-            );
+            let d1 = match d1_limit(strategy) {
+                Some(limit) => engine(
+                    d1bench_core::sql::plan(&probe).rows_per_statement(),
+                    limit.to_owned(),
+                ),
+                None => "no COPY".to_owned(),
+            };
             let pg = engine(
                 d1bench_core_pg::sql::plan(&probe).rows_per_statement(),
                 d1bench_core_pg::sql::binding_limit(strategy, probe.columns).unwrap_or_default(),

@@ -126,6 +126,7 @@ impl Study for SweepStudy {
             && !orms
             && ask.paired_workers.is_none())
         .then_some(ask.baseline);
+        self.check_engines(profile, &plan, ask.target, baseline)?;
         if orms && !ask.no_baseline && ask.target.takes_baseline(ask.baseline) {
             eprintln!(
                 "{} measures libraries (`orms`), which only the ORM Worker runs: no {} baseline",

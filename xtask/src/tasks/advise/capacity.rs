@@ -82,7 +82,7 @@ pub fn probe(strategy: Strategy, columns: usize, row_bytes: usize, rows: usize) 
     }
 }
 
-/// Each strategy's capacity at `columns` × `row_bytes`, in the reports' order.
+/// Each of D1's strategies' capacity at `columns` × `row_bytes`, in the reports' order.
 pub fn capacities(columns: usize, row_bytes: usize) -> Vec<Capacity> {
     // Enough rows that two json payloads' worth are planned, and no fewer than two statements
     // of bound parameters.
@@ -90,6 +90,7 @@ pub fn capacities(columns: usize, row_bytes: usize) -> Vec<Capacity> {
         (2 * MAX_ROW_BYTES / row_bytes.max(1) + 2).clamp(2 * MAX_BOUND_PARAMETERS, MOST_ROWS);
     Strategy::REPORT_ORDER
         .iter()
+        .filter(|s| s.on_every_engine())
         .map(|&strategy| {
             let request = probe(strategy, columns, row_bytes, rows);
             if let Some(wall) = wall(&request) {

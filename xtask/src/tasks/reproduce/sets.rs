@@ -47,6 +47,11 @@ fn template(paths: &Paths, spec: SetSpec) -> Result<RunRecord> {
     if let Some(baseline) = spec.baseline {
         record.run.baseline = Some(baseline);
     }
+    if let Some((experiment, target)) = spec.alone_on {
+        record.run.experiment = experiment.to_owned();
+        record.run.target = target;
+        record.run.baseline = None;
+    }
     if let Some(sessions) = spec.paired_sessions {
         record.run.alternate_workers = false;
         record.run.paired_workers = true;

@@ -58,7 +58,7 @@ use crate::studies::sweep::row::ProbeRow;
 const REFUSAL_BAND: f64 = 0.15;
 
 /// The order strategies are listed in, in every legend.
-const STRATEGIES: [Strategy; 6] = Strategy::REPORT_ORDER;
+const STRATEGIES: &[Strategy] = Strategy::REPORT_ORDER;
 
 // ---------------------------------------------------------------------------------------------
 // The entry point.
@@ -369,7 +369,7 @@ fn nothing_succeeded(rows: &[ProbeRow]) -> String {
 fn rows_written(rows: &[ProbeRow]) -> String {
     // Strategies that wrote the same numbers of rows, in legend order.
     let mut groups: Vec<(BTreeSet<usize>, Vec<&str>)> = Vec::new();
-    for strategy in STRATEGIES {
+    for &strategy in STRATEGIES {
         let counts: BTreeSet<usize> = rows
             .iter()
             .filter(|r| r.strategy == strategy)

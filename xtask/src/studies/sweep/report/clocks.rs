@@ -23,7 +23,7 @@ const CLOCKS: [(Measure, &str); 6] = [
 ];
 
 /// The order strategies are listed in.
-const STRATEGIES: [Strategy; 6] = Strategy::REPORT_ORDER;
+const STRATEGIES: &[Strategy] = Strategy::REPORT_ORDER;
 
 /// A median in ms with one decimal and its interval (`†` when it covers less than 95%), or `–`
 /// when the clock has no value there.

@@ -25,7 +25,7 @@ use crate::studies::sweep::row::ProbeRow;
 use clap::ValueEnum;
 
 /// The order strategies are listed in, in every table.
-const STRATEGIES: [Strategy; 6] = Strategy::REPORT_ORDER;
+const STRATEGIES: &[Strategy] = Strategy::REPORT_ORDER;
 
 /// A table row's key: the series label, then x (ordered by `total_cmp`).
 type RowKey = (String, u64);
@@ -55,7 +55,8 @@ fn cells<'a>(
 /// The strategies that appear among `rows` of `target`.
 fn strategies_of(rows: &[ProbeRow], target: TargetKind) -> Vec<Strategy> {
     STRATEGIES
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|s| rows.iter().any(|r| r.target == target && r.strategy == *s))
         .collect()
 }

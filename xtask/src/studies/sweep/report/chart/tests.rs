@@ -28,7 +28,7 @@ fn row(
             Strategy::Bound => (100 / columns).max(1),
             Strategy::Literal => 500,
             Strategy::PerRow | Strategy::BatchedRows => 1,
-            Strategy::Json | Strategy::Exec => 500,
+            Strategy::Json | Strategy::Exec | Strategy::Copy => 500,
         },
         repeat,
         outcome: outcome.parse().unwrap(),
@@ -487,7 +487,7 @@ fn synthetic_run(axis: Axis) -> Vec<ProbeRow> {
                     Strategy::Literal if x > 200 => ("refused", 1.0),
                     Strategy::Literal => ("ok", 15.0 + x as f64),
                     Strategy::PerRow => ("ok", 2000.0 + x as f64 * 10.0),
-                    Strategy::Json | Strategy::BatchedRows | Strategy::Exec => {
+                    Strategy::Json | Strategy::BatchedRows | Strategy::Exec | Strategy::Copy => {
                         unreachable!("the sweep chart's test draws the three first strategies")
                     }
                 };
