@@ -157,12 +157,17 @@ pub struct Advise {
 #[derive(Debug, Clone, clap::Args)]
 pub struct BuildWorker {
     /// Compare instead of replacing: the committed build against a rebuild of the sources.
-    #[arg(long, conflicts_with = "carry")]
+    #[arg(long, conflicts_with_all = ["carry", "carry_pg"])]
     pub check: bool,
     /// Keep the committed build for today's sources when they build the same bytes as the
     /// sources it was built from (both built here, in scratch copies); refuse otherwise.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "carry_pg")]
     pub carry: bool,
+    /// Keep the Postgres runs made at COMMIT: when the Postgres Worker (`worker-pg/`) as COMMIT
+    /// has it builds the same bytes as today's (both built here, in scratch copies), record its
+    /// sources hash in worker-pg/carried.toml; refuse otherwise.
+    #[arg(long, value_name = "COMMIT")]
+    pub carry_pg: Option<String>,
 }
 
 #[derive(Debug, Clone, clap::Args)]

@@ -23,6 +23,7 @@ use crate::paths::Paths;
 use crate::toolchain::{self, BuildTools, Toolchain, WORKER_BUILD_VERSION};
 
 pub mod carry;
+pub mod carry_pg;
 
 /// Where the manifest lives, relative to the project root.
 pub const MANIFEST: &str = "worker/build-manifest.toml";
@@ -519,10 +520,16 @@ fn copy_spec() -> (Vec<String>, Vec<String>) {
 /// A copy of the workspace that building the Worker reads ([`copy_spec`]: no build output, no
 /// node_modules), at `to`, replacing what was there.
 fn copy_sources(root: &Path, to: &Path) -> Result<()> {
+    copy_files(root, to, copy_spec())
+}
+
+/// The files `spec` names (folders, single files), copied from `root` to `to`, replacing what
+/// was there.
+fn copy_files(root: &Path, to: &Path, spec: (Vec<String>, Vec<String>)) -> Result<()> {
     if to.exists() {
         std::fs::remove_dir_all(to).with_context(|| format!("cannot clear {}", to.display()))?;
     }
-    let (dirs, single) = copy_spec();
+    let (dirs, single) = spec;
     let mut files: Vec<PathBuf> = single.iter().map(|f| root.join(f)).collect();
     for dir in dirs {
         toolchain::files_under(&root.join(dir), &mut files)?;

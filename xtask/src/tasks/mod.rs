@@ -70,6 +70,24 @@ impl flags::BuildWorker {
     /// `cargo xtask build-worker [--check]`.
     pub fn run(self, sh: &Shell, paths: &Paths) -> Result<()> {
         let tools = crate::toolchain::ensure(sh, paths)?;
+        if let Some(rev) = &self.carry_pg {
+            use crate::worker_build::carry::Carried;
+            let which = crate::base::PgWorker::Probes;
+            match crate::worker_build::carry_pg::carry_pg(sh, paths, &tools, which, rev)? {
+                Carried::AlreadyToday => eprintln!(
+                    "[carry] {}/ at {rev} already stands for today's sources: nothing to carry",
+                    which.dir_name()
+                ),
+                Carried::Carried { from, to } => eprintln!(
+                    "[carry] both builds are byte for byte the same: {}/carried.toml now says \
+                     that runs recording sources {} ran today's Worker ({}); commit it",
+                    which.dir_name(),
+                    &from[..12],
+                    &to[..12]
+                ),
+            }
+            return Ok(());
+        }
         if self.carry {
             use crate::worker_build::carry::{Carried, carry};
             match carry(sh, paths, &tools)? {

@@ -56,7 +56,7 @@ pub fn carry(sh: &Shell, paths: &Paths, npm: &Toolchain) -> Result<Carried> {
     let tools = toolchain::ensure_build_tools(sh, paths)?;
     let rev = manifest_commit(sh, root)?;
     let earlier = paths.scratch().join("worker-carry-earlier");
-    sources_at(sh, root, &rev, &earlier)?;
+    sources_at(sh, root, &rev, &earlier, copy_spec())?;
     if sources_hash(&earlier)? != manifest.sources {
         bail!(
             "the sources at {} (the commit that last wrote {MANIFEST}) hash to {}, not to the \
@@ -109,13 +109,20 @@ fn manifest_commit(sh: &Shell, root: &Path) -> Result<String> {
     Ok(rev)
 }
 
-/// The sources a build reads ([`copy_spec`]) as commit `rev` has them, written under `to`;
-/// what the commit did not have (a crate added since) is left out, as its workspace had it.
-fn sources_at(sh: &Shell, root: &Path, rev: &str, to: &Path) -> Result<()> {
+/// The sources `spec` names (folders, single files; a build's: [`copy_spec`]) as commit `rev`
+/// has them, written under `to`; what the commit did not have (a crate added since) is left
+/// out, as its workspace had it.
+pub(super) fn sources_at(
+    sh: &Shell,
+    root: &Path,
+    rev: &str,
+    to: &Path,
+    spec: (Vec<String>, Vec<String>),
+) -> Result<()> {
     if to.exists() {
         std::fs::remove_dir_all(to).with_context(|| format!("cannot clear {}", to.display()))?;
     }
-    let (dirs, single) = copy_spec();
+    let (dirs, single) = spec;
     let listed = cmd!(sh, "git -C {root} ls-tree -r --name-only {rev}").read()?;
     let files = listed.lines().filter(|f| {
         single.iter().any(|s| s == f) || dirs.iter().any(|d| Path::new(f).starts_with(d))
@@ -148,7 +155,7 @@ mod tests {
             .unwrap();
         let named: Manifest = toml::from_str(&text).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        sources_at(&sh, &root, &rev, dir.path()).unwrap();
+        sources_at(&sh, &root, &rev, dir.path(), copy_spec()).unwrap();
         assert_eq!(sources_hash(dir.path()).unwrap(), named.sources);
     }
 }
