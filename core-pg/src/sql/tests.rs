@@ -152,7 +152,11 @@ fn copy_sends_every_row_in_one_text_format_stream() {
     fixed.rows_per_statement = Some(2);
     let rows: Vec<usize> = plan(&fixed).inserts.iter().map(|s| s.rows).collect();
     assert_eq!(rows, [2, 2, 1]);
-    assert!(binding_limit(Strategy::Copy, 100).unwrap().contains("COPY data stream"));
+    assert!(
+        binding_limit(Strategy::Copy, 100)
+            .unwrap()
+            .contains("COPY data stream")
+    );
 }
 
 #[test]
@@ -165,5 +169,8 @@ fn copy_fields_escape_what_would_end_or_change_a_field() {
     assert_eq!(out, "-9007199254740991");
     out.clear();
     push_copy_field(&mut out, &Value::Text(String::new()));
-    assert_eq!(out, "", "an empty text is an empty field (NULL would be \\N)");
+    assert_eq!(
+        out, "",
+        "an empty text is an empty field (NULL would be \\N)"
+    );
 }
