@@ -208,6 +208,11 @@ pub fn pg_sources_hash(root: &Path, which: PgWorker) -> Result<String> {
     toolchain::hash_tree(root, &files)
 }
 
+/// Cargo's target directory for Postgres Worker `which`'s wasm build.
+fn pg_target(paths: &Paths, which: PgWorker) -> PathBuf {
+    paths.root.join("target").join(which.dir_name())
+}
+
 /// Makes `<which>/build/` the build of that Postgres Worker's current sources: kept when its
 /// stamp names them, else built with worker-build (the D1 Worker's tools and environment: off
 /// the network, paths remapped) into `target/<which>`. Not committed: the committed Postgres
@@ -225,21 +230,7 @@ pub fn ensure_pg(sh: &Shell, paths: &Paths, npm: &Toolchain, which: PgWorker) ->
     // build would rewrite its build/ under the first one's wrangler dev.
     make_once(&paths.scratch(), &format!("{name}-build"), current, || {
         let tools = toolchain::ensure_build_tools(sh, paths)?;
-        say(&format!(
-            "building the Postgres Worker ({name}/, worker-build --release; minutes cold, seconds after)"
-        ));
-        let _dir = sh.push_dir(&dir);
-        let worker_build = &tools.worker_build;
-        let mut build = cmd!(sh, "{worker_build} --release");
-        for (key, value) in tools.env(npm, &paths.root, &paths.root.join("target").join(name)) {
-            build = build.env(key, value);
-        }
-        build.run().with_context(|| {
-            format!(
-                "cannot build the Postgres Worker (worker-build --release in {})",
-                dir.display()
-            )
-        })?;
+        build_in(sh, &paths.root, name, npm, &tools, &pg_target(paths, which))?;
         std::fs::write(&stamp, &sources)
             .with_context(|| format!("cannot write {}", stamp.display()))
     })
@@ -363,7 +354,7 @@ pub fn rebuild(sh: &Shell, paths: &Paths, npm: &Toolchain) -> Result<Manifest> {
     let tools = toolchain::ensure_build_tools(sh, paths)?;
     let scratch = paths.scratch().join("worker-build");
     copy_sources(&paths.root, &scratch)?;
-    build_in(sh, &scratch, npm, &tools, &paths.worker_target())?;
+    build_in(sh, &scratch, "worker", npm, &tools, &paths.worker_target())?;
     let (built, committed) = (scratch.join("worker/build"), paths.worker().join("build"));
     for name in BUILD_FILES {
         let (from, to) = (built.join(name), committed.join(name));
@@ -392,12 +383,16 @@ fn manifest_for(root: &Path, tools: &BuildTools, build_dir: &Path) -> Result<Man
 fn build_in(
     sh: &Shell,
     workspace: &Path,
+    worker: &str,
     npm: &Toolchain,
     tools: &BuildTools,
     target_dir: &Path,
 ) -> Result<()> {
-    say("building the Worker (worker-build --release; ~1 min cold, seconds after)");
-    let _dir = sh.push_dir(workspace.join("worker"));
+    say(&format!(
+        "building {worker}/ (worker-build --release; about a minute cold, seconds after)"
+    ));
+    let dir = workspace.join(worker);
+    let _dir = sh.push_dir(&dir);
     let worker_build = &tools.worker_build;
     let mut build = cmd!(sh, "{worker_build} --release");
     for (key, value) in tools.env(npm, workspace, target_dir) {
@@ -405,8 +400,8 @@ fn build_in(
     }
     build.run().with_context(|| {
         format!(
-            "cannot build the Worker (worker-build --release in {})",
-            workspace.join("worker").display()
+            "cannot build {worker}/ (worker-build --release in {})",
+            dir.display()
         )
     })
 }
@@ -483,7 +478,7 @@ pub fn check(sh: &Shell, paths: &Paths, npm: &Toolchain) -> Result<CheckReport> 
     let tools = toolchain::ensure_build_tools(sh, paths)?;
     let scratch = paths.scratch().join("worker-check");
     copy_sources(root, &scratch)?;
-    build_in(sh, &scratch, npm, &tools, &paths.worker_target())?;
+    build_in(sh, &scratch, "worker", npm, &tools, &paths.worker_target())?;
     // The sources were compared above; here only what they build.
     let rebuilt = Manifest {
         files: build_hashes(&scratch.join("worker").join("build"))?,

@@ -309,7 +309,10 @@ mod tests {
                 let carried = crate::worker_build::carry_pg::PgCarried::read(&root, which).unwrap();
                 let recorded = record.versions.worker_pg_build.clone().unwrap_or_default();
                 assert!(
-                    recorded == today || carried.standing_for(&today).contains(&recorded),
+                    recorded == today
+                        || carried
+                            .standing_for(&today, &record.versions.rustc)
+                            .contains(&recorded),
                     "{dir} ran the Postgres Worker as worker-pg/ was then, not as it is: \
                      `cargo xtask reproduce` runs it again"
                 );

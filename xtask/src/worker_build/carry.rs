@@ -73,8 +73,8 @@ pub fn carry(sh: &Shell, paths: &Paths, npm: &Toolchain) -> Result<Carried> {
          under {rustc}",
         short(&rev)
     ));
-    build_in(sh, &earlier, npm, &tools, &paths.worker_target())?;
-    build_in(sh, &now, npm, &tools, &paths.worker_target())?;
+    build_in(sh, &earlier, "worker", npm, &tools, &paths.worker_target())?;
+    build_in(sh, &now, "worker", npm, &tools, &paths.worker_target())?;
     let (was, is) = (
         build_hashes(&earlier.join("worker/build"))?,
         build_hashes(&now.join("worker/build"))?,

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use xshell::{Shell, cmd};
 
 use super::carry::{Carried, sources_at};
-use super::{copy_files, copy_spec, pg_inputs, pg_sources_hash, say, short};
+use super::{build_in, copy_files, copy_spec, pg_inputs, pg_sources_hash, pg_target, say, short};
 use crate::base::PgWorker;
 use crate::paths::Paths;
 use crate::toolchain::{self, Toolchain};
@@ -36,6 +36,9 @@ pub struct PgCarried {
     /// Earlier sources hashes, oldest first, each shown to build the same bytes as a later one
     /// or as `sources`.
     pub carried: Vec<String>,
+    /// `rustc --version` of the compiler both builds were made with: the claim holds for runs
+    /// whose Worker that compiler built, and says nothing of another's.
+    pub rustc: String,
 }
 
 impl PgCarried {
@@ -53,31 +56,30 @@ impl PgCarried {
         }
     }
 
-    /// The earlier sources hashes that stand for `today`'s: none when the file was carried to
-    /// other sources than today's.
-    pub fn standing_for(&self, today: &str) -> &[String] {
-        if self.sources == today {
+    /// The earlier sources hashes that stand for `today`'s, for a run whose Worker `rustc`
+    /// built: none when the file was carried to other sources than today's, or under another
+    /// compiler.
+    pub fn standing_for(&self, today: &str, rustc: &str) -> &[String] {
+        if self.sources == today && self.rustc == rustc {
             &self.carried
         } else {
             &[]
         }
     }
 
-    /// The file once `earlier` was shown to build what `today` builds: the chain goes on from
-    /// a file carried to today's sources or to `earlier`, and starts again from a stale one, as
-    /// its links were shown equal to sources that are neither.
-    fn with(self, earlier: &str, today: &str) -> PgCarried {
-        let mut carried = if self.sources == today || self.sources == earlier {
-            self.carried
-        } else {
-            Vec::new()
-        };
+    /// The file once `earlier` was shown to build what `today` builds under `rustc`: the chain
+    /// goes on from a file carried to today's sources or to `earlier` under the same compiler,
+    /// and starts again otherwise, as its links were shown for other sources or another compiler.
+    fn with(self, earlier: &str, today: &str, rustc: &str) -> PgCarried {
+        let continues = self.rustc == rustc && (self.sources == today || self.sources == earlier);
+        let mut carried = if continues { self.carried } else { Vec::new() };
         if !carried.iter().any(|c| c == earlier) {
             carried.push(earlier.to_owned());
         }
         PgCarried {
             sources: today.to_owned(),
             carried,
+            rustc: rustc.to_owned(),
         }
     }
 
@@ -85,8 +87,9 @@ impl PgCarried {
         let path = Self::path(root, which);
         let text = format!(
             "# Earlier sources of {}/ shown to build the same Worker, byte for byte, as the \
-             sources `sources` names\n# (`cargo xtask build-worker --carry-pg COMMIT`): a run \
-             that recorded one of them as worker_pg_build ran this Worker.\n{}",
+             sources `sources` names, under `rustc`\n# (`cargo xtask build-worker --carry-pg \
+             COMMIT`): a run that recorded one of them as worker_pg_build, under that compiler, \
+             ran this Worker.\n{}",
             which.dir_name(),
             toml::to_string(self)?
         );
@@ -138,34 +141,21 @@ pub fn carry_pg(
     sources_at(sh, root, &rev, &workspace, spec(which))?;
     let earlier = pg_sources_hash(&workspace, which)?;
     let file = PgCarried::read(root, which)?;
-    if earlier == today || file.standing_for(&today).contains(&earlier) {
+    let rustc = toolchain::rustc_version(sh)?;
+    if earlier == today || file.standing_for(&today, &rustc).contains(&earlier) {
         return Ok(Carried::AlreadyToday);
     }
     let tools = toolchain::ensure_build_tools(sh, paths)?;
-    let rustc = toolchain::rustc_version(sh)?;
     say(&format!(
         "building {name}/ as {} has it, then as it is, in one scratch folder, under {rustc}",
         short(&rev)
     ));
-    let target = root.join("target").join(name);
-    let mut builds = Vec::new();
-    for sources in ["earlier", "today"] {
-        if sources == "today" {
-            copy_files(root, &workspace, spec(which))?;
-        }
-        let dir = workspace.join(name);
-        let _dir = sh.push_dir(&dir);
-        let worker_build = &tools.worker_build;
-        let mut build = cmd!(sh, "{worker_build} --release");
-        for (key, value) in tools.env(npm, &workspace, &target) {
-            build = build.env(key, value);
-        }
-        build
-            .run()
-            .with_context(|| format!("cannot build {} (worker-build --release)", dir.display()))?;
-        builds.push(build_files(&dir.join("build"))?);
-    }
-    let (was, is) = (&builds[0], &builds[1]);
+    let target = pg_target(paths, which);
+    build_in(sh, &workspace, name, npm, &tools, &target)?;
+    let was = build_files(&workspace.join(name).join("build"))?;
+    copy_files(root, &workspace, spec(which))?;
+    build_in(sh, &workspace, name, npm, &tools, &target)?;
+    let is = build_files(&workspace.join(name).join("build"))?;
     let differ: std::collections::BTreeSet<&String> = was
         .keys()
         .chain(is.keys())
@@ -183,7 +173,7 @@ pub fn carry_pg(
                 .join(", ")
         );
     }
-    file.with(&earlier, &today).write(root, which)?;
+    file.with(&earlier, &today, &rustc).write(root, which)?;
     Ok(Carried::Carried {
         from: earlier,
         to: today,
@@ -209,38 +199,47 @@ fn build_files(dir: &Path) -> Result<BTreeMap<String, String>> {
 mod tests {
     use super::*;
 
+    const RUSTC: &str = "rustc 1.95.0";
+
     fn file(sources: &str, carried: &[&str]) -> PgCarried {
         PgCarried {
             sources: sources.into(),
             carried: carried.iter().map(|c| c.to_string()).collect(),
+            rustc: RUSTC.into(),
         }
     }
 
-    /// Only a file carried to today's sources stands for anything: one carried to other
-    /// sources says nothing of today's.
+    /// Only a file carried to today's sources, under the run's compiler, stands for anything.
     #[test]
     fn a_file_stands_for_todays_sources_only_when_carried_to_them() {
         let f = file("b", &["a"]);
-        assert_eq!(f.standing_for("b"), ["a".to_string()]);
-        assert!(f.standing_for("c").is_empty());
-        assert!(PgCarried::default().standing_for("b").is_empty());
+        assert_eq!(f.standing_for("b", RUSTC), ["a".to_string()]);
+        assert!(f.standing_for("c", RUSTC).is_empty());
+        assert!(f.standing_for("b", "rustc 1.96.0").is_empty());
+        assert!(PgCarried::default().standing_for("b", RUSTC).is_empty());
     }
 
     /// Carrying extends the chain from the sources the file was carried to, starts a new one
-    /// when the file is stale, and keeps each hash once.
+    /// when the file is stale or was made under another compiler, and keeps each hash once.
     #[test]
     fn carrying_extends_the_chain_or_starts_it_again() {
-        assert_eq!(PgCarried::default().with("a", "b"), file("b", &["a"]));
-        assert_eq!(file("b", &["a"]).with("b", "c"), file("c", &["a", "b"]));
+        let carry = |f: PgCarried, earlier, today| f.with(earlier, today, RUSTC);
+        assert_eq!(carry(PgCarried::default(), "a", "b"), file("b", &["a"]));
+        assert_eq!(carry(file("b", &["a"]), "b", "c"), file("c", &["a", "b"]));
         assert_eq!(
-            file("c", &["a", "b"]).with("x", "c"),
+            carry(file("c", &["a", "b"]), "x", "c"),
             file("c", &["a", "b", "x"])
         );
         assert_eq!(
-            file("c", &["a", "b"]).with("b", "c"),
+            carry(file("c", &["a", "b"]), "b", "c"),
             file("c", &["a", "b"])
         );
-        assert_eq!(file("q", &["p"]).with("b", "c"), file("c", &["b"]));
+        assert_eq!(carry(file("q", &["p"]), "b", "c"), file("c", &["b"]));
+        let other = PgCarried {
+            rustc: "rustc 1.94.0".into(),
+            ..file("b", &["a"])
+        };
+        assert_eq!(carry(other, "b", "c"), file("c", &["b"]));
     }
 
     /// The scratch copy holds the workspace a build reads and the Worker's own inputs, once
