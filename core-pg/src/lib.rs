@@ -6,7 +6,8 @@
 //! - [`sql`]: the probe's table, its verification and the INSERT plan of each strategy in
 //!   Postgres's dialect (`$n` parameters, `bigint` integers, `json_array_elements`);
 //! - [`checksum`]: the content checksum of `d1bench_core::checksum`, computed by Postgres;
-//! - [`refusal`]: Postgres's errors (by SQLSTATE) sorted into the core's refusal kinds.
+//! - [`refusal`]: Postgres's errors (by SQLSTATE) sorted into the core's refusal kinds;
+//! - [`wall`]: the limit that stops a probe before it starts, as the core's `sql::wall` for D1.
 //!
 //! Why a crate beside `core/` and not a module in it: `core/src` is one of the inputs of the D1
 //! Worker's build hash (`worker_build::sources_hash`), which every quoted run is checked against;
@@ -18,3 +19,4 @@ pub mod checksum;
 pub mod limits;
 pub mod refusal;
 pub mod sql;
+pub mod wall;

@@ -87,6 +87,17 @@ impl TargetKind {
         }
     }
 
+    /// The documented limit of the target's engine that refuses even one row of `probe` as its
+    /// strategy writes it: Postgres's on the hyperdrive targets, D1's on the others (bare
+    /// SQLite and a Durable Object run D1's plan against D1's limits).
+    pub fn wall(self, probe: &d1bench_core::ProbeRequest) -> Option<d1bench_core::sql::Wall> {
+        if self.is_postgres() {
+            d1bench_core_pg::wall::wall(probe)
+        } else {
+            d1bench_core::sql::wall(probe)
+        }
+    }
+
     /// Whether the target writes to D1 (the Worker's D1 binding), not to SQLite of its own.
     pub fn is_d1(self) -> bool {
         matches!(self, TargetKind::Local | TargetKind::Remote)

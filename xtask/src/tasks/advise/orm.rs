@@ -17,7 +17,7 @@ use crate::base::orm::{
     Emitted, Idiom, JSON_EACH_ROWS, Orm, OrmCalls, OrmLimit, emits, json_each_sample,
 };
 use crate::stats::decide::Evidence;
-use crate::studies::sweep::report::decision::Cell;
+use crate::studies::sweep::report::decision::{Cell, Stopped};
 use crate::studies::sweep::report::verdict::Verdict;
 
 /// The command that measures each library ÷ the fastest strategy, beside the six.
@@ -92,7 +92,10 @@ fn margin_text(cell: &Cell, strategy: Strategy) -> String {
         );
     }
     if let Some((_, stopped)) = cell.stopped.iter().find(|(s, _)| *s == strategy) {
-        return format!("no time here: stopped by {}", stopped.limit());
+        return match stopped {
+            Stopped::LeftOut => "no time here: not in the experiment's grid".into(),
+            _ => format!("no time here: stopped by {}", stopped.limit()),
+        };
     }
     if strategy == Strategy::PerRow {
         return "not in the map (it leaves per-row out: one D1 call a row is never the fastest)"

@@ -5,7 +5,7 @@
 //! ([`super::verdict`]), over the sessions of one run or over a replicate set's runs
 //! ([`cells_over_runs`]). One computation for the table, the CSV, the chart and the advice.
 
-use d1bench_core::sql::{Wall, wall};
+use d1bench_core::sql::Wall;
 use d1bench_core::{ProbeRequest, RefusalKind, Strategy, TextMix};
 
 use super::intervals::Basis;
@@ -23,8 +23,12 @@ use crate::studies::sweep::row::ProbeRow;
 pub enum Stopped {
     /// Every repeat was refused, for this reason.
     Refused(RefusalKind),
-    /// The experiment left it out here: a documented limit refuses even one row.
+    /// The experiment left it out here: a documented limit of the target's engine refuses even
+    /// one row.
     ByConstruction(Wall),
+    /// The experiment left it out here though no documented limit of the target's engine stops
+    /// it (a grid kept alike across engines: `experiments/decision-map-postgres.toml`).
+    LeftOut,
 }
 
 impl Stopped {
@@ -33,6 +37,7 @@ impl Stopped {
         let kind = match self {
             Stopped::Refused(kind) => *kind,
             Stopped::ByConstruction(wall) => wall.refusal,
+            Stopped::LeftOut => return "not in the grid",
         };
         match kind {
             RefusalKind::StatementTooLong => "statement length",
@@ -122,8 +127,9 @@ pub fn basis(cells: &[Cell]) -> Basis {
 }
 
 /// The cells of `rows` on `target`, over `x_axis` × `y_axis`, ordered by y then x. Every
-/// strategy the run measured anywhere is accounted for in every cell: ranked, refused, or
-/// left out by construction (the core's [`wall`] of the cell's parameters).
+/// strategy the run measured anywhere is accounted for in every cell: ranked, refused, left
+/// out by construction (the target's engine's wall at the cell's parameters,
+/// [`TargetKind::wall`]), or left out of the grid.
 pub fn cells(rows: &[ProbeRow], target: TargetKind, x_axis: Axis, y_axis: Axis) -> Vec<Cell> {
     cells_scheduled(rows, &Schedules::default(), target, x_axis, y_axis)
 }
@@ -157,7 +163,14 @@ fn cells_scheduled(
         xs.dedup();
         for x in xs {
             let here: Vec<&Point> = slice_points.iter().filter(|p| p.x == x).collect();
-            out.push(cell(x, y, &here, &strategies, schedules));
+            out.push(cell(
+                x,
+                y,
+                &here,
+                &strategies,
+                schedules,
+                (target, Absent::LeftOut),
+            ));
         }
     }
     judge(&mut out);
@@ -209,7 +222,14 @@ pub fn cells_along(rows: &[ProbeRow], target: TargetKind, axis: Axis) -> Vec<(St
             let here: Vec<&Point> = slice_points.iter().filter(|p| p.x == x).collect();
             out.push((
                 label.clone(),
-                cell(x, 0.0, &here, &strategies, &Schedules::default()),
+                cell(
+                    x,
+                    0.0,
+                    &here,
+                    &strategies,
+                    &Schedules::default(),
+                    (target, Absent::Unsaid),
+                ),
             ));
         }
     }
@@ -221,7 +241,25 @@ pub fn cells_along(rows: &[ProbeRow], target: TargetKind, axis: Axis) -> Vec<(St
         .collect()
 }
 
-fn cell(x: f64, y: f64, here: &[&Point], strategies: &[Strategy], schedules: &Schedules) -> Cell {
+/// What a cell says of a strategy measured elsewhere but not here, when no limit of the target's
+/// engine stops it there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Absent {
+    /// A grid's cell: [`Stopped::LeftOut`], so every cell accounts for every strategy.
+    LeftOut,
+    /// A sweep's point: nothing. A sweep's series are curves of their own, each with the
+    /// strategies it names, and a point is compared within its series.
+    Unsaid,
+}
+
+fn cell(
+    x: f64,
+    y: f64,
+    here: &[&Point],
+    strategies: &[Strategy],
+    schedules: &Schedules,
+    (target, absent): (TargetKind, Absent),
+) -> Cell {
     let mut ranked: Vec<(Strategy, Summary, &Point)> = Vec::new();
     let mut stopped = Vec::new();
     for point in here {
@@ -265,7 +303,8 @@ fn cell(x: f64, y: f64, here: &[&Point], strategies: &[Strategy], schedules: &Sc
         m.median = e.center;
         m.ci = e.ci95;
     }
-    // The strategies measured elsewhere but not here: what stops them, by construction.
+    // The strategies measured elsewhere but not here: what stops them on this target's engine,
+    // by construction, or nothing (the experiment left them out).
     if let Some(sample) = here.first().map(|p| p.rows[0]) {
         for &strategy in strategies {
             if here.iter().any(|p| p.line.strategy == strategy) {
@@ -289,8 +328,10 @@ fn cell(x: f64, y: f64, here: &[&Point], strategies: &[Strategy], schedules: &Sc
                 debug_corrupt: None,
                 debug_slow_percent: None,
             };
-            if let Some(wall) = wall(&probe) {
-                stopped.push((strategy, Stopped::ByConstruction(wall)));
+            match (target.wall(&probe), absent) {
+                (Some(wall), _) => stopped.push((strategy, Stopped::ByConstruction(wall))),
+                (None, Absent::LeftOut) => stopped.push((strategy, Stopped::LeftOut)),
+                (None, Absent::Unsaid) => {}
             }
         }
     }
@@ -369,10 +410,11 @@ pub fn stopped_text(cell: &Cell) -> String {
     let mut parts: Vec<String> = Vec::new();
     for (strategy, stopped) in &cell.stopped {
         let how = match stopped {
-            Stopped::Refused(_) => "refused",
-            Stopped::ByConstruction(_) => "cannot run",
+            Stopped::Refused(_) => "refused, ",
+            Stopped::ByConstruction(_) => "cannot run, ",
+            Stopped::LeftOut => "",
         };
-        parts.push(format!("{strategy}: {how}, {}", stopped.limit()));
+        parts.push(format!("{strategy}: {how}{}", stopped.limit()));
     }
     parts.join("; ")
 }
@@ -438,7 +480,8 @@ mod tests {
         let margin = small.margin.unwrap();
         assert!(margin.median > 1.5 && small.clear(), "{margin:?}");
         assert_eq!(small.answer(), "json");
-        assert!(small.stopped.is_empty(), "{:?}", small.stopped);
+        // bound ran only at 200,000-byte rows: left out of this cell, no limit stopping it.
+        assert_eq!(small.stopped, [(Strategy::Bound, Stopped::LeftOut)]);
 
         let fat = at(8.0, 200_000.0);
         // The interval includes 1, and two one-sided tests show the two within ±10%.
@@ -459,10 +502,14 @@ mod tests {
         assert_eq!(wall.answer(), "json");
         assert_eq!(
             wall.stopped,
-            [(
-                Strategy::Literal,
-                Stopped::Refused(RefusalKind::StatementTooLong)
-            )]
+            [
+                (Strategy::Bound, Stopped::LeftOut),
+                (
+                    Strategy::Literal,
+                    Stopped::Refused(RefusalKind::StatementTooLong)
+                ),
+                (Strategy::Exec, Stopped::LeftOut)
+            ]
         );
         let map = super::super::decision_table::Map {
             target: TargetKind::Local,
@@ -484,6 +531,55 @@ mod tests {
         )
         .unwrap();
         assert_eq!(csv.lines().count(), 4, "{csv}");
+    }
+
+    /// A strategy absent from a cell is named with the wall of the run's own engine: at
+    /// 100,000-byte rows literal and exec are past D1's statement length, but not past
+    /// Postgres's 1 GiB, so on a Postgres run they were left out of the grid, not stopped.
+    #[test]
+    fn a_missing_strategy_is_named_by_the_wall_of_the_targets_own_engine() {
+        let mut rows = Vec::new();
+        for repeat in 0..3 {
+            for (strategy, row_bytes) in [
+                (Strategy::Literal, 1_000),
+                (Strategy::Exec, 1_000),
+                (Strategy::Bound, 1_000),
+                (Strategy::Bound, 100_000),
+            ] {
+                rows.push(row(strategy, 8, row_bytes, repeat, 10.0 + repeat as f64));
+            }
+        }
+        let on = |target: TargetKind| {
+            let rows: Vec<ProbeRow> = rows
+                .iter()
+                .map(|r| ProbeRow {
+                    target,
+                    ..r.clone()
+                })
+                .collect();
+            let cells = cells(&rows, target, Axis::Columns, Axis::RowBytes);
+            let fat = cells.iter().find(|c| c.y == 100_000.0).unwrap().clone();
+            (stopped_text(&fat), fat.stopped)
+        };
+        let (d1, stopped) = on(TargetKind::Local);
+        assert_eq!(
+            d1,
+            "literal: cannot run, statement length; exec: cannot run, statement length"
+        );
+        assert!(
+            stopped
+                .iter()
+                .all(|(_, s)| matches!(s, Stopped::ByConstruction(_)))
+        );
+        let (pg, stopped) = on(TargetKind::Hyperdrive);
+        assert_eq!(pg, "literal: not in the grid; exec: not in the grid");
+        assert_eq!(
+            stopped,
+            [
+                (Strategy::Literal, Stopped::LeftOut),
+                (Strategy::Exec, Stopped::LeftOut)
+            ]
+        );
     }
 
     /// bound has the lower median time (3 against 3.5), but in four repeats of five it ran

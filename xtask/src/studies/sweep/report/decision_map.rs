@@ -239,11 +239,10 @@ pub fn render(
     let path = |extension: &str| -> PathBuf { dir.join(format!("{NAME}.{extension}")) };
     let files = write(&chart, path)?;
     let cells: Vec<Cell> = maps.iter().flat_map(|m| m.cells.iter().cloned()).collect();
-    let by_construction = cells.iter().any(|c| {
-        c.stopped
-            .iter()
-            .any(|(_, s)| matches!(s, Stopped::ByConstruction(_)))
-    });
+    let any =
+        |kind: fn(&Stopped) -> bool| cells.iter().any(|c| c.stopped.iter().any(|(_, s)| kind(s)));
+    let by_construction = any(|s| matches!(s, Stopped::ByConstruction(_)));
+    let left_out = any(|s| matches!(s, Stopped::LeftOut));
     let on: Vec<&str> = maps.iter().map(|m| m.target.prose()).collect();
     let title = format!(
         "What each cell decides, on {}: the fastest, an equivalent set, or undecided",
@@ -255,12 +254,18 @@ pub fn render(
          interval excludes 1; `a = b` when two one-sided tests show them within ±10%; `a/b?` \
          when neither, with the units a decision would need. Then ×r vs the runner-up: its time \
          over the fastest's, with its interval under it ({}; {}). ✕ lists the strategies that \
-         were refused there{}, with the limit that stopped them.",
+         were refused there{}, with the limit that stopped them{}.",
         super::decision::basis(&cells).named(),
         super::verdict::CORRECTION,
         if by_construction {
-            " or that cannot run there by construction (one row is past a documented limit, so \
-             the experiment leaves them out)"
+            " or that cannot run there by construction (one row is past a documented limit of \
+             the target's engine, so the experiment leaves them out)"
+        } else {
+            ""
+        },
+        if left_out {
+            "; `not in the grid` marks those the experiment left out where no limit of the \
+             target's engine stops them"
         } else {
             ""
         }
