@@ -20,3 +20,6 @@ pub mod limits;
 pub mod refusal;
 pub mod sql;
 pub mod wall;
+
+#[cfg(test)]
+mod testing;

@@ -92,22 +92,12 @@ pub fn wall(probe: &ProbeRequest) -> Option<Wall> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use d1bench_core::TextMix;
 
+    /// 40 rows of `columns` columns, `row_bytes` bytes each.
     fn probe(strategy: Strategy, columns: usize, row_bytes: usize) -> ProbeRequest {
         ProbeRequest {
-            probe_id: 1,
-            strategy,
-            columns,
-            rows: 40,
             row_bytes,
-            seed: 1,
-            rows_per_statement: None,
-            json_payload_bytes: None,
-            text: TextMix::default(),
-            indexes: 0,
-            debug_corrupt: None,
-            debug_slow_percent: None,
+            ..crate::testing::probe(strategy, columns, 40)
         }
     }
 

@@ -1,26 +1,10 @@
 //! The Postgres plan's shape against its limits; the SQL itself is run against a real server by
 //! the xtask's cluster tests (`targets/hyperdrive/cluster.rs`).
 
-use d1bench_core::{ProbeRequest, Strategy, TextMix, Value};
+use d1bench_core::{Strategy, TextMix, Value};
 
 use super::*;
-
-fn probe(strategy: Strategy, columns: usize, rows: usize) -> ProbeRequest {
-    ProbeRequest {
-        probe_id: 7,
-        strategy,
-        columns,
-        rows,
-        row_bytes: 100,
-        seed: 1,
-        rows_per_statement: None,
-        json_payload_bytes: None,
-        text: TextMix::default(),
-        indexes: 0,
-        debug_corrupt: None,
-        debug_slow_percent: None,
-    }
-}
+use crate::testing::probe;
 
 #[test]
 fn bound_statements_number_their_parameters_up_to_postgres_limit() {
