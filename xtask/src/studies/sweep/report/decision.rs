@@ -169,7 +169,8 @@ fn cells_scheduled(
                 &here,
                 &strategies,
                 schedules,
-                (target, Absent::LeftOut),
+                target,
+                Absent::LeftOut,
             ));
         }
     }
@@ -228,7 +229,8 @@ pub fn cells_along(rows: &[ProbeRow], target: TargetKind, axis: Axis) -> Vec<(St
                     &here,
                     &strategies,
                     &Schedules::default(),
-                    (target, Absent::Unsaid),
+                    target,
+                    Absent::Unsaid,
                 ),
             ));
         }
@@ -258,7 +260,8 @@ fn cell(
     here: &[&Point],
     strategies: &[Strategy],
     schedules: &Schedules,
-    (target, absent): (TargetKind, Absent),
+    target: TargetKind,
+    absent: Absent,
 ) -> Cell {
     let mut ranked: Vec<(Strategy, Summary, &Point)> = Vec::new();
     let mut stopped = Vec::new();
